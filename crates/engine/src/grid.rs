@@ -1,0 +1,158 @@
+//! The expiry grid `t0 + k·period` and the overrun rule.
+//!
+//! A wake-up is an *overrun* when it happens after the next expiry (`woke > next`), as in
+//! cyclictest, which advances `next += interval` while `now > next` and drops those periods
+//! silently. tickscope counts every grid point that passed before the thread woke as a missed
+//! period, and then either skips to the first future grid point ([`OverrunPolicy::Skip`],
+//! cyclictest's behaviour) or wakes once for each missed expiry ([`OverrunPolicy::CatchUp`]).
+//! Both policies count the same missed periods for the same wake-up times: each grid point is
+//! counted at most once.
+
+use crate::time::Nanos;
+use serde::{Deserialize, Serialize};
+
+/// What to do after a wake-up that is later than the next expiry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverrunPolicy {
+    /// Continue at the first grid point after the wake-up (cyclictest's behaviour).
+    #[default]
+    Skip,
+    /// Wake for every missed grid point in turn (they return at once, late).
+    CatchUp,
+}
+
+impl OverrunPolicy {
+    /// The name used on the command line and in result files.
+    pub fn name(self) -> &'static str {
+        match self {
+            OverrunPolicy::Skip => "skip",
+            OverrunPolicy::CatchUp => "catch-up",
+        }
+    }
+}
+
+/// The position on the expiry grid of one measuring thread.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    period: Nanos,
+    expiry: Nanos,
+    missed_through: Nanos,
+    policy: OverrunPolicy,
+}
+
+impl Grid {
+    /// A grid whose first expiry is `first_expiry` (ns) with `period` ns between expiries.
+    ///
+    /// # Panics
+    /// If `period` is not positive.
+    pub fn new(first_expiry: Nanos, period: Nanos, policy: OverrunPolicy) -> Self {
+        assert!(period > 0, "period must be positive");
+        Grid {
+            period,
+            expiry: first_expiry,
+            missed_through: first_expiry,
+            policy,
+        }
+    }
+
+    /// The expiry the thread waits for next (absolute ns).
+    #[inline]
+    pub fn expiry(&self) -> Nanos {
+        self.expiry
+    }
+
+    /// The period (ns).
+    pub fn period(&self) -> Nanos {
+        self.period
+    }
+
+    /// Moves to the next expiry after a wake-up at `woke` for the current one, and returns
+    /// how many grid points (not counted before) had already passed at `woke`.
+    #[inline]
+    pub fn advance(&mut self, woke: Nanos) -> u64 {
+        let next = self.expiry + self.period;
+        if woke <= next {
+            self.expiry = next;
+            return 0;
+        }
+        // The last grid point strictly before `woke`; it is at or after `next`.
+        let last_passed = self.expiry + (woke - self.expiry - 1) / self.period * self.period;
+        let counted_from = self.missed_through.max(self.expiry);
+        let missed = if last_passed > counted_from {
+            self.missed_through = last_passed;
+            ((last_passed - counted_from) / self.period) as u64
+        } else {
+            0
+        };
+        self.expiry = match self.policy {
+            OverrunPolicy::Skip => last_passed + self.period,
+            OverrunPolicy::CatchUp => next,
+        };
+        missed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn on_time_wakeups_step_one_period() {
+        let mut g = Grid::new(1000, 100, OverrunPolicy::Skip);
+        assert_eq!(g.advance(1010), 0);
+        assert_eq!(g.expiry(), 1100);
+        // Waking exactly at the next expiry is not an overrun (cyclictest: `now > next`).
+        assert_eq!(g.advance(1200), 0);
+        assert_eq!(g.expiry(), 1200);
+    }
+
+    #[test]
+    fn skip_jumps_past_the_wake_up() {
+        let mut g = Grid::new(1000, 100, OverrunPolicy::Skip);
+        // Expiries 1100 and 1200 passed before waking at 1250.
+        assert_eq!(g.advance(1250), 2);
+        assert_eq!(g.expiry(), 1300);
+    }
+
+    #[test]
+    fn catch_up_visits_every_expiry_and_counts_once() {
+        let mut g = Grid::new(1000, 100, OverrunPolicy::CatchUp);
+        assert_eq!(g.advance(1250), 2);
+        assert_eq!(g.expiry(), 1100);
+        assert_eq!(g.advance(1251), 0);
+        assert_eq!(g.expiry(), 1200);
+        assert_eq!(g.advance(1252), 0);
+        assert_eq!(g.expiry(), 1300);
+    }
+
+    proptest! {
+        /// Skip: every grid point is either woken for or counted as missed, never both.
+        #[test]
+        fn skip_accounts_for_every_grid_point(delays in proptest::collection::vec(0i64..450, 1..60)) {
+            let mut g = Grid::new(0, 100, OverrunPolicy::Skip);
+            let (mut missed, mut last) = (0u64, 0);
+            for &d in &delays {
+                let woke = (g.expiry() + d).max(last);
+                missed += g.advance(woke);
+                last = woke;
+            }
+            prop_assert_eq!(delays.len() as u64 + missed, (g.expiry() / 100) as u64);
+        }
+
+        /// Catch-up: every grid point is woken for; no grid point is counted twice.
+        #[test]
+        fn catch_up_wakes_for_every_grid_point(delays in proptest::collection::vec(0i64..450, 1..60)) {
+            let mut g = Grid::new(0, 100, OverrunPolicy::CatchUp);
+            let (mut missed, mut last) = (0u64, 0);
+            for &d in &delays {
+                let woke = (g.expiry() + d).max(last);
+                missed += g.advance(woke);
+                last = woke;
+            }
+            prop_assert_eq!(delays.len() as u64, (g.expiry() / 100) as u64);
+            prop_assert!(missed <= (last / 100) as u64);
+        }
+    }
+}

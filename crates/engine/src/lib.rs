@@ -1,0 +1,42 @@
+//! # tickscope-engine: how precisely does this machine wake a periodic task?
+//!
+//! A measuring thread wakes at the expiries of a fixed grid `t0 + k·period` on one clock,
+//! reads that clock once on waking, and records
+//!
+//! * the **wake-up latency** `woke − expiry` (signed ns: an early wake-up is negative), and
+//! * the **period** `dt = woke − previous woke` (ns), whose spread around the nominal period
+//!   is the period jitter,
+//!
+//! and counts **missed periods**: expiries that passed before the thread woke for the one
+//! before (see [`grid`]). Samples go into HdrHistograms allocated before the loop, so memory
+//! stays bounded whatever the run length; finished one-second windows travel to a collector
+//! thread through wait-free rings ([`worker`]), which builds per-second and total
+//! statistics ([`result`]).
+//!
+//! All time is integer nanoseconds ([`time::Nanos`], `i64`). The engine measures and never
+//! formats: rendering is the `tickscope-report` crate's job.
+//!
+//! Layout: [`time`] clocks; [`wait`] wake-up methods (one file each); [`setup`] guards for
+//! everything changed on the system; [`worker`] the measuring loop; [`grid`] the overrun
+//! rule; [`record`], [`histogram`], [`moments`] recording; [`stats`] summaries; [`run`] the
+//! coordinator; [`system`] facts about the machine; [`mock`] a virtual clock for tests.
+
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod grid;
+pub mod histogram;
+pub mod mock;
+pub mod moments;
+pub mod record;
+pub mod result;
+pub mod run;
+pub mod setup;
+pub mod stats;
+pub mod system;
+pub mod time;
+pub mod wait;
+pub mod worker;
+
+pub use error::Error;
+pub use run::{run, PolicyRequest, RunConfig, RunEvent, RunOutcome};

@@ -1,0 +1,83 @@
+//! What the measuring thread writes per wake-up: one window's worth of samples.
+//!
+//! A [`WindowRecord`] is allocated before the loop and handed to the collector through a
+//! wait-free ring when its window is over; the collector turns it into statistics, merges it
+//! into the run's totals, clears it and hands it back. So the measuring thread records each
+//! sample once, into memory it already owns, and never allocates or locks.
+
+use crate::histogram::SignedHistogram;
+use crate::moments::Moments;
+use crate::time::Nanos;
+
+/// Samples of one window (normally one second of expiries) of one measuring thread.
+#[derive(Debug, Clone, Default)]
+pub struct WindowRecord {
+    /// Index of the first window this record covers (window k holds expiries in
+    /// `[t0 + k·W, t0 + (k+1)·W)`).
+    pub index: u64,
+    /// Number of windows covered: more than 1 when the collector fell behind and the
+    /// measuring thread kept recording into the same record rather than wait.
+    pub span: u64,
+    /// Wake-up latency (woke − expiry, ns) of every sample.
+    pub latency: Moments,
+    /// Distribution of the latency.
+    pub latency_hist: SignedHistogram,
+    /// Period dt (woke − previous woke, ns); the first sample of a run has none.
+    pub period: Moments,
+    /// Distribution of the period deviation dt − nominal period (ns).
+    pub period_dev_hist: SignedHistogram,
+    /// Expiries that passed before the thread woke for the previous one (missed periods).
+    pub overruns: u64,
+}
+
+impl WindowRecord {
+    /// A fresh record; allocates its histograms (about 1 MiB).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records one wake-up: its latency and, from the second wake-up on, its period deviation.
+    #[inline]
+    pub fn record(&mut self, latency: Nanos, period: Option<(Nanos, Nanos)>) {
+        self.latency.record(latency);
+        self.latency_hist.record(latency);
+        if let Some((dt, nominal)) = period {
+            self.period.record(dt);
+            self.period_dev_hist.record(dt - nominal);
+        }
+    }
+
+    /// Number of wake-ups recorded.
+    pub fn samples(&self) -> u64 {
+        self.latency.count
+    }
+
+    /// Starts window `index` in a record that is already clear. Cheap: the measuring thread
+    /// calls it at each window boundary.
+    #[inline]
+    pub fn begin(&mut self, index: u64) {
+        self.index = index;
+        self.span = 1;
+    }
+
+    /// Forgets every value, keeping the allocations. Touches about 1 MiB, so the collector
+    /// does it, never the measuring thread.
+    pub fn clear(&mut self) {
+        self.index = 0;
+        self.span = 1;
+        self.latency = Moments::default();
+        self.latency_hist.reset();
+        self.period = Moments::default();
+        self.period_dev_hist.reset();
+        self.overruns = 0;
+    }
+
+    /// Adds every sample of `other` (for totals and for merging threads).
+    pub fn merge(&mut self, other: &WindowRecord) {
+        self.latency.merge(&other.latency);
+        self.latency_hist.add(&other.latency_hist);
+        self.period.merge(&other.period);
+        self.period_dev_hist.add(&other.period_dev_hist);
+        self.overruns += other.overruns;
+    }
+}

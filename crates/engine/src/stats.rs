@@ -1,0 +1,107 @@
+//! Turning recorded windows into [`crate::result`] statistics.
+
+use crate::histogram::SignedHistogram;
+use crate::moments::Moments;
+use crate::record::WindowRecord;
+use crate::result::{LatencyStats, PeriodStats, WindowStats};
+use crate::time::Nanos;
+
+/// Latency statistics of a record; `None` without samples.
+pub fn latency_stats(m: &Moments, h: &SignedHistogram) -> Option<LatencyStats> {
+    let (min, max) = (m.min()?, m.max()?);
+    // Bucket upper bounds can lie beyond the exact extremes; clamp to them.
+    let q = |q: f64| h.value_at_quantile(q).map_or(max, |v| v.clamp(min, max));
+    Some(LatencyStats {
+        min,
+        max,
+        mean: m.mean()?,
+        stddev: m.stddev()?,
+        p50: q(0.50),
+        p90: q(0.90),
+        p99: q(0.99),
+        p99_9: q(0.999),
+        p99_99: q(0.9999),
+        early: h.negative_count(),
+        histogram: h.buckets(),
+    })
+}
+
+/// Period statistics of a record against `nominal` ns; `None` without periods.
+pub fn period_stats(m: &Moments, dev: &SignedHistogram, nominal: Nanos) -> Option<PeriodStats> {
+    let max_dev = m.max()?.abs_diff(nominal).max(m.min()?.abs_diff(nominal)) as Nanos;
+    let q = |q: f64| {
+        dev.abs_value_at_quantile(q)
+            .map_or(max_dev, |v| v.min(max_dev))
+    };
+    Some(PeriodStats {
+        nominal,
+        samples: m.count,
+        mean: m.mean()?,
+        stddev: m.stddev()?,
+        rms_jitter: m.rms_about(nominal)?,
+        min: m.min()?,
+        max: m.max()?,
+        abs_deviation_p50: q(0.50),
+        abs_deviation_p99: q(0.99),
+        abs_deviation_p99_9: q(0.999),
+        deviation_histogram: dev.buckets(),
+    })
+}
+
+/// Statistics of one window record. `window` is the window length and `nominal` the
+/// period, both ns; `cpu_percent` is what the collector measured for it.
+pub fn window_stats(
+    r: &WindowRecord,
+    window: Nanos,
+    nominal: Nanos,
+    cpu_percent: Option<f64>,
+) -> WindowStats {
+    let p99 = r
+        .latency_hist
+        .value_at_quantile(0.99)
+        .zip(r.latency.max())
+        .map(|(v, max)| v.min(max));
+    WindowStats {
+        index: r.index,
+        span: r.span,
+        start_ns: r.index as Nanos * window,
+        samples: r.samples(),
+        overruns: r.overruns,
+        latency_min: r.latency.min(),
+        latency_mean: r.latency.mean(),
+        latency_p99: p99,
+        latency_max: r.latency.max(),
+        period_mean: r.period.mean(),
+        period_stddev: r.period.stddev(),
+        period_rms_jitter: r.period.rms_about(nominal),
+        period_min: r.period.min(),
+        period_max: r.period.max(),
+        cpu_percent,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_of_a_known_record() {
+        let mut r = WindowRecord::new();
+        r.begin(3);
+        let mut last = None;
+        for (k, lat) in [10, 20, 30, 40, -5].into_iter().enumerate() {
+            let woke = k as Nanos * 1000 + lat;
+            r.record(lat, last.map(|l: Nanos| (woke - l, 1000)));
+            last = Some(woke);
+        }
+        let w = window_stats(&r, 1_000_000_000, 1000, None);
+        assert_eq!((w.index, w.samples, w.start_ns), (3, 5, 3_000_000_000));
+        assert_eq!((w.latency_min, w.latency_max), (Some(-5), Some(40)));
+        let l = latency_stats(&r.latency, &r.latency_hist).unwrap();
+        assert_eq!((l.p50, l.early, l.mean), (20, 1, 19.0));
+        let p = period_stats(&r.period, &r.period_dev_hist, 1000).unwrap();
+        assert_eq!((p.samples, p.min, p.max), (4, 955, 1010));
+        assert_eq!(p.abs_deviation_p99, 45);
+        assert!(latency_stats(&Moments::default(), &SignedHistogram::new()).is_none());
+    }
+}

@@ -1,0 +1,146 @@
+//! Wake-up methods: the ways Linux can wake a periodic task.
+//!
+//! A method is asked to block until an absolute expiry on the run's clock and to return the
+//! time it woke, read once from that clock. Everything else — latency, period, overruns — is
+//! the worker's business, so a new method is one file behind [`WakeMethod`] plus one line in
+//! [`MethodKind`] and [`create`].
+
+mod nanosleep_abs;
+mod nanosleep_rel;
+
+pub use nanosleep_abs::NanosleepAbs;
+pub use nanosleep_rel::NanosleepRel;
+
+use crate::time::{ClockId, Nanos};
+use serde::{Deserialize, Serialize};
+use std::io;
+
+/// One way of waiting for an expiry. Implementations live on the measuring thread.
+///
+/// Contract for [`WakeMethod::wait`]: no allocation, no lock, no I/O; the wait system call(s)
+/// and one clock read. Busy-waiting methods read the clock repeatedly by their nature.
+pub trait WakeMethod: Send {
+    /// Which method this is.
+    fn kind(&self) -> MethodKind;
+
+    /// The current time on the run's clock (ns). Called outside the measuring loop.
+    fn now(&self) -> Nanos;
+
+    /// Prepares kernel objects (file descriptors, timers) on the measuring thread before the
+    /// first wait. `first_expiry` is the absolute time of the first wake-up; `period` > 0.
+    ///
+    /// # Errors
+    /// The OS error that stopped the method being set up (for example `ENOSYS` where the
+    /// kernel lacks the call).
+    fn arm(&mut self, first_expiry: Nanos, period: Nanos) -> io::Result<()> {
+        let _ = (first_expiry, period);
+        Ok(())
+    }
+
+    /// Blocks until `expiry` (absolute ns on the run's clock) and returns the wake time.
+    /// `last_woke` is the previous wake time (or the start time before the first wait);
+    /// relative methods sleep for `expiry - last_woke`.
+    ///
+    /// # Errors
+    /// [`io::ErrorKind::Interrupted`] when a signal cut the wait short (the worker checks its
+    /// stop flag and calls again); any other OS error ends the run.
+    fn wait(&mut self, expiry: Nanos, last_woke: Nanos) -> io::Result<Nanos>;
+
+    /// Free-form description of the kernel interface actually used, for the result file
+    /// (for example `clock_nanosleep(TIMER_ABSTIME)`).
+    fn interface(&self) -> &'static str;
+
+    /// The coarsest step in which this method can express a timeout, in ns (1 when it takes
+    /// a `timespec`; 1 000 000 for millisecond timeouts).
+    fn granularity_ns(&self) -> Nanos {
+        1
+    }
+}
+
+/// The wake-up methods tickscope knows, by the name used in `--method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MethodKind {
+    /// `clock_nanosleep(clock, TIMER_ABSTIME, expiry)`: sleeps to an absolute expiry. The default,
+    /// as in cyclictest and the hrtimers seed.
+    #[serde(rename = "nanosleep-abs")]
+    NanosleepAbs,
+    /// `clock_nanosleep(clock, 0, expiry - last_woke)`: a relative sleep aimed at the same grid.
+    #[serde(rename = "nanosleep-rel")]
+    NanosleepRel,
+}
+
+impl MethodKind {
+    /// Every method, in the order `--method all` runs them.
+    pub const ALL: &'static [MethodKind] = &[MethodKind::NanosleepAbs, MethodKind::NanosleepRel];
+
+    /// The name used on the command line and in result files.
+    pub fn name(self) -> &'static str {
+        match self {
+            MethodKind::NanosleepAbs => "nanosleep-abs",
+            MethodKind::NanosleepRel => "nanosleep-rel",
+        }
+    }
+
+    /// Parses a name as returned by [`MethodKind::name`]; `None` for anything else.
+    pub fn from_name(name: &str) -> Option<MethodKind> {
+        MethodKind::ALL.iter().copied().find(|m| m.name() == name)
+    }
+}
+
+/// Tunables some methods take. Methods ignore the fields that do not concern them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MethodOptions {}
+
+/// Builds a method that waits on `clock`.
+///
+/// # Errors
+/// An OS error if the method's kernel objects cannot be created (for example `ENOSYS`).
+pub fn create(
+    kind: MethodKind,
+    clock: ClockId,
+    options: &MethodOptions,
+) -> io::Result<Box<dyn WakeMethod>> {
+    let _ = options;
+    Ok(match kind {
+        MethodKind::NanosleepAbs => Box::new(NanosleepAbs::new(clock)),
+        MethodKind::NanosleepRel => Box::new(NanosleepRel::new(clock)),
+    })
+}
+
+/// Turns the return value of `clock_nanosleep(2)` (0 or an error number) into a result.
+pub(crate) fn nanosleep_result(ret: libc::c_int) -> io::Result<()> {
+    match ret {
+        0 => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_names_round_trip() {
+        for &m in MethodKind::ALL {
+            assert_eq!(MethodKind::from_name(m.name()), Some(m));
+        }
+        assert_eq!(MethodKind::from_name("bogus"), None);
+    }
+
+    #[test]
+    fn every_method_wakes_after_its_expiry_on_the_real_kernel() {
+        for &kind in MethodKind::ALL {
+            let mut m = create(kind, ClockId::Monotonic, &MethodOptions::default()).unwrap();
+            let start = m.now();
+            let period = 200_000;
+            m.arm(start + period, period).unwrap();
+            let mut last = start;
+            for k in 1..=20 {
+                let expiry = start + k * period;
+                let woke = m.wait(expiry, last).unwrap();
+                assert!(woke >= last, "{}: time went backwards", kind.name());
+                last = woke;
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! `clock_nanosleep` with a relative timeout, aimed at the same absolute grid.
+//!
+//! The sleep asks for `expiry - last_woke`, computed from the previous wake-up's clock read,
+//! so the time spent between that read and the call is part of the measured latency: the
+//! inherent cost of relative sleeps (cyclictest's `-r` reads the clock again instead, which
+//! costs a second read per wake-up and moves its grid by that amount).
+
+use super::{nanosleep_result, MethodKind, WakeMethod};
+use crate::time::{read_clock, to_timespec, ClockId, Nanos};
+use std::io;
+
+/// Sleeps for a relative duration with `clock_nanosleep(clock, 0, …)`.
+#[derive(Debug)]
+pub struct NanosleepRel {
+    clock: libc::clockid_t,
+}
+
+impl NanosleepRel {
+    /// A method sleeping on `clock`.
+    pub fn new(clock: ClockId) -> Self {
+        NanosleepRel { clock: clock.raw() }
+    }
+}
+
+impl WakeMethod for NanosleepRel {
+    fn kind(&self) -> MethodKind {
+        MethodKind::NanosleepRel
+    }
+
+    fn now(&self) -> Nanos {
+        read_clock(self.clock)
+    }
+
+    #[inline]
+    fn wait(&mut self, expiry: Nanos, last_woke: Nanos) -> io::Result<Nanos> {
+        let remaining = expiry - last_woke;
+        if remaining > 0 {
+            let ts = to_timespec(remaining);
+            // SAFETY: `ts` is a valid timespec; the remainder pointer may be null.
+            let ret = unsafe { libc::clock_nanosleep(self.clock, 0, &ts, std::ptr::null_mut()) };
+            nanosleep_result(ret)?;
+        }
+        Ok(read_clock(self.clock))
+    }
+
+    fn interface(&self) -> &'static str {
+        "clock_nanosleep(relative)"
+    }
+}

@@ -1,0 +1,145 @@
+//! The measuring loop: wait, read the clock once, record, advance the grid.
+//!
+//! Everything the loop needs is allocated before it starts. Finished windows go to the
+//! collector through a wait-free single-producer ring (`rtrb`, built for real-time audio
+//! threads) and come back cleared through a second one, so the loop never allocates, never
+//! takes a lock and makes no system call besides the wait and its clock read. If the
+//! collector falls behind and no cleared record is waiting, the loop keeps recording into the
+//! current one (its `span` grows) rather than block or drop anything.
+
+use crate::grid::{Grid, OverrunPolicy};
+use crate::record::WindowRecord;
+use crate::time::Nanos;
+use crate::wait::WakeMethod;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Number of window records in circulation per measuring thread.
+pub const WINDOW_RECORDS: usize = 4;
+
+/// When and how one measuring thread runs.
+#[derive(Debug, Clone)]
+pub struct LoopParams {
+    /// First expiry (absolute ns on the run's clock).
+    pub first_expiry: Nanos,
+    /// Period (ns, > 0).
+    pub period: Nanos,
+    /// Stop after this many wake-ups.
+    pub max_samples: u64,
+    /// Stop before waiting for an expiry at or after this time (absolute ns).
+    pub end: Nanos,
+    /// What to do after an overrun.
+    pub overrun: OverrunPolicy,
+    /// Length of a statistics window (ns, > 0); windows start at `first_expiry`.
+    pub window: Nanos,
+}
+
+/// The measuring thread's ends of the two rings that carry window records.
+pub struct WindowLink {
+    /// Finished records, to the collector.
+    pub full: rtrb::Producer<Box<WindowRecord>>,
+    /// Cleared records, back from the collector.
+    pub empty: rtrb::Consumer<Box<WindowRecord>>,
+}
+
+/// The collector's ends of a [`WindowLink`].
+pub struct CollectorLink {
+    /// Finished records from the measuring thread.
+    pub full: rtrb::Consumer<Box<WindowRecord>>,
+    /// Cleared records back to the measuring thread.
+    pub empty: rtrb::Producer<Box<WindowRecord>>,
+}
+
+/// Creates the two rings and the records that circulate in them: one record for the
+/// measuring thread to start with, the rest waiting cleared. Allocates about 4 MiB.
+pub fn window_link() -> (WindowLink, CollectorLink, Box<WindowRecord>) {
+    let (full_tx, full_rx) = rtrb::RingBuffer::new(WINDOW_RECORDS);
+    let (mut empty_tx, empty_rx) = rtrb::RingBuffer::new(WINDOW_RECORDS);
+    for _ in 1..WINDOW_RECORDS {
+        let _ = empty_tx.push(Box::new(WindowRecord::new()));
+    }
+    (
+        WindowLink {
+            full: full_tx,
+            empty: empty_rx,
+        },
+        CollectorLink {
+            full: full_rx,
+            empty: empty_tx,
+        },
+        Box::new(WindowRecord::new()),
+    )
+}
+
+/// How a measuring loop ended.
+#[derive(Debug)]
+pub struct LoopEnd {
+    /// Wake-ups recorded.
+    pub samples: u64,
+    /// The clock reading just before the first wait (ns).
+    pub started: Nanos,
+    /// The last wake-up (ns), or `started` if there was none.
+    pub last_woke: Nanos,
+    /// The error that ended the loop early, if any (the samples before it are kept).
+    pub error: Option<io::Error>,
+}
+
+/// Runs the measuring loop until `params` says stop or `stop` becomes true, handing every
+/// finished window (and the last, partial one) to the collector through `link`.
+///
+/// `current` is the record to start with; the method must already be armed.
+pub fn measure<M: WakeMethod + ?Sized>(
+    method: &mut M,
+    params: &LoopParams,
+    stop: &AtomicBool,
+    link: &mut WindowLink,
+    mut current: Box<WindowRecord>,
+) -> LoopEnd {
+    let mut grid = Grid::new(params.first_expiry, params.period, params.overrun);
+    let mut window_end = params.first_expiry + params.window;
+    current.begin(0);
+    let started = method.now();
+    let mut last_woke = started;
+    let mut samples: u64 = 0;
+    let mut error = None;
+
+    while samples < params.max_samples && grid.expiry() < params.end {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let expiry = grid.expiry();
+        if expiry >= window_end {
+            let index = ((expiry - params.first_expiry) / params.window) as u64;
+            window_end = params.first_expiry + (index as i64 + 1) * params.window;
+            match link.empty.pop() {
+                Ok(fresh) => {
+                    let done = std::mem::replace(&mut current, fresh);
+                    // Cannot fail: the ring holds as many slots as there are records.
+                    let _ = link.full.push(done);
+                    current.begin(index);
+                }
+                Err(_) => current.span = index - current.index + 1,
+            }
+        }
+        let woke = match method.wait(expiry, last_woke) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        };
+        let period = (samples > 0).then_some((woke - last_woke, params.period));
+        current.record(woke - expiry, period);
+        current.overruns += grid.advance(woke);
+        last_woke = woke;
+        samples += 1;
+    }
+    let _ = link.full.push(current);
+    LoopEnd {
+        samples,
+        started,
+        last_woke,
+        error,
+    }
+}

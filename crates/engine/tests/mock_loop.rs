@@ -1,0 +1,168 @@
+//! The measuring loop against virtual time: statistics, windows, overruns, bounded memory.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::AtomicBool;
+use tickscope_engine::grid::OverrunPolicy;
+use tickscope_engine::mock::MockMethod;
+use tickscope_engine::record::WindowRecord;
+use tickscope_engine::stats::{latency_stats, window_stats};
+use tickscope_engine::worker::{measure, window_link, LoopParams};
+
+/// Counts allocations made by threads that opted in.
+struct Counting;
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let _ = COUNTING.try_with(|c| {
+            if c.get() {
+                ALLOCS.with(|a| a.set(a.get() + 1));
+            }
+        });
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const MS: i64 = 1_000_000;
+const SEC: i64 = 1_000_000_000;
+
+fn params(samples: u64, overrun: OverrunPolicy) -> LoopParams {
+    LoopParams {
+        first_expiry: 10 * SEC,
+        period: MS,
+        max_samples: samples,
+        end: i64::MAX,
+        overrun,
+        window: SEC,
+    }
+}
+
+/// Runs the loop on the mock with a collector thread recycling windows; returns the
+/// windows in order and the number of allocations the measuring thread made in the loop.
+fn run_mock(
+    latencies: Vec<i64>,
+    p: LoopParams,
+) -> (
+    Vec<Box<WindowRecord>>,
+    u64,
+    tickscope_engine::worker::LoopEnd,
+) {
+    let (mut link, mut collector, first) = window_link();
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let done2 = done.clone();
+    let keep = std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        loop {
+            let finished = done2.load(std::sync::atomic::Ordering::Acquire);
+            while let Ok(rec) = collector.full.pop() {
+                let mut copy = Box::new(WindowRecord::new());
+                copy.merge(&rec);
+                copy.index = rec.index;
+                copy.span = rec.span;
+                kept.push(copy);
+                let mut rec = rec;
+                rec.clear();
+                let _ = collector.empty.push(rec);
+            }
+            if finished {
+                return kept;
+            }
+            std::thread::yield_now();
+        }
+    });
+    let mut m = MockMethod::new(10 * SEC - MS, latencies);
+    let stop = AtomicBool::new(false);
+    COUNTING.with(|c| c.set(true));
+    let end = measure(&mut m, &p, &stop, &mut link, first);
+    COUNTING.with(|c| c.set(false));
+    let allocs = ALLOCS.with(|a| a.replace(0));
+    done.store(true, std::sync::atomic::Ordering::Release);
+    (keep.join().unwrap(), allocs, end)
+}
+
+#[test]
+fn constant_latency_gives_exact_statistics_and_one_window_per_second() {
+    let (windows, _, end) = run_mock(vec![5_000], params(3_000, OverrunPolicy::Skip));
+    assert_eq!(end.samples, 3_000);
+    assert_eq!(windows.len(), 3);
+    for (k, w) in windows.iter().enumerate() {
+        assert_eq!((w.index, w.span, w.samples()), (k as u64, 1, 1000));
+        assert_eq!(
+            (w.latency.min(), w.latency.max()),
+            (Some(5_000), Some(5_000))
+        );
+        assert_eq!(w.overruns, 0);
+        let s = window_stats(w, SEC, MS, None);
+        assert_eq!(s.period_mean, Some(MS as f64));
+        assert_eq!(s.period_stddev, Some(0.0));
+    }
+    // The first sample of the run has no period.
+    assert_eq!(windows[0].period.count, 999);
+}
+
+#[test]
+fn early_wakeups_are_negative_and_counted() {
+    let (windows, _, _) = run_mock(vec![-2_000, 3_000], params(1_000, OverrunPolicy::Skip));
+    let w = &windows[0];
+    let l = latency_stats(&w.latency, &w.latency_hist).unwrap();
+    assert_eq!((l.min, l.max, l.early), (-2_000, 3_000, 500));
+    assert_eq!(l.mean, 500.0);
+}
+
+#[test]
+fn a_stall_is_counted_as_missed_periods_by_both_policies() {
+    // Every 100th wake-up is 3.5 periods late: expiries k+1, k+2, k+3 pass before it.
+    let mut script = vec![1_000; 100];
+    script[99] = 3 * MS + MS / 2;
+    let (skip, _, _) = run_mock(script.clone(), params(1_000, OverrunPolicy::Skip));
+    let skip_missed: u64 = skip.iter().map(|w| w.overruns).sum();
+    assert_eq!(skip_missed, 3 * 10);
+    // Skip: 1000 wake-ups plus 30 skipped expiries span 1030 grid points: 2 windows.
+    assert_eq!(skip.iter().map(|w| w.samples()).sum::<u64>(), 1_000);
+
+    let (catch_up, _, _) = run_mock(script, params(1_000, OverrunPolicy::CatchUp));
+    let cu_missed: u64 = catch_up.iter().map(|w| w.overruns).sum();
+    assert_eq!(cu_missed, 30);
+    // Catch-up wakes for every expiry, so the latencies after a stall are late too.
+    let max_after: i64 = catch_up[0].latency.max().unwrap();
+    assert_eq!(max_after, 3 * MS + MS / 2);
+}
+
+#[test]
+fn the_loop_does_not_allocate_and_memory_does_not_grow_with_run_length() {
+    let (_, small, e1) = run_mock(
+        vec![1_000, 20_000, -300],
+        params(10_000, OverrunPolicy::Skip),
+    );
+    let (_, large, e2) = run_mock(
+        vec![1_000, 20_000, -300, 7 * MS],
+        params(10_000_000, OverrunPolicy::Skip),
+    );
+    assert_eq!(e1.samples, 10_000);
+    assert_eq!(e2.samples, 10_000_000);
+    assert_eq!(small, 0, "allocations in a 10^4 wake-up loop");
+    assert_eq!(large, 0, "allocations in a 10^7 wake-up loop");
+}
+
+#[test]
+fn stop_flag_ends_the_loop_before_the_next_wait() {
+    let (mut link, _collector, first) = window_link();
+    let mut m = MockMethod::new(0, vec![1]);
+    let stop = AtomicBool::new(true);
+    let end = measure(
+        &mut m,
+        &params(100, OverrunPolicy::Skip),
+        &stop,
+        &mut link,
+        first,
+    );
+    assert_eq!(end.samples, 0);
+}
