@@ -1,1 +1,26 @@
-fn main() {}
+//! `tickscope`: measure how precisely Linux wakes a periodic task.
+//!
+//! Thin on purpose: parse the command line, run one subcommand, map its outcome to an exit
+//! status (0 success, 1 a failure while running, 2 bad input or a setting that cannot be
+//! applied — always with one line on stderr).
+
+#![deny(missing_docs)]
+
+mod cli;
+mod cmd;
+mod exit;
+mod options;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return exit::clap_error(e),
+    };
+    let result = match cli.command {
+        cli::Command::Run(args) => cmd::run::execute(&args),
+    };
+    exit::report(result)
+}

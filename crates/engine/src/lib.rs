@@ -31,6 +31,7 @@ pub mod moments;
 pub mod record;
 pub mod result;
 pub mod run;
+pub mod sample;
 pub mod setup;
 pub mod stats;
 pub mod system;

@@ -28,6 +28,11 @@ pub struct WindowRecord {
     pub period_dev_hist: SignedHistogram,
     /// Expiries that passed before the thread woke for the previous one (missed periods).
     pub overruns: u64,
+    /// Raw samples not streamed because the sample ring was full (the writer fell behind).
+    pub samples_dropped: u64,
+    /// The measuring thread's CPU time (ns) when the record was handed over, set only on the
+    /// last record of a run (read after the loop, when the collector can no longer read it).
+    pub thread_cpu_ns: Option<Nanos>,
 }
 
 impl WindowRecord {
@@ -70,6 +75,8 @@ impl WindowRecord {
         self.period = Moments::default();
         self.period_dev_hist.reset();
         self.overruns = 0;
+        self.samples_dropped = 0;
+        self.thread_cpu_ns = None;
     }
 
     /// Adds every sample of `other` (for totals and for merging threads).
@@ -79,5 +86,6 @@ impl WindowRecord {
         self.period.merge(&other.period);
         self.period_dev_hist.add(&other.period_dev_hist);
         self.overruns += other.overruns;
+        self.samples_dropped += other.samples_dropped;
     }
 }

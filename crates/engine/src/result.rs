@@ -111,6 +111,8 @@ pub struct ThreadStats {
     pub samples: u64,
     /// Missed periods: expiries that passed before the thread woke for the previous one.
     pub overruns: u64,
+    /// Raw samples that could not be streamed (`--samples`) because the writer fell behind.
+    pub samples_dropped: u64,
     /// Wake-up latency; `None` when there were no wake-ups.
     pub latency_ns: Option<LatencyStats>,
     /// Period dt; `None` with fewer than two wake-ups.

@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::grid::OverrunPolicy;
 use crate::record::WindowRecord;
 use crate::result::{ThreadStats, WindowStats};
+use crate::sample::{RawSample, SAMPLE_RING};
 use crate::setup::{
     self, privileges, AffinityGuard, MlockGuard, PmQosGuard, Policy, PolicyGuard, TimerSlackGuard,
 };
@@ -68,6 +69,8 @@ pub struct RunConfig {
     pub overrun: OverrunPolicy,
     /// Length of a statistics window, ns (normally one second).
     pub window_ns: Nanos,
+    /// Stream every raw wake-up to the observer ([`RunEvent::Samples`]).
+    pub stream_samples: bool,
 }
 
 impl RunConfig {
@@ -89,6 +92,7 @@ impl RunConfig {
             pm_qos_required: false,
             overrun: OverrunPolicy::Skip,
             window_ns: NS_PER_SEC,
+            stream_samples: false,
         }
     }
 
@@ -174,6 +178,13 @@ pub enum RunEvent<'a> {
     Started(&'a Applied),
     /// A window is complete for every thread.
     Second(&'a SecondReport),
+    /// Raw wake-ups of one thread, in order (only with [`RunConfig::stream_samples`]).
+    Samples {
+        /// Thread index.
+        thread: usize,
+        /// The next samples of that thread.
+        samples: &'a [RawSample],
+    },
 }
 
 /// The result of a run.
@@ -253,6 +264,12 @@ pub fn run(
     let mut collectors = Vec::new();
     for (index, &cpu) in cfg.cpus.iter().enumerate() {
         let (link, collector, first_record) = window_link();
+        let (sample_tx, sample_rx) = if cfg.stream_samples {
+            let (tx, rx) = rtrb::RingBuffer::new(SAMPLE_RING);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
         let (setup_tx, srx) = mpsc::channel::<Result<SetupReport, String>>();
         let (go_tx, go_rx) = mpsc::channel::<Start>();
         let cfg = cfg.clone();
@@ -260,14 +277,23 @@ pub fn run(
         let handle = std::thread::Builder::new()
             .name(format!("tickscope-{index}"))
             .stack_size(4 * setup::PREFAULT_BYTES)
-            .spawn(move || worker_thread(&cfg, cpu, &stop, link, first_record, setup_tx, go_rx))
+            .spawn(move || {
+                let ports = WorkerPorts {
+                    link,
+                    first_record,
+                    samples: sample_tx,
+                    setup_tx,
+                    go_rx,
+                };
+                worker_thread(&cfg, cpu, &stop, ports)
+            })
             .map_err(|e| Error::Os {
                 context: format!("cannot start measuring thread {index}"),
                 source: e,
             })?;
         workers.push((handle, go_tx));
         setup_rx.push(srx);
-        collectors.push(collector);
+        collectors.push((collector, sample_rx));
     }
 
     let mut reports = Vec::new();
@@ -323,6 +349,7 @@ pub fn run(
     }
 
     let mut collector = Collector::new(cfg, &reports, collectors);
+    collector.start_cpu_clocks();
     loop {
         let all_done = workers.iter().all(|(h, _)| h.is_finished());
         collector.drain(observer, all_done);
@@ -358,16 +385,29 @@ pub fn run(
     })
 }
 
+/// What a measuring thread is handed: its ends of the rings and channels.
+struct WorkerPorts {
+    link: crate::worker::WindowLink,
+    first_record: Box<WindowRecord>,
+    samples: Option<rtrb::Producer<RawSample>>,
+    setup_tx: mpsc::Sender<Result<SetupReport, String>>,
+    go_rx: mpsc::Receiver<Start>,
+}
+
 /// Body of a measuring thread: per-thread setup, report, wait for the start, measure.
 fn worker_thread(
     cfg: &RunConfig,
     cpu: Option<usize>,
     stop: &AtomicBool,
-    mut link: crate::worker::WindowLink,
-    first_record: Box<WindowRecord>,
-    setup_tx: mpsc::Sender<Result<SetupReport, String>>,
-    go_rx: mpsc::Receiver<Start>,
+    ports: WorkerPorts,
 ) -> WorkerEnd {
+    let WorkerPorts {
+        mut link,
+        first_record,
+        mut samples,
+        setup_tx,
+        go_rx,
+    } = ports;
     let fail = |msg: String| WorkerEnd {
         cpu_time: 0,
         wall: 0,
@@ -455,7 +495,14 @@ fn worker_thread(
         window: cfg.window_ns,
     };
     let cpu0 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
-    let end = measure(method.as_mut(), &params, stop, &mut link, first_record);
+    let end = measure(
+        method.as_mut(),
+        &params,
+        stop,
+        &mut link,
+        first_record,
+        samples.as_mut(),
+    );
     let cpu1 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
     drop(method);
     drop(guards);
@@ -475,18 +522,28 @@ struct ThreadAccum {
     last_cpu_read: Option<(Nanos, Nanos)>,
 }
 
+/// A second some threads have delivered: their statistics and their merged record.
+type PendingSecond = (Vec<(usize, WindowStats)>, Box<WindowRecord>);
+
 /// Receives windows from the measuring threads, keeps totals, groups windows by second.
 struct Collector {
     links: Vec<CollectorLink>,
+    sample_rings: Vec<Option<rtrb::Consumer<RawSample>>>,
     accums: Vec<ThreadAccum>,
-    pending: BTreeMap<u64, (Vec<(usize, WindowStats)>, Box<WindowRecord>)>,
+    pending: BTreeMap<u64, PendingSecond>,
     period: Nanos,
     window: Nanos,
 }
 
 impl Collector {
-    fn new(cfg: &RunConfig, reports: &[SetupReport], links: Vec<CollectorLink>) -> Self {
+    fn new(
+        cfg: &RunConfig,
+        reports: &[SetupReport],
+        links: Vec<(CollectorLink, Option<rtrb::Consumer<RawSample>>)>,
+    ) -> Self {
+        let (links, sample_rings) = links.into_iter().unzip();
         Collector {
+            sample_rings,
             accums: reports
                 .iter()
                 .map(|r| ThreadAccum {
@@ -504,14 +561,38 @@ impl Collector {
         }
     }
 
+    /// Takes the first CPU-time reading of every thread, as measuring starts.
+    fn start_cpu_clocks(&mut self) {
+        let wall = read_clock(libc::CLOCK_MONOTONIC);
+        for acc in &mut self.accums {
+            acc.last_cpu_read = thread_cpu(acc.cpu_clock).map(|c| (wall, c));
+        }
+    }
+
     /// Takes every finished window; emits the seconds every thread has delivered (all of
     /// them when `final_drain`).
     fn drain(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
+        for (thread, ring) in self.sample_rings.iter_mut().enumerate() {
+            let Some(ring) = ring else { continue };
+            let n = ring.slots();
+            if let Ok(chunk) = ring.read_chunk(n) {
+                let (a, b) = chunk.as_slices();
+                for part in [a, b] {
+                    if !part.is_empty() {
+                        observer(RunEvent::Samples {
+                            thread,
+                            samples: part,
+                        });
+                    }
+                }
+                chunk.commit_all();
+            }
+        }
         let threads = self.links.len();
         for (t, link) in self.links.iter_mut().enumerate() {
             let acc = &mut self.accums[t];
             while let Ok(mut rec) = link.full.pop() {
-                let cpu = cpu_percent(acc);
+                let cpu = cpu_percent(acc, rec.thread_cpu_ns);
                 let stats = window_stats(&rec, self.window, self.period, cpu);
                 acc.total.merge(&rec);
                 acc.delivered_through = Some(rec.index + rec.span - 1);
@@ -604,20 +685,26 @@ impl Collector {
 }
 
 /// The measuring thread's CPU use since the collector's previous read, % of one core.
-fn cpu_percent(acc: &mut ThreadAccum) -> Option<f64> {
+/// `final_cpu` is the thread's own last read, for the record it handed over on exit.
+fn cpu_percent(acc: &mut ThreadAccum, final_cpu: Option<Nanos>) -> Option<f64> {
+    let cpu = match final_cpu {
+        Some(c) => c,
+        None => thread_cpu(acc.cpu_clock)?,
+    };
+    let wall = read_clock(libc::CLOCK_MONOTONIC);
+    let prev = acc.last_cpu_read.replace((wall, cpu))?;
+    let dwall = wall - prev.0;
+    (dwall > 0).then(|| 100.0 * (cpu - prev.1) as f64 / dwall as f64)
+}
+
+/// Reads another thread's CPU clock (from `pthread_getcpuclockid`); `None` once it exited.
+fn thread_cpu(clock: libc::clockid_t) -> Option<Nanos> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is writable; the clock id came from pthread_getcpuclockid.
-    if unsafe { libc::clock_gettime(acc.cpu_clock, &mut ts) } != 0 {
-        return None;
-    }
-    let cpu = crate::time::from_timespec(&ts);
-    let wall = read_clock(libc::CLOCK_MONOTONIC);
-    let prev = acc.last_cpu_read.replace((wall, cpu))?;
-    let dwall = wall - prev.0;
-    (dwall > 0).then(|| 100.0 * (cpu - prev.1) as f64 / dwall as f64)
+    (unsafe { libc::clock_gettime(clock, &mut ts) } == 0).then(|| crate::time::from_timespec(&ts))
 }
 
 /// Merges per-thread window statistics after the fact (for the summary's windows): exact
@@ -666,6 +753,7 @@ pub(crate) fn thread_stats(
         cpu: applied.and_then(|a| a.cpu),
         samples: total.samples(),
         overruns: total.overruns,
+        samples_dropped: total.samples_dropped,
         latency_ns: latency_stats(&total.latency, &total.latency_hist),
         period_ns: period_stats(&total.period, &total.period_dev_hist, period),
         cpu_time_ns: cpu_time,

@@ -104,6 +104,7 @@ pub fn read_clock(id: libc::clockid_t) -> Nanos {
 
 /// Converts a `timespec` to ns. Saturates instead of overflowing for absurd inputs.
 #[inline]
+#[allow(clippy::unnecessary_cast)] // time_t and c_long are i32 on 32-bit targets
 pub fn from_timespec(ts: &libc::timespec) -> Nanos {
     (ts.tv_sec as i64)
         .saturating_mul(NS_PER_SEC)

@@ -9,6 +9,7 @@
 
 use crate::grid::{Grid, OverrunPolicy};
 use crate::record::WindowRecord;
+use crate::sample::RawSample;
 use crate::time::Nanos;
 use crate::wait::WakeMethod;
 use std::io;
@@ -87,13 +88,16 @@ pub struct LoopEnd {
 /// Runs the measuring loop until `params` says stop or `stop` becomes true, handing every
 /// finished window (and the last, partial one) to the collector through `link`.
 ///
-/// `current` is the record to start with; the method must already be armed.
+/// `current` is the record to start with; the method must already be armed. With `stream`,
+/// every wake-up is also pushed to that ring; when it is full the sample is counted in
+/// [`WindowRecord::samples_dropped`] instead of waiting.
 pub fn measure<M: WakeMethod + ?Sized>(
     method: &mut M,
     params: &LoopParams,
     stop: &AtomicBool,
     link: &mut WindowLink,
     mut current: Box<WindowRecord>,
+    mut stream: Option<&mut rtrb::Producer<RawSample>>,
 ) -> LoopEnd {
     let mut grid = Grid::new(params.first_expiry, params.period, params.overrun);
     let mut window_end = params.first_expiry + params.window;
@@ -132,9 +136,20 @@ pub fn measure<M: WakeMethod + ?Sized>(
         let period = (samples > 0).then_some((woke - last_woke, params.period));
         current.record(woke - expiry, period);
         current.overruns += grid.advance(woke);
+        if let Some(ring) = stream.as_deref_mut() {
+            let sample = RawSample {
+                seq: samples,
+                expiry,
+                woke,
+            };
+            if ring.push(sample).is_err() {
+                current.samples_dropped += 1;
+            }
+        }
         last_woke = woke;
         samples += 1;
     }
+    current.thread_cpu_ns = Some(crate::time::read_clock(libc::CLOCK_THREAD_CPUTIME_ID));
     let _ = link.full.push(current);
     LoopEnd {
         samples,

@@ -50,11 +50,7 @@ fn params(samples: u64, overrun: OverrunPolicy) -> LoopParams {
 fn run_mock(
     latencies: Vec<i64>,
     p: LoopParams,
-) -> (
-    Vec<Box<WindowRecord>>,
-    u64,
-    tickscope_engine::worker::LoopEnd,
-) {
+) -> (Vec<WindowRecord>, u64, tickscope_engine::worker::LoopEnd) {
     let (mut link, mut collector, first) = window_link();
     let done = std::sync::Arc::new(AtomicBool::new(false));
     let done2 = done.clone();
@@ -63,7 +59,7 @@ fn run_mock(
         loop {
             let finished = done2.load(std::sync::atomic::Ordering::Acquire);
             while let Ok(rec) = collector.full.pop() {
-                let mut copy = Box::new(WindowRecord::new());
+                let mut copy = WindowRecord::new();
                 copy.merge(&rec);
                 copy.index = rec.index;
                 copy.span = rec.span;
@@ -81,7 +77,7 @@ fn run_mock(
     let mut m = MockMethod::new(10 * SEC - MS, latencies);
     let stop = AtomicBool::new(false);
     COUNTING.with(|c| c.set(true));
-    let end = measure(&mut m, &p, &stop, &mut link, first);
+    let end = measure(&mut m, &p, &stop, &mut link, first, None);
     COUNTING.with(|c| c.set(false));
     let allocs = ALLOCS.with(|a| a.replace(0));
     done.store(true, std::sync::atomic::Ordering::Release);
@@ -163,6 +159,46 @@ fn stop_flag_ends_the_loop_before_the_next_wait() {
         &stop,
         &mut link,
         first,
+        None,
     );
     assert_eq!(end.samples, 0);
+}
+
+#[test]
+fn every_sample_is_streamed_or_counted_as_dropped() {
+    let (mut link, _collector, first) = window_link();
+    let (mut tx, mut rx) = rtrb::RingBuffer::new(100);
+    let mut m = MockMethod::new(10 * SEC - MS, vec![1_000]);
+    let stop = AtomicBool::new(false);
+    let end = measure(
+        &mut m,
+        &params(250, OverrunPolicy::Skip),
+        &stop,
+        &mut link,
+        first,
+        Some(&mut tx),
+    );
+    assert_eq!(end.samples, 250);
+    let mut streamed = Vec::new();
+    while let Ok(s) = rx.pop() {
+        streamed.push(s);
+    }
+    assert_eq!(streamed.len(), 100);
+    assert!(streamed
+        .iter()
+        .enumerate()
+        .all(|(k, s)| s.seq == k as u64 && s.woke - s.expiry == 1_000));
+    let rec = dropped_total(&mut link, _collector);
+    assert_eq!(rec, 150);
+}
+
+fn dropped_total(
+    _link: &mut tickscope_engine::worker::WindowLink,
+    mut c: tickscope_engine::worker::CollectorLink,
+) -> u64 {
+    let mut dropped = 0;
+    while let Ok(r) = c.full.pop() {
+        dropped += r.samples_dropped;
+    }
+    dropped
 }

@@ -1,1 +1,19 @@
-//! x
+//! # tickscope-report: result files and everything that renders them
+//!
+//! The engine measures and returns plain data; this crate turns it into things people read
+//! and programs parse, and never measures. One file per format:
+//!
+//! * [`document`] — the `tickscope.run/1` result document (schema in `docs/result-schema.md`);
+//! * [`file`] — writing any result file atomically (temporary file + rename);
+//! * [`units`] — nanoseconds in units that read well, always labelled;
+//! * [`terminal`] — the header, the per-second lines and the summary table.
+
+#![deny(missing_docs)]
+
+pub mod document;
+pub mod file;
+pub mod terminal;
+pub mod units;
+
+pub use document::{RunDocument, ToolInfo, RUN_SCHEMA};
+pub use file::write_atomic;

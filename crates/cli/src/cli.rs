@@ -1,0 +1,108 @@
+//! The command line as typed: flags and their help. Only syntax here; meaning is resolved in
+//! [`crate::options`]. Short flags follow cyclictest's where a user expects them.
+
+use clap::{Args, Parser, Subcommand};
+
+/// Measure how precisely this machine wakes a periodic task, and why it is late.
+#[derive(Debug, Parser)]
+#[command(name = "tickscope", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure timer wake-up latency and period jitter of periodic threads.
+    Run(RunArgs),
+}
+
+/// Options of `tickscope run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Period between expiries: 1ms, 250us, 10ms, 2s, or a frequency like 85Hz; a bare
+    /// number is µs (as in cyclictest).
+    #[arg(short = 'i', long, default_value = "1ms", value_name = "PERIOD")]
+    pub interval: String,
+
+    /// Stop after N wake-ups per thread.
+    #[arg(short = 'l', long, value_name = "N")]
+    pub loops: Option<String>,
+
+    /// Stop after this long: 10s, 5m, 2h; a bare number is seconds. Default 10s unless
+    /// --loops is given.
+    #[arg(short = 'D', long, value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// How the threads wait for each expiry.
+    #[arg(long, default_value = "nanosleep-abs", value_name = "METHOD")]
+    pub method: String,
+
+    /// Scheduling policy: auto, other, batch, idle, fifo, rr, deadline. auto is fifo at
+    /// priority 90 where permitted, else other, and says which.
+    #[arg(long, default_value = "auto", value_name = "POLICY")]
+    pub policy: String,
+
+    /// Real-time priority 1..99 for fifo and rr (with policy auto, -p asks for fifo).
+    #[arg(short = 'p', long, value_name = "PRIO")]
+    pub priority: Option<String>,
+
+    /// Nice value -20..19 for policies other and batch.
+    #[arg(long, value_name = "NICE", allow_hyphen_values = true)]
+    pub nice: Option<String>,
+
+    /// SCHED_DEADLINE runtime per period (deadline = period = interval). Default: a tenth of
+    /// the interval, at least 20us.
+    #[arg(long, value_name = "DURATION")]
+    pub deadline_runtime: Option<String>,
+
+    /// Number of measuring threads, or 'all' for one per CPU (thread k on the k-th CPU).
+    #[arg(short = 't', long, value_name = "N|all")]
+    pub threads: Option<String>,
+
+    /// Pin the threads to these CPUs, round-robin (e.g. 0,2-3). Without -t: one thread per
+    /// listed CPU.
+    #[arg(short = 'a', long, value_name = "CPULIST")]
+    pub affinity: Option<String>,
+
+    /// Lock memory with mlockall (the default).
+    #[arg(short = 'm', long, overrides_with = "no_mlock")]
+    pub mlock: bool,
+
+    /// Do not lock memory.
+    #[arg(long)]
+    pub no_mlock: bool,
+
+    /// Timer slack of the measuring threads in ns (default 1, the finest; the kernel's
+    /// default is 50000).
+    #[arg(long, value_name = "NS", default_value = "1")]
+    pub timer_slack: String,
+
+    /// Hold this CPU wake-up latency limit (µs) on /dev/cpu_dma_latency for the run. Default:
+    /// 0 where writable; given explicitly, failing to hold it is an error.
+    #[arg(long, value_name = "US", conflicts_with = "no_pm_qos")]
+    pub pm_qos: Option<String>,
+
+    /// Leave /dev/cpu_dma_latency alone.
+    #[arg(long)]
+    pub no_pm_qos: bool,
+
+    /// Clock to sleep on and read: monotonic, realtime, boottime, tai.
+    #[arg(long, default_value = "monotonic", value_name = "CLOCK")]
+    pub clock: String,
+
+    /// After a wake-up later than the next expiry: skip to the next future expiry
+    /// (cyclictest) or catch-up (wake once per missed expiry). Both count missed periods.
+    #[arg(long, default_value = "skip", value_name = "skip|catch-up")]
+    pub overrun: String,
+
+    /// Write the result as JSON (schema tickscope.run/1) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+
+    /// Print only the summary (no header, no per-second lines).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}

@@ -1,0 +1,4 @@
+//! One file per subcommand.
+
+pub mod run;
+pub mod signals;

@@ -1,0 +1,91 @@
+//! The `tickscope.run/1` result document: what one `tickscope run` measured, on what, how.
+//!
+//! Field by field description: `docs/result-schema.md`. Every time value is integer ns
+//! unless its name says otherwise; means and standard deviations are `f64` ns.
+
+use serde::{Deserialize, Serialize};
+use std::time::SystemTime;
+use tickscope_engine::result::ThreadStats;
+use tickscope_engine::run::{Applied, RunConfig, RunOutcome};
+use tickscope_engine::system::SystemInfo;
+
+/// The schema identifier written into every run document.
+pub const RUN_SCHEMA: &str = "tickscope.run/1";
+
+/// Which program wrote a document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// Always `tickscope`.
+    pub name: String,
+    /// The program's version (semver).
+    pub version: String,
+}
+
+impl ToolInfo {
+    /// This build of tickscope.
+    pub fn current() -> Self {
+        ToolInfo {
+            name: "tickscope".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// A complete run result, as written by `tickscope run --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDocument {
+    /// Always [`RUN_SCHEMA`].
+    pub schema: String,
+    /// The program that wrote it.
+    pub tool: ToolInfo,
+    /// When measuring started (RFC 3339, UTC, ns precision).
+    pub started_at: String,
+    /// When measuring ended (RFC 3339, UTC, ns precision).
+    pub ended_at: String,
+    /// Whether the run was cut short by Ctrl-C or SIGTERM (the statistics cover what ran).
+    pub interrupted: bool,
+    /// An OS error that ended a measuring thread early, if any.
+    pub error: Option<String>,
+    /// The machine.
+    pub system: SystemInfo,
+    /// The configuration as asked.
+    pub config: RunConfig,
+    /// The settings as applied.
+    pub applied: Applied,
+    /// One entry per measuring thread.
+    pub threads: Vec<ThreadStats>,
+    /// All threads merged.
+    pub summary: ThreadStats,
+}
+
+/// RFC 3339 in UTC with nanoseconds, e.g. `2026-11-21T23:50:50.123456789Z`.
+pub fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_nanos(t).to_string()
+}
+
+impl RunDocument {
+    /// Assembles the document of a finished run.
+    pub fn new(system: SystemInfo, config: RunConfig, outcome: RunOutcome) -> Self {
+        RunDocument {
+            schema: RUN_SCHEMA.into(),
+            tool: ToolInfo::current(),
+            started_at: rfc3339(outcome.started_at),
+            ended_at: rfc3339(outcome.ended_at),
+            interrupted: outcome.interrupted,
+            error: outcome.error,
+            system,
+            config,
+            applied: outcome.applied,
+            threads: outcome.threads,
+            summary: outcome.summary,
+        }
+    }
+
+    /// The document as pretty-printed JSON.
+    ///
+    /// # Panics
+    /// Never in practice: every field serializes (no maps with non-string keys).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("run documents always serialize")
+    }
+}

@@ -1,0 +1,308 @@
+//! What a person sees on the terminal during and after `tickscope run`.
+//!
+//! Functions return text; the caller prints it. Per-second lines follow the 2013 `rt` seed's
+//! idea (statistics of that second alone, dt with percent-of-period columns), extended with
+//! wake-up latency; the summary is one column per thread plus the merged column.
+
+use crate::units::{interval, ns, ns_i, us};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use tickscope_engine::result::{ThreadStats, WindowStats};
+use tickscope_engine::run::{Applied, RunConfig, SecondReport};
+use tickscope_engine::setup::Policy;
+use tickscope_engine::system::SystemInfo;
+
+/// Threads up to which every thread gets its own per-second line; beyond, one merged line
+/// and the worst thread.
+pub const PER_THREAD_LINES_UP_TO: usize = 4;
+
+/// A policy as a person writes it: `fifo 90`, `other nice 0`, `deadline 100 µs/1.00 ms`.
+pub fn policy(p: &Policy) -> String {
+    match p {
+        Policy::Other { nice } => format!("other (nice {nice})"),
+        Policy::Batch { nice } => format!("batch (nice {nice})"),
+        Policy::Idle => "idle".into(),
+        Policy::Fifo { priority } => format!("fifo {priority}"),
+        Policy::Rr { priority } => format!("rr {priority}"),
+        Policy::Deadline {
+            runtime_ns,
+            period_ns,
+            ..
+        } => format!(
+            "deadline (runtime {} / period {})",
+            ns_i(*runtime_ns),
+            ns_i(*period_ns)
+        ),
+    }
+}
+
+/// The header: what runs, on what machine, with which settings, and the thread ids.
+pub fn header(system: &SystemInfo, cfg: &RunConfig, applied: &Applied) -> String {
+    let mut out = String::new();
+    let stop = match (cfg.loops, cfg.duration_ns) {
+        (Some(l), Some(d)) => format!("{l} loops or {}", ns_i(d)),
+        (Some(l), None) => format!("{l} loops"),
+        (None, Some(d)) => ns_i(d),
+        (None, None) => "until interrupted".into(),
+    };
+    out += &format!(
+        "tickscope {} — {} ({}) on CLOCK_{}, interval {}, {}, overrun: {}\n",
+        env!("CARGO_PKG_VERSION"),
+        applied.method.name(),
+        applied.interface,
+        applied.clock.name().to_uppercase(),
+        interval(cfg.period_ns),
+        stop,
+        cfg.overrun.name(),
+    );
+    out += &format!(
+        "system:  Linux {} {}, {} × {}, clocksource {}, preemption {}, virtualization {}\n",
+        system.kernel_release,
+        system.machine,
+        system.cpu_count,
+        system.cpu_model.as_deref().unwrap_or("unknown CPU"),
+        system.clocksource.as_deref().unwrap_or("unknown"),
+        system.preemption_model.as_deref().unwrap_or("unknown"),
+        system.virtualization.as_deref().unwrap_or("unknown"),
+    );
+    out += &format!("policy:  {}", policy(&applied.policy));
+    if let Some(note) = &applied.policy_note {
+        out += &format!(" — {note}");
+    }
+    out += "\n";
+    let onoff = |b: bool| if b { "on" } else { "off" };
+    out += &format!(
+        "memory:  mlock {}{}\n",
+        onoff(applied.mlock),
+        applied
+            .mlock_note
+            .as_ref()
+            .map(|n| format!(" — {n}"))
+            .unwrap_or_default()
+    );
+    out += &format!(
+        "PM QoS:  {}{}\n",
+        applied
+            .pm_qos_us
+            .map_or("not held".to_string(), |v| format!(
+                "{v} µs held on /dev/cpu_dma_latency"
+            )),
+        applied
+            .pm_qos_note
+            .as_ref()
+            .map(|n| format!(" — {n}"))
+            .unwrap_or_default()
+    );
+    out += &format!(
+        "slack:   timer slack {} ns (default {} ns){}\n",
+        applied.timer_slack_ns,
+        system.default_timer_slack_ns,
+        applied
+            .timer_slack_note
+            .as_ref()
+            .map(|n| format!(" — {n}"))
+            .unwrap_or_default()
+    );
+    for t in &applied.threads {
+        out += &format!(
+            "thread:  T{} tid {} {}\n",
+            t.thread,
+            t.tid,
+            t.cpu
+                .map_or("unpinned".to_string(), |c| format!("on CPU {c}")),
+        );
+    }
+    if let Some(t) = applied.threads.first() {
+        out += &format!(
+            "         (change a thread mid-run from another shell, e.g. 'chrt -f -p 1 {}')\n",
+            t.tid
+        );
+    }
+    out
+}
+
+/// The column header of the per-second lines (two lines).
+pub fn second_header() -> String {
+    format!(
+        "{:>6} {:>4} {:>6} │{:>8} {:>8} {:>8} {:>9} │{:>10} {:>8} {:>6} {:>6} {:>6} │{:>6} {:>5}\n\
+         {:>6} {:>4} {:>6} │{:>35} │{:>40} │{:>6} {:>5}",
+        "time",
+        "T",
+        "n",
+        "lat min",
+        "avg",
+        "p99",
+        "max",
+        "dt mean",
+        "SD",
+        "SD%",
+        "min%",
+        "max%",
+        "missed",
+        "cpu%",
+        "[s]",
+        "",
+        "",
+        "wake-up latency [µs]",
+        "period dt [µs], % of period",
+        "",
+        "",
+    )
+}
+
+/// The per-second line(s) of one window: one per thread up to [`PER_THREAD_LINES_UP_TO`]
+/// threads, else the merged line and the thread with the largest maximum latency.
+pub fn second_lines(r: &SecondReport, period_ns: i64, thread_count: usize) -> String {
+    let t_end = (r.merged.start_ns + r.merged.span as i64 * 1_000_000_000) as f64 / 1e9;
+    if thread_count <= PER_THREAD_LINES_UP_TO {
+        return r
+            .threads
+            .iter()
+            .map(|(t, w)| window_line(t_end, &format!("T{t}"), w, period_ns))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let mut out = window_line(t_end, "all", &r.merged, period_ns);
+    if let Some((t, w)) = r
+        .threads
+        .iter()
+        .max_by_key(|(_, w)| w.latency_max.unwrap_or(i64::MIN))
+    {
+        out += "\n";
+        out += &window_line(t_end, &format!("T{t}"), w, period_ns);
+        out += " ← worst";
+    }
+    out
+}
+
+fn window_line(t_end: f64, who: &str, w: &WindowStats, period_ns: i64) -> String {
+    let t = period_ns as f64;
+    let o = |v: Option<f64>| v.map_or("-".to_string(), us);
+    let oi = |v: Option<i64>| o(v.map(|x| x as f64));
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
+    format!(
+        "{:>6.0} {:>4} {:>6} │{:>8} {:>8} {:>8} {:>9} │{:>10} {:>8} {:>6} {:>6} {:>6} │{:>6} {:>5}",
+        t_end,
+        who,
+        w.samples,
+        oi(w.latency_min),
+        o(w.latency_mean),
+        oi(w.latency_p99),
+        oi(w.latency_max),
+        w.period_mean
+            .map_or("-".to_string(), |v| format!("{:.3}", v / 1e3)),
+        o(w.period_stddev),
+        pct(w.period_stddev.map(|s| 100.0 * s / t)),
+        pct(w.period_min.map(|m| 100.0 * (t - m as f64) / t)),
+        pct(w.period_max.map(|m| 100.0 * (m as f64 - t) / t)),
+        w.overruns,
+        w.cpu_percent.map_or("-".to_string(), |c| format!("{c:.1}")),
+    )
+}
+
+/// The final summary: one column per thread and, with several threads, the merged one.
+pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
+    let mut cols: Vec<(String, &ThreadStats)> = threads
+        .iter()
+        .map(|t| {
+            let name = format!(
+                "T{} tid {}{}",
+                t.thread.unwrap_or(0),
+                t.tid.unwrap_or(0),
+                t.cpu.map(|c| format!(" CPU {c}")).unwrap_or_default()
+            );
+            (name, t)
+        })
+        .collect();
+    if threads.len() > 1 {
+        cols.push(("all threads".into(), merged));
+    }
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    let mut head = vec!["".to_string()];
+    head.extend(cols.iter().map(|(n, _)| n.clone()));
+    table.set_header(head);
+    type Row = (&'static str, fn(&ThreadStats) -> String);
+    let rows: Vec<Row> = vec![
+        ("samples", |t| t.samples.to_string()),
+        ("missed periods", |t| t.overruns.to_string()),
+        ("latency min", |t| {
+            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.min))
+        }),
+        ("latency mean", |t| {
+            t.latency_ns.as_ref().map_or("-".into(), |l| ns(l.mean))
+        }),
+        ("latency SD", |t| {
+            t.latency_ns.as_ref().map_or("-".into(), |l| ns(l.stddev))
+        }),
+        ("latency p50", |t| {
+            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.p50))
+        }),
+        ("latency p90", |t| {
+            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.p90))
+        }),
+        ("latency p99", |t| {
+            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.p99))
+        }),
+        ("latency p99.9", |t| {
+            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.p99_9))
+        }),
+        ("latency p99.99", |t| {
+            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.p99_99))
+        }),
+        ("latency max", |t| {
+            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.max))
+        }),
+        ("early wake-ups", |t| {
+            t.latency_ns
+                .as_ref()
+                .map_or("-".into(), |l| l.early.to_string())
+        }),
+        ("dt mean", |t| {
+            t.period_ns.as_ref().map_or("-".into(), |p| ns(p.mean))
+        }),
+        ("dt SD (about mean)", |t| {
+            t.period_ns.as_ref().map_or("-".into(), |p| {
+                format!(
+                    "{} ({:.3} %)",
+                    ns(p.stddev),
+                    100.0 * p.stddev / p.nominal as f64
+                )
+            })
+        }),
+        ("dt min", |t| {
+            t.period_ns.as_ref().map_or("-".into(), |p| {
+                format!(
+                    "{} (−{:.2} %)",
+                    ns_i(p.min),
+                    100.0 * (p.nominal - p.min) as f64 / p.nominal as f64
+                )
+            })
+        }),
+        ("dt max", |t| {
+            t.period_ns.as_ref().map_or("-".into(), |p| {
+                format!(
+                    "{} (+{:.2} %)",
+                    ns_i(p.max),
+                    100.0 * (p.max - p.nominal) as f64 / p.nominal as f64
+                )
+            })
+        }),
+        ("|dt − period| p99", |t| {
+            t.period_ns
+                .as_ref()
+                .map_or("-".into(), |p| ns_i(p.abs_deviation_p99))
+        }),
+        ("CPU (% of one core)", |t| format!("{:.2} %", t.cpu_percent)),
+    ];
+    for (name, f) in rows {
+        let mut row = vec![name.to_string()];
+        row.extend(cols.iter().map(|(_, t)| f(t)));
+        table.add_row(row);
+    }
+    for (i, col) in table.column_iter_mut().enumerate() {
+        if i > 0 {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.to_string()
+}
