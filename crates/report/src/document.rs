@@ -52,6 +52,34 @@ pub struct RunDocument {
     pub config: RunConfig,
     /// The settings as applied.
     pub applied: Applied,
+    /// One entry per measuring thread (of the first run, when `runs` holds several).
+    pub threads: Vec<ThreadStats>,
+    /// All threads merged (of the first run, when `runs` holds several).
+    pub summary: ThreadStats,
+    /// Every run, in the order they ran, when one invocation ran several (several methods
+    /// with `--method a,b` or `all`, or `--rounds N`); empty (and absent from the JSON) for a
+    /// single run, which the top-level `applied`, `threads` and `summary` describe.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<MethodRun>,
+}
+
+/// One run of several in a document: one method in one round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MethodRun {
+    /// The method's name (`nanosleep-abs`, `timerfd`, …).
+    pub method: String,
+    /// Round number, from 1 (`--rounds`).
+    pub round: u32,
+    /// Position in the overall order of runs, from 0.
+    pub order: u32,
+    /// When this run started (RFC 3339).
+    pub started_at: String,
+    /// When this run ended (RFC 3339).
+    pub ended_at: String,
+    /// Whether this run was cut short.
+    pub interrupted: bool,
+    /// The settings as applied for this run.
+    pub applied: Applied,
     /// One entry per measuring thread.
     pub threads: Vec<ThreadStats>,
     /// All threads merged.
@@ -78,6 +106,7 @@ impl RunDocument {
             applied: outcome.applied,
             threads: outcome.threads,
             summary: outcome.summary,
+            runs: Vec::new(),
         }
     }
 

@@ -15,5 +15,5 @@ pub mod file;
 pub mod terminal;
 pub mod units;
 
-pub use document::{RunDocument, ToolInfo, RUN_SCHEMA};
+pub use document::{MethodRun, RunDocument, ToolInfo, RUN_SCHEMA};
 pub use file::write_atomic;
