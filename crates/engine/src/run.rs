@@ -240,14 +240,6 @@ pub fn run(
     observer: &mut dyn FnMut(RunEvent<'_>),
 ) -> Result<RunOutcome, Error> {
     cfg.validate()?;
-    let (mlock_guard, mlock_note) = if cfg.mlock {
-        match MlockGuard::lock() {
-            Ok(g) => (Some(g), None),
-            Err(e) => (None, Some(privileges::explain_mlock_error(&e))),
-        }
-    } else {
-        (None, None)
-    };
     let (pm_qos_guard, pm_qos_note) = match cfg.pm_qos_us {
         Some(us) => match PmQosGuard::hold(us) {
             Ok(g) => (Some(g), None),
@@ -313,6 +305,24 @@ pub fn run(
         return Err(Error::Setup(msg));
     }
 
+    // Locked now that every measuring thread has allocated what its loop touches: see
+    // MlockGuard for why MCL_FUTURE is used only where no RLIMIT_MEMLOCK applies.
+    let (mlock_guard, mlock_note) = if cfg.mlock {
+        match MlockGuard::lock() {
+            Ok(g) if g.locks_future() => (Some(g), None),
+            Ok(g) => {
+                let limit = privileges::memlock_limit().unwrap_or(0) / 1024;
+                let note = format!(
+                    "current mappings only (RLIMIT_MEMLOCK is {limit} KiB, so later ones are \
+                     not locked; the measuring loop allocates nothing)"
+                );
+                (Some(g), Some(note))
+            }
+            Err(e) => (None, Some(privileges::explain_mlock_error(&e))),
+        }
+    } else {
+        (None, None)
+    };
     let first = &reports[0];
     let applied = Applied {
         policy: first.policy,
