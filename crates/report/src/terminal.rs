@@ -258,7 +258,10 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
                 .map_or("-".into(), |l| l.early.to_string())
         }),
         ("dt mean", |t| {
-            t.period_ns.as_ref().map_or("-".into(), |p| ns(p.mean))
+            // Three decimals of µs, so that a drift of a few ns per period stays visible.
+            t.period_ns
+                .as_ref()
+                .map_or("-".into(), |p| format!("{:.3} µs", p.mean / 1e3))
         }),
         ("dt SD (about mean)", |t| {
             t.period_ns.as_ref().map_or("-".into(), |p| {
