@@ -5,11 +5,21 @@
 //! the worker's business, so a new method is one file behind [`WakeMethod`] plus one line in
 //! [`MethodKind`] and [`create`].
 
+mod busy;
+mod hybrid;
+pub mod margin;
 mod nanosleep_abs;
 mod nanosleep_rel;
+pub mod spin;
+mod throttle;
 
+pub use busy::Busy;
+pub use hybrid::Hybrid;
+pub use margin::{Margin, MarginReport, MarginTuner};
 pub use nanosleep_abs::NanosleepAbs;
 pub use nanosleep_rel::NanosleepRel;
+pub use spin::{KernelClock, SpinClock};
+pub use throttle::throttle_warning;
 
 use crate::time::{ClockId, Nanos};
 use serde::{Deserialize, Serialize};
@@ -55,6 +65,41 @@ pub trait WakeMethod: Send {
     fn granularity_ns(&self) -> Nanos {
         1
     }
+
+    /// What the method itself observed over the run (the hybrid's margin, the busy-wait's
+    /// naps, a kernel timer's own overrun count). Called after the measuring loop.
+    fn report(&self) -> MethodReport {
+        MethodReport::default()
+    }
+}
+
+/// What a method observed about itself over a run; each field only for the methods it
+/// concerns (absent from the JSON otherwise).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MethodReport {
+    /// `hybrid`: the margin used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<MarginReport>,
+    /// `busy`: naps taken (`--busy-sleep-every`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub naps: Option<u64>,
+}
+
+impl MethodReport {
+    /// Combines the reports of several threads: counts add up; the margin is the report of
+    /// the thread whose final margin was largest.
+    pub fn merge<'a>(reports: impl IntoIterator<Item = &'a MethodReport>) -> MethodReport {
+        let mut out = MethodReport::default();
+        for r in reports {
+            out.naps = add_counts(out.naps, r.naps);
+            if let Some(m) = &r.margin {
+                if out.margin.as_ref().is_none_or(|o| m.final_ns > o.final_ns) {
+                    out.margin = Some(m.clone());
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The wake-up methods tickscope knows, by the name used in `--method`.
@@ -67,17 +112,30 @@ pub enum MethodKind {
     /// `clock_nanosleep(clock, 0, expiry - last_woke)`: a relative sleep aimed at the same grid.
     #[serde(rename = "nanosleep-rel")]
     NanosleepRel,
+    /// Spin reading the clock until the expiry, optionally napping every N readings.
+    #[serde(rename = "busy")]
+    Busy,
+    /// Sleep until `expiry − margin`, then spin.
+    #[serde(rename = "hybrid")]
+    Hybrid,
 }
 
 impl MethodKind {
     /// Every method, in the order `--method all` runs them.
-    pub const ALL: &'static [MethodKind] = &[MethodKind::NanosleepAbs, MethodKind::NanosleepRel];
+    pub const ALL: &'static [MethodKind] = &[
+        MethodKind::NanosleepAbs,
+        MethodKind::NanosleepRel,
+        MethodKind::Busy,
+        MethodKind::Hybrid,
+    ];
 
     /// The name used on the command line and in result files.
     pub fn name(self) -> &'static str {
         match self {
             MethodKind::NanosleepAbs => "nanosleep-abs",
             MethodKind::NanosleepRel => "nanosleep-rel",
+            MethodKind::Busy => "busy",
+            MethodKind::Hybrid => "hybrid",
         }
     }
 
@@ -89,7 +147,15 @@ impl MethodKind {
 
 /// Tunables some methods take. Methods ignore the fields that do not concern them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MethodOptions {}
+pub struct MethodOptions {
+    /// `busy`: nap after every N clock readings before the expiry (the Cpp-Periodic-Task
+    /// seed's `step_sleep`, see [`Busy`]); `None`: never.
+    #[serde(default)]
+    pub busy_sleep_every: Option<u32>,
+    /// `hybrid`: the margin before the expiry at which the sleep ends (see [`Hybrid`]).
+    #[serde(default)]
+    pub margin: Margin,
+}
 
 /// Builds a method that waits on `clock`.
 ///
@@ -100,11 +166,20 @@ pub fn create(
     clock: ClockId,
     options: &MethodOptions,
 ) -> io::Result<Box<dyn WakeMethod>> {
-    let _ = options;
     Ok(match kind {
         MethodKind::NanosleepAbs => Box::new(NanosleepAbs::new(clock)),
         MethodKind::NanosleepRel => Box::new(NanosleepRel::new(clock)),
+        MethodKind::Busy => Box::new(Busy::new(clock, options.busy_sleep_every)),
+        MethodKind::Hybrid => Box::new(Hybrid::new(clock, options.margin)),
     })
+}
+
+/// Sum of two optional counts; `None` only when both are.
+fn add_counts(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x + y),
+        (x, y) => x.or(y),
+    }
 }
 
 /// Turns the return value of `clock_nanosleep(2)` (0 or an error number) into a result.
