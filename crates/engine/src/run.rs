@@ -113,7 +113,7 @@ impl RunConfig {
         if self.duration_ns.is_some_and(|d| d <= 0) {
             return bad("--duration must be positive");
         }
-        Ok(())
+        wait::check(self.method, self.clock, self.cpus.len(), self.period_ns).map_err(Error::Config)
     }
 }
 
@@ -256,6 +256,15 @@ pub fn run(
         None => (None, None),
     };
 
+    // The interval timer's SIGALRM goes to the process: keep it off this thread (and the
+    // threads it starts, which inherit the mask) so that it lands on the measuring thread.
+    let _alarm_block = match cfg.method {
+        MethodKind::Itimer => Some(wait::AlarmBlock::new().map_err(|e| Error::Os {
+            context: "cannot block SIGALRM in the coordinating thread".into(),
+            source: e,
+        })?),
+        _ => None,
+    };
     let mut workers = Vec::new();
     let mut setup_rx = Vec::new();
     let mut collectors = Vec::new();
@@ -478,7 +487,7 @@ fn worker_thread(
             None => None,
         };
         let method = wait::create(cfg.method, cfg.clock, &cfg.method_options)
-            .map_err(|e| format!("cannot set up method {}: {e}", cfg.method.name()))?;
+            .map_err(|e| wait::explain_setup_error(cfg.method, &e))?;
         let mut cpu_clock: libc::clockid_t = 0;
         // SAFETY: pthread_self is this thread; `cpu_clock` is writable.
         unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut cpu_clock) };
@@ -506,7 +515,7 @@ fn worker_thread(
         _ => return fail("aborted before the start".into()),
     };
     if let Err(e) = method.arm(first_expiry, cfg.period_ns) {
-        return fail(format!("cannot arm method {}: {e}", cfg.method.name()));
+        return fail(wait::explain_setup_error(cfg.method, &e));
     }
     setup::prefault_stack();
     let params = LoopParams {

@@ -7,21 +7,33 @@
 
 mod busy;
 mod hybrid;
+mod itimer;
 pub mod margin;
+mod nanosleep;
 mod nanosleep_abs;
 mod nanosleep_rel;
+pub mod periodic;
+mod posix_timer;
+mod signals;
 pub mod spin;
+mod support;
 mod throttle;
+mod timerfd;
 
 pub use busy::Busy;
 pub use hybrid::Hybrid;
+pub use itimer::{AlarmBlock, Itimer};
 pub use margin::{Margin, MarginReport, MarginTuner};
+pub use nanosleep::Nanosleep;
 pub use nanosleep_abs::NanosleepAbs;
 pub use nanosleep_rel::NanosleepRel;
+pub use posix_timer::{timer_signal, PosixTimer};
 pub use spin::{KernelClock, SpinClock};
+pub use support::{check, explain_setup_error};
 pub use throttle::throttle_warning;
+pub use timerfd::Timerfd;
 
-use crate::time::{ClockId, Nanos};
+use crate::time::{to_timespec, ClockId, Nanos};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -83,6 +95,10 @@ pub struct MethodReport {
     /// `busy`: naps taken (`--busy-sleep-every`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub naps: Option<u64>,
+    /// `timerfd`, `posix-timer`: missed periods as the kernel counted them (expirations
+    /// beyond one per notification), beside the engine's own count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_overruns: Option<u64>,
 }
 
 impl MethodReport {
@@ -92,6 +108,7 @@ impl MethodReport {
         let mut out = MethodReport::default();
         for r in reports {
             out.naps = add_counts(out.naps, r.naps);
+            out.timer_overruns = add_counts(out.timer_overruns, r.timer_overruns);
             if let Some(m) = &r.margin {
                 if out.margin.as_ref().is_none_or(|o| m.final_ns > o.final_ns) {
                     out.margin = Some(m.clone());
@@ -112,6 +129,18 @@ pub enum MethodKind {
     /// `clock_nanosleep(clock, 0, expiry - last_woke)`: a relative sleep aimed at the same grid.
     #[serde(rename = "nanosleep-rel")]
     NanosleepRel,
+    /// `nanosleep(expiry - last_woke)`: the plain call, relative, CLOCK_MONOTONIC only.
+    #[serde(rename = "nanosleep")]
+    Nanosleep,
+    /// A periodic `timerfd` read for its expiration count.
+    #[serde(rename = "timerfd")]
+    Timerfd,
+    /// A periodic POSIX timer signalling the measuring thread, taken with `sigwaitinfo`.
+    #[serde(rename = "posix-timer")]
+    PosixTimer,
+    /// `setitimer(ITIMER_REAL)` and a SIGALRM handler (one measuring thread only).
+    #[serde(rename = "itimer")]
+    Itimer,
     /// Spin reading the clock until the expiry, optionally napping every N readings.
     #[serde(rename = "busy")]
     Busy,
@@ -125,6 +154,10 @@ impl MethodKind {
     pub const ALL: &'static [MethodKind] = &[
         MethodKind::NanosleepAbs,
         MethodKind::NanosleepRel,
+        MethodKind::Nanosleep,
+        MethodKind::Timerfd,
+        MethodKind::PosixTimer,
+        MethodKind::Itimer,
         MethodKind::Busy,
         MethodKind::Hybrid,
     ];
@@ -134,6 +167,10 @@ impl MethodKind {
         match self {
             MethodKind::NanosleepAbs => "nanosleep-abs",
             MethodKind::NanosleepRel => "nanosleep-rel",
+            MethodKind::Nanosleep => "nanosleep",
+            MethodKind::Timerfd => "timerfd",
+            MethodKind::PosixTimer => "posix-timer",
+            MethodKind::Itimer => "itimer",
             MethodKind::Busy => "busy",
             MethodKind::Hybrid => "hybrid",
         }
@@ -157,18 +194,27 @@ pub struct MethodOptions {
     pub margin: Margin,
 }
 
-/// Builds a method that waits on `clock`.
+/// Builds a method that waits on `clock`. Call it on the measuring thread: the signal-driven
+/// methods aim their signal at the calling thread.
 ///
 /// # Errors
-/// An OS error if the method's kernel objects cannot be created (for example `ENOSYS`).
+/// [`io::ErrorKind::Unsupported`] when the method cannot run on `clock` (see [`check`]); an
+/// OS error if the method's kernel objects cannot be created (for example `ENOSYS`, or
+/// `EBUSY` for a second `itimer` in the process); [`explain_setup_error`] words it.
 pub fn create(
     kind: MethodKind,
     clock: ClockId,
     options: &MethodOptions,
 ) -> io::Result<Box<dyn WakeMethod>> {
+    support::check_clock(kind, clock)
+        .map_err(|msg| io::Error::new(io::ErrorKind::Unsupported, msg))?;
     Ok(match kind {
         MethodKind::NanosleepAbs => Box::new(NanosleepAbs::new(clock)),
         MethodKind::NanosleepRel => Box::new(NanosleepRel::new(clock)),
+        MethodKind::Nanosleep => Box::new(Nanosleep::new()),
+        MethodKind::Timerfd => Box::new(Timerfd::new(clock)?),
+        MethodKind::PosixTimer => Box::new(PosixTimer::new(clock)?),
+        MethodKind::Itimer => Box::new(Itimer::new()?),
         MethodKind::Busy => Box::new(Busy::new(clock, options.busy_sleep_every)),
         MethodKind::Hybrid => Box::new(Hybrid::new(clock, options.margin)),
     })
@@ -180,6 +226,19 @@ fn add_counts(a: Option<u64>, b: Option<u64>) -> Option<u64> {
         (Some(x), Some(y)) => Some(x + y),
         (x, y) => x.or(y),
     }
+}
+
+/// The error of a wait before [`WakeMethod::arm`] set the method up.
+pub(crate) fn not_armed() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "wait before arm")
+}
+
+/// The relative timeout that reaches `expiry` from the previous wake-up `last_woke` (both
+/// absolute ns), as a timespec; `None` when the expiry is not after it (no sleep needed).
+#[inline]
+pub(crate) fn relative_timeout(expiry: Nanos, last_woke: Nanos) -> Option<libc::timespec> {
+    let remaining = expiry - last_woke;
+    (remaining > 0).then(|| to_timespec(remaining))
 }
 
 /// Turns the return value of `clock_nanosleep(2)` (0 or an error number) into a result.
