@@ -6,6 +6,7 @@
 //! [`MethodKind`] and [`create`].
 
 mod busy;
+mod epoll;
 mod hybrid;
 mod itimer;
 pub mod margin;
@@ -13,7 +14,9 @@ mod nanosleep;
 mod nanosleep_abs;
 mod nanosleep_rel;
 pub mod periodic;
+mod poll;
 mod posix_timer;
+mod select;
 mod signals;
 pub mod spin;
 mod support;
@@ -21,19 +24,22 @@ mod throttle;
 mod timerfd;
 
 pub use busy::Busy;
+pub use epoll::{Epoll, EpollForm};
 pub use hybrid::Hybrid;
 pub use itimer::{AlarmBlock, Itimer};
 pub use margin::{Margin, MarginReport, MarginTuner};
 pub use nanosleep::Nanosleep;
 pub use nanosleep_abs::NanosleepAbs;
 pub use nanosleep_rel::NanosleepRel;
+pub use poll::Poll;
 pub use posix_timer::{timer_signal, PosixTimer};
+pub use select::Select;
 pub use spin::{KernelClock, SpinClock};
 pub use support::{check, explain_setup_error};
 pub use throttle::throttle_warning;
 pub use timerfd::Timerfd;
 
-use crate::time::{to_timespec, ClockId, Nanos};
+use crate::time::{read_clock, to_timespec, ClockId, Nanos};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -141,6 +147,15 @@ pub enum MethodKind {
     /// `setitimer(ITIMER_REAL)` and a SIGALRM handler (one measuring thread only).
     #[serde(rename = "itimer")]
     Itimer,
+    /// Sleep through `ppoll`'s timeout (no descriptors).
+    #[serde(rename = "poll")]
+    Poll,
+    /// Sleep through `pselect`'s timeout (no descriptors).
+    #[serde(rename = "select")]
+    Select,
+    /// Sleep through an epoll wait's timeout (`epoll_pwait2`, else `epoll_wait`).
+    #[serde(rename = "epoll")]
+    Epoll,
     /// Spin reading the clock until the expiry, optionally napping every N readings.
     #[serde(rename = "busy")]
     Busy,
@@ -158,6 +173,9 @@ impl MethodKind {
         MethodKind::Timerfd,
         MethodKind::PosixTimer,
         MethodKind::Itimer,
+        MethodKind::Poll,
+        MethodKind::Select,
+        MethodKind::Epoll,
         MethodKind::Busy,
         MethodKind::Hybrid,
     ];
@@ -171,6 +189,9 @@ impl MethodKind {
             MethodKind::Timerfd => "timerfd",
             MethodKind::PosixTimer => "posix-timer",
             MethodKind::Itimer => "itimer",
+            MethodKind::Poll => "poll",
+            MethodKind::Select => "select",
+            MethodKind::Epoll => "epoll",
             MethodKind::Busy => "busy",
             MethodKind::Hybrid => "hybrid",
         }
@@ -215,6 +236,9 @@ pub fn create(
         MethodKind::Timerfd => Box::new(Timerfd::new(clock)?),
         MethodKind::PosixTimer => Box::new(PosixTimer::new(clock)?),
         MethodKind::Itimer => Box::new(Itimer::new()?),
+        MethodKind::Poll => Box::new(Poll::new()),
+        MethodKind::Select => Box::new(Select::new()),
+        MethodKind::Epoll => Box::new(Epoll::new()?),
         MethodKind::Busy => Box::new(Busy::new(clock, options.busy_sleep_every)),
         MethodKind::Hybrid => Box::new(Hybrid::new(clock, options.margin)),
     })
@@ -233,12 +257,34 @@ pub(crate) fn not_armed() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, "wait before arm")
 }
 
-/// The relative timeout that reaches `expiry` from the previous wake-up `last_woke` (both
-/// absolute ns), as a timespec; `None` when the expiry is not after it (no sleep needed).
+/// A relative wait aimed at an absolute grid: sleeps (with `sleep`) for `expiry − last_woke`
+/// — the time from the previous wake-up's clock read, so that everything between that read
+/// and the call counts as latency — unless that is not positive, then reads `clock` once.
+///
+/// # Errors
+/// The error of `sleep`.
 #[inline]
-pub(crate) fn relative_timeout(expiry: Nanos, last_woke: Nanos) -> Option<libc::timespec> {
+pub(crate) fn relative_wait(
+    expiry: Nanos,
+    last_woke: Nanos,
+    clock: libc::clockid_t,
+    sleep: impl FnOnce(&libc::timespec) -> io::Result<()>,
+) -> io::Result<Nanos> {
     let remaining = expiry - last_woke;
-    (remaining > 0).then(|| to_timespec(remaining))
+    if remaining > 0 {
+        sleep(&to_timespec(remaining))?;
+    }
+    Ok(read_clock(clock))
+}
+
+/// Turns a system call's return value (negative on failure, with `errno`) into a result.
+#[inline]
+pub(crate) fn syscall_result(ret: impl Into<i64>) -> io::Result<()> {
+    if ret.into() < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }
 
 /// Turns the return value of `clock_nanosleep(2)` (0 or an error number) into a result.

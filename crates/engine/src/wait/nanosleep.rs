@@ -6,7 +6,7 @@
 //! `nanosleep-rel`, each sleep asks for `expiry − last_woke` from the previous wake-up's
 //! clock read.
 
-use super::{relative_timeout, MethodKind, WakeMethod};
+use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
 use crate::time::{read_clock, Nanos};
 use std::io;
 
@@ -32,13 +32,10 @@ impl WakeMethod for Nanosleep {
 
     #[inline]
     fn wait(&mut self, expiry: Nanos, last_woke: Nanos) -> io::Result<Nanos> {
-        if let Some(ts) = relative_timeout(expiry, last_woke) {
+        relative_wait(expiry, last_woke, libc::CLOCK_MONOTONIC, |ts| {
             // SAFETY: `ts` is a valid timespec; the remainder pointer may be null.
-            if unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
-        Ok(read_clock(libc::CLOCK_MONOTONIC))
+            syscall_result(unsafe { libc::nanosleep(ts, std::ptr::null_mut()) })
+        })
     }
 
     fn interface(&self) -> &'static str {

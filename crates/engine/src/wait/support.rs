@@ -16,15 +16,23 @@ impl MethodKind {
             MethodKind::Timerfd => "timerfd_create(2)",
             MethodKind::PosixTimer => "timer_create(2)",
             MethodKind::Itimer => "setitimer(2)",
+            MethodKind::Poll => "ppoll(2)",
+            MethodKind::Select => "pselect(2)",
+            MethodKind::Epoll => "epoll_wait(2)",
             MethodKind::Busy => "clock_gettime(2)",
         }
     }
 
     /// The one clock the method's kernel timer runs on, for methods whose call takes no
-    /// clock (`nanosleep`, `itimer`); `None` for methods that take the run's clock.
+    /// clock (`nanosleep`, `itimer`, `poll`, `select`, `epoll`); `None` for methods that
+    /// take the run's clock.
     pub fn fixed_clock(self) -> Option<ClockId> {
         match self {
-            MethodKind::Nanosleep | MethodKind::Itimer => Some(ClockId::Monotonic),
+            MethodKind::Nanosleep
+            | MethodKind::Itimer
+            | MethodKind::Poll
+            | MethodKind::Select
+            | MethodKind::Epoll => Some(ClockId::Monotonic),
             _ => None,
         }
     }
@@ -114,7 +122,13 @@ mod tests {
 
     #[test]
     fn clockless_methods_refuse_other_clocks() {
-        for kind in [MethodKind::Nanosleep, MethodKind::Itimer] {
+        for kind in [
+            MethodKind::Nanosleep,
+            MethodKind::Itimer,
+            MethodKind::Poll,
+            MethodKind::Select,
+            MethodKind::Epoll,
+        ] {
             assert_eq!(check(kind, ClockId::Monotonic, 1, MS), Ok(()));
             let e = check(kind, ClockId::Realtime, 1, MS).unwrap_err();
             assert!(
