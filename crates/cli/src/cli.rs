@@ -36,9 +36,20 @@ pub struct RunArgs {
     #[arg(short = 'D', long, value_name = "DURATION")]
     pub duration: Option<String>,
 
-    /// How the threads wait for each expiry.
-    #[arg(long, default_value = "nanosleep-abs", value_name = "METHOD")]
+    /// How the threads wait for each expiry: nanosleep-abs, nanosleep-rel, nanosleep,
+    /// timerfd, posix-timer, itimer, poll, select, epoll, busy, hybrid. Several (a,b,c) or
+    /// 'all' run one after another with the same settings and print a comparison table.
+    #[arg(
+        long,
+        default_value = "nanosleep-abs",
+        value_name = "METHOD[,METHOD…]|all"
+    )]
     pub method: String,
+
+    /// Repeat the whole list of methods N times, interleaved (each round starts one method
+    /// further along), so that drift of a noisy machine favours no method.
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub rounds: String,
 
     /// busy: nap after every N clock readings before the expiry (a clock_nanosleep to the
     /// time just read, as the Cpp-Periodic-Task seed's step_sleep). Default: never.

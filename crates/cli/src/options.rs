@@ -1,4 +1,4 @@
-//! From flags as typed to a validated [`RunConfig`]: every check that can fail on bad input
+//! From flags as typed to a validated [`RunPlan`]: every check that can fail on bad input
 //! happens here, with a message that says what was wrong and how to write it.
 
 use crate::cli::RunArgs;
@@ -6,7 +6,7 @@ use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::run::{PolicyRequest, RunConfig, AUTO_PRIORITY};
 use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list, Policy};
 use tickscope_engine::time::{ClockId, Nanos, NS_PER_SEC, NS_PER_US};
-use tickscope_engine::wait::{Margin, MethodKind, MethodOptions};
+use tickscope_engine::wait::{self, Margin, MethodKind, MethodOptions};
 
 /// Parses a duration with a unit (`250us`, `1ms`, `10s`, `5m`, `2h`, `1.5ms`) or a bare
 /// number in `bare_unit_ns` units. Returns ns, > 0.
@@ -237,11 +237,92 @@ fn resolve_method_options(a: &RunArgs, methods: &[MethodKind]) -> Result<MethodO
     })
 }
 
-/// Turns `tickscope run` flags into a run configuration.
+/// Parses `--method`: one name, a comma-separated list, or `all`. Returns the methods and
+/// whether `all` was asked for.
+fn parse_methods(s: &str) -> Result<(Vec<MethodKind>, bool), String> {
+    if s.trim() == "all" {
+        return Ok((MethodKind::ALL.to_vec(), true));
+    }
+    let mut methods = Vec::new();
+    for name in s.split(',').map(str::trim) {
+        let m = MethodKind::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = MethodKind::ALL.iter().map(|m| m.name()).collect();
+            format!(
+                "unknown method '{name}'; use one or more of {} (comma-separated), or all",
+                names.join(", ")
+            )
+        })?;
+        if methods.contains(&m) {
+            return Err(format!("--method lists {name} twice"));
+        }
+        methods.push(m);
+    }
+    Ok((methods, false))
+}
+
+/// What `tickscope run` is asked to do: one configuration, run once per method and round.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// The configuration of every run; its `method` is the first method's.
+    pub config: RunConfig,
+    /// The methods, in the order of the first round.
+    pub methods: Vec<MethodKind>,
+    /// Rounds over the methods (≥ 1).
+    pub rounds: u32,
+    /// With `--method all`: the methods left out because they cannot run with these
+    /// settings, each with the reason.
+    pub left_out: Vec<String>,
+}
+
+impl RunPlan {
+    /// Whether this is a comparison (several methods or rounds) rather than a single run.
+    pub fn is_comparison(&self) -> bool {
+        self.methods.len() > 1 || self.rounds > 1
+    }
+}
+
+/// Turns `tickscope run` flags into a run plan.
 ///
 /// # Errors
 /// One sentence naming the flag, what was wrong and the accepted form.
-pub fn run_config(a: &RunArgs) -> Result<RunConfig, String> {
+pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
+    let (listed, all) = parse_methods(&a.method)?;
+    let config = run_config(a, &listed)?;
+    let rounds: u32 = parse_count(Some(&a.rounds), "--rounds", "1..=1000")?.unwrap_or(1);
+    if rounds > 1000 {
+        return Err(format!("--rounds must be 1..=1000 (got {rounds})"));
+    }
+    let threads = config.cpus.len();
+    let mut methods = Vec::new();
+    let mut left_out = Vec::new();
+    for m in listed {
+        match wait::check(m, config.clock, threads, config.period_ns) {
+            Ok(()) => methods.push(m),
+            Err(why) if all => {
+                let prefix = format!("--method {}: ", m.name());
+                let why = why.strip_prefix(&prefix).unwrap_or(&why);
+                left_out.push(format!("--method all: leaving out {}: {why}", m.name()));
+            }
+            Err(why) => return Err(why),
+        }
+    }
+    let Some(&first) = methods.first() else {
+        return Err("--method all: no method can run with these settings".into());
+    };
+    Ok(RunPlan {
+        config: RunConfig {
+            method: first,
+            ..config
+        },
+        methods,
+        rounds,
+        left_out,
+    })
+}
+
+/// Turns `tickscope run` flags into the configuration every run of `methods` shares (its
+/// `method` is set by [`run_plan`]).
+fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> {
     let period = parse_interval(&a.interval)?;
     let loops: Option<u64> = parse_count(a.loops.as_deref(), "--loops", "1..")?;
     let duration = match (&a.duration, loops) {
@@ -249,14 +330,6 @@ pub fn run_config(a: &RunArgs) -> Result<RunConfig, String> {
         (None, Some(_)) => None,
         (None, None) => Some(10 * NS_PER_SEC),
     };
-    let method = MethodKind::from_name(a.method.trim()).ok_or_else(|| {
-        let names: Vec<&str> = MethodKind::ALL.iter().map(|m| m.name()).collect();
-        format!(
-            "unknown method '{}'; use one of {}",
-            a.method,
-            names.join(", ")
-        )
-    })?;
     let clock =
         ClockId::from_name(a.clock.trim().to_ascii_lowercase().as_str()).ok_or_else(|| {
             format!(
@@ -269,7 +342,7 @@ pub fn run_config(a: &RunArgs) -> Result<RunConfig, String> {
         "catch-up" | "catchup" => OverrunPolicy::CatchUp,
         o => return Err(format!("unknown --overrun '{o}'; use skip or catch-up")),
     };
-    let method_options = resolve_method_options(a, &[method])?;
+    let method_options = resolve_method_options(a, methods)?;
     let policy = resolve_policy(a, period)?;
     let cpus = resolve_cpus(a.threads.as_deref(), a.affinity.as_deref())?;
     if matches!(policy, PolicyRequest::Exact(Policy::Deadline { .. }))
@@ -294,7 +367,7 @@ pub fn run_config(a: &RunArgs) -> Result<RunConfig, String> {
         (None, false) => (Some(0), false),
     };
     Ok(RunConfig {
-        method,
+        method: methods[0],
         method_options,
         clock,
         period_ns: period,
@@ -350,5 +423,23 @@ mod tests {
             .unwrap_err()
             .contains("not present"));
         assert!(resolve_cpus(Some("0"), None).is_err());
+    }
+}
+
+#[cfg(test)]
+mod method_tests {
+    use super::*;
+
+    #[test]
+    fn method_lists() {
+        assert_eq!(
+            parse_methods("busy, hybrid"),
+            Ok((vec![MethodKind::Busy, MethodKind::Hybrid], false))
+        );
+        assert_eq!(parse_methods("all"), Ok((MethodKind::ALL.to_vec(), true)));
+        assert!(parse_methods("busy,busy").unwrap_err().contains("twice"));
+        assert!(parse_methods("busy,")
+            .unwrap_err()
+            .contains("unknown method ''"));
     }
 }

@@ -86,6 +86,23 @@ pub struct MethodRun {
     pub summary: ThreadStats,
 }
 
+impl MethodRun {
+    /// The entry of one finished run: `round` from 1, `order` from 0.
+    pub fn new(round: u32, order: u32, outcome: &RunOutcome) -> Self {
+        MethodRun {
+            method: outcome.applied.method.name().to_string(),
+            round,
+            order,
+            started_at: rfc3339(outcome.started_at),
+            ended_at: rfc3339(outcome.ended_at),
+            interrupted: outcome.interrupted,
+            applied: outcome.applied.clone(),
+            threads: outcome.threads.clone(),
+            summary: outcome.summary.clone(),
+        }
+    }
+}
+
 /// RFC 3339 in UTC with nanoseconds, e.g. `2026-11-21T23:50:50.123456789Z`.
 pub fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_nanos(t).to_string()
@@ -107,6 +124,42 @@ impl RunDocument {
             threads: outcome.threads,
             summary: outcome.summary,
             runs: Vec::new(),
+        }
+    }
+
+    /// The document of several runs (a comparison of methods, or rounds): the top-level
+    /// `applied`, `threads` and `summary` are the first run's, `started_at` is its start,
+    /// `ended_at` the last run's end, `interrupted` whether any run was cut short, `error`
+    /// the first error of any run.
+    ///
+    /// # Panics
+    /// If `runs` is empty.
+    pub fn from_runs(
+        system: SystemInfo,
+        config: RunConfig,
+        runs: Vec<MethodRun>,
+        error: Option<String>,
+    ) -> Self {
+        let first = runs
+            .first()
+            .expect("a document needs at least one run")
+            .clone();
+        let last_end = runs
+            .last()
+            .map_or(first.ended_at.clone(), |r| r.ended_at.clone());
+        RunDocument {
+            schema: RUN_SCHEMA.into(),
+            tool: ToolInfo::current(),
+            started_at: first.started_at,
+            ended_at: last_end,
+            interrupted: runs.iter().any(|r| r.interrupted),
+            error,
+            system,
+            config,
+            applied: first.applied,
+            threads: first.threads,
+            summary: first.summary,
+            runs,
         }
     }
 

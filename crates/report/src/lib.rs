@@ -6,12 +6,14 @@
 //! * [`document`] — the `tickscope.run/1` result document (schema in `docs/result-schema.md`);
 //! * [`file`] — writing any result file atomically (temporary file + rename);
 //! * [`units`] — nanoseconds in units that read well, always labelled;
-//! * [`terminal`] — the header, the per-second lines and the summary table.
+//! * [`terminal`] — the header, the per-second lines and the summary table;
+//! * [`methods_table`] — the comparison of wake-up methods (`--method a,b` or `all`).
 
 #![deny(missing_docs)]
 
 pub mod document;
 pub mod file;
+pub mod methods_table;
 pub mod terminal;
 pub mod units;
 

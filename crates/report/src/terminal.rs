@@ -36,25 +36,51 @@ pub fn policy(p: &Policy) -> String {
     }
 }
 
-/// The header: what runs, on what machine, with which settings, and the thread ids.
-pub fn header(system: &SystemInfo, cfg: &RunConfig, applied: &Applied) -> String {
-    let mut out = String::new();
-    let stop = match (cfg.loops, cfg.duration_ns) {
+/// How a run stops, as a person says it: `10.0 s`, `1000 loops`, `1000 loops or 10.0 s`.
+pub fn stop_rule(cfg: &RunConfig) -> String {
+    match (cfg.loops, cfg.duration_ns) {
         (Some(l), Some(d)) => format!("{l} loops or {}", ns_i(d)),
         (Some(l), None) => format!("{l} loops"),
         (None, Some(d)) => ns_i(d),
         (None, None) => "until interrupted".into(),
-    };
-    out += &format!(
+    }
+}
+
+/// The header: what runs, on what machine, with which settings, and the thread ids.
+pub fn header(system: &SystemInfo, cfg: &RunConfig, applied: &Applied) -> String {
+    let mut out = format!(
         "tickscope {} — {} ({}) on CLOCK_{}, interval {}, {}, overrun: {}\n",
         env!("CARGO_PKG_VERSION"),
         applied.method.name(),
         applied.interface,
         applied.clock.name().to_uppercase(),
         interval(cfg.period_ns),
-        stop,
+        stop_rule(cfg),
         cfg.overrun.name(),
     );
+    out += &settings(system, applied);
+    for t in &applied.threads {
+        out += &format!(
+            "thread:  T{} tid {} {}\n",
+            t.thread,
+            t.tid,
+            t.cpu
+                .map_or("unpinned".to_string(), |c| format!("on CPU {c}")),
+        );
+    }
+    if let Some(t) = applied.threads.first() {
+        out += &format!(
+            "         (change a thread mid-run from another shell, e.g. 'chrt -f -p 1 {}')\n",
+            t.tid
+        );
+    }
+    out
+}
+
+/// The lines that say on what machine and with which settings a run measures: system,
+/// policy, memory, PM QoS, timer slack.
+pub fn settings(system: &SystemInfo, applied: &Applied) -> String {
+    let mut out = String::new();
     out += &format!(
         "system:  Linux {} {}, {} × {}, clocksource {}, preemption {}, virtualization {}\n",
         system.kernel_release,
@@ -103,21 +129,6 @@ pub fn header(system: &SystemInfo, cfg: &RunConfig, applied: &Applied) -> String
             .map(|n| format!(" — {n}"))
             .unwrap_or_default()
     );
-    for t in &applied.threads {
-        out += &format!(
-            "thread:  T{} tid {} {}\n",
-            t.thread,
-            t.tid,
-            t.cpu
-                .map_or("unpinned".to_string(), |c| format!("on CPU {c}")),
-        );
-    }
-    if let Some(t) = applied.threads.first() {
-        out += &format!(
-            "         (change a thread mid-run from another shell, e.g. 'chrt -f -p 1 {}')\n",
-            t.tid
-        );
-    }
     out
 }
 

@@ -1,13 +1,27 @@
-//! `tickscope run`: measure, show each second, summarise, write the result file.
+//! `tickscope run`: measure, show each second, summarise, write the result file — or, with
+//! several methods or rounds, run each in turn and print one comparison table.
+//!
+//! A comparison runs the methods in the order of [`tickscope_engine::compare::schedule`]
+//! (each round rotated by one), every run with the same configuration but its method and
+//! started the same way by the engine (fresh threads, same setup, first expiry the same
+//! distance ahead, no sample discarded). Per-second lines are left out; one line per
+//! finished run shows progress. The result file is rewritten after every run, so an
+//! interruption or a crash keeps what was measured.
 
 use super::signals::stop_flag;
 use crate::cli::RunArgs;
 use crate::exit::Failure;
-use crate::options::run_config;
+use crate::options::{run_plan, RunPlan};
 use std::io::Write;
-use tickscope_engine::run::{run, RunEvent};
-use tickscope_engine::system;
-use tickscope_report::{terminal, write_atomic, RunDocument};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tickscope_engine::compare::schedule;
+use tickscope_engine::run::{run, RunConfig, RunEvent};
+use tickscope_engine::system::{self, SystemInfo};
+use tickscope_engine::wait::MethodKind;
+use tickscope_report::methods_table::{comparison_header, methods_table, run_line};
+use tickscope_report::{terminal, write_atomic, MethodRun, RunDocument};
 
 /// Runs the measurement described by `args`.
 ///
@@ -15,12 +29,29 @@ use tickscope_report::{terminal, write_atomic, RunDocument};
 /// [`Failure::Usage`] for bad flags or a requested setting that cannot be applied;
 /// [`Failure::Runtime`] when the result file cannot be written or a thread fails.
 pub fn execute(args: &RunArgs) -> Result<(), Failure> {
-    let cfg = run_config(args).map_err(Failure::Usage)?;
+    let plan = run_plan(args).map_err(Failure::Usage)?;
     if let Some(path) = &args.json {
         check_writable(path)?;
     }
+    for note in &plan.left_out {
+        eprintln!("tickscope: {note}");
+    }
     let system = system::detect();
     let stop = stop_flag().map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+    if plan.is_comparison() {
+        compare(args, &plan, &system, &stop)
+    } else {
+        single(args, &plan.config, &system, &stop)
+    }
+}
+
+/// One method, one round: header, per-second lines, summary.
+fn single(
+    args: &RunArgs,
+    cfg: &RunConfig,
+    system: &SystemInfo,
+    stop: &Arc<AtomicBool>,
+) -> Result<(), Failure> {
     let threads = cfg.cpus.len();
     let quiet = args.quiet;
     let mut stdout = std::io::stdout();
@@ -36,7 +67,7 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
         let text = match event {
             RunEvent::Started(applied) => format!(
                 "{}\n{}",
-                terminal::header(&system, &cfg, applied),
+                terminal::header(system, cfg, applied),
                 terminal::second_header()
             ),
             RunEvent::Second(report) => terminal::second_lines(report, cfg.period_ns, threads),
@@ -45,7 +76,7 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
         let _ = writeln!(stdout, "{text}");
         let _ = stdout.flush();
     };
-    let outcome = run(&cfg, &stop, &mut observer)?;
+    let outcome = run(cfg, stop, &mut observer)?;
     if outcome.interrupted {
         eprintln!("tickscope: interrupted; the summary covers what ran");
     }
@@ -55,9 +86,10 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     );
     let error = outcome.error.clone();
     if let Some(path) = &args.json {
-        let doc = RunDocument::new(system.clone(), cfg.clone(), outcome);
-        write_atomic(path, doc.to_json().as_bytes())
-            .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+        write_document(
+            path,
+            &RunDocument::new(system.clone(), cfg.clone(), outcome),
+        )?;
         if !quiet {
             println!("result written to {}", path.display());
         }
@@ -68,11 +100,89 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
+/// Several methods or rounds: one line per run, then the comparison table.
+fn compare(
+    args: &RunArgs,
+    plan: &RunPlan,
+    system: &SystemInfo,
+    stop: &Arc<AtomicBool>,
+) -> Result<(), Failure> {
+    let order = schedule(&plan.methods, plan.rounds);
+    let quiet = args.quiet;
+    let mut runs: Vec<MethodRun> = Vec::new();
+    let mut error: Option<String> = None;
+    let mut warned: Vec<MethodKind> = Vec::new();
+    for planned in &order {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let cfg = RunConfig {
+            method: planned.method,
+            ..plan.config.clone()
+        };
+        let first = runs.is_empty();
+        let mut observer = |event: RunEvent<'_>| {
+            let RunEvent::Started(applied) = event else {
+                return;
+            };
+            if let Some(note) = &applied.method_note {
+                if !warned.contains(&applied.method) {
+                    warned.push(applied.method);
+                    eprintln!("tickscope: warning: {note}");
+                }
+            }
+            if first && !quiet {
+                println!(
+                    "{}",
+                    comparison_header(system, &cfg, applied, &plan.methods, plan.rounds)
+                );
+            }
+        };
+        let outcome = run(&cfg, stop, &mut observer)?;
+        let entry = MethodRun::new(planned.round, planned.order, &outcome);
+        if !quiet {
+            println!("{}", run_line(&entry, order.len()));
+        }
+        if let Some(e) = &outcome.error {
+            error.get_or_insert(format!("{}: {e}", planned.method.name()));
+        }
+        runs.push(entry);
+        if let Some(path) = &args.json {
+            let doc = RunDocument::from_runs(
+                system.clone(),
+                plan.config.clone(),
+                runs.clone(),
+                error.clone(),
+            );
+            write_document(path, &doc)?;
+        }
+    }
+    if stop.load(Ordering::Relaxed) {
+        eprintln!("tickscope: interrupted; the table covers the runs that took place");
+    }
+    if !runs.is_empty() {
+        println!("\n{}", methods_table(&runs));
+        if let (Some(path), false) = (&args.json, quiet) {
+            println!("result written to {}", path.display());
+        }
+    }
+    match error {
+        Some(e) => Err(Failure::Runtime(e)),
+        None => Ok(()),
+    }
+}
+
+/// Writes a result document atomically.
+fn write_document(path: &Path, doc: &RunDocument) -> Result<(), Failure> {
+    write_atomic(path, doc.to_json().as_bytes())
+        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))
+}
+
 /// Fails early, before measuring, if the result file's directory does not exist.
-fn check_writable(path: &std::path::Path) -> Result<(), Failure> {
+fn check_writable(path: &Path) -> Result<(), Failure> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
+        _ => Path::new("."),
     };
     if !dir.is_dir() {
         return Err(Failure::Usage(format!(

@@ -1,0 +1,356 @@
+//! The comparison of wake-up methods on the terminal: a header, one line per finished run,
+//! and one table with a row per method — what each costs in precision and in CPU.
+//!
+//! With several rounds, a method's row combines its runs: latency percentiles, dt SD,
+//! |dt − period| p99, CPU and the hybrid's final margin are medians over the rounds (robust
+//! to one noisy round); samples, missed periods and late sleeps are totals; the maximum is
+//! the largest. The margin note reads `margin 27.0 µs (auto), 3/9000 sleeps late`: the
+//! margin at the end of the run, how it was chosen, and how many sleeps ended after it.
+
+use crate::document::MethodRun;
+use crate::terminal::{settings, stop_rule};
+use crate::units::{interval, ns, ns_i};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use tickscope_engine::result::ThreadStats;
+use tickscope_engine::run::{Applied, RunConfig};
+use tickscope_engine::system::SystemInfo;
+use tickscope_engine::wait::MethodKind;
+
+/// The header of a comparison: the methods and rounds, then the settings every run shares.
+pub fn comparison_header(
+    system: &SystemInfo,
+    cfg: &RunConfig,
+    applied: &Applied,
+    methods: &[MethodKind],
+    rounds: u32,
+) -> String {
+    let names: Vec<&str> = methods.iter().map(|m| m.name()).collect();
+    let rounds_text = match rounds {
+        1 => "1 round".to_string(),
+        n => format!("{n} rounds, each starting one method further along"),
+    };
+    format!(
+        "tickscope {} — comparing {} methods ({}), {}\n\
+         each: CLOCK_{}, interval {}, {}, overrun: {}, same settings, nothing discarded\n{}",
+        env!("CARGO_PKG_VERSION"),
+        methods.len(),
+        names.join(", "),
+        rounds_text,
+        applied.clock.name().to_uppercase(),
+        interval(cfg.period_ns),
+        stop_rule(cfg),
+        cfg.overrun.name(),
+        settings(system, applied),
+    )
+}
+
+/// One line for a finished run: `[3/22] timerfd, round 1: 10000 samples, …`.
+pub fn run_line(run: &MethodRun, total: usize) -> String {
+    let s = &run.summary;
+    let lat = |f: fn(&tickscope_engine::result::LatencyStats) -> i64| {
+        s.latency_ns.as_ref().map_or("-".into(), |l| ns_i(f(l)))
+    };
+    format!(
+        "[{}/{}] {}, round {}: {} samples, latency p50 {} p99 {} max {}, missed {}, CPU {:.1} %{}",
+        run.order + 1,
+        total,
+        run.method,
+        run.round,
+        s.samples,
+        lat(|l| l.p50),
+        lat(|l| l.p99),
+        lat(|l| l.max),
+        s.overruns,
+        s.cpu_percent,
+        if run.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        },
+    )
+}
+
+/// The median of `v` (mean of the two middle values for an even count); `None` if empty.
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The runs of one method, in the order they ran.
+struct MethodRows<'a> {
+    method: &'a str,
+    runs: Vec<&'a MethodRun>,
+}
+
+impl MethodRows<'_> {
+    fn summaries(&self) -> impl Iterator<Item = &ThreadStats> {
+        self.runs.iter().map(|r| &r.summary)
+    }
+
+    /// The median over the runs of a value each run may have, as a duration.
+    fn median_ns(&self, f: impl Fn(&ThreadStats) -> Option<f64>) -> String {
+        median(self.summaries().filter_map(f).collect()).map_or("-".into(), ns)
+    }
+
+    fn cells(&self) -> Vec<String> {
+        let lat = |f: fn(&tickscope_engine::result::LatencyStats) -> i64| {
+            move |t: &ThreadStats| t.latency_ns.as_ref().map(|l| f(l) as f64)
+        };
+        let samples: u64 = self.summaries().map(|t| t.samples).sum();
+        let missed: u64 = self.summaries().map(|t| t.overruns).sum();
+        let max = self
+            .summaries()
+            .filter_map(|t| t.latency_ns.as_ref().map(|l| l.max))
+            .max()
+            .map_or("-".into(), ns_i);
+        let cpu = median(self.summaries().map(|t| t.cpu_percent).collect())
+            .map_or("-".into(), |c| format!("{c:.1} %"));
+        let step = self
+            .runs
+            .first()
+            .map(|r| r.applied.granularity_ns)
+            .filter(|&g| g > 1)
+            .map_or(String::new(), ns_i);
+        vec![
+            self.method.to_string(),
+            samples.to_string(),
+            self.median_ns(lat(|l| l.p50)),
+            self.median_ns(lat(|l| l.p99)),
+            self.median_ns(lat(|l| l.p99_9)),
+            max,
+            self.median_ns(|t| t.period_ns.as_ref().map(|p| p.stddev)),
+            self.median_ns(|t| t.period_ns.as_ref().map(|p| p.abs_deviation_p99 as f64)),
+            missed.to_string(),
+            cpu,
+            step,
+            self.notes(),
+        ]
+    }
+
+    /// What the method said about itself: the hybrid's margin, the busy-wait's naps, the
+    /// kernel's own count of missed periods.
+    fn notes(&self) -> String {
+        let reports: Vec<_> = self
+            .summaries()
+            .filter_map(|t| t.method_report.as_ref())
+            .collect();
+        let mut notes = Vec::new();
+        let margins: Vec<_> = reports.iter().filter_map(|r| r.margin.as_ref()).collect();
+        if let Some(m) = median(margins.iter().map(|m| m.final_ns as f64).collect()) {
+            let overshot: u64 = margins.iter().map(|m| m.overshot).sum();
+            let sleeps: u64 = margins.iter().map(|m| m.sleeps).sum();
+            notes.push(format!(
+                "margin {} ({}), {overshot}/{sleeps} sleeps late",
+                ns(m),
+                margins[0].mode
+            ));
+        }
+        let naps: Option<u64> = reports.iter().filter_map(|r| r.naps).reduce(|a, b| a + b);
+        if let Some(n) = naps.filter(|&n| n > 0) {
+            notes.push(format!("{n} naps"));
+        }
+        if let Some(k) = reports
+            .iter()
+            .filter_map(|r| r.timer_overruns)
+            .reduce(|a, b| a + b)
+        {
+            notes.push(format!("kernel: {k} missed"));
+        }
+        if self.runs.iter().any(|r| r.applied.method_note.is_some()) {
+            notes.push("see warning".into());
+        }
+        if self.runs.iter().any(|r| r.interrupted) {
+            notes.push("interrupted".into());
+        }
+        notes.join("; ")
+    }
+}
+
+/// The comparison table: one row per method, in the order of the first round, and notes
+/// below it (how rounds combine, the warnings the runs gave).
+pub fn methods_table(runs: &[MethodRun]) -> String {
+    let mut rows: Vec<MethodRows<'_>> = Vec::new();
+    for r in runs {
+        match rows.iter_mut().find(|m| m.method == r.method) {
+            Some(m) => m.runs.push(r),
+            None => rows.push(MethodRows {
+                method: &r.method,
+                runs: vec![r],
+            }),
+        }
+    }
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    table.set_header(vec![
+        "method",
+        "samples",
+        "lat p50",
+        "lat p99",
+        "lat p99.9",
+        "lat max",
+        "dt SD",
+        "|dt−T| p99",
+        "missed",
+        "CPU",
+        "step",
+        "notes",
+    ]);
+    for m in &rows {
+        table.add_row(m.cells());
+    }
+    for (i, col) in table.column_iter_mut().enumerate() {
+        if (1..=10).contains(&i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let mut out = table.to_string();
+    out += "\nlat: wake-up latency (woke − expiry). dt SD: period about its mean. |dt−T| p99: \
+            period deviation from the interval.\nCPU: the measuring thread(s), % of one core. \
+            step: the coarsest timeout the method can express (blank: 1 ns).";
+    let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
+    if rounds > 1 {
+        out += &format!(
+            "\n{rounds} rounds: percentiles, dt SD, |dt−T| p99, CPU and margin are medians over \
+             the rounds; samples and missed are totals; lat max is the largest."
+        );
+    }
+    let mut warned: Vec<&str> = Vec::new();
+    for r in runs {
+        if let Some(w) = r.applied.method_note.as_deref() {
+            if !warned.contains(&w) {
+                warned.push(w);
+                out += &format!("\nwarning: {w}");
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickscope_engine::record::WindowRecord;
+    use tickscope_engine::setup::Policy;
+    use tickscope_engine::stats::{latency_stats, period_stats};
+    use tickscope_engine::time::ClockId;
+    use tickscope_engine::wait::{MarginReport, MethodReport};
+
+    const MS: i64 = 1_000_000;
+
+    /// A run of `method` whose wake-ups are `MS` apart plus `lat[k]` ns late.
+    fn run(method: MethodKind, round: u32, order: u32, lat: &[i64], cpu: f64) -> MethodRun {
+        let mut rec = WindowRecord::new();
+        let mut last = None;
+        for (k, &l) in lat.iter().enumerate() {
+            let woke = k as i64 * MS + l;
+            rec.record(l, last.map(|p: i64| (woke - p, MS)));
+            last = Some(woke);
+        }
+        let report = match method {
+            MethodKind::Hybrid => Some(MethodReport {
+                margin: Some(MarginReport {
+                    mode: "auto".into(),
+                    initial_ns: 500_000,
+                    calibrated_ns: Some(40_000 + order as i64),
+                    final_ns: 30_000 + 1_000 * round as i64,
+                    min_ns: 30_000,
+                    max_ns: 500_000,
+                    mean_ns: 45_000.0,
+                    sleeps: lat.len() as u64,
+                    overshot: 1,
+                    max_overshoot_ns: 90_000,
+                }),
+                ..MethodReport::default()
+            }),
+            MethodKind::Timerfd => Some(MethodReport {
+                timer_overruns: Some(2),
+                ..MethodReport::default()
+            }),
+            _ => None,
+        };
+        let summary = ThreadStats {
+            thread: None,
+            tid: None,
+            cpu: None,
+            samples: rec.samples(),
+            overruns: 2,
+            samples_dropped: 0,
+            latency_ns: latency_stats(&rec.latency, &rec.latency_hist),
+            period_ns: period_stats(&rec.period, &rec.period_dev_hist, MS),
+            cpu_time_ns: 0,
+            wall_time_ns: 0,
+            cpu_percent: cpu,
+            method_report: report,
+            windows: Vec::new(),
+        };
+        MethodRun {
+            method: method.name().into(),
+            round,
+            order,
+            started_at: "2026-11-21T00:00:00Z".into(),
+            ended_at: "2026-11-21T00:00:10Z".into(),
+            interrupted: false,
+            applied: Applied {
+                policy: Policy::Fifo { priority: 90 },
+                policy_note: None,
+                mlock: true,
+                mlock_note: None,
+                pm_qos_us: Some(0),
+                pm_qos_note: None,
+                timer_slack_ns: 1,
+                timer_slack_note: None,
+                method,
+                interface: "test".into(),
+                granularity_ns: if method == MethodKind::Itimer {
+                    1_000
+                } else {
+                    1
+                },
+                method_note: (method == MethodKind::Busy).then(|| "busy spins".into()),
+                clock: ClockId::Monotonic,
+                threads: Vec::new(),
+            },
+            threads: Vec::new(),
+            summary,
+        }
+    }
+
+    #[test]
+    fn one_row_per_method_with_medians_over_rounds() {
+        let lat: Vec<i64> = (0..100).map(|k| 10_000 + 100 * k).collect();
+        let runs = vec![
+            run(MethodKind::Timerfd, 1, 0, &lat, 2.0),
+            run(MethodKind::Busy, 1, 1, &[50, 60, 70], 99.0),
+            run(MethodKind::Hybrid, 1, 2, &[0, 5, 10, 15], 8.0),
+            run(MethodKind::Busy, 2, 3, &[40, 90, 80], 97.0),
+            run(MethodKind::Hybrid, 2, 4, &[1, 2, 3, 4], 6.0),
+            run(MethodKind::Itimer, 2, 5, &[20_000, 30_000], 3.0),
+        ];
+        insta::assert_snapshot!(methods_table(&runs));
+    }
+
+    #[test]
+    fn run_lines_count_from_one() {
+        let r = run(MethodKind::Busy, 2, 3, &[40, 90, 80], 97.0);
+        assert_eq!(
+            run_line(&r, 6),
+            "[4/6] busy, round 2: 3 samples, latency p50 80 ns p99 90 ns max 90 ns, missed 2, \
+             CPU 97.0 %"
+        );
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(vec![]), None);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
+    }
+}
