@@ -98,7 +98,7 @@ fn check_stats(t: &Value, samples: u64) {
     let buckets = lat["histogram"]["buckets"].as_array().unwrap();
     let counted: u64 = buckets.iter().map(|b| b[1].as_u64().unwrap()).sum();
     assert_eq!(counted, samples, "histogram counts");
-    assert_eq!(lat["histogram"]["significant_figures"], 3);
+    assert_eq!(lat["histogram"]["significant_figures"], 2);
     let per = &t["period_ns"];
     assert_eq!(per["nominal"], 1_000_000);
     for k in ["mean", "stddev", "rms_jitter"] {

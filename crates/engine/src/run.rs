@@ -533,7 +533,7 @@ struct ThreadAccum {
 }
 
 /// A second some threads have delivered: their statistics and their merged record.
-type PendingSecond = (Vec<(usize, WindowStats)>, Box<WindowRecord>);
+type PendingSecond = (Vec<(usize, WindowStats)>, Option<Box<WindowRecord>>);
 
 /// Receives windows from the measuring threads, keeps totals, groups windows by second.
 struct Collector {
@@ -608,15 +608,15 @@ impl Collector {
                 acc.delivered_through = Some(rec.index + rec.span - 1);
                 if rec.samples() > 0 {
                     acc.windows.push(stats.clone());
-                    let entry = self
-                        .pending
-                        .entry(rec.index)
-                        .or_insert_with(|| (Vec::new(), Box::new(WindowRecord::new())));
+                    let entry = self.pending.entry(rec.index).or_default();
                     if threads > 1 {
-                        entry.1.merge(&rec);
+                        // Merged record for the second, allocated only when there is
+                        // something to merge.
+                        let merged = entry.1.get_or_insert_with(|| Box::new(WindowRecord::new()));
+                        merged.merge(&rec);
+                        merged.index = rec.index;
+                        merged.span = merged.span.max(rec.span);
                     }
-                    entry.1.index = rec.index;
-                    entry.1.span = entry.1.span.max(rec.span);
                     entry.0.push((t, stats));
                 }
                 rec.clear();
@@ -640,14 +640,15 @@ impl Collector {
             }
             let (index, (mut per_thread, merged_rec)) = entry.remove_entry();
             per_thread.sort_by_key(|(t, _)| *t);
-            let merged = if threads > 1 {
-                let cpu = per_thread
-                    .iter()
-                    .filter_map(|(_, w)| w.cpu_percent)
-                    .reduce(|a, b| a + b);
-                window_stats(&merged_rec, self.window, self.period, cpu)
-            } else {
-                per_thread[0].1.clone()
+            let merged = match merged_rec {
+                Some(rec) => {
+                    let cpu = per_thread
+                        .iter()
+                        .filter_map(|(_, w)| w.cpu_percent)
+                        .reduce(|a, b| a + b);
+                    window_stats(&rec, self.window, self.period, cpu)
+                }
+                None => per_thread[0].1.clone(),
             };
             let report = SecondReport {
                 index,
