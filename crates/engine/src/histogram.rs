@@ -202,7 +202,7 @@ fn value_at_rank(h: &Histogram<u64>, rank: u64) -> u64 {
 /// and a bucket is at most `|value_ns| / 128` wide.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistogramBuckets {
-    /// Decimal digits of precision of the bucketing (3: 0.1 % relative width).
+    /// Decimal digits of precision of the bucketing (2: buckets at most 1/128 of their value).
     pub significant_figures: u8,
     /// `[value_ns, count]` pairs, ascending by value.
     pub buckets: Vec<(Nanos, u64)>,
