@@ -19,6 +19,7 @@ use crate::wait::{self, MethodKind, MethodOptions};
 use crate::worker::{measure, window_link, CollectorLink, LoopParams};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::os::unix::thread::JoinHandleExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -251,6 +252,11 @@ pub fn run(
         None => (None, None),
     };
 
+    // Lets a stop interrupt a long wait instead of waiting up to a whole period.
+    let wake_guard = setup::WakeSignalGuard::install().map_err(|e| Error::Os {
+        context: "cannot install the wake-up signal handler".into(),
+        source: e,
+    })?;
     let mut workers = Vec::new();
     let mut setup_rx = Vec::new();
     let mut collectors = Vec::new();
@@ -366,6 +372,13 @@ pub fn run(
         if all_done {
             break;
         }
+        if stop.load(Ordering::Relaxed) {
+            // Repeated every round: a kick that lands between the thread's check of the
+            // stop flag and its next wait is lost, the next one is not.
+            for (h, _) in workers.iter().filter(|(h, _)| !h.is_finished()) {
+                setup::kick(h.as_pthread_t());
+            }
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     let ended_at = SystemTime::now();
@@ -381,6 +394,7 @@ pub fn run(
         .collect();
     drop(pm_qos_guard);
     drop(mlock_guard);
+    drop(wake_guard);
     let interrupted = stop.load(Ordering::Relaxed);
     let error = ends.iter().find_map(|e| e.error.clone());
     let (threads, summary) = collector.finish(&applied, &ends);
