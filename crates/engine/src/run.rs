@@ -19,6 +19,7 @@ use crate::wait::{self, MethodKind, MethodOptions, MethodReport};
 use crate::worker::{measure, window_link, CollectorLink, LoopParams};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::os::unix::thread::JoinHandleExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -256,6 +257,11 @@ pub fn run(
         None => (None, None),
     };
 
+    // Lets a stop interrupt a long wait instead of waiting up to a whole period.
+    let wake_guard = setup::WakeSignalGuard::install().map_err(|e| Error::Os {
+        context: "cannot install the wake-up signal handler".into(),
+        source: e,
+    })?;
     // The interval timer's SIGALRM goes to the process: keep it off this thread (and the
     // threads it starts, which inherit the mask) so that it lands on the measuring thread.
     let _alarm_block = match cfg.method {
@@ -388,6 +394,13 @@ pub fn run(
         if all_done {
             break;
         }
+        if stop.load(Ordering::Relaxed) {
+            // Repeated every round: a kick that lands between the thread's check of the
+            // stop flag and its next wait is lost, the next one is not.
+            for (h, _) in workers.iter().filter(|(h, _)| !h.is_finished()) {
+                setup::kick(h.as_pthread_t());
+            }
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     let ended_at = SystemTime::now();
@@ -404,6 +417,7 @@ pub fn run(
         .collect();
     drop(pm_qos_guard);
     drop(mlock_guard);
+    drop(wake_guard);
     let interrupted = stop.load(Ordering::Relaxed);
     let error = ends.iter().find_map(|e| e.error.clone());
     let (threads, summary) = collector.finish(&applied, &ends);
@@ -559,7 +573,7 @@ struct ThreadAccum {
 }
 
 /// A second some threads have delivered: their statistics and their merged record.
-type PendingSecond = (Vec<(usize, WindowStats)>, Box<WindowRecord>);
+type PendingSecond = (Vec<(usize, WindowStats)>, Option<Box<WindowRecord>>);
 
 /// Receives windows from the measuring threads, keeps totals, groups windows by second.
 struct Collector {
@@ -634,15 +648,15 @@ impl Collector {
                 acc.delivered_through = Some(rec.index + rec.span - 1);
                 if rec.samples() > 0 {
                     acc.windows.push(stats.clone());
-                    let entry = self
-                        .pending
-                        .entry(rec.index)
-                        .or_insert_with(|| (Vec::new(), Box::new(WindowRecord::new())));
+                    let entry = self.pending.entry(rec.index).or_default();
                     if threads > 1 {
-                        entry.1.merge(&rec);
+                        // Merged record for the second, allocated only when there is
+                        // something to merge.
+                        let merged = entry.1.get_or_insert_with(|| Box::new(WindowRecord::new()));
+                        merged.merge(&rec);
+                        merged.index = rec.index;
+                        merged.span = merged.span.max(rec.span);
                     }
-                    entry.1.index = rec.index;
-                    entry.1.span = entry.1.span.max(rec.span);
                     entry.0.push((t, stats));
                 }
                 rec.clear();
@@ -666,14 +680,15 @@ impl Collector {
             }
             let (index, (mut per_thread, merged_rec)) = entry.remove_entry();
             per_thread.sort_by_key(|(t, _)| *t);
-            let merged = if threads > 1 {
-                let cpu = per_thread
-                    .iter()
-                    .filter_map(|(_, w)| w.cpu_percent)
-                    .reduce(|a, b| a + b);
-                window_stats(&merged_rec, self.window, self.period, cpu)
-            } else {
-                per_thread[0].1.clone()
+            let merged = match merged_rec {
+                Some(rec) => {
+                    let cpu = per_thread
+                        .iter()
+                        .filter_map(|(_, w)| w.cpu_percent)
+                        .reduce(|a, b| a + b);
+                    window_stats(&rec, self.window, self.period, cpu)
+                }
+                None => per_thread[0].1.clone(),
             };
             let report = SecondReport {
                 index,
