@@ -192,18 +192,25 @@ impl WakeMethod for Itimer {
         };
         let seen = &mut self.seen;
         let suspend = &armed.suspend_mask;
-        wait_for(fired, libc::CLOCK_MONOTONIC, expiry, || loop {
+        let mut take = move || {
             let stamp = STAMP.load(Ordering::Acquire);
-            if stamp != *seen {
+            (stamp != *seen).then(|| {
                 *seen = stamp;
-                return Ok(Fire {
+                Fire {
                     woke: stamp,
                     count: None,
-                });
+                }
+            })
+        };
+        wait_for(fired, libc::CLOCK_MONOTONIC, expiry, || {
+            if let Some(fire) = take() {
+                return Ok(fire);
             }
-            // SAFETY: `suspend` is a valid mask; sigsuspend returns -1 (EINTR) after the
-            // handler ran.
+            // SAFETY: `suspend` is a valid mask; sigsuspend returns -1 (EINTR) after a
+            // handler ran on this thread.
             unsafe { libc::sigsuspend(suspend) };
+            // Another signal than SIGALRM (a stop's wake-up signal) is an interruption.
+            take().ok_or_else(|| io::Error::from_raw_os_error(libc::EINTR))
         })
     }
 
