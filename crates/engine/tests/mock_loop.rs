@@ -233,15 +233,16 @@ fn busy_and_hybrid_run_the_loop_on_virtual_time_without_allocating() {
     let mut hybrid =
         Hybrid::with_clock(MockTimebase::new(10 * SEC - MS, 200, script), Margin::Auto);
     hybrid.arm(10 * SEC, MS).unwrap();
-    let (windows, allocs, end) = run_loop(&mut hybrid, params(3_000, OverrunPolicy::Skip));
-    assert_eq!((end.samples, allocs), (3_000, 0));
+    let (windows, allocs, end) = run_loop(&mut hybrid, params(3_050, OverrunPolicy::Skip));
+    assert_eq!((end.samples, allocs), (3_050, 0));
     let not_early: u64 = windows
         .iter()
         .map(|w| w.latency_hist.len() - w.latency_hist.negative_count())
         .sum();
-    assert_eq!(not_early, 3_000);
+    assert_eq!(not_early, 3_050);
     let r = hybrid.report().margin.unwrap();
-    // The 300 µs overshoots (0.2 %) stay below the percentile: the margin settles on 20 µs.
+    // The 300 µs overshoots (0.2 %) are late and raise the margin for a moment, but stay
+    // below the percentile: after the next update the margin is back on 20 µs.
     assert_eq!(r.final_ns, 20_000 + 5_000 + 2_000);
     assert_eq!(r.overshot, 6);
 }

@@ -111,15 +111,19 @@ mod tests {
     /// Runs `n` periods of 1 ms starting at 10 ms; returns the latencies.
     fn run(h: &mut Hybrid<MockTimebase>, n: i64) -> Vec<Nanos> {
         h.arm(10 * MS, MS).unwrap();
+        run_on(h, 0..n)
+    }
+
+    /// Waits for expiries `10 ms + k ms` for each k of `ks` without re-arming.
+    fn run_on(h: &mut Hybrid<MockTimebase>, ks: std::ops::Range<i64>) -> Vec<Nanos> {
         let mut last = h.now();
-        (0..n)
-            .map(|k| {
-                let expiry = 10 * MS + k * MS;
-                let woke = h.wait(expiry, last).unwrap();
-                last = woke;
-                woke - expiry
-            })
-            .collect()
+        ks.map(|k| {
+            let expiry = 10 * MS + k * MS;
+            let woke = h.wait(expiry, last).unwrap();
+            last = woke;
+            woke - expiry
+        })
+        .collect()
     }
 
     #[test]
@@ -154,8 +158,9 @@ mod tests {
         let mut h = Hybrid::with_clock(MockTimebase::new(0, 100, vec![10 * US]), Margin::Auto);
         run(&mut h, 256);
         let warm = h.clock().reads();
-        run(&mut h, 256);
+        let lat = run_on(&mut h, 256..512);
         let calibrated = h.clock().reads() - warm;
+        assert!(lat.iter().all(|&l| (0..100).contains(&l)), "{lat:?}");
         assert!(calibrated * 10 < warm, "{calibrated} vs {warm}");
     }
 
