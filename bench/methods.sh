@@ -27,6 +27,7 @@ OUT=${OUT:-bench/methods-$(date +%Y%m%d-%H%M%S).json}
 command -v python3 >/dev/null || { echo "bench/methods.sh needs python3" >&2; exit 2; }
 
 cargo build --release --quiet
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 secs=${DURATION%s}
 limit=$(( ROUNDS * 3 * ${secs%%[!0-9]*} + 60 ))
 
@@ -35,6 +36,7 @@ timeout --signal=INT --kill-after=10 "$limit" \
   target/release/tickscope run --method busy,hybrid,nanosleep-abs --rounds "$ROUNDS" \
   -i "$INTERVAL" -D "$DURATION" --policy "$POLICY" --json "$OUT" $EXTRA
 
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$OUT" <<'PY'
 import json, statistics, sys
 

@@ -39,8 +39,10 @@ pub const QUANTILE: f64 = 0.995;
 /// Added to the scaled percentile, ns: covers the spin's own first clock read and keeps a
 /// floor when sleeps are very precise.
 pub const GUARD_NS: Nanos = 2 * NS_PER_US;
-/// The largest warm-up margin, ns.
-pub const WARMUP_MARGIN_MAX_NS: Nanos = 500 * NS_PER_US;
+/// The largest warm-up margin, ns: above the sleep latency p99 of a real-time thread on
+/// common hardware (tens of µs, see cyclictest's published numbers), so that most warm-up
+/// wake-ups are on time, without spinning a quarter of each millisecond.
+pub const WARMUP_MARGIN_MAX_NS: Nanos = 200 * NS_PER_US;
 
 /// How the hybrid's margin is chosen (`--margin`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -229,11 +231,11 @@ mod tests {
     const MS: Nanos = 1_000 * US;
 
     #[test]
-    fn warm_up_margin_is_half_the_period_up_to_500_us() {
+    fn warm_up_margin_is_half_the_period_up_to_200_us() {
         assert_eq!(warmup_margin(200 * US), 100 * US);
-        assert_eq!(warmup_margin(10 * MS), 500 * US);
+        assert_eq!(warmup_margin(10 * MS), 200 * US);
         let t = MarginTuner::new(MS, Margin::Auto);
-        assert_eq!(t.margin(), 500 * US);
+        assert_eq!(t.margin(), 200 * US);
     }
 
     #[test]
@@ -243,7 +245,7 @@ mod tests {
         for k in 0..WARMUP - 1 {
             t.observe(10 * US + (k % 10) as Nanos * US);
         }
-        assert_eq!(t.margin(), 500 * US);
+        assert_eq!(t.margin(), 200 * US);
         assert_eq!(t.report().calibrated_ns, None);
         t.observe(10 * US);
         // Overshoots 10..=19 µs: p99.5 is 19 µs → 19 + 4.75 + 2 µs.
@@ -273,8 +275,8 @@ mod tests {
         }
         assert_eq!(t.margin(), quiet);
         let r = t.report();
-        // The warm-up's 500 µs is the largest margin used.
-        assert_eq!((r.min_ns, r.max_ns), (quiet, 500 * US));
+        // The warm-up's 200 µs is the largest margin used.
+        assert_eq!((r.min_ns, r.max_ns), (quiet, 200 * US));
         assert_eq!(r.max_overshoot_ns, 80 * US);
     }
 
@@ -292,8 +294,8 @@ mod tests {
         assert_eq!(t.margin(), quiet);
         let r = t.report();
         assert_eq!(r.overshot, 8);
-        // The warm-up's 500 µs is the largest margin used; no stall pushed it further.
-        assert_eq!(r.max_ns, 500 * US);
+        // The warm-up's 200 µs is the largest margin used; no stall pushed it further.
+        assert_eq!(r.max_ns, 200 * US);
     }
 
     #[test]
