@@ -16,14 +16,18 @@
 //!   window, so it follows the machine up and down within about one window;
 //! * a sleep that overshoots the margin raises it at once, to 1.25 × that overshoot plus
 //!   [`GUARD_NS`] but at most to twice the margin: noise that comes in bursts costs a few
-//!   late wake-ups instead of a window's worth, while one long stall (the hypervisor's
-//!   milliseconds) only doubles the margin until the next update.
+//!   late wake-ups instead of a window's worth.
 //!
-//! The learnt margin never exceeds half the period: the sleep must end after the previous
-//! wake-up for its overshoot to be measured at all, and a hybrid that spins more than half
-//! of every period has stopped being one (on a machine that noisy, `busy` is the honest
-//! choice). A fixed margin (`--margin 100us`) is used as given, up to the whole period (a
-//! busy-wait), and never changes, but its overshoots are still counted.
+//! A learnt margin never exceeds half the period, and overshoots longer than that — a
+//! hypervisor taking the CPU away for milliseconds — are counted and reported but do not
+//! drive the margin: no margin a hybrid can afford would have caught them, and spinning
+//! half of every period for them would buy nothing. (The sleep must also end after the
+//! previous wake-up for its overshoot to be measured at all.) On a machine where sleeps
+//! regularly overshoot by half a period, `busy` is the honest choice; when no overshoot in
+//! the window is coverable, the margin drops to [`GUARD_NS`] (the hybrid then sleeps almost
+//! to the expiry, and keeps measuring). A fixed margin
+//! (`--margin 100us`) is used as given, up to the whole period (a busy-wait), and never
+//! changes, but its overshoots are still counted.
 
 use crate::time::{Nanos, NS_PER_US};
 use serde::{Deserialize, Serialize};
@@ -177,26 +181,38 @@ impl MarginTuner {
         };
         if self.since_update >= due {
             self.since_update = 0;
-            let q = self.window_quantile();
-            self.set(with_headroom(q));
+            let m = self.coverable_quantile().map_or(GUARD_NS, with_headroom);
+            self.set(m);
             self.calibrated.get_or_insert(self.margin);
-        } else if late && self.calibrated.is_some() {
+        } else if late && self.calibrated.is_some() && s <= self.cap() {
             self.set(with_headroom(s).min(2 * self.margin.max(GUARD_NS)));
         }
     }
 
-    /// The [`QUANTILE`] of the overshoots in the window (ns). Sorts a copy in place.
-    fn window_quantile(&mut self) -> Nanos {
-        let n = self.filled;
-        let window = &mut self.scratch[..n];
-        window.copy_from_slice(&self.ring[..n]);
-        let rank = ((QUANTILE * n as f64).ceil() as usize).clamp(1, n) - 1;
-        *window.select_nth_unstable(rank).1
+    /// The largest learnt margin: half the period (ns).
+    fn cap(&self) -> Nanos {
+        self.period / 2
     }
 
-    /// Sets a learnt margin (at most half the period) and keeps its range.
+    /// The [`QUANTILE`] of the overshoots in the window that a learnt margin could cover
+    /// (at most [`Self::cap`]), ns; `None` if none could. Sorts a copy in place.
+    fn coverable_quantile(&mut self) -> Option<Nanos> {
+        let cap = self.cap();
+        let mut n = 0;
+        for &s in self.ring[..self.filled].iter().filter(|&&s| s <= cap) {
+            self.scratch[n] = s;
+            n += 1;
+        }
+        if n == 0 {
+            return None;
+        }
+        let rank = ((QUANTILE * n as f64).ceil() as usize).clamp(1, n) - 1;
+        Some(*self.scratch[..n].select_nth_unstable(rank).1)
+    }
+
+    /// Sets a learnt margin (at most [`Self::cap`]) and keeps its range.
     fn set(&mut self, m: Nanos) {
-        let m = m.min(self.period / 2);
+        let m = m.min(self.cap());
         self.margin = m;
         self.min_used = self.min_used.min(m);
         self.max_used = self.max_used.max(m);
@@ -281,12 +297,12 @@ mod tests {
     }
 
     #[test]
-    fn a_rare_stall_only_doubles_the_margin_until_the_next_update() {
+    fn a_rare_late_sleep_only_doubles_the_margin_until_the_next_update() {
         let mut t = MarginTuner::new(MS, Margin::Auto);
         let quiet = 30 * US + 30 * US / 4 + GUARD_NS;
         for k in 0..4 * WINDOW {
-            // One 5 ms stall every 512 sleeps: 2 per window, below 0.5 %.
-            t.observe(if k % 512 == 0 { 5 * MS } else { 30 * US });
+            // One 300 µs overshoot every 512 sleeps: 2 per window, below 0.5 %.
+            t.observe(if k % 512 == 0 { 300 * US } else { 30 * US });
             if k == 1024 {
                 assert_eq!(t.margin(), 2 * quiet);
             }
@@ -294,8 +310,28 @@ mod tests {
         assert_eq!(t.margin(), quiet);
         let r = t.report();
         assert_eq!(r.overshot, 8);
-        // The warm-up's 200 µs is the largest margin used; no stall pushed it further.
+        // The warm-up's 200 µs is the largest margin used.
         assert_eq!(r.max_ns, 200 * US);
+    }
+
+    #[test]
+    fn stalls_longer_than_half_a_period_do_not_drive_the_margin() {
+        let mut t = MarginTuner::new(MS, Margin::Auto);
+        for k in 0..4 * WINDOW {
+            // A 3 ms stall every 32 sleeps (3 %, a busy hypervisor): no margin below half
+            // the period covers them, so the margin follows the other 97 %.
+            t.observe(if k % 32 == 0 { 3 * MS } else { 30 * US });
+        }
+        assert_eq!(t.margin(), 30 * US + 30 * US / 4 + GUARD_NS);
+        let r = t.report();
+        assert_eq!((r.overshot, r.max_overshoot_ns), (128, 3 * MS));
+        // Only stalls: spinning would catch none of them; the hybrid sleeps almost to the
+        // expiry and keeps measuring.
+        let mut t = MarginTuner::new(MS, Margin::Auto);
+        for _ in 0..WARMUP {
+            t.observe(3 * MS);
+        }
+        assert_eq!(t.margin(), GUARD_NS);
     }
 
     #[test]
@@ -316,8 +352,9 @@ mod tests {
     #[test]
     fn a_learnt_margin_never_exceeds_half_the_period() {
         let mut t = MarginTuner::new(100 * US, Margin::Auto);
+        // 45 µs with headroom is 58 µs: more than half the period.
         for _ in 0..WARMUP + 10 {
-            t.observe(300 * US);
+            t.observe(45 * US);
         }
         assert_eq!(t.margin(), 50 * US);
         assert_eq!(MarginTuner::new(MS, Margin::Fixed(2 * MS)).margin(), MS);
