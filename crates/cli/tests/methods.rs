@@ -188,7 +188,7 @@ fn rounds_rotate_and_the_table_has_a_row_per_method() {
         .collect();
     assert_eq!(rows.len(), 3, "{stdout}");
     assert!(stdout.contains("2 rounds: percentiles"), "{stdout}");
-    assert!(stdout.contains("margin 100 µs (fixed)"), "{stdout}");
+    assert!(stdout.contains("margin 100 µs (fixed), "), "{stdout}");
 
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let runs = doc["runs"].as_array().unwrap();
