@@ -111,7 +111,8 @@ pub fn parse_kernel_log(log: &str) -> Option<(u64, String)> {
         tsc_lines.iter().rev().find_map(|l| {
             let (_, rest) = l.split_once(marker)?;
             let mhz = rest.trim().strip_suffix(suffix)?.trim();
-            Some((parse_mhz(mhz)?, l.trim().to_string()))
+            let from_tsc = l.find("tsc: ").map_or(*l, |i| &l[i..]);
+            Some((parse_mhz(mhz)?, from_tsc.trim().to_string()))
         })
     };
     pick("Refined TSC clocksource calibration:", "MHz")
@@ -234,11 +235,11 @@ mod tests {
 
     #[test]
     fn kernel_log_lines() {
-        let log = "[    0.000026] tsc: Detected 2499.998 MHz processor\n\
+        let log = "<6>[    0.000026] tsc: Detected 2499.998 MHz processor\n\
                    [    0.2] clocksource: Switched to clocksource tsc\n";
         let (hz, line) = parse_kernel_log(log).unwrap();
         assert_eq!(hz, 2_499_998_000);
-        assert!(line.ends_with("MHz processor"));
+        assert_eq!(line, "tsc: Detected 2499.998 MHz processor");
         let refined = format!(
             "{log}[    0.000030] tsc: Detected 2500.000 MHz TSC\n\
              [    1.5] tsc: Refined TSC clocksource calibration: 2499.9 MHz\n"
