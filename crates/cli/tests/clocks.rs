@@ -123,6 +123,15 @@ fn idle_compare_adds_two_conditions_on_a_pinned_cpu() {
         .map(|p| p["condition"].as_str().unwrap())
         .collect();
     assert_eq!(conditions, ["pm-qos-zero", "sibling-spin"]);
+    if tickscope_engine::setup::allowed_cpus().unwrap().len() > 1 {
+        let spin = &passes[1];
+        assert!(
+            spin["skipped"].is_null(),
+            "spin skipped: {}",
+            spin["skipped"]
+        );
+        assert!(spin["note"].as_str().unwrap().contains("spinning on CPU"));
+    }
     for p in passes {
         if p["skipped"].is_string() {
             assert!(p["clocks"].as_array().unwrap().is_empty());

@@ -263,11 +263,11 @@ pub fn idle_compare_table(r: &ClocksResult) -> String {
         )
     }));
     let mut head = vec!["clock".to_string()];
-    head.extend(conditions.iter().map(|c| format!("cost, {}", c.0)));
+    head.extend(conditions.iter().map(|c| format!("cost\n{}", c.0)));
     head.extend(
         conditions
             .iter()
-            .map(|c| format!("after idle p50, {}", c.0)),
+            .map(|c| format!("after idle p50\n{}", c.0)),
     );
     let mut t = new_table(head);
     for (i, c) in r.clocks.iter().enumerate() {

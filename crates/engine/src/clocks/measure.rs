@@ -78,10 +78,16 @@ pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
         (None, true) => {
             // SAFETY: sched_getcpu has no arguments; it returns -1 on error.
             let here = unsafe { libc::sched_getcpu() };
-            let note = "the CPU it started on, pinned so that the sibling CPU is well defined";
+            let note = "the CPU it started on, fixed for the idle comparison";
             (usize::try_from(here).ok(), Some(note.to_string()))
         }
         (None, false) => (None, None),
+    };
+    // Chosen before pinning: afterwards this thread may use only `cpu`.
+    let sibling = if cfg.idle_compare {
+        cpu.and_then(sibling_cpu)
+    } else {
+        None
     };
     let _pin = cpu
         .map(|c| {
@@ -110,7 +116,6 @@ pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
             }
             Err(e) => skipped(Condition::PmQosZero, privileges::explain_pm_qos_error(&e)),
         });
-        let sibling = cpu.and_then(sibling_cpu);
         idle_compare.push(match sibling {
             None => skipped(
                 Condition::SiblingSpin,
