@@ -17,7 +17,7 @@ use super::{
     ClocksResult, Condition, CostStats, DeltaStats, PairStats, IDLE_GAP_NS, READS_PER_BATCH,
 };
 use crate::error::Error;
-use crate::setup::{privileges, AffinityGuard, PmQosGuard};
+use crate::setup::{AffinityGuard, PmQosGuard, PM_QOS_PATH};
 use crate::time::{read_clock, Nanos, NS_PER_MS, NS_PER_SEC};
 use std::time::Duration;
 
@@ -59,7 +59,7 @@ impl Buffers {
 }
 
 /// Measures every clock of [`ClockSource::all`] as described in [`super`], on the calling
-/// thread, within about `cfg.budget_ns` (plus up to 100 ms to calibrate the TSC where the
+/// thread, within about `cfg.budget_ns` (plus 50–100 ms to calibrate the TSC where the
 /// kernel does not say its frequency).
 ///
 /// # Errors
@@ -98,7 +98,7 @@ pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
 
     let passes = if cfg.idle_compare { 3 } else { 1 };
     let pass_ns = cfg.budget_ns / passes;
-    let tsc = tsc::frequency((pass_ns / 20).clamp(10 * NS_PER_MS, 100 * NS_PER_MS));
+    let tsc = tsc::frequency((pass_ns / 10).clamp(50 * NS_PER_MS, 100 * NS_PER_MS));
     let mut bufs = Buffers::new();
     let clocks = measure_pass(pass_ns, tsc.as_ref(), &mut bufs);
 
@@ -114,7 +114,14 @@ pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
                     clocks,
                 )
             }
-            Err(e) => skipped(Condition::PmQosZero, privileges::explain_pm_qos_error(&e)),
+            Err(e) => {
+                let hint = match e.raw_os_error() {
+                    Some(libc::EACCES | libc::EPERM) => "; the device is root-only",
+                    _ => "",
+                };
+                let why = format!("cannot hold {PM_QOS_PATH} at 0: {e}{hint}");
+                skipped(Condition::PmQosZero, why)
+            }
         });
         idle_compare.push(match sibling {
             None => skipped(
