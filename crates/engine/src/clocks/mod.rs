@@ -19,7 +19,7 @@
 //! a thread spinning on a sibling CPU ([`spinner`]).
 //!
 //! Layout: [`source`] the clocks and how to read them; [`tsc`] the time-stamp counter and its
-//! frequency; [`stats`] the pure statistics; [`measure`] the loops and the passes;
+//! frequency; [`stats`] the pure statistics; [`mod@measure`] the loops and the passes;
 //! [`spinner`] the bounded busy thread. Result types are here. The engine measures and never
 //! formats: `tickscope-report` renders these types.
 
@@ -53,7 +53,7 @@ pub struct ClocksConfig {
     /// leaves it unpinned, except that `idle_compare` pins it to the CPU it is on.
     pub cpu: Option<usize>,
     /// Total time budget, ns (> 0), split evenly over the passes and, within a pass, over the
-    /// clocks by weight (see [`measure`]). Every measurement takes at least a few batches,
+    /// clocks by weight (see [`mod@measure`]). Every measurement takes at least a few batches,
     /// so a very small budget is exceeded.
     pub budget_ns: Nanos,
     /// Also measure with PM QoS held at 0 µs and with a spinning thread on a sibling CPU.
@@ -232,7 +232,7 @@ pub struct ClocksPass {
     pub clocks: Vec<ClockReport>,
 }
 
-/// The result of [`measure`].
+/// The result of [`measure()`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClocksResult {
     /// The CPU the measurement was pinned to, if any.
