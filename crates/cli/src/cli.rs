@@ -14,9 +14,12 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; its size does not matter
 pub enum Command {
     /// Measure timer wake-up latency and period jitter of periodic threads.
     Run(RunArgs),
+    /// Resolution and cost of reading every clock (the floor under every latency measured).
+    Clocks(ClocksArgs),
 }
 
 /// Options of `tickscope run`.
@@ -115,4 +118,26 @@ pub struct RunArgs {
     /// Print only the summary (no header, no per-second lines).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+}
+
+/// Options of `tickscope clocks`.
+#[derive(Debug, Args)]
+pub struct ClocksArgs {
+    /// Pin the measurement to this CPU.
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<String>,
+
+    /// Total time to spend: 300ms, 3s, 1m; a bare number is seconds. Default 3s (6s with
+    /// --idle-compare).
+    #[arg(short = 'D', long, value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// Write the result as JSON (schema tickscope.clocks/1) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+
+    /// Repeat the measurement with /dev/cpu_dma_latency held at 0 and with a thread spinning
+    /// on a sibling CPU, to show what idle states cost.
+    #[arg(long)]
+    pub idle_compare: bool,
 }

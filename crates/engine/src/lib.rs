@@ -23,6 +23,7 @@
 
 #![deny(missing_docs)]
 
+pub mod clocks;
 pub mod error;
 pub mod grid;
 pub mod histogram;

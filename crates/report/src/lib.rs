@@ -10,6 +10,7 @@
 
 #![deny(missing_docs)]
 
+pub mod clocks;
 pub mod document;
 pub mod file;
 pub mod terminal;

@@ -55,16 +55,7 @@ pub fn header(system: &SystemInfo, cfg: &RunConfig, applied: &Applied) -> String
         stop,
         cfg.overrun.name(),
     );
-    out += &format!(
-        "system:  Linux {} {}, {} × {}, clocksource {}, preemption {}, virtualization {}\n",
-        system.kernel_release,
-        system.machine,
-        system.cpu_count,
-        system.cpu_model.as_deref().unwrap_or("unknown CPU"),
-        system.clocksource.as_deref().unwrap_or("unknown"),
-        system.preemption_model.as_deref().unwrap_or("unknown"),
-        system.virtualization.as_deref().unwrap_or("unknown"),
-    );
+    out += &system_line(system);
     out += &format!("policy:  {}", policy(&applied.policy));
     if let Some(note) = &applied.policy_note {
         out += &format!(" — {note}");
@@ -119,6 +110,20 @@ pub fn header(system: &SystemInfo, cfg: &RunConfig, applied: &Applied) -> String
         );
     }
     out
+}
+
+/// The `system:` line of a header: kernel, CPUs, clocksource, preemption, hypervisor.
+pub fn system_line(system: &SystemInfo) -> String {
+    format!(
+        "system:  Linux {} {}, {} × {}, clocksource {}, preemption {}, virtualization {}\n",
+        system.kernel_release,
+        system.machine,
+        system.cpu_count,
+        system.cpu_model.as_deref().unwrap_or("unknown CPU"),
+        system.clocksource.as_deref().unwrap_or("unknown"),
+        system.preemption_model.as_deref().unwrap_or("unknown"),
+        system.virtualization.as_deref().unwrap_or("unknown"),
+    )
 }
 
 /// The column header of the per-second lines (two lines).

@@ -69,7 +69,7 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
 }
 
 /// Fails early, before measuring, if the result file's directory does not exist.
-fn check_writable(path: &std::path::Path) -> Result<(), Failure> {
+pub(crate) fn check_writable(path: &std::path::Path) -> Result<(), Failure> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
