@@ -14,9 +14,12 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; size does not matter
 pub enum Command {
     /// Measure timer wake-up latency and period jitter of periodic threads.
     Run(RunArgs),
+    /// Put results side by side: tickscope, cyclictest --json and jitterdebugger files.
+    Compare(CompareArgs),
 }
 
 /// Options of `tickscope run`.
@@ -105,4 +108,41 @@ pub struct RunArgs {
     /// Print only the summary (no header, no per-second lines).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// Files exported from the run (histogram, CSV, raw samples).
+    #[command(flatten)]
+    pub exports: ExportArgs,
+}
+
+/// Export options of `tickscope run`: files written, atomically, when the run ends.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Write the latency histogram in cyclictest's -h text format (1 µs buckets) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub histogram_file: Option<std::path::PathBuf>,
+
+    /// Write the summary and the per-second windows as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<std::path::PathBuf>,
+
+    /// Write every wake-up (thread, index, expiry, wake time, latency) as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<std::path::PathBuf>,
+}
+
+/// Options of `tickscope compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Result files: tickscope (tickscope.run/1), cyclictest --json or jitterdebugger JSON.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// Name a column (once per column, in order; a file with several runs has one column
+    /// per run).
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
+
+    /// Output format.
+    #[arg(long, default_value = "table", value_parser = ["table", "markdown", "csv", "json"])]
+    pub format: String,
 }

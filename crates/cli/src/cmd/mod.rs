@@ -1,4 +1,6 @@
 //! One file per subcommand.
 
+pub mod compare;
+pub mod exports;
 pub mod run;
 pub mod signals;
