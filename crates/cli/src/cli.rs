@@ -18,6 +18,8 @@ pub struct Cli {
 pub enum Command {
     /// Measure timer wake-up latency and period jitter of periodic threads.
     Run(RunArgs),
+    /// Write a self-contained HTML report (and PNG/SVG plots) of a result file.
+    Report(ReportArgs),
     /// Put results side by side: tickscope, cyclictest --json and jitterdebugger files.
     Compare(CompareArgs),
 }
@@ -128,6 +130,26 @@ pub struct ExportArgs {
     /// Write every wake-up (thread, index, expiry, wake time, latency) as CSV to FILE.
     #[arg(long, value_name = "FILE")]
     pub samples: Option<std::path::PathBuf>,
+}
+
+/// Options of `tickscope report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result file written by `tickscope run --json`.
+    #[arg(value_name = "RESULT.json")]
+    pub result: std::path::PathBuf,
+
+    /// Where to write the HTML report (default: the result's name with .html).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+
+    /// Also write every plot as a PNG file into DIR (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<std::path::PathBuf>,
+
+    /// Also write every plot as an SVG file into DIR (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<std::path::PathBuf>,
 }
 
 /// Options of `tickscope compare`.

@@ -9,7 +9,9 @@
 //! * [`terminal`] — the header, the per-second lines and the summary table;
 //! * [`import`] — reading tickscope, cyclictest and jitterdebugger result files;
 //! * [`compare`] — results side by side (table, Markdown, CSV, JSON);
-//! * [`export`] — files rendered from a run: cyclictest-style histogram, CSV, raw samples.
+//! * [`export`] — files rendered from a run: cyclictest-style histogram, CSV, raw samples,
+//!   the HTML report;
+//! * [`plot`] — histogram, percentile and timeline plots as SVG and PNG.
 
 #![deny(missing_docs)]
 
@@ -18,6 +20,7 @@ pub mod document;
 pub mod export;
 pub mod file;
 pub mod import;
+pub mod plot;
 pub mod terminal;
 pub mod units;
 

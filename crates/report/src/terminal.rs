@@ -199,8 +199,12 @@ fn window_line(t_end: f64, who: &str, w: &WindowStats, period_ns: i64) -> String
     )
 }
 
-/// The final summary: one column per thread and, with several threads, the merged one.
-pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
+/// The summary's columns: one per thread (`T0 tid 1234 CPU 0`) and, with several threads,
+/// the merged one (`all threads`).
+pub fn summary_columns<'a>(
+    threads: &'a [ThreadStats],
+    merged: &'a ThreadStats,
+) -> Vec<(String, &'a ThreadStats)> {
     let mut cols: Vec<(String, &ThreadStats)> = threads
         .iter()
         .map(|t| {
@@ -216,13 +220,36 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
     if threads.len() > 1 {
         cols.push(("all threads".into(), merged));
     }
+    cols
+}
+
+/// A row of the summary: its label and how a column's cell is written.
+pub type SummaryRow = (&'static str, fn(&ThreadStats) -> String);
+
+/// The final summary: one column per thread and, with several threads, the merged one.
+pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
+    let cols = summary_columns(threads, merged);
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
     let mut head = vec!["".to_string()];
     head.extend(cols.iter().map(|(n, _)| n.clone()));
     table.set_header(head);
-    type Row = (&'static str, fn(&ThreadStats) -> String);
-    let rows: Vec<Row> = vec![
+    for (name, f) in summary_rows() {
+        let mut row = vec![name.to_string()];
+        row.extend(cols.iter().map(|(_, t)| f(t)));
+        table.add_row(row);
+    }
+    for (i, col) in table.column_iter_mut().enumerate() {
+        if i > 0 {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.to_string()
+}
+
+/// The rows of the summary, in order: counts, latency, period dt, CPU; times with units.
+pub fn summary_rows() -> Vec<SummaryRow> {
+    vec![
         ("samples", |t| t.samples.to_string()),
         ("missed periods", |t| t.overruns.to_string()),
         ("latency min", |t| {
@@ -293,16 +320,5 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
                 .map_or("-".into(), |p| ns_i(p.abs_deviation_p99))
         }),
         ("CPU (% of one core)", |t| format!("{:.2} %", t.cpu_percent)),
-    ];
-    for (name, f) in rows {
-        let mut row = vec![name.to_string()];
-        row.extend(cols.iter().map(|(_, t)| f(t)));
-        table.add_row(row);
-    }
-    for (i, col) in table.column_iter_mut().enumerate() {
-        if i > 0 {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    table.to_string()
+    ]
 }

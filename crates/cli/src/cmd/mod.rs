@@ -2,5 +2,6 @@
 
 pub mod compare;
 pub mod exports;
+pub mod report;
 pub mod run;
 pub mod signals;

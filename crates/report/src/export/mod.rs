@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod histogram_file;
+pub mod html;
 pub mod samples;
 
 use crate::document::RunDocument;
