@@ -38,10 +38,15 @@ fn cyclictest_us_file_with_overflows() {
     // (15.89·2000 + 14.63·2000) / 4000 µs
     assert!((l.mean - 15_260.0).abs() < 0.01, "{}", l.mean);
     assert_eq!(l.p50, Some(12_000));
-    // 6 of 4000 wake-ups lie beyond the 400 µs histogram: p99.9 (rank 3996) is among them.
+    // 6 of 4000 wake-ups lie beyond the 400 µs histogram (-h 400): p99.9 (rank 3996) is
+    // among them, so only its lower bound is known.
     assert!(l.p99.unwrap() < 400_000);
-    assert!(l.p99_9.unwrap() >= 2_146_000);
-    assert!(m.notes.iter().any(|n| n.starts_with("6 wake-ups beyond")));
+    assert_eq!(l.p99_9, Some(400_000));
+    assert_eq!(l.lower_bounds, ["p99_9"]);
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.starts_with("6 wake-ups at or beyond the histogram's end (400 µs)")));
     assert!(m.notes.iter().any(|n| n.contains("1 µs histogram buckets")));
     assert_eq!(m.settings[&Setting::Policy], "fifo");
     assert_eq!(m.settings[&Setting::Priority], "90");
@@ -87,7 +92,11 @@ fn jitterdebugger_file() {
     assert_eq!(l.min, 5_000);
     assert_eq!(l.max, 1_148_000);
     assert!(l.p50.unwrap() <= l.p99.unwrap());
-    assert!(m.notes.iter().any(|n| n.starts_with("1 wake-up beyond")));
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.starts_with("1 wake-up at or beyond")));
+    assert!(l.lower_bounds.is_empty());
     assert_eq!(m.settings[&Setting::Threads], "2");
     assert!(!m.settings.contains_key(&Setting::Policy));
 }

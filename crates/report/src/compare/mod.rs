@@ -9,7 +9,7 @@ pub mod csv;
 pub mod json;
 pub mod table;
 
-use crate::import::{Measurement, Setting};
+use crate::import::{LatencyFigures, Measurement, Setting};
 use crate::units::{ns, ns_i};
 use tickscope_engine::time::Nanos;
 
@@ -27,6 +27,8 @@ pub enum Cell {
     Nanos(Nanos),
     /// A time, ns (means, standard deviations).
     NanosF(f64),
+    /// A lower bound of a time, integer ns: the value lies at or above it.
+    AtLeast(Nanos),
     /// A count.
     Count(u64),
     /// A percentage.
@@ -43,6 +45,7 @@ impl Cell {
         match self {
             Cell::Nanos(v) => ns_i(*v),
             Cell::NanosF(v) => ns(*v),
+            Cell::AtLeast(v) => format!("≥ {}", ns_i(*v)),
             Cell::Count(c) => c.to_string(),
             Cell::Percent(p) => format!("{p:.2} %"),
             Cell::Text(t) => t.clone(),
@@ -50,11 +53,13 @@ impl Cell {
         }
     }
 
-    /// The cell for programs: plain numbers (ns, counts, percent), empty when missing.
+    /// The cell for programs: plain numbers (ns, counts, percent), `>=N` for a lower bound,
+    /// empty when missing.
     pub fn raw(&self) -> String {
         match self {
             Cell::Nanos(v) => v.to_string(),
             Cell::NanosF(v) => format!("{v:.1}"),
+            Cell::AtLeast(v) => format!(">={v}"),
             Cell::Count(c) => c.to_string(),
             Cell::Percent(p) => format!("{p:.3}"),
             Cell::Text(t) => t.clone(),
@@ -140,13 +145,13 @@ impl Comparison {
                     .map_or(Cell::Missing, |l| Cell::NanosF(l.mean))
             }),
             ("latency p50", "latency_p50_ns", |m| {
-                opt_ns(m.latency_ns.as_ref().and_then(|l| l.p50))
+                percentile(m, "p50", |l| l.p50)
             }),
             ("latency p99", "latency_p99_ns", |m| {
-                opt_ns(m.latency_ns.as_ref().and_then(|l| l.p99))
+                percentile(m, "p99", |l| l.p99)
             }),
             ("latency p99.9", "latency_p99_9_ns", |m| {
-                opt_ns(m.latency_ns.as_ref().and_then(|l| l.p99_9))
+                percentile(m, "p99_9", |l| l.p99_9)
             }),
             ("latency max", "latency_max_ns", |m| {
                 m.latency_ns
@@ -233,6 +238,15 @@ impl Comparison {
     }
 }
 
-fn opt_ns(v: Option<Nanos>) -> Cell {
-    v.map_or(Cell::Missing, Cell::Nanos)
+/// A percentile's cell: its value, or a lower bound when the file's histogram ended
+/// before it.
+fn percentile(m: &Measurement, key: &str, get: fn(&LatencyFigures) -> Option<Nanos>) -> Cell {
+    let Some(l) = &m.latency_ns else {
+        return Cell::Missing;
+    };
+    match get(l) {
+        Some(v) if l.lower_bounds.contains(&key) => Cell::AtLeast(v),
+        Some(v) => Cell::Nanos(v),
+        None => Cell::Missing,
+    }
 }

@@ -14,6 +14,7 @@
 use super::{text, tool_measurement, tool_threads, Importer, Measurement, Setting, SourceFormat};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use tickscope_engine::time::Nanos;
 
 /// Reads cyclictest `--json` files.
 #[derive(Debug, Clone, Copy)]
@@ -70,7 +71,21 @@ impl Importer for CyclictestImporter {
             );
             settings.insert(Setting::Command, cmd.clone());
         }
-        let mut m = tool_measurement(SourceFormat::Cyclictest, stem, &parsed, unit_ns, settings);
+        // The histogram ends at -h N (or -H N), in the file's unit.
+        let limit = cmdline.as_deref().map(CommandLine::parse).and_then(|c| {
+            let n: Option<Nanos> = c
+                .value("histogram")
+                .or_else(|| c.value("histofall"))
+                .and_then(|v| v.parse().ok());
+            n.map(|n| n * unit_ns)
+        });
+        let mut m = tool_measurement(
+            SourceFormat::Cyclictest,
+            stem,
+            &parsed,
+            (unit_ns, limit),
+            settings,
+        );
         if let Some(rc) = json.get("return_code").and_then(Value::as_i64) {
             if rc != 0 {
                 m.notes

@@ -59,7 +59,7 @@ impl Importer for JitterdebuggerImporter {
             SourceFormat::Jitterdebugger,
             stem,
             &parsed,
-            unit_ns,
+            (unit_ns, None),
             settings,
         )])
     }

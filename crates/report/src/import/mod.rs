@@ -118,6 +118,11 @@ pub struct LatencyFigures {
     pub p99_9: Option<Nanos>,
     /// Largest latency, ns.
     pub max: Nanos,
+    /// The percentiles (`p50`, `p99`, `p99_9`) that fall among wake-ups beyond the source
+    /// histogram's range: their value is that range's end, a lower bound, not the
+    /// percentile. Empty for tickscope files, whose histograms have no range limit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lower_bounds: Vec<&'static str>,
 }
 
 /// One column of a comparison: a run (all its threads merged) as read from a file.
@@ -351,12 +356,14 @@ pub(crate) fn tool_threads(
     Ok(threads)
 }
 
-/// Merges other tools' threads into one measurement's figures. Samples beyond the
-/// histogram's range (the tools count them but keep no value) are placed at their thread's
-/// maximum, and a note says how many.
+/// Merges other tools' threads into one measurement's figures. Wake-ups beyond the
+/// histogram's range (the tools count them but keep no value) make any percentile that
+/// falls among them a lower bound: `limit_ns`, the range's end when the file says it, else
+/// just above the largest bucket.
 fn merge_tool_threads(
     threads: &[ToolThread],
     unit_ns: Nanos,
+    limit_ns: Option<Nanos>,
     tool: &str,
 ) -> (u64, Option<LatencyFigures>, Vec<String>) {
     let mut notes = Vec::new();
@@ -378,19 +385,34 @@ fn merge_tool_threads(
         for &(v, c) in &t.histogram {
             *merged.entry(v).or_default() += c;
         }
-        if in_hist > 0 && t.count > in_hist {
-            overflow += t.count - in_hist;
-            *merged.entry(t.max).or_default() += t.count - in_hist;
-        }
+        overflow += t.count - in_hist;
+    }
+    let limit = limit_ns
+        .or_else(|| merged.keys().next_back().map(|v| v + unit_ns))
+        .unwrap_or(0);
+    // Wake-ups beyond the range sort last, at a value no latency has.
+    if overflow > 0 {
+        merged.insert(Nanos::MAX, overflow);
     }
     let buckets: Vec<(Nanos, u64)> = merged.into_iter().collect();
-    let quantile = |q| {
+    let mut lower_bounds = Vec::new();
+    let mut quantile = |q, key| {
         if empty {
-            None
+            return None;
+        }
+        let v = bucket_quantile(&buckets, q)?;
+        if v == Nanos::MAX {
+            lower_bounds.push(key);
+            Some(limit)
         } else {
-            bucket_quantile(&buckets, q)
+            Some(v)
         }
     };
+    let (p50, p99, p99_9) = (
+        quantile(0.5, "p50"),
+        quantile(0.99, "p99"),
+        quantile(0.999, "p99_9"),
+    );
     if empty {
         notes.push(format!(
             "the file has no histogram ({tool} ran without -h): no percentiles"
@@ -398,7 +420,9 @@ fn merge_tool_threads(
     } else if overflow > 0 {
         let s = if overflow == 1 { "" } else { "s" };
         notes.push(format!(
-            "{overflow} wake-up{s} beyond the histogram's range counted at their thread's maximum"
+            "{overflow} wake-up{s} at or beyond the histogram's end ({}): percentiles among \
+             them are shown as lower bounds (≥)",
+            crate::units::ns_i(limit)
         ));
     }
     let figures = LatencyFigures {
@@ -408,10 +432,11 @@ fn merge_tool_threads(
             .map(|t| t.mean * t.count as f64)
             .sum::<f64>()
             / samples as f64,
-        p50: quantile(0.5),
-        p99: quantile(0.99),
-        p99_9: quantile(0.999),
+        p50,
+        p99,
+        p99_9,
         max: measured.iter().map(|t| t.max).max().unwrap_or(0),
+        lower_bounds,
     };
     (samples, Some(figures), notes)
 }
@@ -422,10 +447,11 @@ pub(crate) fn tool_measurement(
     format: SourceFormat,
     stem: &str,
     threads: &[ToolThread],
-    unit_ns: Nanos,
+    (unit_ns, limit_ns): (Nanos, Option<Nanos>),
     mut settings: BTreeMap<Setting, String>,
 ) -> Measurement {
-    let (samples, latency_ns, notes) = merge_tool_threads(threads, unit_ns, format.name());
+    let (samples, latency_ns, notes) =
+        merge_tool_threads(threads, unit_ns, limit_ns, format.name());
     settings.insert(Setting::Threads, threads.len().to_string());
     Measurement {
         label: stem.to_string(),

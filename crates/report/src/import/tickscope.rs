@@ -119,6 +119,7 @@ fn measurement(doc: &RunDocument, run: &RunView<'_>, label: String) -> Measureme
             p99: Some(l.p99),
             p99_9: Some(l.p99_9),
             max: l.max,
+            lower_bounds: Vec::new(),
         }),
         resolution_ns: None,
         dt_sd_ns: summary.period_ns.as_ref().map(|p| p.stddev),
