@@ -16,7 +16,8 @@ use tickscope_engine::time::Nanos;
 /// Points per decade of 1/(1 − q).
 pub const STEPS_PER_DECADE: u32 = 20;
 
-/// One curve: its name and `(1/(1 − q), latency ns)` points, ascending.
+/// One curve: its name and `(1/(1 − q), latency ns)` points, ascending; it ends at
+/// `1/(1 − q) = n`, the maximum of its n samples.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curve {
     /// Legend label.
@@ -45,9 +46,14 @@ fn curve(name: &str, t: &ThreadStats, decades: u32) -> Option<Curve> {
             break;
         }
         let v = h.value_at_quantile(1.0 - 1.0 / x)?.clamp(l.min, l.max);
-        points.push((x, v));
+        // A flat stretch needs only its two ends (collinear points draw badly when thick).
+        match points.as_slice() {
+            [.., (_, a), (_, b)] if *a == v && *b == v => *points.last_mut().expect("two") = (x, v),
+            _ => points.push((x, v)),
+        }
     }
-    points.push((10f64.powi(decades as i32), l.max));
+    // The maximum is the last of n samples: 1/(1 − q) = n.
+    points.push((n.max(points.last().map_or(1.0, |p| p.0)), l.max));
     Some(Curve {
         name: name.to_string(),
         points,
@@ -89,7 +95,7 @@ impl PercentileChart {
     /// How to read the plot.
     pub fn caption(&self) -> String {
         "Latency (y) that the given share of wake-ups stayed within (x, log scale): at 99% \
-         one wake-up in 100 was later. The right end of each curve is its maximum."
+         one wake-up in 100 was later. Each curve ends at its maximum."
             .into()
     }
 }
