@@ -210,7 +210,9 @@ impl Comparison {
 
     /// Settings recorded with the same value in every column, as `(label, value)`.
     pub fn common_settings(&self) -> Vec<(&'static str, String)> {
-        let first = &self.columns[0].settings;
+        let Some(first) = self.columns.first().map(|c| &c.settings) else {
+            return Vec::new();
+        };
         first
             .iter()
             .filter(|(s, _)| **s != Setting::Command && self.is_common(**s))
@@ -219,7 +221,7 @@ impl Comparison {
     }
 
     fn is_common(&self, s: Setting) -> bool {
-        let first = self.columns[0].settings.get(&s);
+        let first = self.columns.first().and_then(|c| c.settings.get(&s));
         first.is_some() && self.columns.iter().all(|c| c.settings.get(&s) == first)
     }
 
