@@ -4,7 +4,7 @@
 //! and programs parse, and never measures. One file per format:
 //!
 //! * [`document`] — the `tickscope.run/1` result document (schema in `docs/result-schema.md`);
-//! * [`file`] — writing any result file atomically (temporary file + rename);
+//! * [`file`](mod@file) — writing any result file atomically (temporary file + rename);
 //! * [`units`] — nanoseconds in units that read well, always labelled;
 //! * [`terminal`] — the header, the per-second lines and the summary table;
 //! * [`import`] — reading tickscope, cyclictest and jitterdebugger result files;
