@@ -15,10 +15,11 @@ use crate::setup::{
 };
 use crate::stats::{latency_stats, period_stats, window_stats};
 use crate::time::{read_clock, Clock, ClockId, Nanos, SystemClock, NS_PER_MS, NS_PER_SEC};
-use crate::wait::{self, MethodKind, MethodOptions};
+use crate::wait::{self, MethodKind, MethodOptions, MethodReport};
 use crate::worker::{measure, window_link, CollectorLink, LoopParams};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::os::unix::thread::JoinHandleExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -113,7 +114,7 @@ impl RunConfig {
         if self.duration_ns.is_some_and(|d| d <= 0) {
             return bad("--duration must be positive");
         }
-        Ok(())
+        wait::check(self.method, self.clock, self.cpus.len(), self.period_ns).map_err(Error::Config)
     }
 }
 
@@ -142,6 +143,10 @@ pub struct Applied {
     pub interface: String,
     /// The coarsest step in which the method's timeout is expressed, ns.
     pub granularity_ns: Nanos,
+    /// A warning about the method under the applied settings (for example that a busy-wait
+    /// under SCHED_FIFO can be RT-throttled), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method_note: Option<String>,
     /// The clock.
     pub clock: ClockId,
     /// Per measuring thread: index, kernel thread id and CPU.
@@ -225,6 +230,7 @@ struct WorkerEnd {
     cpu_time: Nanos,
     wall: Nanos,
     error: Option<String>,
+    report: Option<MethodReport>,
 }
 
 /// Runs a measurement. `stop` ends it early (the threads finish their current wait); `observer`
@@ -240,14 +246,6 @@ pub fn run(
     observer: &mut dyn FnMut(RunEvent<'_>),
 ) -> Result<RunOutcome, Error> {
     cfg.validate()?;
-    let (mlock_guard, mlock_note) = if cfg.mlock {
-        match MlockGuard::lock() {
-            Ok(g) => (Some(g), None),
-            Err(e) => (None, Some(privileges::explain_mlock_error(&e))),
-        }
-    } else {
-        (None, None)
-    };
     let (pm_qos_guard, pm_qos_note) = match cfg.pm_qos_us {
         Some(us) => match PmQosGuard::hold(us) {
             Ok(g) => (Some(g), None),
@@ -259,6 +257,20 @@ pub fn run(
         None => (None, None),
     };
 
+    // Lets a stop interrupt a long wait instead of waiting up to a whole period.
+    let wake_guard = setup::WakeSignalGuard::install().map_err(|e| Error::Os {
+        context: "cannot install the wake-up signal handler".into(),
+        source: e,
+    })?;
+    // The interval timer's SIGALRM goes to the process: keep it off this thread (and the
+    // threads it starts, which inherit the mask) so that it lands on the measuring thread.
+    let _alarm_block = match cfg.method {
+        MethodKind::Itimer => Some(wait::AlarmBlock::new().map_err(|e| Error::Os {
+            context: "cannot block SIGALRM in the coordinating thread".into(),
+            source: e,
+        })?),
+        _ => None,
+    };
     let mut workers = Vec::new();
     let mut setup_rx = Vec::new();
     let mut collectors = Vec::new();
@@ -313,6 +325,24 @@ pub fn run(
         return Err(Error::Setup(msg));
     }
 
+    // Locked now that every measuring thread has allocated what its loop touches: see
+    // MlockGuard for why MCL_FUTURE is used only where no RLIMIT_MEMLOCK applies.
+    let (mlock_guard, mlock_note) = if cfg.mlock {
+        match MlockGuard::lock() {
+            Ok(g) if g.locks_future() => (Some(g), None),
+            Ok(g) => {
+                let limit = privileges::memlock_limit().unwrap_or(0) / 1024;
+                let note = format!(
+                    "current mappings only (RLIMIT_MEMLOCK is {limit} KiB, so later ones are \
+                     not locked; the measuring loop allocates nothing)"
+                );
+                (Some(g), Some(note))
+            }
+            Err(e) => (None, Some(privileges::explain_mlock_error(&e))),
+        }
+    } else {
+        (None, None)
+    };
     let first = &reports[0];
     let applied = Applied {
         policy: first.policy,
@@ -327,6 +357,14 @@ pub fn run(
         method: cfg.method,
         interface: first.interface.to_string(),
         granularity_ns: first.granularity,
+        method_note: wait::throttle_warning(
+            cfg.method,
+            &cfg.method_options,
+            &first.policy,
+            cfg.period_ns,
+            privileges::rt_runtime_us(),
+            privileges::rt_period_us(),
+        ),
         clock: cfg.clock,
         threads: reports
             .iter()
@@ -356,6 +394,13 @@ pub fn run(
         if all_done {
             break;
         }
+        if stop.load(Ordering::Relaxed) {
+            // Repeated every round: a kick that lands between the thread's check of the
+            // stop flag and its next wait is lost, the next one is not.
+            for (h, _) in workers.iter().filter(|(h, _)| !h.is_finished()) {
+                setup::kick(h.as_pthread_t());
+            }
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     let ended_at = SystemTime::now();
@@ -366,11 +411,13 @@ pub fn run(
                 cpu_time: 0,
                 wall: 0,
                 error: Some("a measuring thread panicked".into()),
+                report: None,
             })
         })
         .collect();
     drop(pm_qos_guard);
     drop(mlock_guard);
+    drop(wake_guard);
     let interrupted = stop.load(Ordering::Relaxed);
     let error = ends.iter().find_map(|e| e.error.clone());
     let (threads, summary) = collector.finish(&applied, &ends);
@@ -412,6 +459,7 @@ fn worker_thread(
         cpu_time: 0,
         wall: 0,
         error: Some(msg),
+        report: None,
     };
     let prepared = (|| -> Result<_, String> {
         let affinity = match cpu {
@@ -453,7 +501,7 @@ fn worker_thread(
             None => None,
         };
         let method = wait::create(cfg.method, cfg.clock, &cfg.method_options)
-            .map_err(|e| format!("cannot set up method {}: {e}", cfg.method.name()))?;
+            .map_err(|e| wait::explain_setup_error(cfg.method, &e))?;
         let mut cpu_clock: libc::clockid_t = 0;
         // SAFETY: pthread_self is this thread; `cpu_clock` is writable.
         unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut cpu_clock) };
@@ -481,7 +529,7 @@ fn worker_thread(
         _ => return fail("aborted before the start".into()),
     };
     if let Err(e) = method.arm(first_expiry, cfg.period_ns) {
-        return fail(format!("cannot arm method {}: {e}", cfg.method.name()));
+        return fail(wait::explain_setup_error(cfg.method, &e));
     }
     setup::prefault_stack();
     let params = LoopParams {
@@ -504,12 +552,14 @@ fn worker_thread(
         samples.as_mut(),
     );
     let cpu1 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
+    let report = method.report();
     drop(method);
     drop(guards);
     WorkerEnd {
         cpu_time: cpu1 - cpu0,
         wall: end.last_woke - end.started,
         error: end.error.map(|e| format!("measuring thread stopped: {e}")),
+        report: Some(report),
     }
 }
 
@@ -523,7 +573,7 @@ struct ThreadAccum {
 }
 
 /// A second some threads have delivered: their statistics and their merged record.
-type PendingSecond = (Vec<(usize, WindowStats)>, Box<WindowRecord>);
+type PendingSecond = (Vec<(usize, WindowStats)>, Option<Box<WindowRecord>>);
 
 /// Receives windows from the measuring threads, keeps totals, groups windows by second.
 struct Collector {
@@ -598,15 +648,15 @@ impl Collector {
                 acc.delivered_through = Some(rec.index + rec.span - 1);
                 if rec.samples() > 0 {
                     acc.windows.push(stats.clone());
-                    let entry = self
-                        .pending
-                        .entry(rec.index)
-                        .or_insert_with(|| (Vec::new(), Box::new(WindowRecord::new())));
+                    let entry = self.pending.entry(rec.index).or_default();
                     if threads > 1 {
-                        entry.1.merge(&rec);
+                        // Merged record for the second, allocated only when there is
+                        // something to merge.
+                        let merged = entry.1.get_or_insert_with(|| Box::new(WindowRecord::new()));
+                        merged.merge(&rec);
+                        merged.index = rec.index;
+                        merged.span = merged.span.max(rec.span);
                     }
-                    entry.1.index = rec.index;
-                    entry.1.span = entry.1.span.max(rec.span);
                     entry.0.push((t, stats));
                 }
                 rec.clear();
@@ -630,14 +680,15 @@ impl Collector {
             }
             let (index, (mut per_thread, merged_rec)) = entry.remove_entry();
             per_thread.sort_by_key(|(t, _)| *t);
-            let merged = if threads > 1 {
-                let cpu = per_thread
-                    .iter()
-                    .filter_map(|(_, w)| w.cpu_percent)
-                    .reduce(|a, b| a + b);
-                window_stats(&merged_rec, self.window, self.period, cpu)
-            } else {
-                per_thread[0].1.clone()
+            let merged = match merged_rec {
+                Some(rec) => {
+                    let cpu = per_thread
+                        .iter()
+                        .filter_map(|(_, w)| w.cpu_percent)
+                        .reduce(|a, b| a + b);
+                    window_stats(&rec, self.window, self.period, cpu)
+                }
+                None => per_thread[0].1.clone(),
             };
             let report = SecondReport {
                 index,
@@ -658,8 +709,8 @@ impl Collector {
                 &acc.total,
                 self.period,
                 Some(&applied.threads[t]),
-                end.cpu_time,
-                end.wall,
+                (end.cpu_time, end.wall),
+                end.report.clone(),
                 acc.windows,
             ));
         }
@@ -679,7 +730,16 @@ impl Collector {
                 .map(|ws| merge_window_stats(ws))
                 .collect()
         };
-        let summary = thread_stats(&all, self.period, None, cpu, wall, summary_windows);
+        let reports: Vec<&MethodReport> = ends.iter().filter_map(|e| e.report.as_ref()).collect();
+        let report = (!reports.is_empty()).then(|| MethodReport::merge(reports));
+        let summary = thread_stats(
+            &all,
+            self.period,
+            None,
+            (cpu, wall),
+            report,
+            summary_windows,
+        );
         (threads, summary)
     }
 }
@@ -738,13 +798,14 @@ fn merge_window_stats(ws: &[&WindowStats]) -> WindowStats {
     }
 }
 
-/// Builds the statistics of one thread (or of all, merged) from its totals.
+/// Builds the statistics of one thread (or of all, merged) from its totals; `times` is
+/// (CPU time, wall time) of the measuring loop, ns.
 pub(crate) fn thread_stats(
     total: &WindowRecord,
     period: Nanos,
     applied: Option<&AppliedThread>,
-    cpu_time: Nanos,
-    wall: Nanos,
+    (cpu_time, wall): (Nanos, Nanos),
+    method_report: Option<MethodReport>,
     windows: Vec<WindowStats>,
 ) -> ThreadStats {
     ThreadStats {
@@ -763,6 +824,7 @@ pub(crate) fn thread_stats(
         } else {
             0.0
         },
+        method_report,
         windows,
     }
 }

@@ -10,6 +10,7 @@ use tickscope_engine::result::{ThreadStats, WindowStats};
 use tickscope_engine::run::{Applied, RunConfig, SecondReport};
 use tickscope_engine::setup::Policy;
 use tickscope_engine::system::SystemInfo;
+use tickscope_engine::wait::{MarginReport, MethodReport};
 
 /// Threads up to which every thread gets its own per-second line; beyond, one merged line
 /// and the worst thread.
@@ -199,6 +200,23 @@ fn window_line(t_end: f64, who: &str, w: &WindowStats, period_ns: i64) -> String
     )
 }
 
+fn method_report(t: &ThreadStats) -> Option<&MethodReport> {
+    t.method_report.as_ref()
+}
+
+/// The hybrid's margin in one cell: the final value, how it was chosen, its mean, and how
+/// many sleeps overshot it, e.g. `27.0 µs auto (mean 29.1 µs, 3 of 9000 sleeps overshot)`.
+pub fn margin(m: &MarginReport) -> String {
+    format!(
+        "{} {} (mean {}, {} of {} sleeps overshot)",
+        ns_i(m.final_ns),
+        m.mode,
+        ns(m.mean_ns),
+        m.overshot,
+        m.sleeps
+    )
+}
+
 /// The summary's columns: one per thread (`T0 tid 1234 CPU 0`) and, with several threads,
 /// the merged one (`all threads`).
 pub fn summary_columns<'a>(
@@ -237,6 +255,11 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
     for (name, f) in summary_rows() {
         let mut row = vec![name.to_string()];
         row.extend(cols.iter().map(|(_, t)| f(t)));
+        table.add_row(row);
+    }
+    for (name, cells) in method_rows(&cols) {
+        let mut row = vec![name.to_string()];
+        row.extend(cells);
         table.add_row(row);
     }
     for (i, col) in table.column_iter_mut().enumerate() {
@@ -285,7 +308,10 @@ pub fn summary_rows() -> Vec<SummaryRow> {
                 .map_or("-".into(), |l| l.early.to_string())
         }),
         ("dt mean", |t| {
-            t.period_ns.as_ref().map_or("-".into(), |p| ns(p.mean))
+            // Three decimals of µs, so that a drift of a few ns per period stays visible.
+            t.period_ns
+                .as_ref()
+                .map_or("-".into(), |p| format!("{:.3} µs", p.mean / 1e3))
         }),
         ("dt SD (about mean)", |t| {
             t.period_ns.as_ref().map_or("-".into(), |p| {
@@ -321,4 +347,79 @@ pub fn summary_rows() -> Vec<SummaryRow> {
         }),
         ("CPU (% of one core)", |t| format!("{:.2} %", t.cpu_percent)),
     ]
+}
+
+/// The rows only some methods have (the hybrid's margin, the busy wait's naps), with their
+/// cells for `cols`; a row is left out when no column has a value.
+pub fn method_rows(cols: &[(String, &ThreadStats)]) -> Vec<(&'static str, Vec<String>)> {
+    let rows: Vec<SummaryRow> = vec![
+        ("margin (hybrid)", |t| {
+            method_report(t)
+                .and_then(|r| r.margin.as_ref())
+                .map_or(String::new(), margin)
+        }),
+        ("naps (busy)", |t| {
+            method_report(t)
+                .and_then(|r| r.naps)
+                .map_or(String::new(), |n| n.to_string())
+        }),
+    ];
+    rows.into_iter()
+        .map(|(name, f)| (name, cols.iter().map(|(_, t)| f(t)).collect::<Vec<_>>()))
+        .filter(|(_, cells)| cells.iter().any(|c| !c.is_empty()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickscope_engine::record::WindowRecord;
+    use tickscope_engine::stats::window_stats;
+
+    fn window(index: u64, base: i64) -> WindowStats {
+        let mut r = WindowRecord::new();
+        r.begin(index);
+        let mut last = None;
+        for k in 0..1000i64 {
+            let lat = base + (k % 7) * 1_000;
+            let woke = k * 1_000_000 + lat;
+            r.record(lat, last.map(|l: i64| (woke - l, 1_000_000)));
+            last = Some(woke);
+        }
+        r.overruns = (base / 10_000) as u64;
+        window_stats(&r, 1_000_000_000, 1_000_000, Some(1.5))
+    }
+
+    fn report(threads: usize) -> SecondReport {
+        let per: Vec<(usize, WindowStats)> = (0..threads)
+            .map(|t| (t, window(2, 10_000 + 5_000 * t as i64)))
+            .collect();
+        SecondReport {
+            index: 2,
+            merged: per[0].1.clone(),
+            threads: per,
+        }
+    }
+
+    #[test]
+    fn per_thread_lines_up_to_four_threads() {
+        insta::assert_snapshot!(second_lines(&report(2), 1_000_000, 2));
+    }
+
+    #[test]
+    fn merged_line_and_worst_thread_beyond_four() {
+        let text = second_lines(&report(8), 1_000_000, 8);
+        assert_eq!(text.lines().count(), 2);
+        assert!(text.lines().next().unwrap().contains(" all "));
+        assert!(text.ends_with("← worst"));
+        assert!(
+            text.contains(" T7 "),
+            "the thread with the largest max: {text}"
+        );
+    }
+
+    #[test]
+    fn header_lines() {
+        insta::assert_snapshot!(second_header());
+    }
 }

@@ -8,8 +8,9 @@
 //! `# Histogram Overflow at cycle number:` with one `# Thread N:` line each.
 //!
 //! Bucket k counts latencies in [k, k+1) µs (cyclictest truncates to whole µs). tickscope's
-//! histogram keeps values to 0.1 %; each of its buckets is assigned by its upper bound, so a
-//! value less than 0.1 % below a whole µs may be counted one bucket higher. The buckets run
+//! histogram keeps values to a relative precision (`tickscope_engine::histogram::
+//! SIGNIFICANT_FIGURES`); each of its buckets is assigned by its upper bound, so a value
+//! within one bucket width below a whole µs may be counted one µs higher. The buckets run
 //! up to the largest latency, at most [`MAX_BUCKETS`] µs; beyond, values are overflows.
 //! tickscope does not keep the cycle numbers of overflows, so each thread's line says
 //! `# NNNNN others` as cyclictest does when its list is full. Latencies below zero (early

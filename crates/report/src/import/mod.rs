@@ -142,7 +142,8 @@ pub struct Measurement {
     /// Latency; `None` when nothing was measured.
     pub latency_ns: Option<LatencyFigures>,
     /// Width of the histogram buckets percentiles were read from, ns: 1000 for tools that
-    /// record whole µs, 1 for whole ns; `None` for tickscope (relative 0.1 % buckets).
+    /// record whole µs, 1 for whole ns; `None` for tickscope (buckets of a relative width, see
+    /// `tickscope_engine::histogram::SIGNIFICANT_FIGURES`).
     pub resolution_ns: Option<Nanos>,
     /// Standard deviation of the period dt about its mean, ns (tickscope only).
     pub dt_sd_ns: Option<f64>,

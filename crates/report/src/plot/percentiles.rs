@@ -45,7 +45,13 @@ fn curve(name: &str, t: &ThreadStats, decades: u32) -> Option<Curve> {
         if x > n {
             break;
         }
-        let v = h.value_at_quantile(1.0 - 1.0 / x)?.clamp(l.min, l.max);
+        // q = 0 is the exact minimum; above, the histogram's bucket values, kept within the
+        // exact extremes.
+        let v = if i == 0 {
+            l.min
+        } else {
+            h.value_at_quantile(1.0 - 1.0 / x)?.clamp(l.min, l.max)
+        };
         // A flat stretch needs only its two ends (collinear points draw badly when thick).
         match points.as_slice() {
             [.., (_, a), (_, b)] if *a == v && *b == v => *points.last_mut().expect("two") = (x, v),

@@ -67,6 +67,7 @@ pub fn thread(t: usize, seconds: u64, shift: Nanos) -> ThreadStats {
         cpu_time_ns: 40_000_000,
         wall_time_ns: seconds as Nanos * 1_000_000_000,
         cpu_percent: 2.0 + t as f64,
+        method_report: None,
         windows,
     }
 }
@@ -107,6 +108,7 @@ pub fn summary(threads: usize, seconds: u64, shift: Nanos) -> ThreadStats {
         cpu_time_ns: 40_000_000 * threads as Nanos,
         wall_time_ns: seconds as Nanos * 1_000_000_000,
         cpu_percent: 5.0,
+        method_report: None,
         windows,
     }
 }
@@ -124,6 +126,7 @@ fn applied(threads: usize, method: MethodKind) -> Applied {
         method,
         interface: "clock_nanosleep(TIMER_ABSTIME)".into(),
         granularity_ns: 1,
+        method_note: None,
         clock: ClockId::Monotonic,
         threads: (0..threads)
             .map(|t| AppliedThread {
