@@ -61,29 +61,39 @@ pub fn number(v: f64) -> String {
 }
 
 impl Axis {
-    /// A latency axis in µs over `[lo_us, hi_us]`: logarithmic when every value is positive
-    /// and the range spans more than a factor of 20, else linear (also for early wake-ups).
-    pub fn latency(lo_us: f64, hi_us: f64, desc: &str) -> Axis {
-        let hi_us = if hi_us > lo_us { hi_us } else { lo_us + 1.0 };
-        if lo_us > 0.0 && hi_us / lo_us > 20.0 {
-            Axis {
+    /// A latency axis in µs for `values_us`: logarithmic when the positive values span more
+    /// than a factor of 20 (values at or below zero — a wake-up right at or before its
+    /// expiry — are then drawn on the bottom edge), else linear from 0 (or below, for early
+    /// wake-ups).
+    pub fn latency(values_us: impl IntoIterator<Item = f64>, desc: &str) -> Axis {
+        let (mut lo, mut hi, mut lo_pos) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY);
+        for v in values_us {
+            lo = lo.min(v);
+            hi = hi.max(v);
+            if v > 0.0 {
+                lo_pos = lo_pos.min(v);
+            }
+        }
+        if !lo.is_finite() || !hi.is_finite() {
+            (lo, hi) = (0.0, 1.0);
+        }
+        if lo_pos.is_finite() && hi / lo_pos > 20.0 {
+            return Axis {
                 scale: Scale::Log10,
-                lo: round_down(lo_us * 0.9),
-                hi: round_up(hi_us * 1.1),
+                lo: round_down(lo_pos * 0.9),
+                hi: round_up(hi * 1.1),
                 desc: desc.into(),
                 format: number,
-            }
-        } else {
-            // A linear latency axis starts at 0 (or below, for early wake-ups).
-            let pad = (hi_us - lo_us.min(0.0)) * 0.05;
-            let lo = if lo_us >= 0.0 { 0.0 } else { lo_us - pad };
-            Axis {
-                scale: Scale::Linear,
-                lo,
-                hi: hi_us + pad,
-                desc: desc.into(),
-                format: number,
-            }
+            };
+        }
+        let hi = if hi > lo { hi } else { lo + 1.0 };
+        let pad = (hi - lo.min(0.0)) * 0.05;
+        Axis {
+            scale: Scale::Linear,
+            lo: if lo >= 0.0 { 0.0 } else { lo - pad },
+            hi: hi + pad,
+            desc: desc.into(),
+            format: number,
         }
     }
 
@@ -105,7 +115,8 @@ impl Axis {
     pub fn map(&self, v: f64) -> f64 {
         match self.scale {
             Scale::Linear => v,
-            Scale::Log10 => v.max(f64::MIN_POSITIVE).log10(),
+            // Values below the axis (zero, negative) sit on its bottom edge.
+            Scale::Log10 => v.max(self.lo).log10(),
         }
     }
 
@@ -174,15 +185,19 @@ mod tests {
 
     #[test]
     fn latency_axes_pick_their_scale() {
-        let log = Axis::latency(5.0, 6000.0, "x");
+        let log = Axis::latency([5.0, 6000.0], "x");
         assert_eq!(log.scale, Scale::Log10);
         let labels: Vec<String> = log.ticks().iter().map(|t| log.label(*t)).collect();
         assert_eq!(
             labels,
             ["2", "5", "10", "20", "50", "100", "200", "500", "1000", "2000", "5000", "10000"]
         );
-        let lin = Axis::latency(-3.0, 40.0, "x");
+        let lin = Axis::latency([-3.0, 40.0], "x");
         assert_eq!(lin.scale, Scale::Linear);
         assert!(lin.ticks().contains(&0.0));
+        // A busy wait: 0 ns at best, 3.5 ms at worst — still logarithmic, 0 on the edge.
+        let busy = Axis::latency([0.0, 0.025, 3470.0], "x");
+        assert_eq!(busy.scale, Scale::Log10);
+        assert_eq!(busy.map(0.0), busy.range().start);
     }
 }

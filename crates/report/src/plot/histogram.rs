@@ -151,8 +151,9 @@ impl HistogramChart {
         }
         if self.hidden > 0 {
             s += &format!(
-                " {} wake-ups above {} (up to {}) lie beyond the right edge.",
+                " {} wake-up{} above {} (up to {}) beyond the right edge.",
                 self.hidden,
+                if self.hidden == 1 { "" } else { "s" },
                 ns_i(self.hi_ns),
                 ns_i(self.max_ns)
             );
@@ -239,8 +240,9 @@ impl Chart for HistogramChart {
         }
         if self.hidden > 0 {
             let note = format!(
-                "{} wake-ups above {} (max {}) not shown →",
+                "{} wake-up{} above {} (max {}) not shown →",
                 self.hidden,
+                if self.hidden == 1 { "" } else { "s" },
                 ns_i(self.hi_ns),
                 ns_i(self.max_ns)
             );

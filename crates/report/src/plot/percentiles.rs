@@ -113,12 +113,6 @@ impl Chart for PercentileChart {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-        let values = self
-            .curves
-            .iter()
-            .flat_map(|c| c.points.iter().map(|p| p.1));
-        let lo = values.clone().min().unwrap_or(0) as f64 / 1e3;
-        let hi = values.max().unwrap_or(1) as f64 / 1e3;
         let x = Axis {
             scale: Scale::Log10,
             lo: 1.0,
@@ -126,7 +120,8 @@ impl Chart for PercentileChart {
             desc: "share of wake-ups at or below the latency (percentile, log scale)".into(),
             format: percent_label,
         };
-        let y = Axis::latency(lo, hi, "wake-up latency [µs]");
+        let values = self.curves.iter().flat_map(|c| c.points.iter());
+        let y = Axis::latency(values.map(|p| p.1 as f64 / 1e3), "wake-up latency [µs]");
         let mut chart = frame(root, &self.title, &x, &y)?;
         for (i, c) in self.curves.iter().enumerate() {
             let style = ShapeStyle::from(color(i)).stroke_width(3);

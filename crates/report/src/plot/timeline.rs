@@ -89,14 +89,6 @@ impl Chart for TimelineChart {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-        let lo = self
-            .points
-            .iter()
-            .map(|p| p.p99.min(p.max))
-            .min()
-            .unwrap_or(0) as f64
-            / 1e3;
-        let hi = self.points.iter().map(|p| p.max).max().unwrap_or(1) as f64 / 1e3;
         let t_end = self.points.last().map_or(1.0, |p| p.t_s);
         let x = Axis {
             scale: Scale::Linear,
@@ -105,7 +97,9 @@ impl Chart for TimelineChart {
             desc: "time since the first expiry [s]".into(),
             format: number,
         };
-        let y = Axis::latency(lo, hi, "wake-up latency [µs]").with_headroom(0.25);
+        let values = self.points.iter().flat_map(|p| [p.p99, p.max]);
+        let y = Axis::latency(values.map(|v| v as f64 / 1e3), "wake-up latency [µs]")
+            .with_headroom(0.25);
         let mut chart = frame(root, &self.title, &x, &y)?;
         let map = |t: f64, v: Nanos| (t, y.map(v as f64 / 1e3));
         for (i, (name, get)) in [
