@@ -151,9 +151,13 @@ impl HistogramChart {
         }
         if self.hidden > 0 {
             s += &format!(
-                " {} wake-up{} above {} (up to {}) beyond the right edge.",
+                " {} {} above {} (up to {}) beyond the right edge.",
                 self.hidden,
-                if self.hidden == 1 { "" } else { "s" },
+                if self.hidden == 1 {
+                    "wake-up lies"
+                } else {
+                    "wake-ups lie"
+                },
                 ns_i(self.hi_ns),
                 ns_i(self.max_ns)
             );
