@@ -15,7 +15,8 @@ use tickscope_report::{terminal, write_atomic, RunDocument};
 /// [`Failure::Usage`] for bad flags or a requested setting that cannot be applied;
 /// [`Failure::Runtime`] when the result file cannot be written or a thread fails.
 pub fn execute(args: &RunArgs) -> Result<(), Failure> {
-    let cfg = run_config(args).map_err(Failure::Usage)?;
+    let mut cfg = run_config(args).map_err(Failure::Usage)?;
+    let mut exports = super::exports::Exports::prepare(&args.exports, &mut cfg)?;
     if let Some(path) = &args.json {
         check_writable(path)?;
     }
@@ -25,6 +26,7 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     let quiet = args.quiet;
     let mut stdout = std::io::stdout();
     let mut observer = |event: RunEvent<'_>| {
+        exports.observe(&event);
         if let RunEvent::Started(applied) = &event {
             if let Some(note) = &applied.method_note {
                 eprintln!("tickscope: warning: {note}");
@@ -54,14 +56,15 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
         terminal::summary(&outcome.threads, &outcome.summary)
     );
     let error = outcome.error.clone();
+    let doc = RunDocument::new(system.clone(), cfg.clone(), outcome);
     if let Some(path) = &args.json {
-        let doc = RunDocument::new(system.clone(), cfg.clone(), outcome);
         write_atomic(path, doc.to_json().as_bytes())
             .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
         if !quiet {
             println!("result written to {}", path.display());
         }
     }
+    exports.finish(&doc, quiet)?;
     match error {
         Some(e) => Err(Failure::Runtime(e)),
         None => Ok(()),
