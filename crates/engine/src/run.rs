@@ -19,6 +19,7 @@ use crate::wait::{self, MethodKind, MethodOptions};
 use crate::worker::{measure, window_link, CollectorLink, LoopParams};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::os::unix::thread::JoinHandleExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -240,14 +241,6 @@ pub fn run(
     observer: &mut dyn FnMut(RunEvent<'_>),
 ) -> Result<RunOutcome, Error> {
     cfg.validate()?;
-    let (mlock_guard, mlock_note) = if cfg.mlock {
-        match MlockGuard::lock() {
-            Ok(g) => (Some(g), None),
-            Err(e) => (None, Some(privileges::explain_mlock_error(&e))),
-        }
-    } else {
-        (None, None)
-    };
     let (pm_qos_guard, pm_qos_note) = match cfg.pm_qos_us {
         Some(us) => match PmQosGuard::hold(us) {
             Ok(g) => (Some(g), None),
@@ -259,6 +252,11 @@ pub fn run(
         None => (None, None),
     };
 
+    // Lets a stop interrupt a long wait instead of waiting up to a whole period.
+    let wake_guard = setup::WakeSignalGuard::install().map_err(|e| Error::Os {
+        context: "cannot install the wake-up signal handler".into(),
+        source: e,
+    })?;
     let mut workers = Vec::new();
     let mut setup_rx = Vec::new();
     let mut collectors = Vec::new();
@@ -313,6 +311,24 @@ pub fn run(
         return Err(Error::Setup(msg));
     }
 
+    // Locked now that every measuring thread has allocated what its loop touches: see
+    // MlockGuard for why MCL_FUTURE is used only where no RLIMIT_MEMLOCK applies.
+    let (mlock_guard, mlock_note) = if cfg.mlock {
+        match MlockGuard::lock() {
+            Ok(g) if g.locks_future() => (Some(g), None),
+            Ok(g) => {
+                let limit = privileges::memlock_limit().unwrap_or(0) / 1024;
+                let note = format!(
+                    "current mappings only (RLIMIT_MEMLOCK is {limit} KiB, so later ones are \
+                     not locked; the measuring loop allocates nothing)"
+                );
+                (Some(g), Some(note))
+            }
+            Err(e) => (None, Some(privileges::explain_mlock_error(&e))),
+        }
+    } else {
+        (None, None)
+    };
     let first = &reports[0];
     let applied = Applied {
         policy: first.policy,
@@ -356,6 +372,13 @@ pub fn run(
         if all_done {
             break;
         }
+        if stop.load(Ordering::Relaxed) {
+            // Repeated every round: a kick that lands between the thread's check of the
+            // stop flag and its next wait is lost, the next one is not.
+            for (h, _) in workers.iter().filter(|(h, _)| !h.is_finished()) {
+                setup::kick(h.as_pthread_t());
+            }
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     let ended_at = SystemTime::now();
@@ -371,6 +394,7 @@ pub fn run(
         .collect();
     drop(pm_qos_guard);
     drop(mlock_guard);
+    drop(wake_guard);
     let interrupted = stop.load(Ordering::Relaxed);
     let error = ends.iter().find_map(|e| e.error.clone());
     let (threads, summary) = collector.finish(&applied, &ends);
@@ -523,7 +547,7 @@ struct ThreadAccum {
 }
 
 /// A second some threads have delivered: their statistics and their merged record.
-type PendingSecond = (Vec<(usize, WindowStats)>, Box<WindowRecord>);
+type PendingSecond = (Vec<(usize, WindowStats)>, Option<Box<WindowRecord>>);
 
 /// Receives windows from the measuring threads, keeps totals, groups windows by second.
 struct Collector {
@@ -598,15 +622,15 @@ impl Collector {
                 acc.delivered_through = Some(rec.index + rec.span - 1);
                 if rec.samples() > 0 {
                     acc.windows.push(stats.clone());
-                    let entry = self
-                        .pending
-                        .entry(rec.index)
-                        .or_insert_with(|| (Vec::new(), Box::new(WindowRecord::new())));
+                    let entry = self.pending.entry(rec.index).or_default();
                     if threads > 1 {
-                        entry.1.merge(&rec);
+                        // Merged record for the second, allocated only when there is
+                        // something to merge.
+                        let merged = entry.1.get_or_insert_with(|| Box::new(WindowRecord::new()));
+                        merged.merge(&rec);
+                        merged.index = rec.index;
+                        merged.span = merged.span.max(rec.span);
                     }
-                    entry.1.index = rec.index;
-                    entry.1.span = entry.1.span.max(rec.span);
                     entry.0.push((t, stats));
                 }
                 rec.clear();
@@ -630,14 +654,15 @@ impl Collector {
             }
             let (index, (mut per_thread, merged_rec)) = entry.remove_entry();
             per_thread.sort_by_key(|(t, _)| *t);
-            let merged = if threads > 1 {
-                let cpu = per_thread
-                    .iter()
-                    .filter_map(|(_, w)| w.cpu_percent)
-                    .reduce(|a, b| a + b);
-                window_stats(&merged_rec, self.window, self.period, cpu)
-            } else {
-                per_thread[0].1.clone()
+            let merged = match merged_rec {
+                Some(rec) => {
+                    let cpu = per_thread
+                        .iter()
+                        .filter_map(|(_, w)| w.cpu_percent)
+                        .reduce(|a, b| a + b);
+                    window_stats(&rec, self.window, self.period, cpu)
+                }
+                None => per_thread[0].1.clone(),
             };
             let report = SecondReport {
                 index,

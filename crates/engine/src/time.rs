@@ -114,6 +114,13 @@ pub fn from_timespec(ts: &libc::timespec) -> Nanos {
 /// Converts ns to a normalised `timespec` (`0 <= tv_nsec < 10^9`, also for negative input).
 #[inline]
 pub fn to_timespec(ns: Nanos) -> libc::timespec {
+    if ns >= 0 {
+        // The common case; plain division is cheaper than the Euclidean one.
+        return libc::timespec {
+            tv_sec: (ns / NS_PER_SEC) as libc::time_t,
+            tv_nsec: (ns % NS_PER_SEC) as _,
+        };
+    }
     libc::timespec {
         tv_sec: ns.div_euclid(NS_PER_SEC) as libc::time_t,
         tv_nsec: ns.rem_euclid(NS_PER_SEC) as _,

@@ -258,7 +258,10 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
                 .map_or("-".into(), |l| l.early.to_string())
         }),
         ("dt mean", |t| {
-            t.period_ns.as_ref().map_or("-".into(), |p| ns(p.mean))
+            // Three decimals of µs, so that a drift of a few ns per period stays visible.
+            t.period_ns
+                .as_ref()
+                .map_or("-".into(), |p| format!("{:.3} µs", p.mean / 1e3))
         }),
         ("dt SD (about mean)", |t| {
             t.period_ns.as_ref().map_or("-".into(), |p| {
@@ -305,4 +308,58 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
         }
     }
     table.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickscope_engine::record::WindowRecord;
+    use tickscope_engine::stats::window_stats;
+
+    fn window(index: u64, base: i64) -> WindowStats {
+        let mut r = WindowRecord::new();
+        r.begin(index);
+        let mut last = None;
+        for k in 0..1000i64 {
+            let lat = base + (k % 7) * 1_000;
+            let woke = k * 1_000_000 + lat;
+            r.record(lat, last.map(|l: i64| (woke - l, 1_000_000)));
+            last = Some(woke);
+        }
+        r.overruns = (base / 10_000) as u64;
+        window_stats(&r, 1_000_000_000, 1_000_000, Some(1.5))
+    }
+
+    fn report(threads: usize) -> SecondReport {
+        let per: Vec<(usize, WindowStats)> = (0..threads)
+            .map(|t| (t, window(2, 10_000 + 5_000 * t as i64)))
+            .collect();
+        SecondReport {
+            index: 2,
+            merged: per[0].1.clone(),
+            threads: per,
+        }
+    }
+
+    #[test]
+    fn per_thread_lines_up_to_four_threads() {
+        insta::assert_snapshot!(second_lines(&report(2), 1_000_000, 2));
+    }
+
+    #[test]
+    fn merged_line_and_worst_thread_beyond_four() {
+        let text = second_lines(&report(8), 1_000_000, 8);
+        assert_eq!(text.lines().count(), 2);
+        assert!(text.lines().next().unwrap().contains(" all "));
+        assert!(text.ends_with("← worst"));
+        assert!(
+            text.contains(" T7 "),
+            "the thread with the largest max: {text}"
+        );
+    }
+
+    #[test]
+    fn header_lines() {
+        insta::assert_snapshot!(second_header());
+    }
 }

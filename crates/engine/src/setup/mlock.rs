@@ -3,22 +3,43 @@
 use super::last_os_error;
 use std::io;
 
-/// Holds `mlockall(MCL_CURRENT | MCL_FUTURE)`; `munlockall` when dropped.
+/// Holds `mlockall`; `munlockall` when dropped.
+///
+/// With `MCL_FUTURE`, every later mapping is locked too and counts against
+/// `RLIMIT_MEMLOCK`; under a finite limit a later allocation would then fail and abort the
+/// program (`mlockall(2)`, `setrlimit(2)`). So [`MlockGuard::lock`] asks for `MCL_FUTURE`
+/// only when no limit applies (CAP_IPC_LOCK or an unlimited `ulimit -l`); otherwise it locks
+/// the current mappings only, which is enough when it is called after everything the
+/// measuring loop touches has been allocated.
 #[derive(Debug)]
-pub struct MlockGuard(());
+pub struct MlockGuard {
+    future: bool,
+}
 
 impl MlockGuard {
-    /// Locks all current and future mappings of the process into RAM.
+    /// Locks the process's current mappings into RAM, and its future ones where no
+    /// `RLIMIT_MEMLOCK` applies. Call it after the measuring threads are set up.
     ///
     /// # Errors
-    /// `EPERM` without CAP_IPC_LOCK, `ENOMEM` when the mappings exceed `RLIMIT_MEMLOCK`
-    /// (`ulimit -l`).
+    /// `EPERM` without CAP_IPC_LOCK and with a zero limit, `ENOMEM` when the mappings exceed
+    /// `RLIMIT_MEMLOCK` (`ulimit -l`).
     pub fn lock() -> io::Result<Self> {
+        let future = super::privileges::memlock_unlimited();
+        let flags = if future {
+            libc::MCL_CURRENT | libc::MCL_FUTURE
+        } else {
+            libc::MCL_CURRENT
+        };
         // SAFETY: mlockall takes flags only.
-        if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
+        if unsafe { libc::mlockall(flags) } != 0 {
             return Err(last_os_error());
         }
-        Ok(MlockGuard(()))
+        Ok(MlockGuard { future })
+    }
+
+    /// Whether later mappings are locked too (`MCL_FUTURE`).
+    pub fn locks_future(&self) -> bool {
+        self.future
     }
 }
 

@@ -11,6 +11,7 @@ mod policy;
 pub mod privileges;
 mod slack;
 mod stack;
+mod wake_signal;
 
 pub use affinity::{allowed_cpus, format_cpu_list, parse_cpu_list, AffinityGuard};
 pub use mlock::MlockGuard;
@@ -18,6 +19,7 @@ pub use pm_qos::{PmQosGuard, PM_QOS_PATH};
 pub use policy::{current_policy, Policy, PolicyGuard};
 pub use slack::{current_timer_slack, TimerSlackGuard};
 pub use stack::{prefault_stack, PREFAULT_BYTES};
+pub use wake_signal::{kick, WakeSignalGuard, WAKE_SIGNAL};
 
 /// The calling thread's kernel thread id (`gettid(2)`), the id `chrt -p` and `taskset -p` take.
 pub fn gettid() -> i32 {

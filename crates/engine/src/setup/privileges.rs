@@ -149,6 +149,18 @@ pub fn explain_policy_error(policy: &Policy, err: &io::Error) -> String {
     format!("cannot set {what}: {}", reasons.join("; "))
 }
 
+/// Whether locking memory is unbounded for this process: CAP_IPC_LOCK, or an unlimited
+/// `RLIMIT_MEMLOCK`.
+pub fn memlock_unlimited() -> bool {
+    has_capability(CAP_IPC_LOCK) || rlimit(libc::RLIMIT_MEMLOCK) == libc::RLIM_INFINITY
+}
+
+/// The soft `RLIMIT_MEMLOCK` in bytes (`ulimit -l` × 1024), `None` when unlimited.
+pub fn memlock_limit() -> Option<u64> {
+    let l = rlimit(libc::RLIMIT_MEMLOCK);
+    (l != libc::RLIM_INFINITY).then_some(l)
+}
+
 /// One sentence for a failed `mlockall`.
 pub fn explain_mlock_error(err: &io::Error) -> String {
     let limit = rlimit(libc::RLIMIT_MEMLOCK);
