@@ -129,7 +129,7 @@ typedef struct ts_stats {
    */
   double latency_mean_ns;
   /**
-   * 99th percentile of the wake-up latency, ns (3 significant digits).
+   * 99th percentile of the wake-up latency, ns (upper bound of its histogram bucket: 2 significant digits).
    */
   int64_t latency_p99_ns;
   /**
@@ -153,7 +153,7 @@ typedef struct ts_stats {
    */
   int64_t period_max_ns;
   /**
-   * 99th percentile of |dt - period|, ns (3 significant digits).
+   * 99th percentile of |dt - period|, ns (upper bound of its histogram bucket: 2 significant digits).
    */
   int64_t period_abs_dev_p99_ns;
   /**
@@ -348,8 +348,9 @@ int ts_periodic_set_policy(struct ts_periodic *p, ts_policy policy, int32_t prio
 int ts_periodic_set_affinity(struct ts_periodic *p, int32_t cpu);
 
 /**
- * Locks all current and future memory of the process (`mlockall`) until the loop is freed
- * (then `munlockall`, process-wide).
+ * Locks the process's memory (`mlockall`: current mappings, and future ones where no
+ * `RLIMIT_MEMLOCK` applies) until the loop is freed (then `munlockall`, process-wide).
+ * Call it once the program's memory is allocated.
  *
  * Returns 0, `-EINVAL` for NULL `p`, `-EPERM` or `-ENOMEM` when the process may not lock
  * that much (`ts_last_error` says why), or another negative errno.

@@ -110,7 +110,7 @@ pub struct ts_stats {
     pub latency_max_ns: i64,
     /// Mean wake-up latency, ns.
     pub latency_mean_ns: f64,
-    /// 99th percentile of the wake-up latency, ns (3 significant digits).
+    /// 99th percentile of the wake-up latency, ns (upper bound of its histogram bucket: 2 significant digits).
     pub latency_p99_ns: i64,
     /// Number of periods measured (dt between consecutive wake-ups): `samples - 1`.
     pub period_samples: u64,
@@ -122,7 +122,7 @@ pub struct ts_stats {
     pub period_min_ns: i64,
     /// Largest dt, ns.
     pub period_max_ns: i64,
-    /// 99th percentile of |dt - period|, ns (3 significant digits).
+    /// 99th percentile of |dt - period|, ns (upper bound of its histogram bucket: 2 significant digits).
     pub period_abs_dev_p99_ns: i64,
     /// CPU time of the loop's thread, ns.
     pub cpu_time_ns: i64,
@@ -516,8 +516,9 @@ pub unsafe extern "C" fn ts_periodic_set_affinity(p: *mut ts_periodic, cpu: i32)
     })
 }
 
-/// Locks all current and future memory of the process (`mlockall`) until the loop is freed
-/// (then `munlockall`, process-wide).
+/// Locks the process's memory (`mlockall`: current mappings, and future ones where no
+/// `RLIMIT_MEMLOCK` applies) until the loop is freed (then `munlockall`, process-wide).
+/// Call it once the program's memory is allocated.
 ///
 /// Returns 0, `-EINVAL` for NULL `p`, `-EPERM` or `-ENOMEM` when the process may not lock
 /// that much (`ts_last_error` says why), or another negative errno.

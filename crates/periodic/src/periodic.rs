@@ -435,8 +435,11 @@ impl Periodic {
         Ok(())
     }
 
-    /// Locks all current and future memory of the process into RAM (`mlockall`) until the
-    /// loop is dropped, so no page fault delays a wake-up. Process-wide: dropping the loop
+    /// Locks the process's memory into RAM (`mlockall`) until the loop is dropped, so no
+    /// page fault delays a wake-up: the current mappings, and the future ones too where no
+    /// `RLIMIT_MEMLOCK` applies (root, `CAP_IPC_LOCK` or `ulimit -l unlimited`; under a
+    /// limit, locking future mappings could make a later allocation abort the program).
+    /// Call it once the program's memory is allocated. Process-wide: dropping the loop
     /// unlocks everything, also what another part of the program locked. Does nothing if
     /// the loop already holds the lock.
     ///
