@@ -6,15 +6,20 @@
 //! ```
 //! use tickscope::{Periodic, Strategy};
 //!
-//! let mut looper = Periodic::new(1_000_000, Strategy::Sleep)?; // every 1 ms
-//! for _ in 0..10 {
-//!     let tick = looper.wait()?;
-//!     // … the periodic work; tick.latency is how late it starts, ns
-//!     # let _ = tick;
+//! fn main() -> Result<(), tickscope::Error> {
+//!     let mut looper = Periodic::new(1_000_000, Strategy::Sleep)?; // every 1 ms
+//!     for _ in 0..1000 {
+//!         let tick = looper.wait()?;
+//!         // … the periodic work; it starts tick.latency ns after its expiry
+//!         if tick.missed > 0 {
+//!             eprintln!("{} periods missed", tick.missed);
+//!         }
+//!     }
+//!     let s = looper.stats(); // the same statistics as `tickscope run`, any time
+//!     let p99 = s.latency.map_or(0, |l| l.p99);
+//!     println!("{} ticks, p99 latency {p99} ns, CPU {:.1} %", s.samples, s.cpu_percent);
+//!     Ok(())
 //! }
-//! let s = looper.stats(); // the same statistics as `tickscope run`
-//! println!("{} ticks, p99 latency {} ns", s.samples, s.latency.unwrap().p99);
-//! # Ok::<(), tickscope::Error>(())
 //! ```
 //!
 //! * **Strategies** ([`Strategy`]): sleep with an absolute `clock_nanosleep`, busy-wait with

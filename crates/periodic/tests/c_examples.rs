@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
+mod common;
+
 const TICKS: &str = "200";
 
 fn crate_dir() -> &'static Path {
@@ -201,4 +203,15 @@ fn bad_arguments_through_the_c_abi_are_errors() {
     gcc_static(&crate_dir().join("tests/c/bad_args.c"), &exe);
     let out = run(&mut Command::new(&exe));
     assert!(out.trim_end().ends_with(", 0 failed"), "{out}");
+}
+
+#[test]
+fn readme_c_snippet_compiles_and_runs() {
+    let dir = scratch("readme");
+    let src = dir.join("main.c");
+    std::fs::write(&src, common::readme_block("c")).unwrap();
+    let exe = dir.join("main");
+    gcc_static(&src, &exe);
+    let out = run(&mut Command::new(&exe));
+    assert!(out.starts_with("1000 ticks, p99 latency "), "{out}");
 }
