@@ -40,6 +40,16 @@ pub struct RunArgs {
     #[arg(long, default_value = "nanosleep-abs", value_name = "METHOD")]
     pub method: String,
 
+    /// busy: nap after every N clock readings before the expiry (a clock_nanosleep to the
+    /// time just read, as the Cpp-Periodic-Task seed's step_sleep). Default: never.
+    #[arg(long, value_name = "N")]
+    pub busy_sleep_every: Option<String>,
+
+    /// hybrid: sleep until this long before each expiry, then spin (250us, 0.1ms), or
+    /// 'auto' to learn it from the measured sleep latency during the run.
+    #[arg(long, default_value = "auto", value_name = "DURATION|auto")]
+    pub margin: String,
+
     /// Scheduling policy: auto, other, batch, idle, fifo, rr, deadline. auto is fifo at
     /// priority 90 where permitted, else other, and says which.
     #[arg(long, default_value = "auto", value_name = "POLICY")]

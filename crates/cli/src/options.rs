@@ -6,7 +6,7 @@ use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::run::{PolicyRequest, RunConfig, AUTO_PRIORITY};
 use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list, Policy};
 use tickscope_engine::time::{ClockId, Nanos, NS_PER_SEC, NS_PER_US};
-use tickscope_engine::wait::MethodKind;
+use tickscope_engine::wait::{Margin, MethodKind, MethodOptions};
 
 /// Parses a duration with a unit (`250us`, `1ms`, `10s`, `5m`, `2h`, `1.5ms`) or a bare
 /// number in `bare_unit_ns` units. Returns ns, > 0.
@@ -71,6 +71,23 @@ fn parse_int<T: std::str::FromStr>(s: &str, what: &str, range: &str) -> Result<T
     s.trim()
         .parse()
         .map_err(|_| format!("{what} '{s}' is not a whole number in {range}"))
+}
+
+/// Parses an optional count that must be at least 1.
+fn parse_count<T: std::str::FromStr + PartialEq + From<u8>>(
+    s: Option<&str>,
+    what: &str,
+    range: &str,
+) -> Result<Option<T>, String> {
+    s.map(|s| {
+        let v: T = parse_int(s, what, range)?;
+        if v == T::from(0) {
+            Err(format!("{what} must be at least 1"))
+        } else {
+            Ok(v)
+        }
+    })
+    .transpose()
 }
 
 /// Resolves the threads and their CPUs: `None` entries are unpinned threads.
@@ -195,24 +212,38 @@ fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
     })
 }
 
+/// Resolves the methods' tunables; a tunable for a method that does not run is an error.
+fn resolve_method_options(a: &RunArgs, methods: &[MethodKind]) -> Result<MethodOptions, String> {
+    let busy_sleep_every: Option<u32> = parse_count(
+        a.busy_sleep_every.as_deref(),
+        "--busy-sleep-every",
+        "1..=4294967295",
+    )?;
+    if busy_sleep_every.is_some() && !methods.contains(&MethodKind::Busy) {
+        return Err("--busy-sleep-every applies to --method busy".into());
+    }
+    let margin = match a.margin.trim() {
+        "auto" => Margin::Auto,
+        m => {
+            if !methods.contains(&MethodKind::Hybrid) {
+                return Err("--margin applies to --method hybrid".into());
+            }
+            Margin::Fixed(parse_duration(m, "--margin", NS_PER_US)?)
+        }
+    };
+    Ok(MethodOptions {
+        busy_sleep_every,
+        margin,
+    })
+}
+
 /// Turns `tickscope run` flags into a run configuration.
 ///
 /// # Errors
 /// One sentence naming the flag, what was wrong and the accepted form.
 pub fn run_config(a: &RunArgs) -> Result<RunConfig, String> {
     let period = parse_interval(&a.interval)?;
-    let loops = a
-        .loops
-        .as_deref()
-        .map(|l| {
-            let v: u64 = parse_int(l, "--loops", "1..")?;
-            if v == 0 {
-                Err("--loops must be at least 1".to_string())
-            } else {
-                Ok(v)
-            }
-        })
-        .transpose()?;
+    let loops: Option<u64> = parse_count(a.loops.as_deref(), "--loops", "1..")?;
     let duration = match (&a.duration, loops) {
         (Some(d), _) => Some(parse_duration(d, "--duration", NS_PER_SEC)?),
         (None, Some(_)) => None,
@@ -238,6 +269,7 @@ pub fn run_config(a: &RunArgs) -> Result<RunConfig, String> {
         "catch-up" | "catchup" => OverrunPolicy::CatchUp,
         o => return Err(format!("unknown --overrun '{o}'; use skip or catch-up")),
     };
+    let method_options = resolve_method_options(a, &[method])?;
     let policy = resolve_policy(a, period)?;
     let cpus = resolve_cpus(a.threads.as_deref(), a.affinity.as_deref())?;
     if matches!(policy, PolicyRequest::Exact(Policy::Deadline { .. }))
@@ -263,6 +295,7 @@ pub fn run_config(a: &RunArgs) -> Result<RunConfig, String> {
     };
     Ok(RunConfig {
         method,
+        method_options,
         clock,
         period_ns: period,
         loops,

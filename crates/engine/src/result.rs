@@ -6,6 +6,7 @@
 
 use crate::histogram::HistogramBuckets;
 use crate::time::Nanos;
+use crate::wait::MethodReport;
 use serde::{Deserialize, Serialize};
 
 /// Wake-up latency (woke − expiry) of a series of wake-ups, ns.
@@ -123,6 +124,10 @@ pub struct ThreadStats {
     pub wall_time_ns: Nanos,
     /// `cpu_time_ns / wall_time_ns` in % of one core.
     pub cpu_percent: f64,
+    /// What the wake-up method observed about itself (the hybrid's margin, …); for the
+    /// merged summary, the threads' reports combined ([`MethodReport::merge`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method_report: Option<MethodReport>,
     /// Per-window statistics, in order.
     pub windows: Vec<WindowStats>,
 }

@@ -15,7 +15,7 @@ use crate::setup::{
 };
 use crate::stats::{latency_stats, period_stats, window_stats};
 use crate::time::{read_clock, Clock, ClockId, Nanos, SystemClock, NS_PER_MS, NS_PER_SEC};
-use crate::wait::{self, MethodKind, MethodOptions};
+use crate::wait::{self, MethodKind, MethodOptions, MethodReport};
 use crate::worker::{measure, window_link, CollectorLink, LoopParams};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -114,7 +114,7 @@ impl RunConfig {
         if self.duration_ns.is_some_and(|d| d <= 0) {
             return bad("--duration must be positive");
         }
-        Ok(())
+        wait::check(self.method, self.clock, self.cpus.len(), self.period_ns).map_err(Error::Config)
     }
 }
 
@@ -143,6 +143,10 @@ pub struct Applied {
     pub interface: String,
     /// The coarsest step in which the method's timeout is expressed, ns.
     pub granularity_ns: Nanos,
+    /// A warning about the method under the applied settings (for example that a busy-wait
+    /// under SCHED_FIFO can be RT-throttled), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method_note: Option<String>,
     /// The clock.
     pub clock: ClockId,
     /// Per measuring thread: index, kernel thread id and CPU.
@@ -226,6 +230,7 @@ struct WorkerEnd {
     cpu_time: Nanos,
     wall: Nanos,
     error: Option<String>,
+    report: Option<MethodReport>,
 }
 
 /// Runs a measurement. `stop` ends it early (the threads finish their current wait); `observer`
@@ -257,6 +262,15 @@ pub fn run(
         context: "cannot install the wake-up signal handler".into(),
         source: e,
     })?;
+    // The interval timer's SIGALRM goes to the process: keep it off this thread (and the
+    // threads it starts, which inherit the mask) so that it lands on the measuring thread.
+    let _alarm_block = match cfg.method {
+        MethodKind::Itimer => Some(wait::AlarmBlock::new().map_err(|e| Error::Os {
+            context: "cannot block SIGALRM in the coordinating thread".into(),
+            source: e,
+        })?),
+        _ => None,
+    };
     let mut workers = Vec::new();
     let mut setup_rx = Vec::new();
     let mut collectors = Vec::new();
@@ -343,6 +357,14 @@ pub fn run(
         method: cfg.method,
         interface: first.interface.to_string(),
         granularity_ns: first.granularity,
+        method_note: wait::throttle_warning(
+            cfg.method,
+            &cfg.method_options,
+            &first.policy,
+            cfg.period_ns,
+            privileges::rt_runtime_us(),
+            privileges::rt_period_us(),
+        ),
         clock: cfg.clock,
         threads: reports
             .iter()
@@ -389,6 +411,7 @@ pub fn run(
                 cpu_time: 0,
                 wall: 0,
                 error: Some("a measuring thread panicked".into()),
+                report: None,
             })
         })
         .collect();
@@ -436,6 +459,7 @@ fn worker_thread(
         cpu_time: 0,
         wall: 0,
         error: Some(msg),
+        report: None,
     };
     let prepared = (|| -> Result<_, String> {
         let affinity = match cpu {
@@ -477,7 +501,7 @@ fn worker_thread(
             None => None,
         };
         let method = wait::create(cfg.method, cfg.clock, &cfg.method_options)
-            .map_err(|e| format!("cannot set up method {}: {e}", cfg.method.name()))?;
+            .map_err(|e| wait::explain_setup_error(cfg.method, &e))?;
         let mut cpu_clock: libc::clockid_t = 0;
         // SAFETY: pthread_self is this thread; `cpu_clock` is writable.
         unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut cpu_clock) };
@@ -505,7 +529,7 @@ fn worker_thread(
         _ => return fail("aborted before the start".into()),
     };
     if let Err(e) = method.arm(first_expiry, cfg.period_ns) {
-        return fail(format!("cannot arm method {}: {e}", cfg.method.name()));
+        return fail(wait::explain_setup_error(cfg.method, &e));
     }
     setup::prefault_stack();
     let params = LoopParams {
@@ -528,12 +552,14 @@ fn worker_thread(
         samples.as_mut(),
     );
     let cpu1 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
+    let report = method.report();
     drop(method);
     drop(guards);
     WorkerEnd {
         cpu_time: cpu1 - cpu0,
         wall: end.last_woke - end.started,
         error: end.error.map(|e| format!("measuring thread stopped: {e}")),
+        report: Some(report),
     }
 }
 
@@ -683,8 +709,8 @@ impl Collector {
                 &acc.total,
                 self.period,
                 Some(&applied.threads[t]),
-                end.cpu_time,
-                end.wall,
+                (end.cpu_time, end.wall),
+                end.report.clone(),
                 acc.windows,
             ));
         }
@@ -704,7 +730,16 @@ impl Collector {
                 .map(|ws| merge_window_stats(ws))
                 .collect()
         };
-        let summary = thread_stats(&all, self.period, None, cpu, wall, summary_windows);
+        let reports: Vec<&MethodReport> = ends.iter().filter_map(|e| e.report.as_ref()).collect();
+        let report = (!reports.is_empty()).then(|| MethodReport::merge(reports));
+        let summary = thread_stats(
+            &all,
+            self.period,
+            None,
+            (cpu, wall),
+            report,
+            summary_windows,
+        );
         (threads, summary)
     }
 }
@@ -763,13 +798,14 @@ fn merge_window_stats(ws: &[&WindowStats]) -> WindowStats {
     }
 }
 
-/// Builds the statistics of one thread (or of all, merged) from its totals.
+/// Builds the statistics of one thread (or of all, merged) from its totals; `times` is
+/// (CPU time, wall time) of the measuring loop, ns.
 pub(crate) fn thread_stats(
     total: &WindowRecord,
     period: Nanos,
     applied: Option<&AppliedThread>,
-    cpu_time: Nanos,
-    wall: Nanos,
+    (cpu_time, wall): (Nanos, Nanos),
+    method_report: Option<MethodReport>,
     windows: Vec<WindowStats>,
 ) -> ThreadStats {
     ThreadStats {
@@ -788,6 +824,7 @@ pub(crate) fn thread_stats(
         } else {
             0.0
         },
+        method_report,
         windows,
     }
 }

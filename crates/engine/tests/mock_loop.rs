@@ -5,8 +5,10 @@ use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
 use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::mock::MockMethod;
+use tickscope_engine::mock::MockTimebase;
 use tickscope_engine::record::WindowRecord;
 use tickscope_engine::stats::{latency_stats, window_stats};
+use tickscope_engine::wait::{Busy, Hybrid, Margin, WakeMethod};
 use tickscope_engine::worker::{measure, window_link, LoopParams};
 
 /// Counts allocations made by threads that opted in.
@@ -51,6 +53,15 @@ fn run_mock(
     latencies: Vec<i64>,
     p: LoopParams,
 ) -> (Vec<WindowRecord>, u64, tickscope_engine::worker::LoopEnd) {
+    let mut m = MockMethod::new(10 * SEC - MS, latencies);
+    run_loop(&mut m, p)
+}
+
+/// Runs the loop with any method, as [`run_mock`] does.
+fn run_loop<M: WakeMethod>(
+    m: &mut M,
+    p: LoopParams,
+) -> (Vec<WindowRecord>, u64, tickscope_engine::worker::LoopEnd) {
     let (mut link, mut collector, first) = window_link();
     let done = std::sync::Arc::new(AtomicBool::new(false));
     let done2 = done.clone();
@@ -74,10 +85,9 @@ fn run_mock(
             std::thread::yield_now();
         }
     });
-    let mut m = MockMethod::new(10 * SEC - MS, latencies);
     let stop = AtomicBool::new(false);
     COUNTING.with(|c| c.set(true));
-    let end = measure(&mut m, &p, &stop, &mut link, first, None);
+    let end = measure(m, &p, &stop, &mut link, first, None);
     COUNTING.with(|c| c.set(false));
     let allocs = ALLOCS.with(|a| a.replace(0));
     done.store(true, std::sync::atomic::Ordering::Release);
@@ -201,4 +211,37 @@ fn dropped_total(
         dropped += r.samples_dropped;
     }
     dropped
+}
+
+#[test]
+fn busy_and_hybrid_run_the_loop_on_virtual_time_without_allocating() {
+    // Readings cost 200 ns; sleeps overshoot by 20 µs, one in 500 by 300 µs.
+    let mut script = vec![20_000; 499];
+    script.push(300_000);
+    let mut busy = Busy::with_clock(
+        MockTimebase::new(10 * SEC - MS, 200, script.clone()),
+        Some(50),
+    );
+    let (windows, allocs, end) = run_loop(&mut busy, params(3_000, OverrunPolicy::Skip));
+    assert_eq!((end.samples, allocs), (3_000, 0));
+    let w = &windows[0];
+    // A busy-wait wakes within one reading of the expiry (naps here return 20 µs late).
+    assert!(w.latency.min().unwrap() >= 0);
+    assert_eq!(w.overruns, 0);
+    assert!(busy.naps() > 0);
+
+    let mut hybrid =
+        Hybrid::with_clock(MockTimebase::new(10 * SEC - MS, 200, script), Margin::Auto);
+    hybrid.arm(10 * SEC, MS).unwrap();
+    let (windows, allocs, end) = run_loop(&mut hybrid, params(3_000, OverrunPolicy::Skip));
+    assert_eq!((end.samples, allocs), (3_000, 0));
+    let not_early: u64 = windows
+        .iter()
+        .map(|w| w.latency_hist.len() - w.latency_hist.negative_count())
+        .sum();
+    assert_eq!(not_early, 3_000);
+    let r = hybrid.report().margin.unwrap();
+    // The 300 µs overshoots (0.2 %) stay below the percentile: the margin settles on 20 µs.
+    assert_eq!(r.final_ns, 20_000 + 5_000 + 2_000);
+    assert_eq!(r.overshot, 6);
 }

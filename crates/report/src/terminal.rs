@@ -10,6 +10,7 @@ use tickscope_engine::result::{ThreadStats, WindowStats};
 use tickscope_engine::run::{Applied, RunConfig, SecondReport};
 use tickscope_engine::setup::Policy;
 use tickscope_engine::system::SystemInfo;
+use tickscope_engine::wait::{MarginReport, MethodReport};
 
 /// Threads up to which every thread gets its own per-second line; beyond, one merged line
 /// and the worst thread.
@@ -199,6 +200,23 @@ fn window_line(t_end: f64, who: &str, w: &WindowStats, period_ns: i64) -> String
     )
 }
 
+fn method_report(t: &ThreadStats) -> Option<&MethodReport> {
+    t.method_report.as_ref()
+}
+
+/// The hybrid's margin in one cell: the final value, how it was chosen, its mean, and how
+/// many sleeps overshot it, e.g. `27.0 µs auto (mean 29.1 µs, 3 of 9000 sleeps overshot)`.
+pub fn margin(m: &MarginReport) -> String {
+    format!(
+        "{} {} (mean {}, {} of {} sleeps overshot)",
+        ns_i(m.final_ns),
+        m.mode,
+        ns(m.mean_ns),
+        m.overshot,
+        m.sleeps
+    )
+}
+
 /// The final summary: one column per thread and, with several threads, the merged one.
 pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
     let mut cols: Vec<(String, &ThreadStats)> = threads
@@ -301,6 +319,26 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
         let mut row = vec![name.to_string()];
         row.extend(cols.iter().map(|(_, t)| f(t)));
         table.add_row(row);
+    }
+    let method_rows: Vec<Row> = vec![
+        ("margin (hybrid)", |t| {
+            method_report(t)
+                .and_then(|r| r.margin.as_ref())
+                .map_or(String::new(), margin)
+        }),
+        ("naps (busy)", |t| {
+            method_report(t)
+                .and_then(|r| r.naps)
+                .map_or(String::new(), |n| n.to_string())
+        }),
+    ];
+    for (name, f) in method_rows {
+        let cells: Vec<String> = cols.iter().map(|(_, t)| f(t)).collect();
+        if cells.iter().any(|c| !c.is_empty()) {
+            let mut row = vec![name.to_string()];
+            row.extend(cells);
+            table.add_row(row);
+        }
     }
     for (i, col) in table.column_iter_mut().enumerate() {
         if i > 0 {

@@ -25,6 +25,11 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     let quiet = args.quiet;
     let mut stdout = std::io::stdout();
     let mut observer = |event: RunEvent<'_>| {
+        if let RunEvent::Started(applied) = &event {
+            if let Some(note) = &applied.method_note {
+                eprintln!("tickscope: warning: {note}");
+            }
+        }
         if quiet {
             return;
         }

@@ -5,13 +5,41 @@
 //! the worker's business, so a new method is one file behind [`WakeMethod`] plus one line in
 //! [`MethodKind`] and [`create`].
 
+mod busy;
+mod epoll;
+mod hybrid;
+mod itimer;
+pub mod margin;
+mod nanosleep;
 mod nanosleep_abs;
 mod nanosleep_rel;
+pub mod periodic;
+mod poll;
+mod posix_timer;
+mod select;
+mod signals;
+pub mod spin;
+mod support;
+mod throttle;
+mod timerfd;
 
+pub use busy::Busy;
+pub use epoll::{Epoll, EpollForm};
+pub use hybrid::Hybrid;
+pub use itimer::{AlarmBlock, Itimer};
+pub use margin::{Margin, MarginReport, MarginTuner};
+pub use nanosleep::Nanosleep;
 pub use nanosleep_abs::NanosleepAbs;
 pub use nanosleep_rel::NanosleepRel;
+pub use poll::Poll;
+pub use posix_timer::{timer_signal, PosixTimer};
+pub use select::Select;
+pub use spin::{KernelClock, SpinClock};
+pub use support::{check, explain_setup_error};
+pub use throttle::throttle_warning;
+pub use timerfd::Timerfd;
 
-use crate::time::{ClockId, Nanos};
+use crate::time::{read_clock, to_timespec, ClockId, Nanos};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -55,6 +83,46 @@ pub trait WakeMethod: Send {
     fn granularity_ns(&self) -> Nanos {
         1
     }
+
+    /// What the method itself observed over the run (the hybrid's margin, the busy-wait's
+    /// naps, a kernel timer's own overrun count). Called after the measuring loop.
+    fn report(&self) -> MethodReport {
+        MethodReport::default()
+    }
+}
+
+/// What a method observed about itself over a run; each field only for the methods it
+/// concerns (absent from the JSON otherwise).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MethodReport {
+    /// `hybrid`: the margin used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<MarginReport>,
+    /// `busy`: naps taken (`--busy-sleep-every`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub naps: Option<u64>,
+    /// `timerfd`, `posix-timer`: missed periods as the kernel counted them (expirations
+    /// beyond one per notification), beside the engine's own count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_overruns: Option<u64>,
+}
+
+impl MethodReport {
+    /// Combines the reports of several threads: counts add up; the margin is the report of
+    /// the thread whose final margin was largest.
+    pub fn merge<'a>(reports: impl IntoIterator<Item = &'a MethodReport>) -> MethodReport {
+        let mut out = MethodReport::default();
+        for r in reports {
+            out.naps = add_counts(out.naps, r.naps);
+            out.timer_overruns = add_counts(out.timer_overruns, r.timer_overruns);
+            if let Some(m) = &r.margin {
+                if out.margin.as_ref().is_none_or(|o| m.final_ns > o.final_ns) {
+                    out.margin = Some(m.clone());
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The wake-up methods tickscope knows, by the name used in `--method`.
@@ -67,17 +135,65 @@ pub enum MethodKind {
     /// `clock_nanosleep(clock, 0, expiry - last_woke)`: a relative sleep aimed at the same grid.
     #[serde(rename = "nanosleep-rel")]
     NanosleepRel,
+    /// `nanosleep(expiry - last_woke)`: the plain call, relative, CLOCK_MONOTONIC only.
+    #[serde(rename = "nanosleep")]
+    Nanosleep,
+    /// A periodic `timerfd` read for its expiration count.
+    #[serde(rename = "timerfd")]
+    Timerfd,
+    /// A periodic POSIX timer signalling the measuring thread, taken with `sigwaitinfo`.
+    #[serde(rename = "posix-timer")]
+    PosixTimer,
+    /// `setitimer(ITIMER_REAL)` and a SIGALRM handler (one measuring thread only).
+    #[serde(rename = "itimer")]
+    Itimer,
+    /// Sleep through `ppoll`'s timeout (no descriptors).
+    #[serde(rename = "poll")]
+    Poll,
+    /// Sleep through `pselect`'s timeout (no descriptors).
+    #[serde(rename = "select")]
+    Select,
+    /// Sleep through an epoll wait's timeout (`epoll_pwait2`, else `epoll_wait`).
+    #[serde(rename = "epoll")]
+    Epoll,
+    /// Spin reading the clock until the expiry, optionally napping every N readings.
+    #[serde(rename = "busy")]
+    Busy,
+    /// Sleep until `expiry − margin`, then spin.
+    #[serde(rename = "hybrid")]
+    Hybrid,
 }
 
 impl MethodKind {
     /// Every method, in the order `--method all` runs them.
-    pub const ALL: &'static [MethodKind] = &[MethodKind::NanosleepAbs, MethodKind::NanosleepRel];
+    pub const ALL: &'static [MethodKind] = &[
+        MethodKind::NanosleepAbs,
+        MethodKind::NanosleepRel,
+        MethodKind::Nanosleep,
+        MethodKind::Timerfd,
+        MethodKind::PosixTimer,
+        MethodKind::Itimer,
+        MethodKind::Poll,
+        MethodKind::Select,
+        MethodKind::Epoll,
+        MethodKind::Busy,
+        MethodKind::Hybrid,
+    ];
 
     /// The name used on the command line and in result files.
     pub fn name(self) -> &'static str {
         match self {
             MethodKind::NanosleepAbs => "nanosleep-abs",
             MethodKind::NanosleepRel => "nanosleep-rel",
+            MethodKind::Nanosleep => "nanosleep",
+            MethodKind::Timerfd => "timerfd",
+            MethodKind::PosixTimer => "posix-timer",
+            MethodKind::Itimer => "itimer",
+            MethodKind::Poll => "poll",
+            MethodKind::Select => "select",
+            MethodKind::Epoll => "epoll",
+            MethodKind::Busy => "busy",
+            MethodKind::Hybrid => "hybrid",
         }
     }
 
@@ -89,22 +205,86 @@ impl MethodKind {
 
 /// Tunables some methods take. Methods ignore the fields that do not concern them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MethodOptions {}
+pub struct MethodOptions {
+    /// `busy`: nap after every N clock readings before the expiry (the Cpp-Periodic-Task
+    /// seed's `step_sleep`, see [`Busy`]); `None`: never.
+    #[serde(default)]
+    pub busy_sleep_every: Option<u32>,
+    /// `hybrid`: the margin before the expiry at which the sleep ends (see [`Hybrid`]).
+    #[serde(default)]
+    pub margin: Margin,
+}
 
-/// Builds a method that waits on `clock`.
+/// Builds a method that waits on `clock`. Call it on the measuring thread: the signal-driven
+/// methods aim their signal at the calling thread.
 ///
 /// # Errors
-/// An OS error if the method's kernel objects cannot be created (for example `ENOSYS`).
+/// [`io::ErrorKind::Unsupported`] when the method cannot run on `clock` (see [`check`]); an
+/// OS error if the method's kernel objects cannot be created (for example `ENOSYS`, or
+/// `EBUSY` for a second `itimer` in the process); [`explain_setup_error`] words it.
 pub fn create(
     kind: MethodKind,
     clock: ClockId,
     options: &MethodOptions,
 ) -> io::Result<Box<dyn WakeMethod>> {
-    let _ = options;
+    support::check_clock(kind, clock)
+        .map_err(|msg| io::Error::new(io::ErrorKind::Unsupported, msg))?;
     Ok(match kind {
         MethodKind::NanosleepAbs => Box::new(NanosleepAbs::new(clock)),
         MethodKind::NanosleepRel => Box::new(NanosleepRel::new(clock)),
+        MethodKind::Nanosleep => Box::new(Nanosleep::new()),
+        MethodKind::Timerfd => Box::new(Timerfd::new(clock)?),
+        MethodKind::PosixTimer => Box::new(PosixTimer::new(clock)?),
+        MethodKind::Itimer => Box::new(Itimer::new()?),
+        MethodKind::Poll => Box::new(Poll::new()),
+        MethodKind::Select => Box::new(Select::new()),
+        MethodKind::Epoll => Box::new(Epoll::new()?),
+        MethodKind::Busy => Box::new(Busy::new(clock, options.busy_sleep_every)),
+        MethodKind::Hybrid => Box::new(Hybrid::new(clock, options.margin)),
     })
+}
+
+/// Sum of two optional counts; `None` only when both are.
+fn add_counts(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x + y),
+        (x, y) => x.or(y),
+    }
+}
+
+/// The error of a wait before [`WakeMethod::arm`] set the method up.
+pub(crate) fn not_armed() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "wait before arm")
+}
+
+/// A relative wait aimed at an absolute grid: sleeps (with `sleep`) for `expiry − last_woke`
+/// — the time from the previous wake-up's clock read, so that everything between that read
+/// and the call counts as latency — unless that is not positive, then reads `clock` once.
+///
+/// # Errors
+/// The error of `sleep`.
+#[inline]
+pub(crate) fn relative_wait(
+    expiry: Nanos,
+    last_woke: Nanos,
+    clock: libc::clockid_t,
+    sleep: impl FnOnce(&libc::timespec) -> io::Result<()>,
+) -> io::Result<Nanos> {
+    let remaining = expiry - last_woke;
+    if remaining > 0 {
+        sleep(&to_timespec(remaining))?;
+    }
+    Ok(read_clock(clock))
+}
+
+/// Turns a system call's return value (negative on failure, with `errno`) into a result.
+#[inline]
+pub(crate) fn syscall_result(ret: impl Into<i64>) -> io::Result<()> {
+    if ret.into() < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }
 
 /// Turns the return value of `clock_nanosleep(2)` (0 or an error number) into a result.

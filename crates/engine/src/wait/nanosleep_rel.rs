@@ -5,8 +5,8 @@
 //! inherent cost of relative sleeps (cyclictest's `-r` reads the clock again instead, which
 //! costs a second read per wake-up and moves its grid by that amount).
 
-use super::{nanosleep_result, MethodKind, WakeMethod};
-use crate::time::{read_clock, to_timespec, ClockId, Nanos};
+use super::{nanosleep_result, relative_wait, MethodKind, WakeMethod};
+use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 
 /// Sleeps for a relative duration with `clock_nanosleep(clock, 0, …)`.
@@ -33,14 +33,11 @@ impl WakeMethod for NanosleepRel {
 
     #[inline]
     fn wait(&mut self, expiry: Nanos, last_woke: Nanos) -> io::Result<Nanos> {
-        let remaining = expiry - last_woke;
-        if remaining > 0 {
-            let ts = to_timespec(remaining);
+        let clock = self.clock;
+        relative_wait(expiry, last_woke, clock, |ts| {
             // SAFETY: `ts` is a valid timespec; the remainder pointer may be null.
-            let ret = unsafe { libc::clock_nanosleep(self.clock, 0, &ts, std::ptr::null_mut()) };
-            nanosleep_result(ret)?;
-        }
-        Ok(read_clock(self.clock))
+            nanosleep_result(unsafe { libc::clock_nanosleep(clock, 0, ts, std::ptr::null_mut()) })
+        })
     }
 
     fn interface(&self) -> &'static str {

@@ -1,0 +1,257 @@
+//! `itimer`: `setitimer(ITIMER_REAL)` and SIGALRM, the 2013 `rt` seed's way.
+//!
+//! The interval timer is one per process and its SIGALRM is sent to the process, not to a
+//! thread (`setitimer(2)`, `signal(7)`), so it can drive only one measuring thread;
+//! [`super::check`] refuses more, and a second `Itimer` in the process fails with `EBUSY`.
+//! It is armed relative to now (`it_value`, rounded up to whole µs — a `timeval`) and runs
+//! on CLOCK_MONOTONIC with a period of whole µs, so its grid lies up to about a µs (the
+//! rounding plus the time `setitimer` takes to read the clock) after the engine's, and that
+//! offset is part of every latency measured. Missed periods merge into one pending SIGALRM
+//! and are not counted by the kernel; the engine counts them.
+//!
+//! The seed does its periodic work in the SIGALRM handler, so the wake time is read there:
+//! the handler reads the clock and stores it; the measuring thread keeps SIGALRM blocked
+//! except inside `sigsuspend(2)`, where the handler runs on it. A SIGALRM that lands on
+//! another thread (one that does not block it) is passed on to the measuring thread with
+//! `tgkill(2)`; `run` blocks SIGALRM in the coordinating thread so that this is rare.
+
+use super::periodic::{wait_for, Fire, Fired};
+use super::{signals, MethodKind, MethodReport, WakeMethod};
+use crate::time::{read_clock, Nanos, NS_PER_US};
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
+
+/// Set while an `Itimer` exists: the interval timer is one per process.
+static IN_USE: AtomicBool = AtomicBool::new(false);
+/// The kernel id of the thread that waits for SIGALRM.
+static TARGET_TID: AtomicI32 = AtomicI32::new(0);
+/// The wake time the handler read last (ns on CLOCK_MONOTONIC); 0 before the first.
+static STAMP: AtomicI64 = AtomicI64::new(0);
+
+/// The SIGALRM handler: on the measuring thread, reads the clock (the seed's point of
+/// measurement); on any other thread, passes the signal on. Async-signal-safe: only
+/// `clock_gettime`, `gettid`, `getpid`, `tgkill` and atomics (`signal-safety(7)`).
+extern "C" fn on_alarm(_sig: libc::c_int) {
+    let target = TARGET_TID.load(Ordering::Relaxed);
+    // SAFETY: gettid and getpid cannot fail.
+    let (tid, pid) = unsafe { (libc::gettid(), libc::getpid()) };
+    if tid == target {
+        STAMP.store(read_clock(libc::CLOCK_MONOTONIC), Ordering::Release);
+    } else if target != 0 {
+        // SAFETY: plain system call; a failure (the thread is gone) loses one signal.
+        unsafe { libc::tgkill(pid, target, libc::SIGALRM) };
+    }
+}
+
+/// Blocks SIGALRM in the calling thread for as long as it lives, so that the process's
+/// SIGALRM goes to the measuring thread; restores the mask when dropped (on the same
+/// thread).
+#[derive(Debug)]
+pub struct AlarmBlock {
+    old: libc::sigset_t,
+}
+
+impl AlarmBlock {
+    /// Blocks SIGALRM in the calling thread.
+    ///
+    /// # Errors
+    /// The error of `pthread_sigmask`.
+    pub fn new() -> io::Result<Self> {
+        Ok(AlarmBlock {
+            old: signals::block(libc::SIGALRM)?,
+        })
+    }
+}
+
+impl Drop for AlarmBlock {
+    fn drop(&mut self) {
+        signals::restore(&self.old);
+    }
+}
+
+/// Waits for the process's SIGALRM from `setitimer(ITIMER_REAL)`.
+#[derive(Debug)]
+pub struct Itimer {
+    armed: Option<Armed>,
+    seen: Nanos,
+    fired: Option<Fired>,
+}
+
+/// What arming changed, to restore in `drop`.
+#[derive(Debug)]
+struct Armed {
+    tid: i32,
+    old_mask: libc::sigset_t,
+    old_action: libc::sigaction,
+    suspend_mask: libc::sigset_t,
+}
+
+impl Itimer {
+    /// Claims the process's interval timer, installs the SIGALRM handler and blocks SIGALRM
+    /// in the calling thread, which becomes the measuring thread (the timer starts with
+    /// [`WakeMethod::arm`]). Call on the measuring thread.
+    ///
+    /// # Errors
+    /// `EBUSY` when another `Itimer` exists in the process; the error of `pthread_sigmask`
+    /// or `sigaction`.
+    pub fn new() -> io::Result<Self> {
+        if IN_USE
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(io::Error::from_raw_os_error(libc::EBUSY));
+        }
+        let mut it = Itimer {
+            armed: None,
+            seen: 0,
+            fired: None,
+        };
+        it.install()?;
+        Ok(it)
+    }
+
+    fn install(&mut self) -> io::Result<()> {
+        let old_mask = signals::block(libc::SIGALRM)?;
+        let tid = crate::setup::gettid();
+        TARGET_TID.store(tid, Ordering::Relaxed);
+        STAMP.store(0, Ordering::Relaxed);
+        // SAFETY: sigaction is plain data; the handler is an extern "C" fn(c_int) and the
+        // flags say it is not an sa_sigaction handler.
+        let old_action = unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = on_alarm as extern "C" fn(libc::c_int) as usize;
+            act.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut act.sa_mask);
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGALRM, &act, &mut old) != 0 {
+                let e = io::Error::last_os_error();
+                signals::restore(&old_mask);
+                return Err(e);
+            }
+            old
+        };
+        self.armed = Some(Armed {
+            tid,
+            old_mask,
+            old_action,
+            suspend_mask: signals::current_mask_without(libc::SIGALRM),
+        });
+        Ok(())
+    }
+}
+
+/// A `timeval` holding `ns` rounded up to whole µs.
+fn timeval_ceil(ns: Nanos) -> libc::timeval {
+    let us = (ns.max(0) + NS_PER_US - 1) / NS_PER_US;
+    libc::timeval {
+        tv_sec: (us / 1_000_000) as libc::time_t,
+        tv_usec: (us % 1_000_000) as libc::suseconds_t,
+    }
+}
+
+fn set_itimer(value: libc::timeval, interval: libc::timeval) -> io::Result<()> {
+    let it = libc::itimerval {
+        it_interval: interval,
+        it_value: value,
+    };
+    // SAFETY: `it` is valid; the old value is not wanted.
+    if unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+impl WakeMethod for Itimer {
+    fn kind(&self) -> MethodKind {
+        MethodKind::Itimer
+    }
+
+    fn now(&self) -> Nanos {
+        read_clock(libc::CLOCK_MONOTONIC)
+    }
+
+    /// Starts the timer: first signal at `first_expiry` (relative to now, rounded up to
+    /// whole µs), then every `period` (whole µs).
+    fn arm(&mut self, first_expiry: Nanos, period: Nanos) -> io::Result<()> {
+        if period <= 0 || period % NS_PER_US != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "setitimer takes its interval in whole µs",
+            ));
+        }
+        let first = (first_expiry - self.now()).max(NS_PER_US);
+        set_itimer(timeval_ceil(first), timeval_ceil(period))?;
+        self.fired = Some(Fired::new(first_expiry, period));
+        Ok(())
+    }
+
+    #[inline]
+    fn wait(&mut self, expiry: Nanos, _last_woke: Nanos) -> io::Result<Nanos> {
+        let (Some(fired), Some(armed)) = (self.fired.as_mut(), self.armed.as_ref()) else {
+            return Err(super::not_armed());
+        };
+        let seen = &mut self.seen;
+        let suspend = &armed.suspend_mask;
+        wait_for(fired, libc::CLOCK_MONOTONIC, expiry, || loop {
+            let stamp = STAMP.load(Ordering::Acquire);
+            if stamp != *seen {
+                *seen = stamp;
+                return Ok(Fire {
+                    woke: stamp,
+                    count: None,
+                });
+            }
+            // SAFETY: `suspend` is a valid mask; sigsuspend returns -1 (EINTR) after the
+            // handler ran.
+            unsafe { libc::sigsuspend(suspend) };
+        })
+    }
+
+    fn interface(&self) -> &'static str {
+        "setitimer(ITIMER_REAL) + SIGALRM handler"
+    }
+
+    fn granularity_ns(&self) -> Nanos {
+        NS_PER_US
+    }
+
+    fn report(&self) -> MethodReport {
+        MethodReport::default()
+    }
+}
+
+impl Drop for Itimer {
+    /// Stops the timer, takes a SIGALRM left pending, restores the handler and the mask,
+    /// and frees the process's interval timer for the next run.
+    fn drop(&mut self) {
+        if let Some(a) = self.armed.take() {
+            let zero = timeval_ceil(0);
+            let _ = set_itimer(zero, zero);
+            if a.tid == crate::setup::gettid() {
+                signals::drain(libc::SIGALRM);
+            }
+            TARGET_TID.store(0, Ordering::Relaxed);
+            // SAFETY: restores the action saved in `install`.
+            unsafe { libc::sigaction(libc::SIGALRM, &a.old_action, std::ptr::null_mut()) };
+            if a.tid == crate::setup::gettid() {
+                signals::restore(&a.old_mask);
+            }
+        }
+        IN_USE.store(false, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timevals_round_up_to_whole_microseconds() {
+        let t = timeval_ceil(1_000_001);
+        assert_eq!((t.tv_sec, t.tv_usec), (0, 1_001));
+        let t = timeval_ceil(2_500_000_000);
+        assert_eq!((t.tv_sec, t.tv_usec), (2, 500_000));
+        let t = timeval_ceil(-5);
+        assert_eq!((t.tv_sec, t.tv_usec), (0, 0));
+    }
+}

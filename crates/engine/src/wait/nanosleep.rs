@@ -1,0 +1,44 @@
+//! `nanosleep`: the plain `nanosleep(2)` call, relative, on CLOCK_MONOTONIC.
+//!
+//! POSIX says `nanosleep` measures against CLOCK_REALTIME; Linux measures against
+//! CLOCK_MONOTONIC (`nanosleep(2)`, NOTES), and the call takes no clock argument, so this
+//! method runs on CLOCK_MONOTONIC only ([`super::check`] refuses other clocks). Like
+//! `nanosleep-rel`, each sleep asks for `expiry − last_woke` from the previous wake-up's
+//! clock read.
+
+use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
+use crate::time::{read_clock, Nanos};
+use std::io;
+
+/// Sleeps for a relative duration with `nanosleep`.
+#[derive(Debug, Default)]
+pub struct Nanosleep;
+
+impl Nanosleep {
+    /// The method (CLOCK_MONOTONIC).
+    pub fn new() -> Self {
+        Nanosleep
+    }
+}
+
+impl WakeMethod for Nanosleep {
+    fn kind(&self) -> MethodKind {
+        MethodKind::Nanosleep
+    }
+
+    fn now(&self) -> Nanos {
+        read_clock(libc::CLOCK_MONOTONIC)
+    }
+
+    #[inline]
+    fn wait(&mut self, expiry: Nanos, last_woke: Nanos) -> io::Result<Nanos> {
+        relative_wait(expiry, last_woke, libc::CLOCK_MONOTONIC, |ts| {
+            // SAFETY: `ts` is a valid timespec; the remainder pointer may be null.
+            syscall_result(unsafe { libc::nanosleep(ts, std::ptr::null_mut()) })
+        })
+    }
+
+    fn interface(&self) -> &'static str {
+        "nanosleep(relative, CLOCK_MONOTONIC)"
+    }
+}
