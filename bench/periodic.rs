@@ -42,6 +42,8 @@ struct Subject {
     missed: u64,
     cpu_ns: Nanos,
     wall_ns: Nanos,
+    /// The hybrid's margin at the end of each slice, ns.
+    margins: Vec<Nanos>,
 }
 
 impl Subject {
@@ -59,6 +61,7 @@ impl Subject {
             missed: 0,
             cpu_ns: 0,
             wall_ns: 0,
+            margins: Vec::new(),
         }
     }
 }
@@ -137,6 +140,9 @@ fn library_slice(
                 return;
             }
         }
+    }
+    if let Some(m) = looper.stats().method.margin {
+        s.margins.push(m.final_ns);
     }
 }
 
@@ -248,6 +254,14 @@ fn main() {
                 "-".into()
             },
             100.0 * s.cpu_ns as f64 / s.wall_ns.max(1) as f64,
+        );
+    }
+    for s in subjects.iter().filter(|s| !s.margins.is_empty()) {
+        let m: Vec<String> = s.margins.iter().map(|&m| format!("{:.1}", us(m))).collect();
+        println!(
+            "{} margin at the end of each slice, µs: {}",
+            s.name,
+            m.join(" ")
         );
     }
 }

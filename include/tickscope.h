@@ -62,7 +62,9 @@ typedef struct ts_options {
    */
   ts_clock clock;
   /**
-   * `TS_STRATEGY_BUSY`: clock reads between two short sleeps, >= 1 (default 1000).
+   * `TS_STRATEGY_BUSY`: clock reads between two trips through the kernel (a
+   * `clock_nanosleep` to the time just read, returning at once: a point where the
+   * scheduler may run something else), default 1000; 0: never.
    */
   uint32_t busy_sleep_every;
   /**
@@ -168,6 +170,18 @@ typedef struct ts_stats {
    * `cpu_time_ns / wall_time_ns` in % of one core.
    */
   double cpu_percent;
+  /**
+   * `TS_STRATEGY_HYBRID`: the margin in force now, ns (0 for other strategies).
+   */
+  int64_t hybrid_margin_ns;
+  /**
+   * `TS_STRATEGY_HYBRID`: sleeps that ended after the margin (each a late wake-up).
+   */
+  uint64_t hybrid_overshoots;
+  /**
+   * `TS_STRATEGY_BUSY`: trips through the kernel taken (`busy_sleep_every`).
+   */
+  uint64_t busy_naps;
 } ts_stats;
 
 /**
@@ -181,7 +195,7 @@ typedef int32_t ts_policy;
 #define TS_STRATEGY_SLEEP 0
 
 /**
- * Spin on the clock to each expiry, with a short sleep every `busy_sleep_every` reads.
+ * Spin on the clock to each expiry, entering the kernel every `busy_sleep_every` reads.
  */
 #define TS_STRATEGY_BUSY 1
 
@@ -261,8 +275,8 @@ const char *ts_last_error(void);
  * `TS_STRATEGY_*` value) and default options: `CLOCK_MONOTONIC`, skip missed periods,
  * busy guard every 1000 clock reads, auto hybrid margin. Changes nothing on the system.
  *
- * Returns NULL, with the reason in `ts_last_error`, for a period out of range, an unknown
- * strategy, or a strategy this build cannot provide. Free the loop with `ts_periodic_free`.
+ * Returns NULL, with the reason in `ts_last_error`, for a period out of range or an
+ * unknown strategy. Free the loop with `ts_periodic_free`.
  */
 struct ts_periodic *ts_periodic_new(uint64_t period_ns, ts_strategy strategy);
 

@@ -9,7 +9,8 @@ pub enum Error {
     /// An argument is out of range; the message names it and the range (errno `EINVAL`).
     #[error("{0}")]
     InvalidArgument(String),
-    /// The strategy asked for is not available in this build (errno `ENOTSUP`).
+    /// The strategy cannot run with the options asked for, for example on that clock
+    /// (errno `ENOTSUP`).
     #[error("{0}")]
     Unsupported(String),
     /// An OS call failed; the message says what was tried and, for settings that need a

@@ -19,19 +19,20 @@
 
 use crate::error::Error;
 use crate::periodic::{Periodic, Stats, Tick};
-use crate::strategy::{Margin, Strategy, DEFAULT_SLEEP_EVERY};
+use crate::strategy::{Strategy, DEFAULT_SLEEP_EVERY};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::setup::Policy;
 use tickscope_engine::time::{ClockId, Nanos};
+use tickscope_engine::wait::Margin;
 
 /// A wait strategy: one of the `TS_STRATEGY_*` values.
 pub type ts_strategy = i32;
 /// Sleep to each expiry with an absolute `clock_nanosleep`: low CPU, kernel-sized latency.
 pub const TS_STRATEGY_SLEEP: ts_strategy = 0;
-/// Spin on the clock to each expiry, with a short sleep every `busy_sleep_every` reads.
+/// Spin on the clock to each expiry, entering the kernel every `busy_sleep_every` reads.
 pub const TS_STRATEGY_BUSY: ts_strategy = 1;
 /// Sleep until a margin before each expiry, then spin.
 pub const TS_STRATEGY_HYBRID: ts_strategy = 2;
@@ -130,6 +131,12 @@ pub struct ts_stats {
     pub wall_time_ns: i64,
     /// `cpu_time_ns / wall_time_ns` in % of one core.
     pub cpu_percent: f64,
+    /// `TS_STRATEGY_HYBRID`: the margin in force now, ns (0 for other strategies).
+    pub hybrid_margin_ns: i64,
+    /// `TS_STRATEGY_HYBRID`: sleeps that ended after the margin (each a late wake-up).
+    pub hybrid_overshoots: u64,
+    /// `TS_STRATEGY_BUSY`: trips through the kernel taken (`busy_sleep_every`).
+    pub busy_naps: u64,
 }
 
 /// Everything `ts_periodic_new_with` takes. Fill it with `ts_options_init`, then change
@@ -145,7 +152,9 @@ pub struct ts_options {
     pub overrun: ts_overrun,
     /// The clock: a `TS_CLOCK_*` value (default `TS_CLOCK_MONOTONIC`).
     pub clock: ts_clock,
-    /// `TS_STRATEGY_BUSY`: clock reads between two short sleeps, >= 1 (default 1000).
+    /// `TS_STRATEGY_BUSY`: clock reads between two trips through the kernel (a
+    /// `clock_nanosleep` to the time just read, returning at once: a point where the
+    /// scheduler may run something else), default 1000; 0: never.
     pub busy_sleep_every: u32,
     /// `TS_STRATEGY_HYBRID`: how long before each expiry the sleep ends, ns, 1 ..= period, or
     /// `TS_MARGIN_AUTO` (the default) to calibrate it while the loop runs.
@@ -199,7 +208,9 @@ fn strategy_from_c(
 ) -> Result<Strategy, Error> {
     Ok(match strategy {
         TS_STRATEGY_SLEEP => Strategy::Sleep,
-        TS_STRATEGY_BUSY => Strategy::Busy { sleep_every },
+        TS_STRATEGY_BUSY => Strategy::Busy {
+            sleep_every: (sleep_every > 0).then_some(sleep_every),
+        },
         TS_STRATEGY_HYBRID => Strategy::Hybrid {
             margin: match margin_ns {
                 TS_MARGIN_AUTO => Margin::Auto,
@@ -282,8 +293,8 @@ pub extern "C" fn ts_last_error() -> *const c_char {
 /// `TS_STRATEGY_*` value) and default options: `CLOCK_MONOTONIC`, skip missed periods,
 /// busy guard every 1000 clock reads, auto hybrid margin. Changes nothing on the system.
 ///
-/// Returns NULL, with the reason in `ts_last_error`, for a period out of range, an unknown
-/// strategy, or a strategy this build cannot provide. Free the loop with `ts_periodic_free`.
+/// Returns NULL, with the reason in `ts_last_error`, for a period out of range or an
+/// unknown strategy. Free the loop with `ts_periodic_free`.
 #[no_mangle]
 pub extern "C" fn ts_periodic_new(period_ns: u64, strategy: ts_strategy) -> *mut ts_periodic {
     shielded(std::ptr::null_mut(), || {
@@ -391,6 +402,11 @@ impl From<&Stats> for ts_stats {
             out.latency_mean_ns = l.mean;
             out.latency_p99_ns = l.p99;
         }
+        if let Some(m) = &s.method.margin {
+            out.hybrid_margin_ns = m.final_ns;
+            out.hybrid_overshoots = m.overshot;
+        }
+        out.busy_naps = s.method.naps.unwrap_or(0);
         if let Some(p) = &s.period {
             out.period_samples = p.samples;
             out.period_mean_ns = p.mean;
@@ -621,6 +637,34 @@ mod tests {
         }
         assert_eq!(current_timer_slack(), slack);
         assert_eq!(current_policy().unwrap(), policy);
+    }
+
+    #[test]
+    fn busy_and_hybrid_through_the_abi_report_their_guard_and_margin() {
+        let mut opts = default_options(200_000, TS_STRATEGY_BUSY);
+        opts.busy_sleep_every = 1;
+        // SAFETY: `opts` is initialised; `p` is live on this thread until freed here.
+        unsafe {
+            let p = ts_periodic_new_with(&opts);
+            assert!(!p.is_null(), "{}", last_error());
+            let mut t = ts_tick::default();
+            let mut s = ts_stats::default();
+            for _ in 0..20 {
+                assert_eq!(ts_periodic_wait(p, &mut t), 0);
+            }
+            assert_eq!(ts_periodic_stats(p, &mut s), 0);
+            assert!(s.busy_naps > 0 && s.hybrid_margin_ns == 0, "{s:?}");
+            ts_periodic_free(p);
+
+            let p = ts_periodic_new(200_000, TS_STRATEGY_HYBRID);
+            assert!(!p.is_null(), "{}", last_error());
+            for _ in 0..20 {
+                assert_eq!(ts_periodic_wait(p, &mut t), 0);
+            }
+            assert_eq!(ts_periodic_stats(p, &mut s), 0);
+            assert!(s.hybrid_margin_ns > 0 && s.busy_naps == 0, "{s:?}");
+            ts_periodic_free(p);
+        }
     }
 
     #[test]

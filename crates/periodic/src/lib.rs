@@ -22,9 +22,10 @@
 //! }
 //! ```
 //!
-//! * **Strategies** ([`Strategy`]): sleep with an absolute `clock_nanosleep`, busy-wait with
-//!   a short sleep every so many clock reads, or a hybrid that sleeps until a margin before
-//!   the expiry and spins the rest. `tickscope run --method …` tells which wins on a machine.
+//! * **Strategies** ([`Strategy`]): sleep with an absolute `clock_nanosleep`; busy-wait,
+//!   with a trip through the kernel every so many clock reads; or a hybrid that sleeps until
+//!   a margin before the expiry and spins the rest, the margin fixed or learnt as it runs.
+//!   `tickscope run --method nanosleep-abs|busy|hybrid` tells which wins on a machine.
 //! * **Ticks** ([`Tick`]): each wait returns the grid index, the expiry, the wake-up time,
 //!   the latency (signed ns) and the periods missed.
 //! * **Statistics** ([`Stats`]): latency and period distributions, missed periods and CPU
@@ -60,8 +61,9 @@ mod strategy;
 
 pub use error::Error;
 pub use periodic::{Builder, Periodic, Stats, Tick, MAX_PERIOD_NS};
-pub use strategy::{Margin, Strategy, DEFAULT_SLEEP_EVERY};
+pub use strategy::{Strategy, DEFAULT_SLEEP_EVERY};
 pub use tickscope_engine::grid::OverrunPolicy;
 pub use tickscope_engine::result::{LatencyStats, PeriodStats};
 pub use tickscope_engine::setup::Policy;
 pub use tickscope_engine::time::{ClockId, Nanos};
+pub use tickscope_engine::wait::{Margin, MarginReport, MethodReport};

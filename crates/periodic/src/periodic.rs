@@ -14,7 +14,7 @@ use tickscope_engine::setup::{
 };
 use tickscope_engine::stats::{latency_stats, period_stats};
 use tickscope_engine::time::{read_clock, ClockId, Nanos};
-use tickscope_engine::wait::{self, WakeMethod};
+use tickscope_engine::wait::{self, MethodReport, WakeMethod};
 
 /// The longest period a loop accepts, ns: one hour, the range of the statistics' histograms.
 pub const MAX_PERIOD_NS: Nanos = HIGHEST_TRACKABLE as Nanos;
@@ -61,6 +61,10 @@ pub struct Stats {
     pub wall_time_ns: Nanos,
     /// `cpu_time_ns / wall_time_ns` in % of one core (0 when no time has passed).
     pub cpu_percent: f64,
+    /// What the wait method observed about itself since the loop started (not reset by
+    /// [`Periodic::reset_stats`]): the hybrid's margin (initial, calibrated, current, how
+    /// often a sleep overshot it), the busy-wait's kernel trips.
+    pub method: MethodReport,
 }
 
 /// Thread settings the caller asked for; each guard restores its setting when dropped.
@@ -209,7 +213,8 @@ impl Builder {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a period outside 1 ..= [`MAX_PERIOD_NS`] or a strategy
-    /// tunable out of range; [`Error::Unsupported`] for a strategy this build lacks;
+    /// tunable out of range; [`Error::Unsupported`] for a strategy that cannot run on the
+    /// chosen clock;
     /// [`Error::Os`] if the wake-up method or a setting cannot be set up — settings already
     /// applied are then restored before returning.
     pub fn build(self) -> Result<Periodic, Error> {
@@ -221,10 +226,13 @@ impl Builder {
         }
         let (kind, options) = self.strategy.method(self.period)?;
         let method = wait::create(kind, self.clock, &options).map_err(|e| {
-            Error::os(
-                format!("cannot set up the {} strategy", self.strategy.name()),
-                e,
-            )
+            let name = self.strategy.name();
+            match e.kind() {
+                io::ErrorKind::Unsupported => {
+                    Error::Unsupported(format!("the {name} strategy cannot run here: {e}"))
+                }
+                _ => Error::os(format!("cannot set up the {name} strategy"), e),
+            }
         })?;
         let mut looper = Periodic {
             method,
@@ -368,6 +376,7 @@ impl Periodic {
             } else {
                 0.0
             },
+            method: self.method.report(),
         }
     }
 
@@ -595,9 +604,32 @@ mod tests {
     }
 
     #[test]
-    fn unavailable_and_bad_strategies_are_refused() {
-        use crate::strategy::Margin;
-        let e = Periodic::new(1_000_000, Strategy::Busy { sleep_every: 0 }).unwrap_err();
+    fn busy_and_hybrid_wake_on_the_grid_and_report_themselves() {
+        let period = 500_000;
+        for strategy in [Strategy::busy(), Strategy::hybrid()] {
+            let mut p = Periodic::new(period, strategy).unwrap();
+            let first = p.wait().unwrap();
+            for _ in 0..40 {
+                let t = p.wait().unwrap();
+                assert_eq!(t.expiry, first.expiry + t.index as Nanos * period);
+                assert!(t.latency >= 0, "{strategy:?} woke early: {t:?}");
+            }
+            let s = p.stats();
+            assert_eq!(s.samples, 41);
+            match strategy {
+                Strategy::Busy { .. } => assert!(s.method.naps.is_some()),
+                _ => assert_eq!(s.method.margin.unwrap().mode, "auto"),
+            }
+        }
+    }
+
+    #[test]
+    fn bad_strategy_tunables_are_refused() {
+        use tickscope_engine::wait::Margin;
+        let busy = Strategy::Busy {
+            sleep_every: Some(0),
+        };
+        let e = Periodic::new(1_000_000, busy).unwrap_err();
         assert_eq!(e.errno(), libc::EINVAL);
         for margin in [Margin::Fixed(0), Margin::Fixed(1_000_001)] {
             let e = Periodic::new(1_000_000, Strategy::Hybrid { margin }).unwrap_err();

@@ -1,51 +1,53 @@
-//! How the loop waits for each expiry: the three strategies and their tunables.
+//! How the loop waits for each expiry: the three strategies and their tunables, mapped onto
+//! the engine's wake-up methods (`nanosleep-abs`, `busy`, `hybrid`).
 
 use crate::error::Error;
 use tickscope_engine::time::Nanos;
-use tickscope_engine::wait::{MethodKind, MethodOptions};
+use tickscope_engine::wait::{Margin, MethodKind, MethodOptions};
 
 /// How the loop waits for each expiry of its grid.
 ///
-/// tickscope's `run --method …` measures which of these wins on a given machine; the loop
-/// lets a program use the winner.
+/// tickscope's `run --method nanosleep-abs|busy|hybrid` measures which of these wins on a
+/// given machine; the loop lets a program use the winner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
     /// Sleep to the expiry with `clock_nanosleep(clock, TIMER_ABSTIME, expiry)`. Costs almost
     /// no CPU; the wake-up is as late as the kernel's timer, scheduler and idle states make it
     /// (tens of µs on the project's machine, see `shared/guide/machine.md`).
     Sleep,
-    /// Spin on the clock until the expiry, sleeping briefly after every `sleep_every` clock
-    /// reads so that the scheduler (and RT throttling) still sees the thread yield. The most
-    /// precise wake-up, at the price of a whole core.
+    /// Spin on the clock until the expiry: the most precise wake-up, for a whole core.
+    ///
+    /// With `sleep_every: Some(n)` the spin enters the kernel (a `clock_nanosleep` to the
+    /// time just read, which returns at once) after every `n` clock reads before the expiry,
+    /// as the Cpp-Periodic-Task seed's `step_sleep` does: a point where the scheduler can
+    /// run something else, but no CPU time given back. Under SCHED_FIFO/RR a spinning
+    /// thread still meets RT throttling (about 50 ms stopped per second when other tasks
+    /// wait for its CPU); the guard does not prevent that.
     Busy {
-        /// Clock reads between two short sleeps, ≥ 1.
-        sleep_every: u32,
+        /// Clock reads between two kernel trips, ≥ 1; `None`: never enter the kernel.
+        sleep_every: Option<u32>,
     },
-    /// Sleep until `margin` before the expiry, then spin the rest of the way: nearly the
-    /// precision of [`Strategy::Busy`] for a fraction of its CPU.
+    /// Sleep with an absolute `clock_nanosleep` until `margin` before the expiry, then spin
+    /// the rest of the way: busy-wait precision whenever the sleep ends inside the margin,
+    /// for about `margin − sleep lateness` of spinning per period.
     Hybrid {
-        /// How long before the expiry the sleep ends.
+        /// [`Margin::Fixed`] ns (1 ..= the period), or [`Margin::Auto`]: learnt while the
+        /// loop runs from the sleeps' measured lateness (a 99.5th percentile plus a guard;
+        /// the first 256 periods use half the period, at most 500 µs).
         margin: Margin,
     },
 }
 
-/// How far before the expiry a [`Strategy::Hybrid`] wait stops sleeping and starts spinning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Margin {
-    /// A fixed margin in ns, 1 ..= the period.
-    Fixed(Nanos),
-    /// Calibrated while the loop runs from the sleep's measured lateness.
-    Auto,
-}
-
-/// The default `sleep_every` of [`Strategy::Busy`]: clock reads between two short sleeps.
+/// The default `sleep_every` of [`Strategy::busy`]: clock reads between two kernel trips
+/// (about 25 µs of spinning at the 22 ns a vDSO clock read costs on the project's machine).
 pub const DEFAULT_SLEEP_EVERY: u32 = 1000;
 
 impl Strategy {
-    /// Busy-waiting with the default guard, [`DEFAULT_SLEEP_EVERY`] clock reads per sleep.
+    /// Busy-waiting with the default guard, a kernel trip every [`DEFAULT_SLEEP_EVERY`]
+    /// clock reads.
     pub fn busy() -> Strategy {
         Strategy::Busy {
-            sleep_every: DEFAULT_SLEEP_EVERY,
+            sleep_every: Some(DEFAULT_SLEEP_EVERY),
         }
     }
 
@@ -79,18 +81,19 @@ impl Strategy {
     /// The engine's wake-up method and options for this strategy with period `period` ns.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a tunable out of range; [`Error::Unsupported`] for a
-    /// strategy the engine in this build does not provide.
+    /// [`Error::InvalidArgument`] for a tunable out of range.
     pub(crate) fn method(&self, period: Nanos) -> Result<(MethodKind, MethodOptions), Error> {
-        match *self {
-            Strategy::Sleep => Ok((MethodKind::NanosleepAbs, MethodOptions::default())),
+        let mut options = MethodOptions::default();
+        let kind = match *self {
+            Strategy::Sleep => MethodKind::NanosleepAbs,
             Strategy::Busy { sleep_every } => {
-                if sleep_every == 0 {
+                if sleep_every == Some(0) {
                     return Err(Error::InvalidArgument(
-                        "busy: sleep_every must be at least 1 clock read".into(),
+                        "busy: sleep_every must be at least 1 clock read (or None: never)".into(),
                     ));
                 }
-                Err(unsupported("busy"))
+                options.busy_sleep_every = sleep_every;
+                MethodKind::Busy
             }
             Strategy::Hybrid { margin } => {
                 if let Margin::Fixed(m) = margin {
@@ -100,14 +103,34 @@ impl Strategy {
                         )));
                     }
                 }
-                Err(unsupported("hybrid"))
+                options.margin = margin;
+                MethodKind::Hybrid
             }
-        }
+        };
+        Ok((kind, options))
     }
 }
 
-fn unsupported(name: &str) -> Error {
-    Error::Unsupported(format!(
-        "the {name} strategy is not available in this build of tickscope's engine yet"
-    ))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strategies_map_to_the_engine_methods() {
+        let (k, o) = Strategy::busy().method(1_000_000).unwrap();
+        assert_eq!((k, o.busy_sleep_every), (MethodKind::Busy, Some(1000)));
+        let fixed = Strategy::Hybrid {
+            margin: Margin::Fixed(100_000),
+        };
+        let (k, o) = fixed.method(1_000_000).unwrap();
+        assert_eq!((k, o.margin), (MethodKind::Hybrid, Margin::Fixed(100_000)));
+        assert_eq!(
+            Strategy::Sleep.method(1).unwrap().0,
+            MethodKind::NanosleepAbs
+        );
+        for name in ["sleep", "busy", "hybrid"] {
+            assert_eq!(Strategy::from_name(name).unwrap().name(), name);
+        }
+        assert_eq!(Strategy::from_name("spin"), None);
+    }
 }

@@ -157,8 +157,10 @@ fn c_example_links_statically_and_prints_the_seed_block() {
     let dir = scratch("c");
     let exe = dir.join("periodic_c");
     gcc_static(&repo_dir().join("examples/periodic.c"), &exe);
-    let out = run(Command::new(&exe).args([TICKS, "sleep"]));
-    check_block(&out, "SLEEP");
+    for (name, title) in [("sleep", "SLEEP"), ("hybrid", "HYBRID")] {
+        let out = run(Command::new(&exe).args([TICKS, name]));
+        check_block(&out, title);
+    }
     // A bad strategy name is the program's usage error, not the library's.
     let status = Command::new(&exe).args([TICKS, "bogus"]).status().unwrap();
     assert_eq!(status.code(), Some(2));
@@ -192,8 +194,10 @@ fn cpp_example_links_the_shared_library_through_pkg_config() {
         .arg(format!("-Wl,-rpath,{}", lib_dir().display()))
         .arg("-o")
         .arg(&exe));
-    let out = run(Command::new(&exe).args([TICKS, "sleep"]));
-    check_block(&out, "SLEEP");
+    for (name, title) in [("sleep", "SLEEP"), ("busy", "BUSY WAIT")] {
+        let out = run(Command::new(&exe).args([TICKS, name]));
+        check_block(&out, title);
+    }
 }
 
 #[test]

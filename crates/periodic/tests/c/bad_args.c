@@ -51,11 +51,11 @@ int main(void)
     opts.clock = 42;
     CHECK(ts_periodic_new_with(&opts) == NULL);
     REFUSED_WITH("clock");
-    CHECK(ts_options_init(&opts, 1000000, TS_STRATEGY_BUSY) == 0);
-    opts.busy_sleep_every = 0;
-    CHECK(ts_periodic_new_with(&opts) == NULL);
     CHECK(ts_options_init(&opts, 1000000, TS_STRATEGY_HYBRID) == 0);
     opts.hybrid_margin_ns = -5;
+    CHECK(ts_periodic_new_with(&opts) == NULL);
+    REFUSED_WITH("margin");
+    opts.hybrid_margin_ns = 1000001; /* more than the period */
     CHECK(ts_periodic_new_with(&opts) == NULL);
     REFUSED_WITH("margin");
 
