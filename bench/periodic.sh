@@ -4,6 +4,7 @@
 #
 #   bench/periodic.sh [SECONDS_EACH] [ROUNDS] [FIFO_PRIORITY]   (defaults: 10 s, 5 rounds, OTHER)
 #
+# Five loops (sleep, busy, hybrid auto, hybrid 100 µs, seed) x SECONDS_EACH, plus rests.
 # Prints per loop: mean period and its error (drift), p99 and max |dt - period|, p99 latency
 # against the grid, missed periods, CPU % of one core. See bench/periodic.rs for the method.
 # FIFO_PRIORITY > 0 runs every loop under SCHED_FIFO (root); the busy loop then meets RT
@@ -14,4 +15,4 @@ rounds=${2:-5}
 fifo=${3:-0}
 here=$(cd "$(dirname "$0")/.." && pwd)
 cargo build --release --manifest-path "$here/Cargo.toml" -q -p tickscope-periodic --example bench-periodic
-timeout $((4 * secs + 60)) "$here/target/release/examples/bench-periodic" "$secs" "$rounds" "$fifo"
+timeout $((5 * secs + 10 * rounds + 60)) "$here/target/release/examples/bench-periodic" "$secs" "$rounds" "$fifo"
