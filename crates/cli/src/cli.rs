@@ -14,9 +14,16 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; its size does not matter
 pub enum Command {
     /// Measure timer wake-up latency and period jitter of periodic threads.
     Run(RunArgs),
+    /// Resolution and cost of reading every clock (the floor under every latency measured).
+    Clocks(ClocksArgs),
+    /// Write a self-contained HTML report (and PNG/SVG plots) of a result file.
+    Report(ReportArgs),
+    /// Put results side by side: tickscope, cyclictest --json and jitterdebugger files.
+    Compare(CompareArgs),
 }
 
 /// Options of `tickscope run`.
@@ -126,4 +133,83 @@ pub struct RunArgs {
     /// Print only the summary (no header, no per-second lines).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// Files exported from the run (histogram, CSV, raw samples).
+    #[command(flatten)]
+    pub exports: ExportArgs,
+}
+
+/// Export options of `tickscope run`: files written, atomically, when the run ends.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Write the latency histogram in cyclictest's -h text format (1 µs buckets) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub histogram_file: Option<std::path::PathBuf>,
+
+    /// Write the summary and the per-second windows as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<std::path::PathBuf>,
+
+    /// Write every wake-up (thread, index, expiry, wake time, latency) as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<std::path::PathBuf>,
+}
+
+/// Options of `tickscope report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result file written by `tickscope run --json`.
+    #[arg(value_name = "RESULT.json")]
+    pub result: std::path::PathBuf,
+
+    /// Where to write the HTML report (default: the result's name with .html).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+
+    /// Also write every plot as a PNG file into DIR (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<std::path::PathBuf>,
+
+    /// Also write every plot as an SVG file into DIR (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<std::path::PathBuf>,
+}
+
+/// Options of `tickscope compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Result files: tickscope (tickscope.run/1), cyclictest --json or jitterdebugger JSON.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// Name a column (once per column, in order; a file with several runs has one column
+    /// per run).
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
+
+    /// Output format.
+    #[arg(long, default_value = "table", value_parser = ["table", "markdown", "csv", "json"])]
+    pub format: String,
+}
+
+/// Options of `tickscope clocks`.
+#[derive(Debug, Args)]
+pub struct ClocksArgs {
+    /// Pin the measurement to this CPU.
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<String>,
+
+    /// Total time to spend: 300ms, 3s, 1m; a bare number is seconds. Default 3s (6s with
+    /// --idle-compare).
+    #[arg(short = 'D', long, value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// Write the result as JSON (schema tickscope.clocks/1) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+
+    /// Repeat the measurement with /dev/cpu_dma_latency held at 0 and with a thread spinning
+    /// on a sibling CPU, to show what idle states cost.
+    #[arg(long)]
+    pub idle_compare: bool,
 }

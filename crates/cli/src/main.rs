@@ -21,6 +21,9 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         cli::Command::Run(args) => cmd::run::execute(&args),
+        cli::Command::Clocks(args) => cmd::clocks::execute(&args),
+        cli::Command::Report(args) => cmd::report::execute(&args),
+        cli::Command::Compare(args) => cmd::compare::execute(&args),
     };
     exit::report(result)
 }

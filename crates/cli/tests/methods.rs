@@ -279,6 +279,14 @@ fn refusals_are_one_line_and_exit_2() {
         ),
         (&["--rounds", "0"], "--rounds must be at least 1"),
         (&["--rounds", "1001"], "--rounds must be 1..=1000"),
+        (
+            &["--method", "busy,hybrid", "--csv", "x.csv"],
+            "describe a single run",
+        ),
+        (
+            &["--rounds", "2", "--samples", "x.csv"],
+            "describe a single run",
+        ),
     ];
     for (args, expected) in cases {
         let out = tickscope()

@@ -24,6 +24,7 @@
 
 #![deny(missing_docs)]
 
+pub mod clocks;
 pub mod compare;
 pub mod error;
 pub mod grid;

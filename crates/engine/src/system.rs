@@ -140,6 +140,14 @@ fn preemption_model(banner: &str) -> Option<String> {
 /// The rest of the first kernel-log line containing `marker` (needs CAP_SYSLOG or
 /// `dmesg_restrict=0`).
 fn kernel_log_line(marker: &str) -> Option<String> {
+    kernel_log()?.lines().find_map(|l| {
+        l.split_once(marker)
+            .map(|(_, rest)| rest.trim().to_string())
+    })
+}
+
+/// The kernel log ring buffer as text (`klogctl(2)`; needs CAP_SYSLOG or `dmesg_restrict=0`).
+pub(crate) fn kernel_log() -> Option<String> {
     const SYSLOG_ACTION_READ_ALL: libc::c_int = 3;
     const SYSLOG_ACTION_SIZE_BUFFER: libc::c_int = 10;
     // SAFETY: SIZE_BUFFER takes no buffer.
@@ -153,11 +161,7 @@ fn kernel_log_line(marker: &str) -> Option<String> {
     if n <= 0 {
         return None;
     }
-    let text = String::from_utf8_lossy(&buf[..n as usize]);
-    text.lines().find_map(|l| {
-        l.split_once(marker)
-            .map(|(_, rest)| rest.trim().to_string())
-    })
+    Some(String::from_utf8_lossy(&buf[..n as usize]).into_owned())
 }
 
 fn virtualization(cpuinfo: &str) -> Option<String> {

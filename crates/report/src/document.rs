@@ -103,6 +103,39 @@ impl MethodRun {
     }
 }
 
+/// One run of a document, whichever shape the document has (see [`RunDocument::each_run`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RunView<'a> {
+    /// The method's name (`nanosleep-abs`, …).
+    pub method: &'a str,
+    /// Round number, from 1.
+    pub round: u32,
+    /// When this run started (RFC 3339).
+    pub started_at: &'a str,
+    /// When this run ended (RFC 3339).
+    pub ended_at: &'a str,
+    /// Whether this run was cut short.
+    pub interrupted: bool,
+    /// The settings as applied.
+    pub applied: &'a Applied,
+    /// One entry per measuring thread.
+    pub threads: &'a [ThreadStats],
+    /// All threads merged.
+    pub summary: &'a ThreadStats,
+}
+
+impl RunView<'_> {
+    /// A short name for the run: the method, with the round when `rounds > 1`
+    /// (`timerfd #2`).
+    pub fn name(&self, rounds: u32) -> String {
+        if rounds > 1 {
+            format!("{} #{}", self.method, self.round)
+        } else {
+            self.method.to_string()
+        }
+    }
+}
+
 /// RFC 3339 in UTC with nanoseconds, e.g. `2026-11-21T23:50:50.123456789Z`.
 pub fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_nanos(t).to_string()
@@ -125,6 +158,37 @@ impl RunDocument {
             summary: outcome.summary,
             runs: Vec::new(),
         }
+    }
+
+    /// Every run the document holds, in the order they ran: the entries of `runs` when it is
+    /// non-empty, else the single run the top-level fields describe (method from the
+    /// configuration, round 1). Renderers iterate this instead of looking at both shapes.
+    pub fn each_run(&self) -> Vec<RunView<'_>> {
+        if self.runs.is_empty() {
+            return vec![RunView {
+                method: self.applied.method.name(),
+                round: 1,
+                started_at: &self.started_at,
+                ended_at: &self.ended_at,
+                interrupted: self.interrupted,
+                applied: &self.applied,
+                threads: &self.threads,
+                summary: &self.summary,
+            }];
+        }
+        self.runs
+            .iter()
+            .map(|r| RunView {
+                method: &r.method,
+                round: r.round,
+                started_at: &r.started_at,
+                ended_at: &r.ended_at,
+                interrupted: r.interrupted,
+                applied: &r.applied,
+                threads: &r.threads,
+                summary: &r.summary,
+            })
+            .collect()
     }
 
     /// The document of several runs (a comparison of methods, or rounds): the top-level

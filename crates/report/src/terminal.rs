@@ -81,16 +81,7 @@ pub fn header(system: &SystemInfo, cfg: &RunConfig, applied: &Applied) -> String
 /// policy, memory, PM QoS, timer slack.
 pub fn settings(system: &SystemInfo, applied: &Applied) -> String {
     let mut out = String::new();
-    out += &format!(
-        "system:  Linux {} {}, {} × {}, clocksource {}, preemption {}, virtualization {}\n",
-        system.kernel_release,
-        system.machine,
-        system.cpu_count,
-        system.cpu_model.as_deref().unwrap_or("unknown CPU"),
-        system.clocksource.as_deref().unwrap_or("unknown"),
-        system.preemption_model.as_deref().unwrap_or("unknown"),
-        system.virtualization.as_deref().unwrap_or("unknown"),
-    );
+    out += &system_line(system);
     out += &format!("policy:  {}", policy(&applied.policy));
     if let Some(note) = &applied.policy_note {
         out += &format!(" — {note}");
@@ -130,6 +121,20 @@ pub fn settings(system: &SystemInfo, applied: &Applied) -> String {
             .unwrap_or_default()
     );
     out
+}
+
+/// The `system:` line of a header: kernel, CPUs, clocksource, preemption, hypervisor.
+pub fn system_line(system: &SystemInfo) -> String {
+    format!(
+        "system:  Linux {} {}, {} × {}, clocksource {}, preemption {}, virtualization {}\n",
+        system.kernel_release,
+        system.machine,
+        system.cpu_count,
+        system.cpu_model.as_deref().unwrap_or("unknown CPU"),
+        system.clocksource.as_deref().unwrap_or("unknown"),
+        system.preemption_model.as_deref().unwrap_or("unknown"),
+        system.virtualization.as_deref().unwrap_or("unknown"),
+    )
 }
 
 /// The column header of the per-second lines (two lines).
@@ -228,8 +233,12 @@ pub fn margin(m: &MarginReport) -> String {
     )
 }
 
-/// The final summary: one column per thread and, with several threads, the merged one.
-pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
+/// The summary's columns: one per thread (`T0 tid 1234 CPU 0`) and, with several threads,
+/// the merged one (`all threads`).
+pub fn summary_columns<'a>(
+    threads: &'a [ThreadStats],
+    merged: &'a ThreadStats,
+) -> Vec<(String, &'a ThreadStats)> {
     let mut cols: Vec<(String, &ThreadStats)> = threads
         .iter()
         .map(|t| {
@@ -245,13 +254,41 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
     if threads.len() > 1 {
         cols.push(("all threads".into(), merged));
     }
+    cols
+}
+
+/// A row of the summary: its label and how a column's cell is written.
+pub type SummaryRow = (&'static str, fn(&ThreadStats) -> String);
+
+/// The final summary: one column per thread and, with several threads, the merged one.
+pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
+    let cols = summary_columns(threads, merged);
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
     let mut head = vec!["".to_string()];
     head.extend(cols.iter().map(|(n, _)| n.clone()));
     table.set_header(head);
-    type Row = (&'static str, fn(&ThreadStats) -> String);
-    let rows: Vec<Row> = vec![
+    for (name, f) in summary_rows() {
+        let mut row = vec![name.to_string()];
+        row.extend(cols.iter().map(|(_, t)| f(t)));
+        table.add_row(row);
+    }
+    for (name, cells) in method_rows(&cols) {
+        let mut row = vec![name.to_string()];
+        row.extend(cells);
+        table.add_row(row);
+    }
+    for (i, col) in table.column_iter_mut().enumerate() {
+        if i > 0 {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.to_string()
+}
+
+/// The rows of the summary, in order: counts, latency, period dt, CPU; times with units.
+pub fn summary_rows() -> Vec<SummaryRow> {
+    vec![
         ("samples", |t| t.samples.to_string()),
         ("missed periods", |t| t.overruns.to_string()),
         ("latency min", |t| {
@@ -325,13 +362,13 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
                 .map_or("-".into(), |p| ns_i(p.abs_deviation_p99))
         }),
         ("CPU (% of one core)", |t| format!("{:.2} %", t.cpu_percent)),
-    ];
-    for (name, f) in rows {
-        let mut row = vec![name.to_string()];
-        row.extend(cols.iter().map(|(_, t)| f(t)));
-        table.add_row(row);
-    }
-    let method_rows: Vec<Row> = vec![
+    ]
+}
+
+/// The rows only some methods have (the hybrid's margin, the busy wait's naps), with their
+/// cells for `cols`; a row is left out when no column has a value.
+pub fn method_rows(cols: &[(String, &ThreadStats)]) -> Vec<(&'static str, Vec<String>)> {
+    let rows: Vec<SummaryRow> = vec![
         ("margin (hybrid)", |t| {
             method_report(t)
                 .and_then(|r| r.margin.as_ref())
@@ -343,20 +380,10 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
                 .map_or(String::new(), |n| n.to_string())
         }),
     ];
-    for (name, f) in method_rows {
-        let cells: Vec<String> = cols.iter().map(|(_, t)| f(t)).collect();
-        if cells.iter().any(|c| !c.is_empty()) {
-            let mut row = vec![name.to_string()];
-            row.extend(cells);
-            table.add_row(row);
-        }
-    }
-    for (i, col) in table.column_iter_mut().enumerate() {
-        if i > 0 {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    table.to_string()
+    rows.into_iter()
+        .map(|(name, f)| (name, cols.iter().map(|(_, t)| f(t)).collect::<Vec<_>>()))
+        .filter(|(_, cells)| cells.iter().any(|c| !c.is_empty()))
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,4 +1,8 @@
 //! One file per subcommand.
 
+pub mod clocks;
+pub mod compare;
+pub mod exports;
+pub mod report;
 pub mod run;
 pub mod signals;

@@ -30,6 +30,16 @@ use tickscope_report::{terminal, write_atomic, MethodRun, RunDocument};
 /// [`Failure::Runtime`] when the result file cannot be written or a thread fails.
 pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     let plan = run_plan(args).map_err(Failure::Usage)?;
+    let e = &args.exports;
+    if plan.is_comparison()
+        && (e.histogram_file.is_some() || e.csv.is_some() || e.samples.is_some())
+    {
+        return Err(Failure::Usage(
+            "--histogram-file, --csv and --samples describe a single run; with several methods \
+             or rounds use --json (it holds every run) and 'tickscope report'"
+                .into(),
+        ));
+    }
     if let Some(path) = &args.json {
         check_writable(path)?;
     }
@@ -45,17 +55,21 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
-/// One method, one round: header, per-second lines, summary.
+/// One method, one round: header, per-second lines, summary, export files.
 fn single(
     args: &RunArgs,
     cfg: &RunConfig,
     system: &SystemInfo,
     stop: &Arc<AtomicBool>,
 ) -> Result<(), Failure> {
+    let mut cfg = cfg.clone();
+    let mut exports = super::exports::Exports::prepare(&args.exports, &mut cfg)?;
+    let cfg = &cfg;
     let threads = cfg.cpus.len();
     let quiet = args.quiet;
     let mut stdout = std::io::stdout();
     let mut observer = |event: RunEvent<'_>| {
+        exports.observe(&event);
         if let RunEvent::Started(applied) = &event {
             if let Some(note) = &applied.method_note {
                 eprintln!("tickscope: warning: {note}");
@@ -85,15 +99,14 @@ fn single(
         terminal::summary(&outcome.threads, &outcome.summary)
     );
     let error = outcome.error.clone();
+    let doc = RunDocument::new(system.clone(), cfg.clone(), outcome);
     if let Some(path) = &args.json {
-        write_document(
-            path,
-            &RunDocument::new(system.clone(), cfg.clone(), outcome),
-        )?;
+        write_document(path, &doc)?;
         if !quiet {
             println!("result written to {}", path.display());
         }
     }
+    exports.finish(&doc, quiet)?;
     match error {
         Some(e) => Err(Failure::Runtime(e)),
         None => Ok(()),
@@ -179,7 +192,7 @@ fn write_document(path: &Path, doc: &RunDocument) -> Result<(), Failure> {
 }
 
 /// Fails early, before measuring, if the result file's directory does not exist.
-fn check_writable(path: &Path) -> Result<(), Failure> {
+pub(crate) fn check_writable(path: &Path) -> Result<(), Failure> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -1,0 +1,25 @@
+//! `tickscope compare`: read result files of any known format and print them side by side.
+
+use crate::cli::CompareArgs;
+use crate::exit::Failure;
+use std::io::Write;
+use tickscope_report::compare::{format_by_name, Comparison};
+use tickscope_report::import;
+
+/// Reads every file, then prints the comparison in the chosen format on stdout.
+///
+/// # Errors
+/// [`Failure::Usage`] naming the first file that cannot be read or understood, or for more
+/// labels than columns; [`Failure::Runtime`] when stdout cannot be written.
+pub fn execute(args: &CompareArgs) -> Result<(), Failure> {
+    let mut columns = Vec::new();
+    for path in &args.files {
+        columns.extend(import::read(path).map_err(|e| Failure::Usage(e.to_string()))?);
+    }
+    let cmp = Comparison::new(columns, &args.labels).map_err(Failure::Usage)?;
+    let format = format_by_name(&args.format)
+        .ok_or_else(|| Failure::Usage(format!("unknown format '{}'", args.format)))?;
+    std::io::stdout()
+        .write_all(format.render(&cmp).as_bytes())
+        .map_err(|e| Failure::Runtime(format!("cannot write the comparison: {e}")))
+}

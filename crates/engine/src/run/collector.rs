@@ -1,0 +1,283 @@
+//! The collector: receives windows from the measuring threads, keeps totals, groups windows
+//! by second for the live view, and builds the final statistics.
+
+use super::thread::{SetupReport, WorkerEnd};
+use super::{Applied, AppliedThread, RunConfig, RunEvent, SecondReport};
+use crate::record::WindowRecord;
+use crate::result::{ThreadStats, WindowStats};
+use crate::sample::RawSample;
+use crate::stats::{latency_stats, period_stats, window_stats};
+use crate::time::{read_clock, Nanos};
+use crate::wait::MethodReport;
+use crate::worker::CollectorLink;
+use std::collections::BTreeMap;
+
+/// Per-thread totals kept by the collector.
+struct ThreadAccum {
+    total: Box<WindowRecord>,
+    windows: Vec<WindowStats>,
+    delivered_through: Option<u64>,
+    cpu_clock: libc::clockid_t,
+    last_cpu_read: Option<(Nanos, Nanos)>,
+}
+
+/// A second some threads have delivered: their statistics and their merged record.
+type PendingSecond = (Vec<(usize, WindowStats)>, Option<Box<WindowRecord>>);
+
+/// Receives windows from the measuring threads, keeps totals, groups windows by second.
+pub(super) struct Collector {
+    links: Vec<CollectorLink>,
+    sample_rings: Vec<Option<rtrb::Consumer<RawSample>>>,
+    accums: Vec<ThreadAccum>,
+    pending: BTreeMap<u64, PendingSecond>,
+    period: Nanos,
+    window: Nanos,
+}
+
+impl Collector {
+    pub(super) fn new(
+        cfg: &RunConfig,
+        reports: &[SetupReport],
+        links: Vec<(CollectorLink, Option<rtrb::Consumer<RawSample>>)>,
+    ) -> Self {
+        let (links, sample_rings) = links.into_iter().unzip();
+        Collector {
+            sample_rings,
+            accums: reports
+                .iter()
+                .map(|r| ThreadAccum {
+                    total: Box::new(WindowRecord::new()),
+                    windows: Vec::new(),
+                    delivered_through: None,
+                    cpu_clock: r.cpu_clock,
+                    last_cpu_read: None,
+                })
+                .collect(),
+            links,
+            pending: BTreeMap::new(),
+            period: cfg.period_ns,
+            window: cfg.window_ns,
+        }
+    }
+
+    /// Takes the first CPU-time reading of every thread, as measuring starts.
+    pub(super) fn start_cpu_clocks(&mut self) {
+        let wall = read_clock(libc::CLOCK_MONOTONIC);
+        for acc in &mut self.accums {
+            acc.last_cpu_read = thread_cpu(acc.cpu_clock).map(|c| (wall, c));
+        }
+    }
+
+    /// Takes every finished window; emits the seconds every thread has delivered (all of
+    /// them when `final_drain`).
+    pub(super) fn drain(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
+        for (thread, ring) in self.sample_rings.iter_mut().enumerate() {
+            let Some(ring) = ring else { continue };
+            let n = ring.slots();
+            if let Ok(chunk) = ring.read_chunk(n) {
+                let (a, b) = chunk.as_slices();
+                for part in [a, b] {
+                    if !part.is_empty() {
+                        observer(RunEvent::Samples {
+                            thread,
+                            samples: part,
+                        });
+                    }
+                }
+                chunk.commit_all();
+            }
+        }
+        let threads = self.links.len();
+        for (t, link) in self.links.iter_mut().enumerate() {
+            let acc = &mut self.accums[t];
+            while let Ok(mut rec) = link.full.pop() {
+                let cpu = cpu_percent(acc, rec.thread_cpu_ns);
+                let stats = window_stats(&rec, self.window, self.period, cpu);
+                acc.total.merge(&rec);
+                acc.delivered_through = Some(rec.index + rec.span - 1);
+                if rec.samples() > 0 {
+                    acc.windows.push(stats.clone());
+                    let entry = self.pending.entry(rec.index).or_default();
+                    if threads > 1 {
+                        // Merged record for the second, allocated only when there is
+                        // something to merge.
+                        let merged = entry.1.get_or_insert_with(|| Box::new(WindowRecord::new()));
+                        merged.merge(&rec);
+                        merged.index = rec.index;
+                        merged.span = merged.span.max(rec.span);
+                    }
+                    entry.0.push((t, stats));
+                }
+                rec.clear();
+                let _ = link.empty.push(rec);
+            }
+        }
+        let ready_through = if final_drain {
+            u64::MAX
+        } else {
+            self.accums
+                .iter()
+                .map(|a| a.delivered_through.unwrap_or(0))
+                .min()
+                .unwrap_or(0)
+        };
+        while let Some(entry) = self.pending.first_entry() {
+            if *entry.key() > ready_through
+                || (!final_drain && self.accums.iter().any(|a| a.delivered_through.is_none()))
+            {
+                break;
+            }
+            let (index, (mut per_thread, merged_rec)) = entry.remove_entry();
+            per_thread.sort_by_key(|(t, _)| *t);
+            let merged = match merged_rec {
+                Some(rec) => {
+                    let cpu = per_thread
+                        .iter()
+                        .filter_map(|(_, w)| w.cpu_percent)
+                        .reduce(|a, b| a + b);
+                    window_stats(&rec, self.window, self.period, cpu)
+                }
+                None => per_thread[0].1.clone(),
+            };
+            let report = SecondReport {
+                index,
+                threads: per_thread,
+                merged,
+            };
+            observer(RunEvent::Second(&report));
+        }
+    }
+
+    pub(super) fn finish(
+        self,
+        applied: &Applied,
+        ends: &[WorkerEnd],
+    ) -> (Vec<ThreadStats>, ThreadStats) {
+        let mut all = WindowRecord::new();
+        let mut threads = Vec::new();
+        for (t, acc) in self.accums.into_iter().enumerate() {
+            all.merge(&acc.total);
+            let end = &ends[t];
+            threads.push(thread_stats(
+                &acc.total,
+                self.period,
+                Some(&applied.threads[t]),
+                (end.cpu_time, end.wall),
+                end.report.clone(),
+                acc.windows,
+            ));
+        }
+        let cpu: Nanos = ends.iter().map(|e| e.cpu_time).sum();
+        let wall = ends.iter().map(|e| e.wall).max().unwrap_or(0);
+        let mut merged_windows: BTreeMap<u64, Vec<&WindowStats>> = BTreeMap::new();
+        for t in &threads {
+            for w in &t.windows {
+                merged_windows.entry(w.index).or_default().push(w);
+            }
+        }
+        let summary_windows = if threads.len() == 1 {
+            threads[0].windows.clone()
+        } else {
+            merged_windows
+                .values()
+                .map(|ws| merge_window_stats(ws))
+                .collect()
+        };
+        let reports: Vec<&MethodReport> = ends.iter().filter_map(|e| e.report.as_ref()).collect();
+        let report = (!reports.is_empty()).then(|| MethodReport::merge(reports));
+        let summary = thread_stats(
+            &all,
+            self.period,
+            None,
+            (cpu, wall),
+            report,
+            summary_windows,
+        );
+        (threads, summary)
+    }
+}
+
+/// The measuring thread's CPU use since the collector's previous read, % of one core.
+/// `final_cpu` is the thread's own last read, for the record it handed over on exit.
+fn cpu_percent(acc: &mut ThreadAccum, final_cpu: Option<Nanos>) -> Option<f64> {
+    let cpu = match final_cpu {
+        Some(c) => c,
+        None => thread_cpu(acc.cpu_clock)?,
+    };
+    let wall = read_clock(libc::CLOCK_MONOTONIC);
+    let prev = acc.last_cpu_read.replace((wall, cpu))?;
+    let dwall = wall - prev.0;
+    (dwall > 0).then(|| 100.0 * (cpu - prev.1) as f64 / dwall as f64)
+}
+
+/// Reads another thread's CPU clock (from `pthread_getcpuclockid`); `None` once it exited.
+fn thread_cpu(clock: libc::clockid_t) -> Option<Nanos> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is writable; the clock id came from pthread_getcpuclockid.
+    (unsafe { libc::clock_gettime(clock, &mut ts) } == 0).then(|| crate::time::from_timespec(&ts))
+}
+
+/// Merges per-thread window statistics after the fact (for the summary's windows): exact
+/// for counts, extremes and means; the p99 and the SDs are the worst thread's.
+fn merge_window_stats(ws: &[&WindowStats]) -> WindowStats {
+    let samples: u64 = ws.iter().map(|w| w.samples).sum();
+    let weighted = |f: fn(&WindowStats) -> Option<f64>| {
+        let (sum, n) = ws.iter().fold((0.0, 0u64), |(s, n), w| match f(w) {
+            Some(v) => (s + v * w.samples as f64, n + w.samples),
+            None => (s, n),
+        });
+        (n > 0).then(|| sum / n as f64)
+    };
+    let maxf = |f: fn(&WindowStats) -> Option<f64>| ws.iter().filter_map(|w| f(w)).reduce(f64::max);
+    WindowStats {
+        index: ws[0].index,
+        span: ws.iter().map(|w| w.span).max().unwrap_or(1),
+        start_ns: ws[0].start_ns,
+        samples,
+        overruns: ws.iter().map(|w| w.overruns).sum(),
+        latency_min: ws.iter().filter_map(|w| w.latency_min).min(),
+        latency_mean: weighted(|w| w.latency_mean),
+        latency_p99: ws.iter().filter_map(|w| w.latency_p99).max(),
+        latency_max: ws.iter().filter_map(|w| w.latency_max).max(),
+        period_mean: weighted(|w| w.period_mean),
+        period_stddev: maxf(|w| w.period_stddev),
+        period_rms_jitter: maxf(|w| w.period_rms_jitter),
+        period_min: ws.iter().filter_map(|w| w.period_min).min(),
+        period_max: ws.iter().filter_map(|w| w.period_max).max(),
+        cpu_percent: ws.iter().filter_map(|w| w.cpu_percent).reduce(|a, b| a + b),
+    }
+}
+
+/// Builds the statistics of one thread (or of all, merged) from its totals; `times` is
+/// (CPU time, wall time) of the measuring loop, ns.
+pub(crate) fn thread_stats(
+    total: &WindowRecord,
+    period: Nanos,
+    applied: Option<&AppliedThread>,
+    (cpu_time, wall): (Nanos, Nanos),
+    method_report: Option<MethodReport>,
+    windows: Vec<WindowStats>,
+) -> ThreadStats {
+    ThreadStats {
+        thread: applied.map(|a| a.thread),
+        tid: applied.map(|a| a.tid),
+        cpu: applied.and_then(|a| a.cpu),
+        samples: total.samples(),
+        overruns: total.overruns,
+        samples_dropped: total.samples_dropped,
+        latency_ns: latency_stats(&total.latency, &total.latency_hist),
+        period_ns: period_stats(&total.period, &total.period_dev_hist, period),
+        cpu_time_ns: cpu_time,
+        wall_time_ns: wall,
+        cpu_percent: if wall > 0 {
+            100.0 * cpu_time as f64 / wall as f64
+        } else {
+            0.0
+        },
+        method_report,
+        windows,
+    }
+}

@@ -1,0 +1,17 @@
+//! The Rust snippet in README.md's "Use it in your program" is the crate's first doc example,
+//! which `cargo test` compiles and runs; so the README's code is code that works.
+
+mod common;
+
+#[test]
+fn readme_rust_snippet_is_the_crate_doc_example() {
+    let lib = include_str!("../src/lib.rs");
+    let doc: String = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .fold(String::new(), |acc, l| acc + l + "\n");
+    let start = doc.find("```\n").unwrap() + 4;
+    let len = doc[start..].find("```\n").unwrap();
+    assert_eq!(common::readme_block("rust"), doc[start..start + len]);
+}

@@ -1,0 +1,286 @@
+//! The HTML report (`tickscope report`): one self-contained file — no scripts, no fonts,
+//! no links, no network — with what was measured and on what, the settings as applied, the
+//! summary tables, the runs side by side when there are several, and every plot of
+//! [`crate::plot`] inline as SVG.
+
+use super::{ExportError, Exporter};
+use crate::compare::Comparison;
+use crate::document::RunDocument;
+use crate::import::tickscope::measurements;
+use crate::plot::plots_of;
+use crate::terminal::{policy, summary_columns, summary_rows};
+use crate::units::{interval, ns_i};
+use std::fmt::Write;
+
+/// The HTML report of a run document.
+#[derive(Debug, Clone, Default)]
+pub struct HtmlReport {
+    /// The result file's name, shown in the report and used to label runs.
+    pub source: String,
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// An SVG document made fit for inlining in HTML: the XML namespace declaration, which
+/// HTML does not need, is dropped (so the page holds no URL at all).
+pub fn inline_svg(svg: &str) -> String {
+    svg.replace(" xmlns=\"http://www.w3.org/2000/svg\"", "")
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1250px;padding:0 1em;\
+color:#222;line-height:1.4}h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ddd;padding:.25em .6em;\
+vertical-align:top}th{background:#f3f3f3;text-align:left}td.n{text-align:right;\
+font-variant-numeric:tabular-nums}table.kv th{width:13em}figure{margin:1.2em 0}\
+figure svg{max-width:100%;height:auto;border:1px solid #eee}figcaption{color:#555;\
+font-size:.95em}.note{color:#555}footer{margin-top:3em;color:#777;font-size:.9em}";
+
+fn kv_table(rows: &[(&str, String)]) -> String {
+    let mut out = String::from("<table class=\"kv\">\n");
+    for (k, v) in rows {
+        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(v));
+    }
+    out + "</table>\n"
+}
+
+fn grid_table(head: &[String], rows: &[Vec<String>]) -> String {
+    let mut out = String::from("<table>\n<tr><th></th>");
+    for h in head {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out += "</tr>\n";
+    for r in rows {
+        let _ = write!(out, "<tr><th>{}</th>", escape(&r[0]));
+        for c in &r[1..] {
+            let _ = write!(out, "<td class=\"n\">{}</td>", escape(c));
+        }
+        out += "</tr>\n";
+    }
+    out + "</table>\n"
+}
+
+fn with_note(value: String, note: &Option<String>) -> String {
+    match note {
+        Some(n) => format!("{value} — {n}"),
+        None => value,
+    }
+}
+
+fn measured(doc: &RunDocument) -> Vec<(&'static str, String)> {
+    let cfg = &doc.config;
+    let runs = doc.each_run();
+    let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
+    let methods: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{} ({})", r.name(rounds), r.applied.interface))
+        .collect();
+    let stop = match (cfg.loops, cfg.duration_ns) {
+        (Some(l), Some(d)) => format!("{l} wake-ups per thread or {}", ns_i(d)),
+        (Some(l), None) => format!("{l} wake-ups per thread"),
+        (None, Some(d)) => ns_i(d),
+        (None, None) => "until interrupted".into(),
+    };
+    let mut rows = vec![
+        ("started", doc.started_at.clone()),
+        ("ended", doc.ended_at.clone()),
+        (
+            if runs.len() > 1 { "methods" } else { "method" },
+            methods.join(", "),
+        ),
+        (
+            "clock",
+            format!("CLOCK_{}", doc.applied.clock.name().to_uppercase()),
+        ),
+        ("interval", interval(cfg.period_ns)),
+        ("length", stop),
+        ("measuring threads", cfg.cpus.len().to_string()),
+        ("after an overrun", cfg.overrun.name().to_string()),
+        ("statistics window", ns_i(cfg.window_ns)),
+    ];
+    if doc.interrupted {
+        rows.push(("interrupted", "yes: the statistics cover what ran".into()));
+    }
+    if let Some(e) = &doc.error {
+        rows.push(("error", e.clone()));
+    }
+    rows
+}
+
+fn system(doc: &RunDocument) -> Vec<(&'static str, String)> {
+    let s = &doc.system;
+    let or = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    vec![
+        ("host", s.hostname.clone()),
+        (
+            "kernel",
+            format!("Linux {} {}", s.kernel_release, s.kernel_version),
+        ),
+        ("machine", s.machine.clone()),
+        ("CPU", format!("{} × {}", s.cpu_count, or(&s.cpu_model))),
+        ("clocksource", or(&s.clocksource)),
+        ("preemption model", or(&s.preemption_model)),
+        ("virtualization", or(&s.virtualization)),
+        ("cpuidle driver", or(&s.cpuidle_driver)),
+        (
+            "default timer slack",
+            format!("{} ns", s.default_timer_slack_ns),
+        ),
+        (
+            "RT throttling",
+            match (s.rt_runtime_us, s.rt_period_us) {
+                (Some(-1), _) => "off".into(),
+                (Some(r), Some(p)) => format!("{r} µs of every {p} µs"),
+                _ => "unknown".into(),
+            },
+        ),
+        ("kernel command line", or(&s.cmdline)),
+    ]
+}
+
+fn applied(doc: &RunDocument) -> Vec<(&'static str, String)> {
+    let a = &doc.applied;
+    let onoff = |b: bool| if b { "on" } else { "off" }.to_string();
+    let threads: Vec<String> = a
+        .threads
+        .iter()
+        .map(|t| {
+            format!(
+                "T{} tid {} {}",
+                t.thread,
+                t.tid,
+                t.cpu.map_or("unpinned".into(), |c| format!("on CPU {c}"))
+            )
+        })
+        .collect();
+    vec![
+        ("policy", with_note(policy(&a.policy), &a.policy_note)),
+        ("memory lock", with_note(onoff(a.mlock), &a.mlock_note)),
+        (
+            "PM QoS",
+            with_note(
+                a.pm_qos_us
+                    .map_or("not held".into(), |v| format!("{v} µs held")),
+                &a.pm_qos_note,
+            ),
+        ),
+        (
+            "timer slack",
+            with_note(format!("{} ns", a.timer_slack_ns), &a.timer_slack_note),
+        ),
+        ("timeout granularity", ns_i(a.granularity_ns)),
+        ("threads", threads.join(", ")),
+    ]
+}
+
+impl Exporter for HtmlReport {
+    fn what(&self) -> &'static str {
+        "HTML report"
+    }
+
+    fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
+        let runs = doc.each_run();
+        let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
+        let title = format!(
+            "tickscope report — {}, {}",
+            doc.system.hostname, doc.started_at
+        );
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+            escape(&title),
+            escape(&title)
+        );
+        let samples: u64 = runs.iter().map(|r| r.summary.samples).sum();
+        let _ = writeln!(
+            out,
+            "<p>Timer wake-up latency (woke − expiry) and period jitter of {} periodic \
+             thread(s) every {}: {} wake-ups in {} run(s), from <code>{}</code>.</p>",
+            doc.config.cpus.len(),
+            escape(&interval(doc.config.period_ns)),
+            samples,
+            runs.len(),
+            escape(&self.source)
+        );
+        out += "<h2>What was measured</h2>\n";
+        out += &kv_table(&measured(doc));
+        out += "<h2>System</h2>\n";
+        out += &kv_table(&system(doc));
+        out += "<h2>Settings applied</h2>\n";
+        out += &kv_table(&applied(doc));
+        out += "<h2>Summary</h2>\n";
+        for run in &runs {
+            if runs.len() > 1 {
+                let _ = writeln!(out, "<h3>{}</h3>", escape(&run.name(rounds)));
+            }
+            let cols = summary_columns(run.threads, run.summary);
+            let head: Vec<String> = cols.iter().map(|(n, _)| n.clone()).collect();
+            let rows: Vec<Vec<String>> = summary_rows()
+                .into_iter()
+                .map(|(name, f)| {
+                    std::iter::once(name.to_string())
+                        .chain(cols.iter().map(|(_, t)| f(t)))
+                        .collect()
+                })
+                .collect();
+            out += &grid_table(&head, &rows);
+        }
+        if runs.len() > 1 {
+            out += "<h2>Methods side by side</h2>\n";
+            let stem = std::path::Path::new(&self.source)
+                .file_stem()
+                .map_or("run".into(), |s| s.to_string_lossy().into_owned());
+            let mut cols = measurements(doc, &stem);
+            for (c, r) in cols.iter_mut().zip(&runs) {
+                c.label = r.name(rounds);
+            }
+            let cmp = Comparison::new(cols, &[]).map_err(ExportError)?;
+            let head: Vec<String> = cmp.columns.iter().map(|c| c.label.clone()).collect();
+            let rows: Vec<Vec<String>> = cmp
+                .figure_rows()
+                .into_iter()
+                .chain(cmp.setting_rows(true))
+                .map(|r| {
+                    std::iter::once(r.name)
+                        .chain(r.cells.iter().map(|c| c.human()))
+                        .collect()
+                })
+                .collect();
+            out += &grid_table(&head, &rows);
+        }
+        out += "<h2>Plots</h2>\n";
+        for p in plots_of(doc) {
+            let _ = write!(
+                out,
+                "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
+                escape(&p.stem),
+                inline_svg(&p.plot.svg()?),
+                escape(&p.caption)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "<footer>Written by {} {} from <code>{}</code>. This page is self-contained: \
+             no scripts, fonts or links.</footer>\n</body>\n</html>",
+            escape(&doc.tool.name),
+            escape(&doc.tool.version),
+            escape(&self.source)
+        );
+        Ok(out.into_bytes())
+    }
+}

@@ -1,0 +1,507 @@
+//! Reading result files — tickscope's own and other tools' — into [`Measurement`]s, the
+//! common shape `tickscope compare` puts side by side.
+//!
+//! One file per format, each behind [`Importer`]: [`tickscope`] (`tickscope.run/1`),
+//! [`cyclictest`] (rt-tests `cyclictest --json`) and [`jitterdebugger`] (its `results.json`).
+//! The format is recognised from the JSON itself, never from the file name.
+//!
+//! Other tools record latency in whole µs (or whole ns with their `-N`/`--nsec`); their
+//! percentiles are read off their histograms, whose buckets are that unit wide
+//! ([`Measurement::resolution_ns`]).
+
+pub mod cyclictest;
+pub mod jitterdebugger;
+pub mod tickscope;
+
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use tickscope_engine::time::Nanos;
+
+/// Which program wrote a result file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceFormat {
+    /// `tickscope run --json` (schema `tickscope.run/1`).
+    Tickscope,
+    /// `cyclictest --json=FILE` (rt-tests ≥ 2.0).
+    Cyclictest,
+    /// jitterdebugger's `results.json` (`-o DIR`), or its JSON on stdout.
+    Jitterdebugger,
+}
+
+impl SourceFormat {
+    /// The program's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceFormat::Tickscope => "tickscope",
+            SourceFormat::Cyclictest => "cyclictest",
+            SourceFormat::Jitterdebugger => "jitterdebugger",
+        }
+    }
+}
+
+/// A setting that can differ between measurements; the order is the order of the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Setting {
+    /// The measuring program and its version.
+    Tool,
+    /// Kernel release (`uname -r`).
+    Kernel,
+    /// Preemption model.
+    Preemption,
+    /// Wake-up method.
+    Method,
+    /// Scheduling policy (`fifo`, `other`, …).
+    Policy,
+    /// Real-time priority or nice value.
+    Priority,
+    /// Period between expiries.
+    Interval,
+    /// Number of measuring threads.
+    Threads,
+    /// Clock waited on.
+    Clock,
+    /// CPU wake-up latency limit held through PM QoS.
+    PmQos,
+    /// Timer slack of the measuring threads.
+    TimerSlack,
+    /// The command line that produced the file, when the file records it.
+    Command,
+}
+
+impl Setting {
+    /// The row label for people and the key for programs (CSV rows, JSON keys).
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Setting::Tool => ("tool", "tool"),
+            Setting::Kernel => ("kernel", "kernel"),
+            Setting::Preemption => ("preemption", "preemption"),
+            Setting::Method => ("method", "method"),
+            Setting::Policy => ("policy", "policy"),
+            Setting::Priority => ("priority", "priority"),
+            Setting::Interval => ("interval", "interval"),
+            Setting::Threads => ("threads", "threads"),
+            Setting::Clock => ("clock", "clock"),
+            Setting::PmQos => ("PM QoS", "pm_qos"),
+            Setting::TimerSlack => ("timer slack", "timer_slack"),
+            Setting::Command => ("command", "command"),
+        }
+    }
+
+    /// The row label (`PM QoS`).
+    pub fn label(self) -> &'static str {
+        self.names().0
+    }
+
+    /// The key programs see (`pm_qos`), as in the JSON.
+    pub fn key(self) -> &'static str {
+        self.names().1
+    }
+}
+
+/// Wake-up latency figures of one measurement, ns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyFigures {
+    /// Smallest latency, ns.
+    pub min: Nanos,
+    /// Mean, ns.
+    pub mean: f64,
+    /// Median, ns; `None` when the file has no histogram.
+    pub p50: Option<Nanos>,
+    /// 99th percentile, ns; `None` when the file has no histogram.
+    pub p99: Option<Nanos>,
+    /// 99.9th percentile, ns; `None` when the file has no histogram.
+    pub p99_9: Option<Nanos>,
+    /// Largest latency, ns.
+    pub max: Nanos,
+    /// The percentiles (`p50`, `p99`, `p99_9`) that fall among wake-ups beyond the source
+    /// histogram's range: their value is that range's end, a lower bound, not the
+    /// percentile. Empty for tickscope files, whose histograms have no range limit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lower_bounds: Vec<&'static str>,
+}
+
+/// One column of a comparison: a run (all its threads merged) as read from a file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measurement {
+    /// The column's name: the file's stem, with the method (and round) for a file holding
+    /// several runs; replaced by `--label`.
+    pub label: String,
+    /// The file it was read from.
+    pub source: String,
+    /// Which program wrote it.
+    pub format: SourceFormat,
+    /// The settings the file records (absent when it does not say).
+    pub settings: BTreeMap<Setting, String>,
+    /// Wake-ups measured, all threads.
+    pub samples: u64,
+    /// Latency; `None` when nothing was measured.
+    pub latency_ns: Option<LatencyFigures>,
+    /// Width of the histogram buckets percentiles were read from, ns: 1000 for tools that
+    /// record whole µs, 1 for whole ns; `None` for tickscope (buckets of a relative width, see
+    /// `tickscope_engine::histogram::SIGNIFICANT_FIGURES`).
+    pub resolution_ns: Option<Nanos>,
+    /// Standard deviation of the period dt about its mean, ns (tickscope only).
+    pub dt_sd_ns: Option<f64>,
+    /// Missed periods (tickscope only; the other tools do not count them).
+    pub missed_periods: Option<u64>,
+    /// CPU used by the measuring threads, % of one core (tickscope only).
+    pub cpu_percent: Option<f64>,
+    /// Remarks on how the figures were obtained (histogram overflows, no histogram, …).
+    pub notes: Vec<String>,
+}
+
+/// A file that cannot be read as a result: names the file and says what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportError {
+    /// The file.
+    pub path: String,
+    /// What is wrong with it, one line.
+    pub problem: String,
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.problem)
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// One result-file format.
+pub trait Importer {
+    /// The format this importer reads.
+    fn format(&self) -> SourceFormat;
+    /// Whether the parsed JSON looks like this format (top-level keys only).
+    fn recognizes(&self, json: &Value) -> bool;
+    /// Reads the measurements; `stem` is the file's stem, for labels.
+    ///
+    /// # Errors
+    /// A one-line description of what is missing or malformed.
+    fn import(&self, json: Value, stem: &str) -> Result<Vec<Measurement>, String>;
+}
+
+/// Every importer, tried in this order.
+pub fn importers() -> [&'static dyn Importer; 3] {
+    [
+        &tickscope::TickscopeImporter,
+        &cyclictest::CyclictestImporter,
+        &jitterdebugger::JitterdebuggerImporter,
+    ]
+}
+
+/// Reads a result file of any known format.
+///
+/// # Errors
+/// An [`ImportError`] naming the file when it cannot be read, is not JSON, is truncated,
+/// is of no known format or lacks what its format requires.
+pub fn read(path: &Path) -> Result<Vec<Measurement>, ImportError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ImportError {
+        path: name.clone(),
+        problem: format!("cannot read: {e}"),
+    })?;
+    let stem = path
+        .file_stem()
+        .map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
+    parse(&name, &stem, &text)
+}
+
+/// Reads result-file contents; `name` is used in errors and as the measurements' source,
+/// `stem` in their labels.
+///
+/// # Errors
+/// As [`read`], apart from reading the file.
+pub fn parse(name: &str, stem: &str, text: &str) -> Result<Vec<Measurement>, ImportError> {
+    let fail = |problem: String| ImportError {
+        path: name.to_string(),
+        problem,
+    };
+    if text.trim().is_empty() {
+        return Err(fail("the file is empty".into()));
+    }
+    let json: Value = serde_json::from_str(text).map_err(|e| {
+        fail(if e.is_eof() {
+            format!(
+                "truncated: the JSON ends early (line {}, column {})",
+                e.line(),
+                e.column()
+            )
+        } else {
+            format!("not valid JSON: {e}")
+        })
+    })?;
+    if !json.is_object() {
+        return Err(fail("not a result file: the JSON is not an object".into()));
+    }
+    let importer = importers()
+        .into_iter()
+        .find(|i| i.recognizes(&json))
+        .ok_or_else(|| {
+            fail(
+                "not a tickscope, cyclictest --json or jitterdebugger result \
+                  (none of the keys 'schema', 'thread' or 'cpu' at the top level)"
+                    .into(),
+            )
+        })?;
+    let format = importer.format();
+    let mut found = importer
+        .import(json, stem)
+        .map_err(|p| fail(format!("{} result: {p}", format.name())))?;
+    for m in &mut found {
+        m.source = name.to_string();
+    }
+    Ok(found)
+}
+
+/// The value at quantile `q` (0.0 ..= 1.0) of a histogram given as ascending
+/// `(value, count)` pairs: the value of the bucket holding the sample of rank
+/// `max(1, ceil(q·n))` — the same rank rule as tickscope's own percentiles.
+/// `None` when the histogram is empty.
+pub fn bucket_quantile(buckets: &[(Nanos, u64)], q: f64) -> Option<Nanos> {
+    let n: u64 = buckets.iter().map(|b| b.1).sum();
+    if n == 0 {
+        return None;
+    }
+    let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).clamp(1, n);
+    let mut seen = 0;
+    buckets.iter().find_map(|&(v, c)| {
+        seen += c;
+        (seen >= rank).then_some(v)
+    })
+}
+
+/// One thread (cyclictest) or CPU (jitterdebugger) of another tool's result, already in ns.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToolThread {
+    /// Wake-ups measured.
+    pub count: u64,
+    /// Smallest, largest latency, ns.
+    pub min: Nanos,
+    /// Largest latency, ns.
+    pub max: Nanos,
+    /// Mean latency, ns.
+    pub mean: f64,
+    /// Histogram, ascending `(ns, count)`.
+    pub histogram: Vec<(Nanos, u64)>,
+}
+
+/// Reads the per-thread objects shared by cyclictest and jitterdebugger:
+/// `{"histogram": {"<units>": count, …}, "<count_key>": n, "min": …, "max": …, "avg": …}`,
+/// values in units of `unit_ns`.
+pub(crate) fn tool_threads(
+    map: &serde_json::Map<String, Value>,
+    what: &str,
+    count_key: &str,
+    unit_ns: Nanos,
+) -> Result<Vec<ToolThread>, String> {
+    let mut threads = Vec::new();
+    let mut keys: Vec<(u64, &String)> = map
+        .keys()
+        .map(|k| {
+            k.parse::<u64>()
+                .map(|n| (n, k))
+                .map_err(|_| format!("{what} key '{k}' is not a number"))
+        })
+        .collect::<Result<_, _>>()?;
+    keys.sort();
+    for (_, key) in keys {
+        let t = &map[key];
+        let num = |field: &str| {
+            t.get(field)
+                .and_then(Value::as_f64)
+                .ok_or_else(|| format!("{what} {key} has no number '{field}'"))
+        };
+        let count = t
+            .get(count_key)
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("{what} {key} has no whole number '{count_key}'"))?;
+        let hist = t
+            .get("histogram")
+            .and_then(Value::as_object)
+            .ok_or_else(|| format!("{what} {key} has no 'histogram' object"))?;
+        let mut histogram = hist
+            .iter()
+            .map(|(k, v)| {
+                let value: Nanos = k
+                    .parse()
+                    .map_err(|_| format!("{what} {key}: histogram bucket '{k}' is not a number"))?;
+                let c = v.as_u64().ok_or_else(|| {
+                    format!("{what} {key}: histogram count of bucket {k} is not a whole number")
+                })?;
+                Ok((value * unit_ns, c))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        histogram.sort();
+        let in_histogram: u64 = histogram.iter().map(|b| b.1).sum();
+        if in_histogram > count {
+            return Err(format!(
+                "{what} {key}: the histogram holds {in_histogram} samples but '{count_key}' is {count}"
+            ));
+        }
+        threads.push(ToolThread {
+            count,
+            min: (num("min")? * unit_ns as f64).round() as Nanos,
+            max: (num("max")? * unit_ns as f64).round() as Nanos,
+            mean: num("avg")? * unit_ns as f64,
+            histogram,
+        });
+    }
+    if threads.is_empty() {
+        return Err(format!("no {what} in the file"));
+    }
+    Ok(threads)
+}
+
+/// Merges other tools' threads into one measurement's figures. Wake-ups beyond the
+/// histogram's range (the tools count them but keep no value) make any percentile that
+/// falls among them a lower bound: `limit_ns`, the range's end when the file says it, else
+/// just above the largest bucket.
+fn merge_tool_threads(
+    threads: &[ToolThread],
+    unit_ns: Nanos,
+    limit_ns: Option<Nanos>,
+    tool: &str,
+) -> (u64, Option<LatencyFigures>, Vec<String>) {
+    let mut notes = Vec::new();
+    let unit = if unit_ns == 1 { "ns" } else { "µs" };
+    notes.push(format!(
+        "{tool} records whole {unit}: percentiles are read from its 1 {unit} histogram buckets"
+    ));
+    let measured: Vec<&ToolThread> = threads.iter().filter(|t| t.count > 0).collect();
+    let samples: u64 = measured.iter().map(|t| t.count).sum();
+    if samples == 0 {
+        return (0, None, notes);
+    }
+    let mut merged: BTreeMap<Nanos, u64> = BTreeMap::new();
+    let mut overflow = 0;
+    let mut empty = false;
+    for t in &measured {
+        let in_hist: u64 = t.histogram.iter().map(|b| b.1).sum();
+        empty |= in_hist == 0;
+        for &(v, c) in &t.histogram {
+            *merged.entry(v).or_default() += c;
+        }
+        overflow += t.count - in_hist;
+    }
+    let limit = limit_ns
+        .or_else(|| merged.keys().next_back().map(|v| v + unit_ns))
+        .unwrap_or(0);
+    // Wake-ups beyond the range sort last, at a value no latency has.
+    if overflow > 0 {
+        merged.insert(Nanos::MAX, overflow);
+    }
+    let buckets: Vec<(Nanos, u64)> = merged.into_iter().collect();
+    let mut lower_bounds = Vec::new();
+    let mut quantile = |q, key| {
+        if empty {
+            return None;
+        }
+        let v = bucket_quantile(&buckets, q)?;
+        if v == Nanos::MAX {
+            lower_bounds.push(key);
+            Some(limit)
+        } else {
+            Some(v)
+        }
+    };
+    let (p50, p99, p99_9) = (
+        quantile(0.5, "p50"),
+        quantile(0.99, "p99"),
+        quantile(0.999, "p99_9"),
+    );
+    if empty {
+        notes.push(format!(
+            "the file has no histogram ({tool} ran without -h): no percentiles"
+        ));
+    } else if overflow > 0 {
+        let s = if overflow == 1 { "" } else { "s" };
+        notes.push(format!(
+            "{overflow} wake-up{s} at or beyond the histogram's end ({}): percentiles among \
+             them are shown as lower bounds (≥)",
+            crate::units::ns_i(limit)
+        ));
+    }
+    let figures = LatencyFigures {
+        min: measured.iter().map(|t| t.min).min().unwrap_or(0),
+        mean: measured
+            .iter()
+            .map(|t| t.mean * t.count as f64)
+            .sum::<f64>()
+            / samples as f64,
+        p50,
+        p99,
+        p99_9,
+        max: measured.iter().map(|t| t.max).max().unwrap_or(0),
+        lower_bounds,
+    };
+    (samples, Some(figures), notes)
+}
+
+/// The measurement of another tool's file: its threads merged (see [`merge_tool_threads`])
+/// under the file's stem, with the settings the file records.
+pub(crate) fn tool_measurement(
+    format: SourceFormat,
+    stem: &str,
+    threads: &[ToolThread],
+    (unit_ns, limit_ns): (Nanos, Option<Nanos>),
+    mut settings: BTreeMap<Setting, String>,
+) -> Measurement {
+    let (samples, latency_ns, notes) =
+        merge_tool_threads(threads, unit_ns, limit_ns, format.name());
+    settings.insert(Setting::Threads, threads.len().to_string());
+    Measurement {
+        label: stem.to_string(),
+        source: String::new(),
+        format,
+        settings,
+        samples,
+        latency_ns,
+        resolution_ns: Some(unit_ns),
+        dt_sd_ns: None,
+        missed_periods: None,
+        cpu_percent: None,
+        notes,
+    }
+}
+
+/// A string field of a JSON object, if present.
+pub(crate) fn text(v: &Value, pointer: &str) -> Option<String> {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_of_buckets_use_the_rank_rule() {
+        let b = [(1, 1), (2, 2), (10, 1)];
+        assert_eq!(bucket_quantile(&b, 0.0), Some(1));
+        assert_eq!(bucket_quantile(&b, 0.25), Some(1));
+        assert_eq!(bucket_quantile(&b, 0.5), Some(2));
+        assert_eq!(bucket_quantile(&b, 0.75), Some(2));
+        assert_eq!(bucket_quantile(&b, 0.99), Some(10));
+        assert_eq!(bucket_quantile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn unknown_empty_and_broken_files_name_the_problem() {
+        let e = parse("x.json", "x", "").unwrap_err();
+        assert_eq!(e.to_string(), "x.json: the file is empty");
+        let e = parse("x.json", "x", "{\"a\": [1, 2").unwrap_err();
+        assert!(e.problem.starts_with("truncated"), "{e}");
+        let e = parse("x.json", "x", "hello").unwrap_err();
+        assert!(e.problem.starts_with("not valid JSON"), "{e}");
+        let e = parse("x.json", "x", "[1]").unwrap_err();
+        assert!(e.problem.contains("not an object"), "{e}");
+        let e = parse("x.json", "x", "{\"a\": 1}").unwrap_err();
+        assert!(e.problem.starts_with("not a tickscope"), "{e}");
+    }
+}

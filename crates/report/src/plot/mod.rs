@@ -1,0 +1,318 @@
+//! Plots of a run, drawn by the program itself with `plotters` and an embedded font, as SVG
+//! (inline in the HTML report, or files) and PNG. One file per kind of plot, each behind
+//! [`Chart`]:
+//!
+//! * [`histogram`] — wake-ups per latency bin, counts on a log scale (the OSADL look), with
+//!   percentiles marked;
+//! * [`percentiles`] — latency against 1 − quantile on a log axis (the HdrHistogram look);
+//! * [`timeline`] — p99 and maximum latency of every window (second) over the run.
+//!
+//! Plots only read statistics from the result document; they never measure.
+
+pub mod axis;
+pub mod font;
+pub mod histogram;
+pub mod percentiles;
+pub mod timeline;
+
+use crate::document::RunDocument;
+use crate::export::ExportError;
+use axis::Axis;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use tickscope_engine::result::ThreadStats;
+
+/// Size of every plot, pixels (SVG user units): width, height.
+pub const SIZE: (u32, u32) = (1200, 600);
+
+/// Series colours (Tableau 10), in order.
+pub const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+/// The colour of series `i`.
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// A kind of plot: how to draw it on any plotters backend.
+pub trait Chart {
+    /// The title drawn above the plot.
+    fn title(&self) -> &str;
+
+    /// Draws the plot on `root` (already cleared to white).
+    ///
+    /// # Errors
+    /// The backend's drawing error, as text.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>;
+}
+
+/// Any plot of a report.
+#[derive(Debug, Clone)]
+pub enum Plot {
+    /// A latency histogram.
+    Histogram(histogram::HistogramChart),
+    /// A percentile curve.
+    Percentiles(percentiles::PercentileChart),
+    /// Per-window p99 and maximum over time.
+    Timeline(timeline::TimelineChart),
+}
+
+impl Plot {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        match self {
+            Plot::Histogram(c) => c.draw(root),
+            Plot::Percentiles(c) => c.draw(root),
+            Plot::Timeline(c) => c.draw(root),
+        }?;
+        root.present().map_err(|e| e.to_string())
+    }
+
+    /// The plot as a standalone SVG document.
+    ///
+    /// # Errors
+    /// A drawing error (none is expected with in-memory output).
+    pub fn svg(&self) -> Result<String, ExportError> {
+        font::ensure();
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+            self.draw(&root).map_err(ExportError)?;
+        }
+        Ok(out)
+    }
+
+    /// The plot as a PNG image (RGB, 8 bits per channel).
+    ///
+    /// # Errors
+    /// A drawing or encoding error.
+    pub fn png(&self) -> Result<Vec<u8>, ExportError> {
+        font::ensure();
+        let (w, h) = SIZE;
+        let mut pixels = vec![0u8; w as usize * h as usize * 3];
+        {
+            let root = BitMapBackend::with_buffer(&mut pixels, SIZE).into_drawing_area();
+            self.draw(&root).map_err(ExportError)?;
+        }
+        let mut out = Vec::new();
+        let mut encoder = png::Encoder::new(&mut out, w, h);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let encoded = encoder
+            .write_header()
+            .and_then(|mut writer| writer.write_image_data(&pixels));
+        encoded.map_err(|e| ExportError(format!("cannot encode PNG: {e}")))?;
+        Ok(out)
+    }
+}
+
+/// A plot with the file name it is written under and a sentence saying how to read it.
+#[derive(Debug, Clone)]
+pub struct NamedPlot {
+    /// File name without extension (`histogram`, `02-timerfd-percentiles`).
+    pub stem: String,
+    /// How to read the plot, one or two sentences.
+    pub caption: String,
+    /// The plot.
+    pub plot: Plot,
+}
+
+/// Threads up to which plots show every thread; beyond, only all threads merged.
+pub const THREADS_SHOWN: usize = 4;
+
+/// The plots of a document: for every run a histogram, a percentile curve and a timeline;
+/// with several runs also the runs' percentile curves and histograms side by side.
+pub fn plots_of(doc: &RunDocument) -> Vec<NamedPlot> {
+    let runs = doc.each_run();
+    let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
+    let several = runs.len() > 1;
+    let mut out = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let name = run.name(rounds);
+        let prefix = if several {
+            let safe: String = name
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            format!("{i:02}-{}-", safe.trim_matches('-'))
+        } else {
+            String::new()
+        };
+        let all = ("all threads".to_string(), run.summary);
+        let (histogram_series, shown) = if run.threads.len() > THREADS_SHOWN {
+            (vec![all.clone()], vec![all])
+        } else {
+            let each: Vec<(String, &ThreadStats)> = run
+                .threads
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (format!("T{}", t.thread.unwrap_or(i)), t))
+                .collect();
+            let mut with_all = each.clone();
+            if run.threads.len() > 1 {
+                with_all.push(all);
+            }
+            (each, with_all)
+        };
+        if let Some(c) = histogram::HistogramChart::new(
+            format!("Latency histogram — {name}"),
+            &histogram_series,
+            run.summary,
+        ) {
+            out.push(NamedPlot {
+                stem: format!("{prefix}histogram"),
+                caption: c.caption(),
+                plot: Plot::Histogram(c),
+            });
+        }
+        if let Some(c) =
+            percentiles::PercentileChart::new(format!("Latency by percentile — {name}"), &shown)
+        {
+            out.push(NamedPlot {
+                stem: format!("{prefix}percentiles"),
+                caption: c.caption(),
+                plot: Plot::Percentiles(c),
+            });
+        }
+        if let Some(c) =
+            timeline::TimelineChart::new(format!("Latency per second — {name}"), run.summary)
+        {
+            out.push(NamedPlot {
+                stem: format!("{prefix}timeline"),
+                caption: c.caption(),
+                plot: Plot::Timeline(c),
+            });
+        }
+    }
+    if several {
+        let merged: Vec<(String, &ThreadStats)> =
+            runs.iter().map(|r| (r.name(rounds), r.summary)).collect();
+        if let Some(c) = percentiles::PercentileChart::new(
+            "Methods side by side: latency by percentile".into(),
+            &merged,
+        ) {
+            out.push(NamedPlot {
+                stem: "methods-percentiles".into(),
+                caption: c.caption(),
+                plot: Plot::Percentiles(c),
+            });
+        }
+        if let Some(c) = histogram::HistogramChart::new(
+            "Methods side by side: latency histogram".into(),
+            &merged,
+            runs[0].summary,
+        )
+        .map(histogram::HistogramChart::without_marks)
+        {
+            out.push(NamedPlot {
+                stem: "methods-histogram".into(),
+                caption: c.caption(),
+                plot: Plot::Histogram(c),
+            });
+        }
+    }
+    out
+}
+
+/// A linear f64 coordinate (in axis space) whose ticks are exactly the given values.
+#[derive(Clone)]
+pub struct Ticked {
+    inner: RangedCoordf64,
+    ticks: Vec<f64>,
+}
+
+impl Ticked {
+    fn new(axis: &Axis) -> Self {
+        Ticked {
+            inner: axis.range().into(),
+            ticks: axis.ticks(),
+        }
+    }
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+}
+
+/// The coordinates every chart uses: linear f64 in axis space with chosen ticks.
+pub type Coords = Cartesian2d<Ticked, Ticked>;
+
+/// Builds the frame of a chart: title, axes with their ticks, labels and descriptions,
+/// and a light grid.
+///
+/// # Errors
+/// The backend's drawing error, as text.
+pub fn frame<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    x: &Axis,
+    y: &Axis,
+) -> Result<ChartContext<'a, DB, Coords>, String> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (font::FAMILY, 28))
+        .margin(20)
+        .margin_right(40)
+        .x_label_area_size(70)
+        .y_label_area_size(100)
+        .build_cartesian_2d(Ticked::new(x), Ticked::new(y))
+        .map_err(|e| e.to_string())?;
+    let x_fmt = |v: &f64| x.label(*v);
+    let y_fmt = |v: &f64| y.label(*v);
+    chart
+        .configure_mesh()
+        .x_desc(x.desc.as_str())
+        .y_desc(y.desc.as_str())
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .label_style((font::FAMILY, 18))
+        .axis_desc_style((font::FAMILY, 20))
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
+}
+
+/// Draws the legend box of the series that have labels, at `position`.
+///
+/// # Errors
+/// The backend's drawing error, as text.
+pub fn legend<'a, DB: DrawingBackend + 'a>(
+    chart: &mut ChartContext<'a, DB, Coords>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((font::FAMILY, 18))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .draw()
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,148 @@
+//! The HTML report and its plots, on deterministic documents: self-contained, complete,
+//! and drawn from the recorded statistics.
+
+mod common;
+
+use tickscope_report::export::html::HtmlReport;
+use tickscope_report::export::Exporter;
+use tickscope_report::plot::{plots_of, Plot};
+
+fn html(doc: &tickscope_report::RunDocument) -> String {
+    let r = HtmlReport {
+        source: "result.json".into(),
+    };
+    String::from_utf8(r.render(doc).unwrap()).unwrap()
+}
+
+/// The page with every inline SVG replaced by a placeholder, for a readable snapshot.
+fn skeleton(page: &str) -> String {
+    let mut out = String::new();
+    let mut rest = page;
+    while let Some(start) = rest.find("<svg") {
+        out.push_str(&rest[..start]);
+        let end = rest[start..].find("</svg>").unwrap() + start + "</svg>".len();
+        out.push_str("<svg …/>");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn html_has_no_external_references() {
+    for doc in [common::document(2, 3), common::two_method_document(2, 3)] {
+        let page = html(&doc);
+        let lower = page.to_lowercase();
+        for forbidden in [
+            "http", "src=", "<link", "@import", "url(", "<script", "<img",
+        ] {
+            assert!(
+                !lower.contains(forbidden),
+                "the report contains '{forbidden}'"
+            );
+        }
+        assert_eq!(page.matches("<svg").count(), plots_of(&doc).len());
+    }
+}
+
+#[test]
+fn html_single_run() {
+    let page = html(&common::document(2, 3));
+    assert!(page.contains("Test CPU &lt;2 GHz&gt; &amp; co"));
+    insta::assert_snapshot!(skeleton(&page));
+}
+
+#[test]
+fn html_two_methods_side_by_side() {
+    let page = html(&common::two_method_document(1, 2));
+    assert!(page.contains("<h2>Methods side by side</h2>"));
+    assert!(page.contains("id=\"methods-percentiles\""));
+    assert!(page.contains("<h3>nanosleep-rel</h3>"));
+}
+
+#[test]
+fn plot_set_of_one_and_of_several_runs() {
+    let stems = |doc: &tickscope_report::RunDocument| {
+        plots_of(doc)
+            .into_iter()
+            .map(|p| p.stem)
+            .collect::<Vec<_>>()
+    };
+    let (one, two) = (common::document(2, 3), common::two_method_document(1, 2));
+    assert_eq!(stems(&one), ["histogram", "percentiles", "timeline"]);
+    assert_eq!(
+        stems(&two),
+        [
+            "00-nanosleep-abs-histogram",
+            "00-nanosleep-abs-percentiles",
+            "00-nanosleep-abs-timeline",
+            "01-nanosleep-rel-histogram",
+            "01-nanosleep-rel-percentiles",
+            "01-nanosleep-rel-timeline",
+            "methods-percentiles",
+            "methods-histogram",
+        ]
+    );
+}
+
+#[test]
+fn histogram_bins_and_hides_the_far_tail() {
+    let doc = common::document(2, 3);
+    let plots = plots_of(&doc);
+    let Plot::Histogram(h) = &plots[0].plot else {
+        panic!("first plot is the histogram")
+    };
+    // p99.9 is 150 µs, the stalls 2.5 and 2.6 ms: the axis ends at 1 ms, two are beyond.
+    assert_eq!(h.hidden(), 2);
+    assert_eq!(h.bin_ns(), 5_000);
+    let counted: u64 = h
+        .series()
+        .iter()
+        .flat_map(|s| s.bins.iter().map(|b| b.1))
+        .sum();
+    assert_eq!(counted + h.hidden(), 6000);
+    insta::assert_snapshot!(plots
+        .iter()
+        .map(|p| format!("{}: {}", p.stem, p.caption))
+        .collect::<Vec<_>>()
+        .join("\n"));
+}
+
+#[test]
+fn percentile_curves_rise_to_the_maximum() {
+    let doc = common::document(1, 3);
+    let plots = plots_of(&doc);
+    let Plot::Percentiles(p) = &plots[1].plot else {
+        panic!("second plot is the percentile curve")
+    };
+    let c = &p.curves()[0];
+    assert!(c
+        .points
+        .windows(2)
+        .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+    assert_eq!(c.points.first().unwrap().1, -3_000);
+    assert_eq!(c.points.last().unwrap().1, 2_500_000);
+    let lines: Vec<String> = c
+        .points
+        .iter()
+        .map(|(x, v)| format!("{x:>10.3} {v:>9}"))
+        .collect();
+    insta::assert_snapshot!(lines.join("\n"));
+}
+
+#[test]
+fn plots_render_as_png_and_svg() {
+    for p in plots_of(&common::two_method_document(2, 3)) {
+        let png = p.plot.png().unwrap();
+        let decoder = png::Decoder::new(std::io::Cursor::new(png));
+        let reader = decoder.read_info().unwrap();
+        assert_eq!(
+            (reader.info().width, reader.info().height),
+            tickscope_report::plot::SIZE
+        );
+        let svg = p.plot.svg().unwrap();
+        assert!(svg.starts_with("<svg"), "{}", p.stem);
+        assert!(svg.contains("wake-up latency [µs]"), "{}", p.stem);
+        assert!(svg.trim_end().ends_with("</svg>"));
+    }
+}
