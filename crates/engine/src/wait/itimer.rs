@@ -16,7 +16,7 @@
 //! `tgkill(2)`; `run` blocks SIGALRM in the coordinating thread so that this is rare.
 
 use super::periodic::{wait_for, Fire, Fired};
-use super::{signals, MethodKind, MethodReport, WakeMethod};
+use super::{signals, MethodKind, WakeMethod};
 use crate::time::{read_clock, Nanos, NS_PER_US};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
@@ -220,10 +220,6 @@ impl WakeMethod for Itimer {
 
     fn granularity_ns(&self) -> Nanos {
         NS_PER_US
-    }
-
-    fn report(&self) -> MethodReport {
-        MethodReport::default()
     }
 }
 

@@ -2,8 +2,11 @@
 //!
 //! A method is asked to block until an absolute expiry on the run's clock and to return the
 //! time it woke, read once from that clock. Everything else — latency, period, overruns — is
-//! the worker's business, so a new method is one file behind [`WakeMethod`] plus one line in
-//! [`MethodKind`] and [`create`].
+//! the worker's business, so a new method is one file behind [`WakeMethod`] plus one line
+//! each in [`MethodKind`] (its variant, [`MethodKind::ALL`], [`MethodKind::name`]),
+//! [`create`] and [`MethodKind::kernel_call`]. What a method cannot do (a clock, several
+//! threads) is said before a run starts by [`check`]; methods that spin share [`spin`],
+//! periodic kernel timers share [`periodic`].
 
 mod busy;
 mod epoll;
