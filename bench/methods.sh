@@ -5,7 +5,7 @@
 # Usage: bench/methods.sh [ROUNDS]        (default 3 rounds of 10 s per method)
 # Environment: POLICY (default fifo), DURATION (default 10s), INTERVAL (default 1ms),
 #              EXTRA (more tickscope flags, e.g. "-a 1" to pin, or "--margin 100us"),
-#              OUT (result file, default bench/methods-<date>.json).
+#              OUT (result file, default ${TMPDIR:-/tmp}/tickscope-methods-<date>.json).
 #
 # Prints, per round and as the median over rounds:
 #   p99 ratio  = hybrid's p99 |dt − period| / busy's      (goal: ≤ 2)
@@ -23,7 +23,7 @@ POLICY=${POLICY:-fifo}
 DURATION=${DURATION:-10s}
 INTERVAL=${INTERVAL:-1ms}
 EXTRA=${EXTRA:-}
-OUT=${OUT:-bench/methods-$(date +%Y%m%d-%H%M%S).json}
+OUT=${OUT:-${TMPDIR:-/tmp}/tickscope-methods-$(date +%Y%m%d-%H%M%S).json}
 command -v python3 >/dev/null || { echo "bench/methods.sh needs python3" >&2; exit 2; }
 
 cargo build --release --quiet

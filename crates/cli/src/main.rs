@@ -10,6 +10,7 @@ mod cli;
 mod cmd;
 mod exit;
 mod options;
+mod output_path;
 
 use clap::Parser;
 use std::process::ExitCode;

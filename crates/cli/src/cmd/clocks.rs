@@ -1,10 +1,10 @@
 //! `tickscope clocks`: measure what reading every clock costs, print the tables, write the
 //! result file.
 
-use super::run::check_writable;
 use crate::cli::ClocksArgs;
 use crate::exit::Failure;
 use crate::options::parse_duration;
+use crate::output_path::check_output_dir;
 use std::time::SystemTime;
 use tickscope_engine::clocks::{measure, ClocksConfig};
 use tickscope_engine::setup::{allowed_cpus, format_cpu_list};
@@ -70,7 +70,7 @@ pub fn clocks_config(a: &ClocksArgs) -> Result<ClocksConfig, String> {
 pub fn execute(args: &ClocksArgs) -> Result<(), Failure> {
     let cfg = clocks_config(args).map_err(Failure::Usage)?;
     if let Some(path) = &args.json {
-        check_writable(path)?;
+        check_output_dir("--json", path)?;
     }
     let system = system::detect();
     let started = SystemTime::now();

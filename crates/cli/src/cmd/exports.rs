@@ -4,6 +4,7 @@
 
 use crate::cli::ExportArgs;
 use crate::exit::Failure;
+use crate::output_path::check_output_dir;
 use std::path::{Path, PathBuf};
 use tickscope_engine::run::{RunConfig, RunEvent};
 use tickscope_report::export::csv::CsvExport;
@@ -24,25 +25,6 @@ pub struct Exports {
     samples: Option<(PathBuf, SampleSink)>,
 }
 
-/// Fails before measuring if `path`'s directory does not exist.
-///
-/// # Errors
-/// [`Failure::Usage`] naming the flag and the directory.
-pub fn check_directory(flag: &str, path: &Path) -> Result<(), Failure> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if dir.is_dir() {
-        Ok(())
-    } else {
-        Err(Failure::Usage(format!(
-            "{flag}: directory '{}' does not exist; create it or choose another path",
-            dir.display()
-        )))
-    }
-}
-
 impl Exports {
     /// Checks the export paths and opens the sample stream; with `--samples`, asks the
     /// engine to stream raw samples (`cfg.stream_samples`).
@@ -52,16 +34,16 @@ impl Exports {
     pub fn prepare(args: &ExportArgs, cfg: &mut RunConfig) -> Result<Self, Failure> {
         let mut files: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
         if let Some(p) = &args.histogram_file {
-            check_directory("--histogram-file", p)?;
+            check_output_dir("--histogram-file", p)?;
             files.push((p.clone(), Box::new(HistogramFile)));
         }
         if let Some(p) = &args.csv {
-            check_directory("--csv", p)?;
+            check_output_dir("--csv", p)?;
             files.push((p.clone(), Box::new(CsvExport)));
         }
         let samples = match &args.samples {
             Some(p) => {
-                check_directory("--samples", p)?;
+                check_output_dir("--samples", p)?;
                 let cannot = |e: std::io::Error| {
                     Failure::Usage(format!("--samples: cannot create {}: {e}", p.display()))
                 };

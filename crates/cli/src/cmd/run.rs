@@ -12,6 +12,7 @@ use super::signals::stop_flag;
 use crate::cli::RunArgs;
 use crate::exit::Failure;
 use crate::options::{run_plan, RunPlan};
+use crate::output_path::check_output_dir;
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,7 +42,7 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
         ));
     }
     if let Some(path) = &args.json {
-        check_writable(path)?;
+        check_output_dir("--json", path)?;
     }
     for note in &plan.left_out {
         eprintln!("tickscope: {note}");
@@ -189,19 +190,4 @@ fn compare(
 fn write_document(path: &Path, doc: &RunDocument) -> Result<(), Failure> {
     write_atomic(path, doc.to_json().as_bytes())
         .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))
-}
-
-/// Fails early, before measuring, if the result file's directory does not exist.
-pub(crate) fn check_writable(path: &Path) -> Result<(), Failure> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(Failure::Usage(format!(
-            "--json: directory '{}' does not exist; create it or choose another path",
-            dir.display()
-        )));
-    }
-    Ok(())
 }
