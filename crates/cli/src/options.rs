@@ -10,6 +10,10 @@ use tickscope_engine::wait::{self, Margin, MethodKind, MethodOptions};
 
 /// Parses a duration with a unit (`250us`, `1ms`, `10s`, `5m`, `2h`, `1.5ms`) or a bare
 /// number in `bare_unit_ns` units. Returns ns, > 0.
+///
+/// # Errors
+/// One sentence naming `what` when the text is not a number with a known unit, is zero or
+/// negative, or exceeds `i64::MAX` ns (about 292 years).
 pub fn parse_duration(s: &str, what: &str, bare_unit_ns: Nanos) -> Result<Nanos, String> {
     let t = s.trim().replace('µ', "u");
     let err = || format!("{what} '{s}' is not a duration; write it like 250us, 1ms, 10s, 5m or 2h");
@@ -44,6 +48,10 @@ pub fn parse_duration(s: &str, what: &str, bare_unit_ns: Nanos) -> Result<Nanos,
 
 /// Parses the interval: a duration (bare number = µs, as in cyclictest `-i`) or a frequency
 /// (`85Hz`, `1kHz`). Returns the period in ns, rounded to the nearest ns.
+///
+/// # Errors
+/// One sentence when the text is neither a duration nor a frequency, or gives a period that
+/// is not positive or shorter than 1 ns.
 pub fn parse_interval(s: &str) -> Result<Nanos, String> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();
