@@ -5,6 +5,7 @@
 //!
 //! * [`document`] — the `tickscope.run/1` result document (schema in `docs/result-schema.md`);
 //! * [`file`](mod@file) — writing any result file atomically (temporary file + rename);
+//! * [`quote`] — paths in one-line messages;
 //! * [`units`] — nanoseconds in units that read well, always labelled;
 //! * [`terminal`] — the header, the per-second lines and the summary table;
 //! * [`import`] — reading tickscope, cyclictest and jitterdebugger result files;
@@ -24,8 +25,10 @@ pub mod file;
 pub mod import;
 pub mod methods_table;
 pub mod plot;
+pub mod quote;
 pub mod terminal;
 pub mod units;
 
 pub use document::{MethodRun, RunDocument, RunView, ToolInfo, RUN_SCHEMA};
 pub use file::{write_atomic, AtomicFile};
+pub use quote::quoted;
