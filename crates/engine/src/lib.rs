@@ -27,6 +27,7 @@
 pub mod clocks;
 pub mod compare;
 pub mod error;
+pub mod facts;
 pub mod grid;
 pub mod histogram;
 pub mod mock;
