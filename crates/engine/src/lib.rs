@@ -26,6 +26,7 @@
 
 pub mod clocks;
 pub mod compare;
+pub mod doctor;
 pub mod error;
 pub mod facts;
 pub mod grid;
