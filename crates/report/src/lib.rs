@@ -19,6 +19,7 @@
 
 pub mod clocks;
 pub mod compare;
+pub mod doctor;
 pub mod document;
 pub mod export;
 pub mod file;

@@ -2,6 +2,7 @@
 
 pub mod clocks;
 pub mod compare;
+pub mod doctor;
 pub mod exports;
 pub mod report;
 pub mod run;

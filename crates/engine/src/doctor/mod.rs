@@ -97,18 +97,26 @@ pub fn run_checks(facts: &Facts, ctx: &Context) -> Vec<Finding> {
     CHECKS.iter().flat_map(|c| c.check(facts, ctx)).collect()
 }
 
-/// The measured CPUs: `requested` if given, else every CPU this process may run on; and the
-/// online CPUs from `facts` (falling back to the measured ones).
+/// The measured CPUs: `requested` if given, else (on the `live` system) every CPU this
+/// process may run on, or the online CPUs; and the online CPUs from `facts` (falling back to
+/// the measured ones).
 ///
 /// # Errors
 /// When a requested CPU is not online.
-pub fn context(facts: &Facts, requested: Option<Vec<usize>>) -> Result<Context, String> {
+pub fn context(
+    facts: &Facts,
+    requested: Option<Vec<usize>>,
+    live: bool,
+) -> Result<Context, String> {
     let online = facts.kernel.online.value().cloned();
+    let allowed = || {
+        live.then(crate::setup::allowed_cpus)
+            .and_then(Result::ok)
+            .filter(|v| !v.is_empty())
+    };
     let cpus = match requested {
         Some(c) => c,
-        None => crate::setup::allowed_cpus()
-            .ok()
-            .filter(|v| !v.is_empty())
+        None => allowed()
             .or_else(|| online.clone())
             .unwrap_or_else(|| vec![0]),
     };
@@ -130,7 +138,7 @@ pub fn context(facts: &Facts, requested: Option<Vec<usize>>) -> Result<Context, 
 pub fn findings_for_run(cpus: &[usize]) -> Vec<Finding> {
     let facts = Facts::gather(&Root::live(), Duration::ZERO);
     let requested = (!cpus.is_empty()).then(|| cpus.to_vec());
-    let Ok(ctx) = context(&facts, requested) else {
+    let Ok(ctx) = context(&facts, requested, true) else {
         return Vec::new();
     };
     CHECKS
