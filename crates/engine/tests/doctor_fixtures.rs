@@ -186,6 +186,11 @@ fn missing_and_malformed_sources_are_unknown_never_a_panic() {
     let ctx = context(&facts, Some(vec![0]), false).unwrap();
     let all = run_checks(&facts, &ctx);
     assert!(all.len() >= CHECKS.len());
+    for f in &all {
+        if f.severity == Severity::Unknown {
+            assert!(f.reason.is_some(), "{} is unknown without a reason", f.id);
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

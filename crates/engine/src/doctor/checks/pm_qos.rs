@@ -35,7 +35,10 @@ impl Check for PmQos {
                 .fix("run tickscope as root, or grant write access: chmod/udev rule on /dev/cpu_dma_latency, or 'echo n/a > /sys/devices/system/cpu/cpuN/power/pm_qos_resume_latency_us' as root"),
             Some(false) => f.severity(Severity::Info)
                 .effect("another process holds a limit (its value is not readable); this user may not add one"),
-            None => f.severity(Severity::Unknown)
+            None => Finding {
+                reason: facts.privileges.pm_qos_writable.reason().map(|r| format!("/dev/cpu_dma_latency: {r}")),
+                ..f.severity(Severity::Unknown)
+            }
                 .effect("unknown whether a limit can be held")
                 .fix("check that /dev/cpu_dma_latency exists (CONFIG_CPU_IDLE / PM QoS)"),
         }]
