@@ -28,7 +28,8 @@ impl Check for PerCpuKthreads {
         }
         let src = "/proc/*/stat (PF_KTHREAD), /proc/*/status Cpus_allowed_list";
         if facts.sched.kthreads.is_empty() {
-            return vec![base.severity(Severity::Unknown).found("unknown", src)
+            let why = format!("no kernel thread found in /proc ({} processes unreadable)", facts.sched.unreadable_tasks);
+            return vec![Finding { reason: Some(why), ..base.severity(Severity::Unknown).found("unknown", src) }
                 .effect("unknown which kernel threads share the measured CPUs")
                 .fix("run as root")];
         }
