@@ -9,6 +9,8 @@ pub enum Failure {
     Usage(String),
     /// Something failed while running: exit status 1.
     Runtime(String),
+    /// Stopped by a signal before anything complete could be shown: exit status 130.
+    Interrupted(String),
 }
 
 impl From<tickscope_engine::Error> for Failure {
@@ -33,6 +35,10 @@ pub fn report(result: Result<(), Failure>) -> ExitCode {
         Err(Failure::Runtime(m)) => {
             eprintln!("tickscope: {m}");
             ExitCode::from(1)
+        }
+        Err(Failure::Interrupted(m)) => {
+            eprintln!("tickscope: {m}");
+            ExitCode::from(130)
         }
     }
 }

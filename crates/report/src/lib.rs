@@ -4,7 +4,8 @@
 //! and programs parse, and never measures. One file per format:
 //!
 //! * [`document`] — the `tickscope.run/1` result document (schema in `docs/result-schema.md`);
-//! * [`file`](mod@file) — writing any result file atomically (temporary file + rename);
+//! * [`output`] — where a result file goes: checked before measuring, `-` and special files
+//!   written directly, regular files replaced atomically;
 //! * [`quote`] — paths in one-line messages;
 //! * [`units`] — nanoseconds in units that read well, always labelled;
 //! * [`terminal`] — the header, the per-second lines and the summary table;
@@ -21,14 +22,14 @@ pub mod clocks;
 pub mod compare;
 pub mod document;
 pub mod export;
-pub mod file;
 pub mod import;
 pub mod methods_table;
+pub mod output;
 pub mod plot;
 pub mod quote;
 pub mod terminal;
 pub mod units;
 
 pub use document::{MethodRun, RunDocument, RunView, ToolInfo, RUN_SCHEMA};
-pub use file::{write_atomic, AtomicFile};
+pub use output::{write_atomic, Output, OutputError, OutputStream};
 pub use quote::quoted;

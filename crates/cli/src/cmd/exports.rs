@@ -1,70 +1,85 @@
-//! The export files of `tickscope run` (`--histogram-file`, `--csv`, `--samples`): checked
-//! before measuring, the raw samples streamed while it runs, everything committed
-//! atomically when it ends — also after Ctrl-C, which ends the run normally.
+//! The output files of `tickscope run` (`--json`, `--histogram-file`, `--csv`,
+//! `--samples`): prepared and checked before measuring, the raw samples streamed while it
+//! runs, everything committed when it ends — also after Ctrl-C, which ends the run
+//! normally. The rules for destinations are those of [`tickscope_report::output`].
 
-use crate::cli::ExportArgs;
+use crate::cli::RunArgs;
 use crate::exit::Failure;
-use crate::output_path::check_output_dir;
-use std::path::{Path, PathBuf};
+use crate::output_path::{finish, prepare_outputs, shown};
+use std::path::Path;
 use tickscope_engine::run::{RunConfig, RunEvent};
 use tickscope_report::export::csv::CsvExport;
 use tickscope_report::export::histogram_file::HistogramFile;
 use tickscope_report::export::samples::SampleWriter;
 use tickscope_report::export::Exporter;
-use tickscope_report::{AtomicFile, RunDocument};
+use tickscope_report::{quoted, Output, OutputStream, RunDocument};
 
-/// The raw-sample stream: a CSV writer on a temporary file, and the first write error.
+/// The raw-sample stream: where it goes (for messages), a CSV writer on the prepared
+/// output, and the first write error.
 struct SampleSink {
-    writer: Option<SampleWriter<AtomicFile>>,
+    shown: String,
+    writer: Option<SampleWriter<OutputStream>>,
     error: Option<std::io::Error>,
 }
 
-/// What the run exports, open for the length of the run.
+/// What the run writes, open for the length of the run.
 pub struct Exports {
-    files: Vec<(PathBuf, Box<dyn Exporter>)>,
-    samples: Option<(PathBuf, SampleSink)>,
+    json: Option<Output>,
+    files: Vec<(Output, Box<dyn Exporter>)>,
+    samples: Option<SampleSink>,
 }
 
 impl Exports {
-    /// Checks the export paths and opens the sample stream; with `--samples`, asks the
-    /// engine to stream raw samples (`cfg.stream_samples`).
+    /// Prepares every output of `args` (see [`prepare_outputs`]); with `--samples`, asks
+    /// the engine to stream raw samples (`cfg.stream_samples`) and opens the stream.
     ///
     /// # Errors
-    /// [`Failure::Usage`] for a missing directory or a sample file that cannot be created.
-    pub fn prepare(args: &ExportArgs, cfg: &mut RunConfig) -> Result<Self, Failure> {
-        let mut files: Vec<(PathBuf, Box<dyn Exporter>)> = Vec::new();
-        if let Some(p) = &args.histogram_file {
-            check_output_dir("--histogram-file", p)?;
-            files.push((p.clone(), Box::new(HistogramFile)));
-        }
-        if let Some(p) = &args.csv {
-            check_output_dir("--csv", p)?;
-            files.push((p.clone(), Box::new(CsvExport)));
-        }
-        let samples = match &args.samples {
-            Some(p) => {
-                check_output_dir("--samples", p)?;
-                let cannot = |e: std::io::Error| {
-                    Failure::Usage(format!("--samples: cannot create {}: {e}", p.display()))
-                };
-                let file = AtomicFile::create(p).map_err(cannot)?;
-                cfg.stream_samples = true;
-                let sink = SampleSink {
-                    writer: Some(SampleWriter::new(file).map_err(cannot)?),
-                    error: None,
-                };
-                Some((p.clone(), sink))
-            }
-            None => None,
+    /// [`Failure::Usage`] for any output that cannot be written, or two on one file.
+    pub fn prepare(args: &RunArgs, cfg: &mut RunConfig) -> Result<Self, Failure> {
+        let e = &args.exports;
+        let wanted: Vec<(&str, &Path)> = [
+            ("--json", args.json.as_deref()),
+            ("--histogram-file", e.histogram_file.as_deref()),
+            ("--csv", e.csv.as_deref()),
+            ("--samples", e.samples.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, p)| p.map(|p| (flag, p)))
+        .collect();
+        let mut exports = Exports {
+            json: None,
+            files: Vec::new(),
+            samples: None,
         };
-        Ok(Exports { files, samples })
+        for ((flag, _), out) in wanted.iter().zip(prepare_outputs(&wanted, &[])?) {
+            match *flag {
+                "--json" => exports.json = Some(out),
+                "--histogram-file" => exports.files.push((out, Box::new(HistogramFile))),
+                "--csv" => exports.files.push((out, Box::new(CsvExport))),
+                _ => {
+                    let q = quoted(out.path());
+                    let cannot = |e: std::io::Error| {
+                        Failure::Usage(format!("--samples: cannot write {q}: {e}"))
+                    };
+                    let shown = shown(&out);
+                    let stream = out.stream().map_err(cannot)?;
+                    cfg.stream_samples = true;
+                    exports.samples = Some(SampleSink {
+                        shown,
+                        writer: Some(SampleWriter::new(stream).map_err(cannot)?),
+                        error: None,
+                    });
+                }
+            }
+        }
+        Ok(exports)
     }
 
     /// Follows the run: a new run starts a new run number in the sample file; sample
     /// batches are written. Called on the collector thread. After a write error, further
     /// samples are not written and the error is reported at the end.
     pub fn observe(&mut self, event: &RunEvent<'_>) {
-        let Some((_, sink)) = &mut self.samples else {
+        let Some(sink) = &mut self.samples else {
             return;
         };
         let Some(writer) = &mut sink.writer else {
@@ -82,55 +97,74 @@ impl Exports {
         }
     }
 
-    /// Writes the files rendered from the finished run and commits the sample file; says
-    /// how many samples were written and, always, how many the writer could not keep.
+    /// Rewrites the result file (a regular one) with what was measured so far, so that a
+    /// crash in a later run of a comparison keeps it.
     ///
     /// # Errors
-    /// [`Failure::Runtime`] naming the first file that could not be written (the others are
-    /// still attempted).
-    pub fn finish(self, doc: &RunDocument, quiet: bool) -> Result<(), Failure> {
+    /// [`Failure::Runtime`] naming the file.
+    pub fn checkpoint(&mut self, doc: &RunDocument) -> Result<(), Failure> {
+        if let Some(out) = &mut self.json {
+            let q = quoted(out.path());
+            out.checkpoint(doc.to_json().as_bytes())
+                .map_err(|e| Failure::Runtime(format!("cannot write {q}: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// Writes every file of the finished run and commits the sample stream; says on
+    /// stderr how many samples the writer could not keep. Every file is attempted even
+    /// after one fails (each failure is printed as it happens). Returns the "written to"
+    /// lines for the files that were written, and the first failure.
+    pub fn finish(self, doc: &RunDocument) -> (Vec<String>, Result<(), Failure>) {
+        let mut written: Vec<String> = Vec::new();
         let mut first_error = None;
-        let mut fail = |path: &Path, e: String| {
-            let msg = format!("cannot write {}: {e}", path.display());
-            eprintln!("tickscope: {msg}");
-            first_error.get_or_insert(msg);
+        let mut fail = |f: Failure| {
+            let (Failure::Runtime(m) | Failure::Usage(m) | Failure::Interrupted(m)) = &f;
+            eprintln!("tickscope: {m}");
+            first_error.get_or_insert(f);
         };
-        for (path, exporter) in &self.files {
-            let written = exporter
-                .render(doc)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| {
-                    tickscope_report::write_atomic(path, &bytes).map_err(|e| e.to_string())
-                });
-            match written {
-                Ok(()) if !quiet => println!("{} written to {}", exporter.what(), path.display()),
-                Ok(()) => {}
-                Err(e) => fail(path, e),
+        if let Some(out) = self.json {
+            let to = shown(&out);
+            match finish(out, doc.to_json().as_bytes()) {
+                Ok(()) => written.push(format!("result written to {to}")),
+                Err(f) => fail(f),
             }
         }
-        if let Some((path, sink)) = self.samples {
+        for (out, exporter) in self.files {
+            let to = shown(&out);
+            let q = quoted(out.path());
+            let done = exporter
+                .render(doc)
+                .map_err(|e| Failure::Runtime(format!("cannot write {q}: {e}")))
+                .and_then(|bytes| finish(out, &bytes));
+            match done {
+                Ok(()) => written.push(format!("{} written to {to}", exporter.what())),
+                Err(f) => fail(f),
+            }
+        }
+        if let Some(sink) = self.samples {
             let rows = sink.writer.as_ref().map_or(0, SampleWriter::rows);
             let committed = match (sink.error, sink.writer) {
                 (Some(e), _) => Err(e),
-                (None, Some(w)) => w.finish().and_then(AtomicFile::commit),
+                (None, Some(w)) => w.finish().and_then(OutputStream::commit),
                 (None, None) => Ok(()),
             };
             match committed {
-                Ok(()) if !quiet => {
-                    println!("{rows} samples written to {}", path.display())
-                }
-                Ok(()) => {}
-                Err(e) => fail(&path, e.to_string()),
+                Ok(()) => written.push(format!("{rows} samples written to {}", sink.shown)),
+                Err(e) => fail(Failure::Runtime(format!(
+                    "cannot write {}: {e}",
+                    sink.shown
+                ))),
             }
-            report_dropped(doc, &path);
+            report_dropped(doc, &sink.shown);
         }
-        first_error.map_or(Ok(()), |m| Err(Failure::Runtime(m)))
+        (written, first_error.map_or(Ok(()), Err))
     }
 }
 
 /// Says on stderr how many raw samples the engine dropped because the writer fell behind,
 /// per thread index over all runs; silent when none were.
-fn report_dropped(doc: &RunDocument, path: &Path) {
+fn report_dropped(doc: &RunDocument, shown: &str) {
     let mut per_thread: Vec<u64> = Vec::new();
     for run in doc.each_run() {
         for (i, t) in run.threads.iter().enumerate() {
@@ -149,8 +183,8 @@ fn report_dropped(doc: &RunDocument, path: &Path) {
             .map(|(i, n)| format!("T{i}: {n}"))
             .collect();
         eprintln!(
-            "tickscope: {total} samples are missing from {} because the writer fell behind ({})",
-            path.display(),
+            "tickscope: {total} samples are missing from {shown} because the writer fell \
+             behind ({})",
             each.join(", ")
         );
     }

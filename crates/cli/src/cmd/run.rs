@@ -8,13 +8,12 @@
 //! finished run shows progress. The result file is rewritten after every run, so an
 //! interruption or a crash keeps what was measured.
 
-use super::signals::stop_flag;
+use super::exports::Exports;
+use super::signals::stoppable;
 use crate::cli::RunArgs;
+use crate::console;
 use crate::exit::Failure;
 use crate::options::{run_plan, RunPlan};
-use crate::output_path::check_output_dir;
-use std::io::Write;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tickscope_engine::compare::schedule;
@@ -22,13 +21,14 @@ use tickscope_engine::run::{run, RunConfig, RunEvent};
 use tickscope_engine::system::{self, SystemInfo};
 use tickscope_engine::wait::MethodKind;
 use tickscope_report::methods_table::{comparison_header, methods_table, run_line};
-use tickscope_report::{terminal, write_atomic, MethodRun, RunDocument};
+use tickscope_report::{terminal, MethodRun, RunDocument};
 
 /// Runs the measurement described by `args`.
 ///
 /// # Errors
-/// [`Failure::Usage`] for bad flags or a requested setting that cannot be applied;
-/// [`Failure::Runtime`] when the result file cannot be written or a thread fails.
+/// [`Failure::Usage`] for bad flags, an output that cannot be written, or a requested
+/// setting that cannot be applied — all before the first wake-up; [`Failure::Runtime`]
+/// when a result file cannot be written or a thread fails.
 pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     let plan = run_plan(args).map_err(Failure::Usage)?;
     let e = &args.exports;
@@ -41,34 +41,30 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
                 .into(),
         ));
     }
-    if let Some(path) = &args.json {
-        check_output_dir("--json", path)?;
-    }
+    let mut cfg = plan.config.clone();
+    let exports = Exports::prepare(args, &mut cfg)?;
     for note in &plan.left_out {
         eprintln!("tickscope: {note}");
     }
     let system = system::detect();
-    let stop = stop_flag().map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+    let stop = stoppable();
     if plan.is_comparison() {
-        compare(args, &plan, &system, &stop)
+        compare(args, &plan, exports, &system, &stop)
     } else {
-        single(args, &plan.config, &system, &stop)
+        single(args, &cfg, exports, &system, &stop)
     }
 }
 
-/// One method, one round: header, per-second lines, summary, export files.
+/// One method, one round: header, per-second lines, the files, then the summary.
 fn single(
     args: &RunArgs,
     cfg: &RunConfig,
+    mut exports: Exports,
     system: &SystemInfo,
     stop: &Arc<AtomicBool>,
 ) -> Result<(), Failure> {
-    let mut cfg = cfg.clone();
-    let mut exports = super::exports::Exports::prepare(&args.exports, &mut cfg)?;
-    let cfg = &cfg;
     let threads = cfg.cpus.len();
     let quiet = args.quiet;
-    let mut stdout = std::io::stdout();
     let mut observer = |event: RunEvent<'_>| {
         exports.observe(&event);
         if let RunEvent::Started(applied) = &event {
@@ -88,36 +84,34 @@ fn single(
             RunEvent::Second(report) => terminal::second_lines(report, cfg.period_ns, threads),
             RunEvent::Samples { .. } => return,
         };
-        let _ = writeln!(stdout, "{text}");
-        let _ = stdout.flush();
+        console::line(text);
     };
     let outcome = run(cfg, stop, &mut observer)?;
-    if outcome.interrupted {
-        eprintln!("tickscope: interrupted; the summary covers what ran");
-    }
-    println!(
-        "\n{}",
-        terminal::summary(&outcome.threads, &outcome.summary)
-    );
+    let interrupted = outcome.interrupted;
+    let summary = terminal::summary(&outcome.threads, &outcome.summary);
     let error = outcome.error.clone();
     let doc = RunDocument::new(system.clone(), cfg.clone(), outcome);
-    if let Some(path) = &args.json {
-        write_document(path, &doc)?;
-        if !quiet {
-            println!("result written to {}", path.display());
-        }
+    // The files first: a closed or full standard output must not cost the result.
+    let (written, files) = exports.finish(&doc);
+    if interrupted && !console::stdout_closed() {
+        eprintln!("tickscope: interrupted; the summary covers what ran");
     }
-    exports.finish(&doc, quiet)?;
+    console::line(format!("\n{summary}"));
+    if !quiet {
+        written.into_iter().for_each(console::line);
+    }
+    files?;
     match error {
         Some(e) => Err(Failure::Runtime(e)),
         None => Ok(()),
     }
 }
-
-/// Several methods or rounds: one line per run, then the comparison table.
+/// Several methods or rounds: one line per run, then the comparison table. The result
+/// file is rewritten after every run (a regular file; a stream gets the last version once).
 fn compare(
     args: &RunArgs,
     plan: &RunPlan,
+    mut exports: Exports,
     system: &SystemInfo,
     stop: &Arc<AtomicBool>,
 ) -> Result<(), Failure> {
@@ -126,6 +120,14 @@ fn compare(
     let mut runs: Vec<MethodRun> = Vec::new();
     let mut error: Option<String> = None;
     let mut warned: Vec<MethodKind> = Vec::new();
+    let document = |runs: &[MethodRun], error: &Option<String>| {
+        RunDocument::from_runs(
+            system.clone(),
+            plan.config.clone(),
+            runs.to_vec(),
+            error.clone(),
+        )
+    };
     for planned in &order {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -146,48 +148,44 @@ fn compare(
                 }
             }
             if first && !quiet {
-                println!(
-                    "{}",
-                    comparison_header(system, &cfg, applied, &plan.methods, plan.rounds)
-                );
+                console::line(comparison_header(
+                    system,
+                    &cfg,
+                    applied,
+                    &plan.methods,
+                    plan.rounds,
+                ));
             }
         };
         let outcome = run(&cfg, stop, &mut observer)?;
         let entry = MethodRun::new(planned.round, planned.order, &outcome);
         if !quiet {
-            println!("{}", run_line(&entry, order.len()));
+            console::line(run_line(&entry, order.len()));
         }
         if let Some(e) = &outcome.error {
             error.get_or_insert(format!("{}: {e}", planned.method.name()));
         }
         runs.push(entry);
-        if let Some(path) = &args.json {
-            let doc = RunDocument::from_runs(
-                system.clone(),
-                plan.config.clone(),
-                runs.clone(),
-                error.clone(),
-            );
-            write_document(path, &doc)?;
-        }
+        exports.checkpoint(&document(&runs, &error))?;
     }
-    if stop.load(Ordering::Relaxed) {
+    // No run finished (stopped at once): no file, as for any output never completed.
+    let (written, files) = if runs.is_empty() {
+        (Vec::new(), Ok(()))
+    } else {
+        exports.finish(&document(&runs, &error))
+    };
+    if stop.load(Ordering::Relaxed) && !console::stdout_closed() {
         eprintln!("tickscope: interrupted; the table covers the runs that took place");
     }
     if !runs.is_empty() {
-        println!("\n{}", methods_table(&runs));
-        if let (Some(path), false) = (&args.json, quiet) {
-            println!("result written to {}", path.display());
+        console::line(format!("\n{}", methods_table(&runs)));
+        if !quiet {
+            written.into_iter().for_each(console::line);
         }
     }
+    files?;
     match error {
         Some(e) => Err(Failure::Runtime(e)),
         None => Ok(()),
     }
-}
-
-/// Writes a result document atomically.
-fn write_document(path: &Path, doc: &RunDocument) -> Result<(), Failure> {
-    write_atomic(path, doc.to_json().as_bytes())
-        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))
 }

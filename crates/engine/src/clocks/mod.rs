@@ -32,7 +32,7 @@ pub mod tsc;
 use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
 
-pub use measure::measure;
+pub use measure::{measure, measure_until};
 pub use source::ClockSource;
 pub use tsc::{TscFrequency, TscFrequencySource};
 
