@@ -153,6 +153,11 @@ pub struct ExportArgs {
     /// Write every wake-up (thread, index, expiry, wake time, latency) as CSV to FILE.
     #[arg(long, value_name = "FILE")]
     pub samples: Option<std::path::PathBuf>,
+
+    /// Write FORMAT to PATH; repeatable. Formats: json, histogram, csv, samples (the same as
+    /// --json, --histogram-file, --csv, --samples). PATH '-' is standard output.
+    #[arg(long, value_name = "FORMAT=PATH")]
+    pub export: Vec<String>,
 }
 
 /// Options of `tickscope report`.

@@ -381,3 +381,47 @@ fn sighup_stops_like_sigterm_and_a_second_signal_leaves_no_temporary_file() {
         "no temporary file and no half-written samples"
     );
 }
+
+#[test]
+fn export_format_path_is_the_same_as_the_long_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let exports: Vec<String> = [
+        "json=r.json",
+        "csv=r.csv",
+        "histogram=h.txt",
+        "samples=s.csv",
+    ]
+    .iter()
+    .map(|e| {
+        let (f, n) = e.split_once('=').unwrap();
+        format!("{f}={}", p(n))
+    })
+    .collect();
+    let mut args = short(&["-q"]);
+    for e in &exports {
+        args.extend(["--export".to_string(), e.clone()]);
+    }
+    tickscope().args(&args).assert().success();
+    assert_eq!(names(dir.path()), ["h.txt", "r.csv", "r.json", "s.csv"]);
+    assert_eq!(
+        json(&dir.path().join("r.json"))["schema"],
+        "tickscope.run/1"
+    );
+    for bad in [
+        vec!["--export".to_string(), "xml=x".to_string()],
+        vec!["--export".to_string(), "json".to_string()],
+        vec![
+            "--json".to_string(),
+            p("x"),
+            "--export".to_string(),
+            format!("csv={}", p("x")),
+        ],
+    ] {
+        let mut args = short(&[]);
+        args.extend(bad.iter().cloned());
+        let out = tickscope().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(out.stdout.is_empty(), "{bad:?}");
+    }
+}

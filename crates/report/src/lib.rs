@@ -14,6 +14,8 @@
 //! * [`export`] — files rendered from a run: cyclictest-style histogram, CSV, raw samples,
 //!   the HTML report;
 //! * [`plot`] — histogram, percentile and timeline plots as SVG and PNG;
+//! * [`sink`] — where a run's results go while it runs and when it ends: terminal, result
+//!   document, exported files, every wake-up;
 //! * [`methods_table`] — the comparison of wake-up methods (`--method a,b` or `all`).
 
 #![deny(missing_docs)]
@@ -27,6 +29,7 @@ pub mod methods_table;
 pub mod output;
 pub mod plot;
 pub mod quote;
+pub mod sink;
 pub mod terminal;
 pub mod units;
 

@@ -2,7 +2,7 @@
 
 pub mod clocks;
 pub mod compare;
-pub mod exports;
 pub mod report;
 pub mod run;
 pub mod signals;
+pub mod sinks;

@@ -4,7 +4,7 @@
 use crate::cli::ReportArgs;
 use crate::console;
 use crate::exit::Failure;
-use crate::output_path::{finish, prepare_outputs, shown};
+use crate::output_path::{finish, prepare_outputs};
 use std::path::{Path, PathBuf};
 use tickscope_report::export::html::HtmlReport;
 use tickscope_report::export::Exporter;
@@ -83,7 +83,7 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
     .render(&doc)
     .map_err(|e| Failure::Runtime(format!("cannot render the report: {e}")))?;
     let html_out = outputs.next().expect("the HTML output is first");
-    let to = shown(&html_out);
+    let to = html_out.shown();
     finish(html_out, &html)?;
     console::line(format!("report written to {to}"));
     for (dir, ext) in [(&args.png, "png"), (&args.svg, "svg")] {
