@@ -78,7 +78,7 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
             error.get_or_insert(e);
         }
         runs.push(MethodRun::new(planned.round, planned.order, &outcome));
-        let doc = document(&runs, &error);
+        let doc = annotated(&mut sinks, document(&runs, &error));
         for s in &mut sinks {
             s.run_finished(&ctx, &doc)
                 .map_err(|e| Failure::Runtime(e.to_string()))?;
@@ -89,7 +89,7 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     }
     // Files first, the terminal (last in the list) after: a closed or full standard output
     // must not cost the result.
-    let doc = document(&runs, &error);
+    let doc = annotated(&mut sinks, document(&runs, &error));
     let mut notes = Vec::new();
     let mut failed = None;
     for s in &mut sinks {
@@ -103,6 +103,14 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
         (None, Some(e)) => Err(Failure::Runtime(e)),
         (None, None) => Ok(()),
     }
+}
+
+/// The document with every sink's section added.
+fn annotated(sinks: &mut [Box<dyn RunSink>], mut doc: RunDocument) -> RunDocument {
+    for s in sinks.iter_mut() {
+        s.annotate(&mut doc);
+    }
+    doc
 }
 
 /// Hands one engine event to every sink (on the collector thread).

@@ -3,7 +3,8 @@
 //! The engine reports each run through [`tickscope_engine::run::RunEvent`]s; the command
 //! that drives it hands every event to every sink, then, after each run, the document so
 //! far ([`RunSink::run_finished`]) and, after the last, the final document
-//! ([`RunSink::finish`]). A sink declares what it needs from the engine ([`SinkNeeds`]:
+//! ([`RunSink::finish`]). Before either, every sink may add its own section to the document
+//! ([`RunSink::annotate`]). A sink declares what it needs from the engine ([`SinkNeeds`]:
 //! raw samples, for instance) instead of editing the engine's configuration.
 //!
 //! One file per sink: [`terminal`] (header, per-second lines, summary or comparison table),
@@ -91,6 +92,13 @@ pub trait RunSink {
     /// The next raw wake-ups of one thread, in order (only when [`SinkNeeds::raw_samples`]).
     fn samples(&mut self, thread: usize, samples: &[RawSample]) {
         let _ = (thread, samples);
+    }
+
+    /// Adds what this sink knows to the result document before any sink sees it (a section
+    /// of its own, e.g. the load achieved or the context of each window). Called for every
+    /// document built — after each run and at the end — in sink order.
+    fn annotate(&mut self, doc: &mut RunDocument) {
+        let _ = doc;
     }
 
     /// A run ended; `doc` holds every run so far (rewritten files are rewritten here).
