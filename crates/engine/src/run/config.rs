@@ -54,6 +54,18 @@ pub struct RunConfig {
     pub window_ns: Nanos,
     /// Stream every raw wake-up to the observer ([`RunEvent::Samples`]).
     pub stream_samples: bool,
+    /// Keep every window's statistics for [`ThreadStats::windows`] (the default). `false`
+    /// keeps none, so that memory does not grow with the length of the run (`tickscope
+    /// monitor`); the windows are still reported as they finish.
+    ///
+    /// [`ThreadStats::windows`]: crate::result::ThreadStats::windows
+    #[serde(default = "keep_windows_default", skip_serializing_if = "Clone::clone")]
+    pub keep_windows: bool,
+}
+
+/// [`RunConfig::keep_windows`]'s default: keep them.
+fn keep_windows_default() -> bool {
+    true
 }
 
 impl RunConfig {
@@ -76,6 +88,7 @@ impl RunConfig {
             overrun: OverrunPolicy::Skip,
             window_ns: NS_PER_SEC,
             stream_samples: false,
+            keep_windows: true,
         }
     }
 

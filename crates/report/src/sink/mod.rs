@@ -13,10 +13,14 @@
 //! (every wake-up, streamed). [`registry`] names the file formats; a new output format is
 //! one new file plus one line there.
 
+pub mod hlog;
 pub mod json;
+pub mod prometheus;
 pub mod registry;
 pub mod rendered;
 pub mod samples;
+#[cfg(test)]
+pub(crate) mod synthetic;
 pub mod terminal;
 
 use crate::document::RunDocument;
