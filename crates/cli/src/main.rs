@@ -10,8 +10,11 @@ mod cli;
 mod cmd;
 mod console;
 mod exit;
+mod housekeeping;
+mod http;
 mod options;
 mod output_path;
+mod textfile;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -31,6 +34,8 @@ fn main() -> ExitCode {
         cli::Command::Clocks(args) => cmd::clocks::execute(&args),
         cli::Command::Report(args) => cmd::report::execute(&args),
         cli::Command::Compare(args) => cmd::compare::execute(&args),
+        cli::Command::Monitor(args) => cmd::monitor::execute(&args),
+        cli::Command::Hlog(c) => cmd::hlog::execute(&c),
     };
     exit::report(console::settle(result))
 }

@@ -2,6 +2,8 @@
 
 pub mod clocks;
 pub mod compare;
+pub mod hlog;
+pub mod monitor;
 pub mod report;
 pub mod run;
 pub mod signals;

@@ -106,7 +106,7 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
 }
 
 /// The document with every sink's section added.
-fn annotated(sinks: &mut [Box<dyn RunSink>], mut doc: RunDocument) -> RunDocument {
+pub(crate) fn annotated(sinks: &mut [Box<dyn RunSink>], mut doc: RunDocument) -> RunDocument {
     for s in sinks.iter_mut() {
         s.annotate(&mut doc);
     }
@@ -114,7 +114,7 @@ fn annotated(sinks: &mut [Box<dyn RunSink>], mut doc: RunDocument) -> RunDocumen
 }
 
 /// Hands one engine event to every sink (on the collector thread).
-fn deliver(sinks: &mut [Box<dyn RunSink>], ctx: &RunContext<'_>, event: &RunEvent<'_>) {
+pub(crate) fn deliver(sinks: &mut [Box<dyn RunSink>], ctx: &RunContext<'_>, event: &RunEvent<'_>) {
     for s in sinks.iter_mut() {
         match event {
             RunEvent::Started(applied) => s.started(ctx, applied),

@@ -151,3 +151,49 @@ impl Run {
         }
     }
 }
+
+impl Run {
+    /// A result document for the run (for the sinks' `run_finished` and `finish`).
+    pub fn document(&self) -> crate::RunDocument {
+        use tickscope_engine::result::ThreadStats;
+        use tickscope_engine::stats::{latency_stats, period_stats};
+        let stats = |r: &WindowRecord, thread: Option<usize>| ThreadStats {
+            thread,
+            tid: None,
+            cpu: thread,
+            samples: r.samples(),
+            overruns: r.overruns,
+            samples_dropped: 0,
+            latency_ns: latency_stats(&r.latency, &r.latency_hist),
+            period_ns: period_stats(&r.period, &r.period_dev_hist, PERIOD),
+            cpu_time_ns: 0,
+            wall_time_ns: 0,
+            cpu_percent: 0.0,
+            method_report: None,
+            windows: Vec::new(),
+        };
+        let mut all = WindowRecord::new();
+        for t in &self.totals {
+            all.merge(t);
+        }
+        crate::RunDocument {
+            schema: crate::RUN_SCHEMA.into(),
+            tool: crate::ToolInfo {
+                name: "tickscope".into(),
+                version: "0.1.0".into(),
+            },
+            started_at: "2026-11-21T12:00:00.000000000Z".into(),
+            ended_at: "2026-11-21T12:00:05.000000000Z".into(),
+            interrupted: false,
+            error: None,
+            system: self.system.clone(),
+            config: self.config.clone(),
+            applied: self.applied.clone(),
+            threads: (0..self.totals.len())
+                .map(|t| stats(&self.totals[t], Some(t)))
+                .collect(),
+            summary: stats(&all, None),
+            runs: Vec::new(),
+        }
+    }
+}
