@@ -20,15 +20,18 @@ pub fn choose(
     let allowed = allowed_cpus().map_err(|e| format!("cannot read the CPU affinity: {e}"))?;
     let pinned: Vec<usize> = measured.iter().flatten().copied().collect();
     if let Some(list) = asked {
-        let cpus =
-            parse_cpu_list(list.trim()).map_err(|e| format!("--housekeeping-cpus: {e}"))?;
+        let cpus = parse_cpu_list(list.trim()).map_err(|e| format!("--housekeeping-cpus: {e}"))?;
         if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
             return Err(format!(
                 "--housekeeping-cpus: CPU {c} is not available to this process (allowed: {})",
                 format_cpu_list(&allowed)
             ));
         }
-        let overlap: Vec<usize> = cpus.iter().filter(|c| pinned.contains(c)).copied().collect();
+        let overlap: Vec<usize> = cpus
+            .iter()
+            .filter(|c| pinned.contains(c))
+            .copied()
+            .collect();
         if !overlap.is_empty() {
             return Err(format!(
                 "--housekeeping-cpus {} overlaps the measured CPUs ({}); the exporter must stay \
@@ -46,7 +49,10 @@ pub fn choose(
                 .into(),
         ));
     }
-    let rest: Vec<usize> = allowed.into_iter().filter(|c| !pinned.contains(c)).collect();
+    let rest: Vec<usize> = allowed
+        .into_iter()
+        .filter(|c| !pinned.contains(c))
+        .collect();
     if rest.is_empty() {
         return Ok(Err(
             "every CPU is measured; give --housekeeping-cpus or measure fewer CPUs".into(),

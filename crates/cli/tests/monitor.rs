@@ -47,7 +47,10 @@ fn wait_for(port: u16, path: &str) -> String {
         if let Some(b) = get(port, path) {
             return b;
         }
-        assert!(start.elapsed() < Duration::from_secs(20), "nothing on {port}");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "nothing on {port}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -136,8 +139,16 @@ fn hlog_from_run_feeds_stat_merge_and_compare() {
         .arg(&log)
         .output()
         .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
-    let stat = tickscope().args(["hlog", "stat"]).arg(&log).output().unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let stat = tickscope()
+        .args(["hlog", "stat"])
+        .arg(&log)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&stat.stdout);
     assert!(stat.status.success(), "{text}");
     assert!(text.lines().any(|l| l.starts_with("all ")), "{text}");
@@ -158,7 +169,11 @@ fn hlog_from_run_feeds_stat_merge_and_compare() {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let row = text.lines().find(|l| l.starts_with("all ")).unwrap().to_string();
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("all "))
+            .unwrap()
+            .to_string();
         row.split_whitespace().nth(2).unwrap().parse().unwrap()
     };
     assert_eq!(count(&merged), 2 * count(&log));
@@ -201,7 +216,10 @@ fn prometheus_histogram_quantile_matches_tickscope_median() {
     .unwrap();
     let prom = Command::new(prometheus)
         .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
         .arg(format!("--web.listen-address=127.0.0.1:{pport}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -227,10 +245,18 @@ fn prometheus_histogram_quantile_matches_tickscope_median() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let row = text.lines().find(|l| l.starts_with("all ")).unwrap();
-    let own_p50_s: f64 = row.split_whitespace().nth(4).unwrap().parse::<f64>().unwrap() / 1e6;
+    let own_p50_s: f64 = row
+        .split_whitespace()
+        .nth(4)
+        .unwrap()
+        .parse::<f64>()
+        .unwrap()
+        / 1e6;
     // Within the bucket resolution: the same 1-2-5 bucket, or its neighbour (the spans differ
     // by up to a scrape interval), and histogram_quantile interpolates inside the bucket.
-    let edges = [0.0, 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2];
+    let edges = [
+        0.0, 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2,
+    ];
     let bucket = |v: f64| edges.iter().position(|&e| v <= e).unwrap_or(edges.len());
     let (a, b) = (bucket(p50), bucket(own_p50_s));
     assert!(

@@ -76,7 +76,11 @@ fn merge(a: &HlogMergeArgs) -> Result<(), Failure> {
         .expect("one output");
     let logs = read_all(&a.files)?;
     let merged = merged_intervals(&logs)?;
-    let origin = merged.values().map(|i| i.start).reduce(f64::min).unwrap_or(0.0);
+    let origin = merged
+        .values()
+        .map(|i| i.start)
+        .reduce(f64::min)
+        .unwrap_or(0.0);
     let mut buf = Vec::new();
     let mut ser = V2DeflateSerializer::new();
     {
@@ -160,7 +164,11 @@ fn stat(a: &HlogStatArgs) -> Result<(), Failure> {
     for tag in &tags {
         let mut h: Option<Histogram<u64>> = None;
         let mut n = 0;
-        for i in logs.iter().flat_map(|l| &l.intervals).filter(|i| &i.tag == tag) {
+        for i in logs
+            .iter()
+            .flat_map(|l| &l.intervals)
+            .filter(|i| &i.tag == tag)
+        {
             let t = i.start - origin;
             if from.is_some_and(|f| t < f - 1e-9) || to.is_some_and(|e| t >= e - 1e-9) {
                 continue;

@@ -162,12 +162,7 @@ impl Log {
     /// The start of the log: StartTime, else the first interval's start, seconds.
     pub fn origin(&self) -> f64 {
         self.start_time
-            .or_else(|| {
-                self.intervals
-                    .iter()
-                    .map(|i| i.start)
-                    .reduce(f64::min)
-            })
+            .or_else(|| self.intervals.iter().map(|i| i.start).reduce(f64::min))
             .unwrap_or(0.0)
     }
 }

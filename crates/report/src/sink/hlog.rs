@@ -153,7 +153,12 @@ impl HlogSink {
                 .take_while(|l| l.starts_with('#'))
                 .map(|l| l.len() + 1)
                 .sum::<usize>();
-            buf = [&text.as_bytes()[..split], LEGEND.as_bytes(), &text.as_bytes()[split..]].concat();
+            buf = [
+                &text.as_bytes()[..split],
+                LEGEND.as_bytes(),
+                &text.as_bytes()[split..],
+            ]
+            .concat();
         }
         stream.write_all(&buf).map_err(|e| cannot(&e))?;
         stream.flush().map_err(|e| cannot(&e))?;
@@ -201,11 +206,10 @@ impl RunSink for HlogSink {
         for s in samples {
             let t0 = *self.t0.get_or_insert(s.expiry);
             let w = ((s.expiry - t0).max(0) / self.window) as u64;
-            let slots = self.open.entry(w).or_insert_with(|| {
-                std::iter::repeat_with(|| None)
-                    .take(self.threads)
-                    .collect()
-            });
+            let slots = self
+                .open
+                .entry(w)
+                .or_insert_with(|| std::iter::repeat_with(|| None).take(self.threads).collect());
             let o = slots[thread].get_or_insert_with(|| Open {
                 latency: new_histogram(),
                 early: new_histogram(),
@@ -222,7 +226,11 @@ impl RunSink for HlogSink {
 
     fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {
         // Every thread past window w: none of w's samples can still come.
-        let safe = self.latest.iter().map(|l| l.map(|w| w.checked_sub(1))).min();
+        let safe = self
+            .latest
+            .iter()
+            .map(|l| l.map(|w| w.checked_sub(1)))
+            .min();
         let through = match safe {
             Some(Some(Some(w))) => Some(w),
             _ => None,

@@ -141,7 +141,10 @@ impl PrometheusSink {
             ("policy", policy_request(config)),
             ("interval_seconds", seconds(config.period_ns).to_string()),
             ("clock", config.clock.name().to_string()),
-            ("overrun", format!("{:?}", config.overrun).to_ascii_lowercase()),
+            (
+                "overrun",
+                format!("{:?}", config.overrun).to_ascii_lowercase(),
+            ),
             ("threads", config.cpus.len().to_string()),
             ("kernel", system.kernel_release.clone()),
             (

@@ -71,12 +71,19 @@ fn merged_percentiles_equal_the_in_memory_merge() {
     let merged = log.merged("all", Some(1.0), Some(4.0)).unwrap();
     assert_eq!(merged.len(), memory.len());
     for q in [0.0, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
-        assert_eq!(merged.value_at_quantile(q), memory.value_at_quantile(q), "q {q}");
+        assert_eq!(
+            merged.value_at_quantile(q),
+            memory.value_at_quantile(q),
+            "q {q}"
+        );
     }
     // And the engine agrees on the non-negative part of each thread's total.
     let engine = &run.totals[0].latency_hist;
     let t0 = log.merged("T0", None, None).unwrap();
-    assert_eq!(t0.len() + log.merged("T0.early", None, None).unwrap().len(), engine.len());
+    assert_eq!(
+        t0.len() + log.merged("T0.early", None, None).unwrap().len(),
+        engine.len()
+    );
 }
 
 #[test]
@@ -86,5 +93,8 @@ fn a_cut_short_last_line_is_left_out_with_a_warning() {
     let cut = &text[..text.len() - 20];
     let log = parse(cut).unwrap();
     assert_eq!(log.warnings.len(), 1);
-    assert_eq!(log.intervals.len(), parse(&text).unwrap().intervals.len() - 1);
+    assert_eq!(
+        log.intervals.len(),
+        parse(&text).unwrap().intervals.len() - 1
+    );
 }

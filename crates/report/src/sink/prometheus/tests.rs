@@ -55,10 +55,18 @@ fn buckets_are_cumulative_and_agree_with_the_engine_histogram() {
         for &(le, n) in &b {
             let le_ns = (le * 1e9).round() as i64;
             let below = |f: &dyn Fn(i64) -> bool| -> u64 {
-                engine.buckets.iter().filter(|(v, _)| f(*v)).map(|(_, c)| c).sum()
+                engine
+                    .buckets
+                    .iter()
+                    .filter(|(v, _)| f(*v))
+                    .map(|(_, c)| c)
+                    .sum()
             };
             let (lo, hi) = (below(&|v| v <= le_ns), below(&|v| low(v) <= le_ns));
-            assert!(lo <= n && n <= hi, "thread {t}, le {le}: {lo} <= {n} <= {hi}");
+            assert!(
+                lo <= n && n <= hi,
+                "thread {t}, le {le}: {lo} <= {n} <= {hi}"
+            );
         }
         let exact: f64 = (0..5000u64).map(|k| synthetic::latency(t, k) as f64).sum();
         assert!((sum - exact / 1e9).abs() < 1e-6);
@@ -83,13 +91,25 @@ fn counters_and_gauges_follow_the_windows() {
     };
     let labels = r#"{cpu="0",method="nanosleep-abs",policy="other",thread="0"}"#;
     assert_eq!(value(&format!("tickscope_wakeups_total{labels}")), 400.0);
-    assert_eq!(value(&format!("tickscope_missed_periods_total{labels}")), 1.0);
+    assert_eq!(
+        value(&format!("tickscope_missed_periods_total{labels}")),
+        1.0
+    );
     let early = (0..400).filter(|&k| synthetic::latency(0, k) < 0).count();
-    assert_eq!(value(&format!("tickscope_early_wakeups_total{labels}")), early as f64);
+    assert_eq!(
+        value(&format!("tickscope_early_wakeups_total{labels}")),
+        early as f64
+    );
     let max = run.totals[0].latency.max().unwrap() as f64 / 1e9;
-    assert_eq!(value(&format!("tickscope_latency_max_seconds{labels}")), max);
+    assert_eq!(
+        value(&format!("tickscope_latency_max_seconds{labels}")),
+        max
+    );
     let last = run.windows[3].report.threads[0].1.latency_max.unwrap() as f64 / 1e9;
-    assert_eq!(value(&format!("tickscope_window_latency_max_seconds{labels}")), last);
+    assert_eq!(
+        value(&format!("tickscope_window_latency_max_seconds{labels}")),
+        last
+    );
     assert!(value("tickscope_last_window_timestamp_seconds") > 1.6e9);
     assert!(text.contains("tickscope_build_info{version=\""));
     assert!(text.contains("tickscope_config_info{"));
@@ -124,7 +144,12 @@ fn promtool_accepts_the_exposition() {
         .spawn()
         .unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(&expo.encode()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&expo.encode())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
