@@ -3,10 +3,17 @@
 
 use crate::cli::RunArgs;
 use tickscope_engine::grid::OverrunPolicy;
-use tickscope_engine::run::{PolicyRequest, RunConfig, AUTO_PRIORITY};
+use tickscope_engine::run::{
+    loops_span_ns, PolicyRequest, RunConfig, AUTO_PRIORITY, MAX_PERIOD_NS, MAX_RUN_NS,
+};
 use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list, Policy};
 use tickscope_engine::time::{ClockId, Nanos, NS_PER_SEC, NS_PER_US};
 use tickscope_engine::wait::{self, Margin, MethodKind, MethodOptions};
+
+/// The accepted forms of a duration, for messages.
+const DURATION_FORMS: &str = "250us, 1ms, 10s, 5m or 2h";
+/// The accepted forms of an interval, for messages.
+const INTERVAL_FORMS: &str = "250us, 1ms, 85Hz or 1000 (µs)";
 
 /// Parses a duration with a unit (`250us`, `1ms`, `10s`, `5m`, `2h`, `1.5ms`) or a bare
 /// number in `bare_unit_ns` units. Returns ns, > 0.
@@ -15,8 +22,20 @@ use tickscope_engine::wait::{self, Margin, MethodKind, MethodOptions};
 /// One sentence naming `what` when the text is not a number with a known unit, is zero or
 /// negative, or exceeds `i64::MAX` ns (about 292 years).
 pub fn parse_duration(s: &str, what: &str, bare_unit_ns: Nanos) -> Result<Nanos, String> {
+    parse_duration_as(s, what, bare_unit_ns, DURATION_FORMS, (Nanos::MAX, "too large"))
+}
+
+/// [`parse_duration`] with `forms` (`"250us, 1ms …"`) as the examples of its message and
+/// `max`: the largest value accepted (ns) and what the message says of a larger one.
+fn parse_duration_as(
+    s: &str,
+    what: &str,
+    bare_unit_ns: Nanos,
+    forms: &str,
+    max: (Nanos, &str),
+) -> Result<Nanos, String> {
     let t = s.trim().replace('µ', "u");
-    let err = || format!("{what} '{s}' is not a duration; write it like 250us, 1ms, 10s, 5m or 2h");
+    let err = || format!("{what} '{s}' is not a duration; write it like {forms}");
     if t.is_empty() {
         return Err(err());
     }
@@ -36,8 +55,9 @@ pub fn parse_duration(s: &str, what: &str, bare_unit_ns: Nanos) -> Result<Nanos,
         _ => return Err(err()),
     };
     let ns = value * unit_ns;
-    if !ns.is_finite() || ns >= i64::MAX as f64 {
-        return Err(format!("{what} '{s}' is too large"));
+    // Compared as f64, before the conversion to integer ns (which would saturate).
+    if !(ns.is_finite() && ns.round() <= max.0 as f64) {
+        return Err(format!("{what} '{s}' is {}", max.1));
     }
     let ns = ns.round() as Nanos;
     if ns <= 0 {
@@ -47,18 +67,20 @@ pub fn parse_duration(s: &str, what: &str, bare_unit_ns: Nanos) -> Result<Nanos,
 }
 
 /// Parses the interval: a duration (bare number = µs, as in cyclictest `-i`) or a frequency
-/// (`85Hz`, `1kHz`). Returns the period in ns, rounded to the nearest ns.
+/// (`85Hz`, `1kHz`). Returns the period in ns, rounded to the nearest ns, in
+/// 1 ..= [`MAX_PERIOD_NS`] (1 h, the limit the engine and the C API share).
 ///
 /// # Errors
 /// One sentence when the text is neither a duration nor a frequency, or gives a period that
-/// is not positive or shorter than 1 ns.
+/// is not positive, shorter than 1 ns or longer than 1 h.
 pub fn parse_interval(s: &str) -> Result<Nanos, String> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();
+    const TOO_LONG: &str = "longer than 1h, the longest period accepted";
     for (suffix, mult) in [("khz", 1e3), ("hz", 1.0)] {
         if let Some(num) = lower.strip_suffix(suffix) {
             let f: f64 = num.trim().parse().map_err(|_| {
-                format!("interval '{s}' is not a frequency; write it like 85Hz or 1kHz")
+                format!("interval '{s}' is not a period or a frequency; write it like {INTERVAL_FORMS}")
             })?;
             let hz = f * mult;
             if !(hz > 0.0 && hz.is_finite()) {
@@ -69,10 +91,41 @@ pub fn parse_interval(s: &str) -> Result<Nanos, String> {
             if hz > 1e9 {
                 return Err(format!("interval '{s}' is shorter than 1 ns"));
             }
-            return Ok((1e9 / hz).round() as Nanos);
+            // Compared as f64, before the conversion (which would saturate).
+            let period = (1e9 / hz).round();
+            if !(period <= MAX_PERIOD_NS as f64) {
+                return Err(format!("interval '{s}' is {TOO_LONG}"));
+            }
+            return Ok(period as Nanos);
         }
     }
-    parse_duration(t, "interval", NS_PER_US)
+    parse_duration_as(
+        t,
+        "interval",
+        NS_PER_US,
+        INTERVAL_FORMS,
+        (MAX_PERIOD_NS, TOO_LONG),
+    )
+}
+
+/// Checks that the run's stop rules fit [`MAX_RUN_NS`] (100 years) with the period: the
+/// duration itself and `loops` × `period`.
+///
+/// # Errors
+/// One sentence naming the flag and the limit.
+fn check_run_length(duration: Option<Nanos>, loops: Option<u64>, period: Nanos) -> Result<(), String> {
+    if duration.is_some_and(|d| d > MAX_RUN_NS) {
+        return Err("--duration must be at most 876000h (100 years)".into());
+    }
+    if let Some(l) = loops {
+        if loops_span_ns(l, period).is_none_or(|ns| ns > MAX_RUN_NS) {
+            return Err(format!(
+                "--loops {l} at this interval would run longer than 100 years (the longest \
+                 run accepted); use fewer loops"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn parse_int<T: std::str::FromStr>(s: &str, what: &str, range: &str) -> Result<T, String> {
@@ -338,6 +391,7 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
         (None, Some(_)) => None,
         (None, None) => Some(10 * NS_PER_SEC),
     };
+    check_run_length(duration, loops, period)?;
     let clock =
         ClockId::from_name(a.clock.trim().to_ascii_lowercase().as_str()).ok_or_else(|| {
             format!(

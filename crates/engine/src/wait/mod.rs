@@ -39,7 +39,7 @@ pub use posix_timer::{timer_signal, PosixTimer};
 pub use select::Select;
 pub use spin::{KernelClock, SpinClock};
 pub use support::{check, explain_setup_error};
-pub use throttle::throttle_warning;
+pub use throttle::{spin_share, starvation, throttle_warning, Starvation};
 pub use timerfd::Timerfd;
 
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
