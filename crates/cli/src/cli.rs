@@ -104,9 +104,16 @@ pub struct RunArgs {
     pub no_mlock: bool,
 
     /// Timer slack of the measuring threads in ns (default 1, the finest; the kernel's
-    /// default is 50000).
+    /// default is 50000); at most the interval.
     #[arg(long, value_name = "NS", default_value = "1")]
     pub timer_slack: String,
+
+    /// Confirm a run that spins on every CPU this process may use at a real-time policy
+    /// (busy, or hybrid with --margin above half the interval, under fifo, rr, deadline or
+    /// auto): every other task then gets only what RT throttling leaves (5 % by default)
+    /// and waits up to ~1 s at a time. Refused without this flag.
+    #[arg(long)]
+    pub allow_rt_spin_all_cpus: bool,
 
     /// Hold this CPU wake-up latency limit (µs) on /dev/cpu_dma_latency for the run. Default:
     /// 0 where writable; given explicitly, failing to hold it is an error.

@@ -6,14 +6,15 @@ use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::run::{
     loops_span_ns, PolicyRequest, RunConfig, AUTO_PRIORITY, MAX_PERIOD_NS, MAX_RUN_NS,
 };
-use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list, Policy};
+use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list, privileges, Policy};
+use tickscope_report::units::ns_i;
 use tickscope_engine::time::{ClockId, Nanos, NS_PER_SEC, NS_PER_US};
 use tickscope_engine::wait::{self, Margin, MethodKind, MethodOptions};
 
-/// The accepted forms of a duration, for messages.
-const DURATION_FORMS: &str = "250us, 1ms, 10s, 5m or 2h";
-/// The accepted forms of an interval, for messages.
-const INTERVAL_FORMS: &str = "250us, 1ms, 85Hz or 1000 (µs)";
+/// What a duration is called in messages, and its accepted forms.
+const DURATION_FORMS: (&str, &str) = ("a duration", "250us, 1ms, 10s, 5m or 2h");
+/// What an interval is called in messages, and its accepted forms.
+const INTERVAL_FORMS: (&str, &str) = ("a period or a frequency", "250us, 1ms, 85Hz or 1000 (µs)");
 
 /// Parses a duration with a unit (`250us`, `1ms`, `10s`, `5m`, `2h`, `1.5ms`) or a bare
 /// number in `bare_unit_ns` units. Returns ns, > 0.
@@ -25,17 +26,18 @@ pub fn parse_duration(s: &str, what: &str, bare_unit_ns: Nanos) -> Result<Nanos,
     parse_duration_as(s, what, bare_unit_ns, DURATION_FORMS, (Nanos::MAX, "too large"))
 }
 
-/// [`parse_duration`] with `forms` (`"250us, 1ms …"`) as the examples of its message and
-/// `max`: the largest value accepted (ns) and what the message says of a larger one.
+/// [`parse_duration`] with `forms`, what the value is called and its examples (`"250us, 1ms
+/// …"`) in the message, and `max`: the largest value accepted (ns) and what the message says
+/// of a larger one.
 fn parse_duration_as(
     s: &str,
     what: &str,
     bare_unit_ns: Nanos,
-    forms: &str,
+    forms: (&str, &str),
     max: (Nanos, &str),
 ) -> Result<Nanos, String> {
     let t = s.trim().replace('µ', "u");
-    let err = || format!("{what} '{s}' is not a duration; write it like {forms}");
+    let err = || format!("{what} '{s}' is not {}; write it like {}", forms.0, forms.1);
     if t.is_empty() {
         return Err(err());
     }
@@ -80,7 +82,10 @@ pub fn parse_interval(s: &str) -> Result<Nanos, String> {
     for (suffix, mult) in [("khz", 1e3), ("hz", 1.0)] {
         if let Some(num) = lower.strip_suffix(suffix) {
             let f: f64 = num.trim().parse().map_err(|_| {
-                format!("interval '{s}' is not a period or a frequency; write it like {INTERVAL_FORMS}")
+                format!(
+                    "interval '{s}' is not {}; write it like {}",
+                    INTERVAL_FORMS.0, INTERVAL_FORMS.1
+                )
             })?;
             let hz = f * mult;
             if !(hz > 0.0 && hz.is_finite()) {
@@ -273,8 +278,14 @@ fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
     })
 }
 
-/// Resolves the methods' tunables; a tunable for a method that does not run is an error.
-fn resolve_method_options(a: &RunArgs, methods: &[MethodKind]) -> Result<MethodOptions, String> {
+/// Resolves the methods' tunables; a tunable for a method that does not run is an error, and
+/// so is a fixed `--margin` not shorter than the period (`period`, ns) — it would make the
+/// hybrid a busy-wait; the C API refuses a margin above the period too.
+fn resolve_method_options(
+    a: &RunArgs,
+    methods: &[MethodKind],
+    period: Nanos,
+) -> Result<MethodOptions, String> {
     let busy_sleep_every: Option<u32> = parse_count(
         a.busy_sleep_every.as_deref(),
         "--busy-sleep-every",
@@ -289,7 +300,15 @@ fn resolve_method_options(a: &RunArgs, methods: &[MethodKind]) -> Result<MethodO
             if !methods.contains(&MethodKind::Hybrid) {
                 return Err("--margin applies to --method hybrid".into());
             }
-            Margin::Fixed(parse_duration(m, "--margin", NS_PER_US)?)
+            let margin = parse_duration(m, "--margin", NS_PER_US)?;
+            if margin >= period {
+                return Err(format!(
+                    "--margin {m} is not shorter than the interval ({}): the hybrid would spin \
+                     the whole period; use a smaller margin, or --method busy",
+                    ns_i(period)
+                ));
+            }
+            Margin::Fixed(margin)
         }
     };
     Ok(MethodOptions {
@@ -319,6 +338,98 @@ fn parse_methods(s: &str) -> Result<(Vec<MethodKind>, bool), String> {
         methods.push(m);
     }
     Ok((methods, false))
+}
+
+/// The CPUs this process may use, when the measuring threads `cpus` (one entry per thread,
+/// `None` = unpinned) can hold every one of them at once; `None` when one stays free.
+///
+/// # Errors
+/// One sentence when the CPUs this process may use cannot be read.
+fn holds_every_cpu(cpus: &[Option<usize>]) -> Result<Option<Vec<usize>>, String> {
+    let allowed =
+        allowed_cpus().map_err(|e| format!("cannot read the CPUs this process may use: {e}"))?;
+    let unpinned = cpus.iter().filter(|c| c.is_none()).count();
+    let uncovered = allowed
+        .iter()
+        .filter(|c| !cpus.contains(&Some(**c)))
+        .count();
+    Ok((uncovered <= unpinned).then_some(allowed))
+}
+
+/// The policy the measuring threads will run under: `auto` is fifo where the process may set
+/// it (CAP_SYS_NICE, or RLIMIT_RTPRIO ≥ [`AUTO_PRIORITY`]; sched(7)), else other.
+fn expected_policy(request: &PolicyRequest) -> Policy {
+    match *request {
+        PolicyRequest::Exact(p) => p,
+        PolicyRequest::Auto
+            if privileges::has_cap_sys_nice()
+                || privileges::rtprio_limit() >= u64::from(AUTO_PRIORITY) =>
+        {
+            Policy::Fifo {
+                priority: AUTO_PRIORITY,
+            }
+        }
+        PolicyRequest::Auto => Policy::Other { nice: 0 },
+    }
+}
+
+/// The share of a CPU above which real-time threads spinning on every CPU need
+/// `--allow-rt-spin-all-cpus`: more than half of each CPU — `busy` (all of it, until RT
+/// throttling stops it) or `hybrid` with a fixed margin above half the period (the auto
+/// margin never exceeds half).
+const RT_SPIN_CONFIRM_SHARE: f64 = 0.5;
+
+/// Refuses `kind` when its threads, holding every CPU in `cpus` (the CPUs this process may
+/// use), would spin more than [`RT_SPIN_CONFIRM_SHARE`] of each at a real-time policy: the
+/// message says what that leaves every other task ([`wait::starvation`]) and how to confirm.
+///
+/// # Errors
+/// `--method NAME: spinning … would leave every other task …; … --allow-rt-spin-all-cpus`.
+fn rt_spin_refusal(kind: MethodKind, cfg: &RunConfig, cpus: &[usize]) -> Result<(), String> {
+    let policy = expected_policy(&cfg.policy);
+    let (rt_runtime, rt_period) = (privileges::rt_runtime_us(), privileges::rt_period_us());
+    let Some(s) = wait::starvation(
+        kind,
+        &cfg.method_options,
+        &policy,
+        cfg.period_ns,
+        rt_runtime,
+        rt_period,
+    ) else {
+        return Ok(());
+    };
+    if s.held_share <= RT_SPIN_CONFIRM_SHARE {
+        return Ok(());
+    }
+    let spinning = match wait::spin_share(kind, &cfg.method_options, cfg.period_ns) {
+        Some(share) if share < 1.0 => format!("spinning {:.0} % of every period", 100.0 * share),
+        _ => "spinning".to_string(),
+    };
+    let left = match (s.longest_wait_ns, s.throttling) {
+        (None, _) => format!(
+            "no CPU time until the run ends (RT throttling is off: sched_rt_runtime_us {})",
+            rt_runtime.map_or("unreadable".into(), |r| r.to_string())
+        ),
+        (Some(wait), Some((r, p))) => format!(
+            "only {:.1} % of each CPU — what RT throttling gives back (sched_rt_runtime_us {r} \
+             of sched_rt_period_us {p}) — in waits of up to {}",
+            100.0 * s.others_share,
+            ns_i(wait)
+        ),
+        (Some(wait), None) => format!(
+            "only {:.1} % of each CPU, in waits of up to {}",
+            100.0 * s.others_share,
+            ns_i(wait)
+        ),
+    };
+    Err(format!(
+        "--method {}: {spinning} under {} on every CPU this process may use ({}) would leave \
+         every other task there (shells, sshd, kernel workers) {left}; leave a CPU free \
+         (-a, -t) or confirm with --allow-rt-spin-all-cpus",
+        kind.name(),
+        policy.name(),
+        format_cpu_list(cpus),
+    ))
 }
 
 /// What `tickscope run` is asked to do: one configuration, run once per method and round.
@@ -356,8 +467,15 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
     let threads = config.cpus.len();
     let mut methods = Vec::new();
     let mut left_out = Vec::new();
+    let every_cpu = holds_every_cpu(&config.cpus)?;
     for m in listed {
-        match wait::check(m, config.clock, threads, config.period_ns) {
+        let checked = wait::check(m, config.clock, threads, config.period_ns).and_then(|()| {
+            match (&every_cpu, a.allow_rt_spin_all_cpus) {
+                (Some(cpus), false) => rt_spin_refusal(m, &config, cpus),
+                _ => Ok(()),
+            }
+        });
+        match checked {
             Ok(()) => methods.push(m),
             Err(why) if all => {
                 let prefix = format!("--method {}: ", m.name());
@@ -404,7 +522,7 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
         "catch-up" | "catchup" => OverrunPolicy::CatchUp,
         o => return Err(format!("unknown --overrun '{o}'; use skip or catch-up")),
     };
-    let method_options = resolve_method_options(a, methods)?;
+    let method_options = resolve_method_options(a, methods, period)?;
     let policy = resolve_policy(a, period)?;
     let cpus = resolve_cpus(a.threads.as_deref(), a.affinity.as_deref())?;
     if matches!(policy, PolicyRequest::Exact(Policy::Deadline { .. }))
@@ -417,6 +535,14 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
         );
     }
     let timer_slack: u64 = parse_int(&a.timer_slack, "--timer-slack", "1..")?;
+    if timer_slack > period as u64 {
+        return Err(format!(
+            "--timer-slack {timer_slack} ns is longer than the interval ({}): the kernel may \
+             delay each wake-up by up to the slack, so periods would pass unmeasured and -D \
+             would be overshot; use at most the interval (default 1)",
+            ns_i(period)
+        ));
+    }
     let (pm_qos_us, pm_qos_required) = match (&a.pm_qos, a.no_pm_qos) {
         (_, true) => (None, false),
         (Some(v), false) => {

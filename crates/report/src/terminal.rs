@@ -4,7 +4,7 @@
 //! idea (statistics of that second alone, dt with percent-of-period columns), extended with
 //! wake-up latency; the summary is one column per thread plus the merged column.
 
-use crate::units::{interval, ns, ns_i, us};
+use crate::units::{interval, ns, ns_i, signed_percent, us};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use tickscope_engine::result::{ThreadStats, WindowStats};
 use tickscope_engine::run::{Applied, RunConfig, SecondReport};
@@ -216,6 +216,11 @@ fn window_line(t_end: f64, who: &str, w: &WindowStats, period_ns: i64) -> String
     )
 }
 
+/// How far `value` is from `nominal`, in % of `nominal` (signed: negative when shorter).
+fn deviation_percent(value: i64, nominal: i64) -> f64 {
+    100.0 * (value as f64 - nominal as f64) / nominal as f64
+}
+
 fn method_report(t: &ThreadStats) -> Option<&MethodReport> {
     t.method_report.as_ref()
 }
@@ -341,18 +346,18 @@ pub fn summary_rows() -> Vec<SummaryRow> {
         ("dt min", |t| {
             t.period_ns.as_ref().map_or("-".into(), |p| {
                 format!(
-                    "{} (−{:.2} %)",
+                    "{} ({})",
                     ns_i(p.min),
-                    100.0 * (p.nominal - p.min) as f64 / p.nominal as f64
+                    signed_percent(deviation_percent(p.min, p.nominal), 2)
                 )
             })
         }),
         ("dt max", |t| {
             t.period_ns.as_ref().map_or("-".into(), |p| {
                 format!(
-                    "{} (+{:.2} %)",
+                    "{} ({})",
                     ns_i(p.max),
-                    100.0 * (p.max - p.nominal) as f64 / p.nominal as f64
+                    signed_percent(deviation_percent(p.max, p.nominal), 2)
                 )
             })
         }),
@@ -437,5 +442,61 @@ mod tests {
     #[test]
     fn header_lines() {
         insta::assert_snapshot!(second_header());
+    }
+
+    /// A thread whose shortest and longest dt are `min` and `max` at a 1 ms period.
+    fn thread_with_dt(min: i64, max: i64) -> ThreadStats {
+        use tickscope_engine::histogram::HistogramBuckets;
+        use tickscope_engine::result::PeriodStats;
+        ThreadStats {
+            thread: Some(0),
+            tid: Some(1),
+            cpu: None,
+            samples: 3,
+            overruns: 0,
+            samples_dropped: 0,
+            latency_ns: None,
+            period_ns: Some(PeriodStats {
+                nominal: 1_000_000,
+                samples: 2,
+                mean: (min + max) as f64 / 2.0,
+                stddev: 0.0,
+                rms_jitter: 0.0,
+                min,
+                max,
+                abs_deviation_p50: 0,
+                abs_deviation_p99: 0,
+                abs_deviation_p99_9: 0,
+                deviation_histogram: HistogramBuckets::default(),
+            }),
+            cpu_time_ns: 0,
+            wall_time_ns: 1,
+            cpu_percent: 0.0,
+            method_report: None,
+            windows: Vec::new(),
+        }
+    }
+
+    fn row(name: &str, t: &ThreadStats) -> String {
+        let (_, f) = summary_rows().into_iter().find(|(n, _)| *n == name).unwrap();
+        f(t)
+    }
+
+    #[test]
+    fn dt_min_and_max_carry_one_sign_whichever_side_of_the_period_they_are() {
+        // The usual case: shortest dt below the period, longest above.
+        let t = thread_with_dt(990_000, 1_010_000);
+        assert_eq!(row("dt min", &t), "990 µs (−1.00 %)");
+        assert_eq!(row("dt max", &t), "1.01 ms (+1.00 %)");
+        // Every dt longer than the period (a late machine): the shortest is above it too.
+        let t = thread_with_dt(3_010_000, 3_020_000);
+        assert_eq!(row("dt min", &t), "3.01 ms (+201.00 %)");
+        // Every dt shorter: the longest is below it.
+        let t = thread_with_dt(500_000, 900_000);
+        assert_eq!(row("dt max", &t), "900 µs (−10.00 %)");
+        for name in ["dt min", "dt max"] {
+            let cell = row(name, &thread_with_dt(3_010_000, 3_020_000));
+            assert!(!cell.contains("−-") && !cell.contains("+-"), "{cell}");
+        }
     }
 }
