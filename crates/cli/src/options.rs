@@ -591,6 +591,124 @@ mod tests {
     }
 
     #[test]
+    fn intervals_beyond_one_hour_are_refused_at_parse_time() {
+        assert_eq!(parse_interval("1h"), Ok(MAX_PERIOD_NS));
+        assert_eq!(parse_interval("3600000000000ns"), Ok(MAX_PERIOD_NS));
+        for bad in [
+            "1e-300Hz",
+            "0.0000000001Hz",
+            "2562047.7h",
+            "3600000000001ns",
+            "61m",
+            "0.0002Hz",
+            "infHz",
+            "NaNHz",
+            "99999999999999999999999h",
+        ] {
+            let e = parse_interval(bad).unwrap_err();
+            assert!(!e.contains('\n'), "{e}");
+            if !bad.starts_with("inf") && !bad.starts_with("NaN") {
+                assert!(e.contains("longer than 1h"), "{bad}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_interval_message_names_every_form() {
+        for bad in ["fast", "fastHz", "1 parsec", ""] {
+            let e = parse_interval(bad).unwrap_err();
+            assert!(e.contains("250us, 1ms, 85Hz or 1000 (µs)"), "{bad:?}: {e}");
+        }
+        let e = parse_duration("soon", "--duration", NS_PER_SEC).unwrap_err();
+        assert!(e.contains("10s, 5m or 2h"), "{e}");
+    }
+
+    #[test]
+    fn run_length_limits() {
+        assert_eq!(check_run_length(Some(MAX_RUN_NS), None, MAX_PERIOD_NS), Ok(()));
+        assert!(check_run_length(Some(MAX_RUN_NS + 1), None, 1).is_err());
+        let most = (MAX_RUN_NS / MAX_PERIOD_NS) as u64;
+        assert_eq!(check_run_length(None, Some(most), MAX_PERIOD_NS), Ok(()));
+        assert!(check_run_length(None, Some(most + 1), MAX_PERIOD_NS).is_err());
+        assert!(check_run_length(None, Some(u64::MAX), 1).is_err());
+    }
+
+    /// `tickscope run ARGS` parsed into a plan.
+    fn plan(args: &[&str]) -> Result<RunPlan, String> {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(
+            ["tickscope", "run"].iter().chain(args).copied(),
+        )
+        .map_err(|e| e.to_string())?;
+        match cli.command {
+            crate::cli::Command::Run(a) => run_plan(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn timer_slack_at_most_the_interval() {
+        assert!(plan(&["-i", "1ms", "--timer-slack", "1000000"]).is_ok());
+        let e = plan(&["-i", "1ms", "--timer-slack", "1000001"]).unwrap_err();
+        assert!(e.starts_with("--timer-slack 1000001 ns is longer than the interval"), "{e}");
+        assert!(plan(&["--timer-slack", "18446744073709551615"]).is_err());
+    }
+
+    #[test]
+    fn margin_shorter_than_the_interval() {
+        let ok = plan(&["--method", "hybrid", "-i", "1ms", "--margin", "999us"]).unwrap();
+        assert_eq!(ok.config.method_options.margin, Margin::Fixed(999_000));
+        for m in ["1ms", "2ms"] {
+            let e = plan(&["--method", "hybrid", "-i", "1ms", "--margin", m]).unwrap_err();
+            assert!(e.contains("not shorter than the interval"), "{e}");
+        }
+    }
+
+    #[test]
+    fn which_threads_hold_every_cpu() {
+        let allowed = allowed_cpus().unwrap();
+        let n = allowed.len();
+        let all: Vec<Option<usize>> = allowed.iter().copied().map(Some).collect();
+        assert_eq!(holds_every_cpu(&all), Ok(Some(allowed.clone())));
+        assert_eq!(holds_every_cpu(&vec![None; n]), Ok(Some(allowed.clone())));
+        if n > 1 {
+            assert_eq!(holds_every_cpu(&all[1..]), Ok(None));
+            assert_eq!(holds_every_cpu(&vec![None; n - 1]), Ok(None));
+            // The same CPU twice still leaves one free.
+            assert_eq!(holds_every_cpu(&vec![all[0]; n]), Ok(None));
+        }
+    }
+
+    #[test]
+    fn rt_spinning_on_every_cpu_needs_the_flag() {
+        let spin = ["--policy", "fifo", "--method", "busy", "-t", "all"];
+        let e = plan(&spin).unwrap_err();
+        assert!(e.starts_with("--method busy: spinning under fifo on every CPU"), "{e}");
+        assert!(e.contains("--allow-rt-spin-all-cpus") && !e.contains('\n'), "{e}");
+        let mut confirmed = spin.to_vec();
+        confirmed.push("--allow-rt-spin-all-cpus");
+        assert!(plan(&confirmed).is_ok());
+        // Not real-time, not spinning, or a CPU left free: no confirmation needed.
+        assert!(plan(&["--policy", "other", "--method", "busy", "-t", "all"]).is_ok());
+        assert!(plan(&["--policy", "fifo", "--method", "hybrid", "-t", "all"]).is_ok());
+        let half = ["--method", "hybrid", "--margin", "500us", "-i", "1ms"];
+        assert!(plan(&[&half[..], &["--policy", "fifo", "-t", "all"]].concat()).is_ok());
+        // SCHED_DEADLINE holds each CPU for its runtime only (a tenth of the period here).
+        let n = allowed_cpus().unwrap().len().to_string();
+        assert!(plan(&["--policy", "deadline", "--method", "busy", "-t", &n]).is_ok());
+        if allowed_cpus().unwrap().len() > 1 {
+            assert!(plan(&["--policy", "fifo", "--method", "busy", "-t", "1"]).is_ok());
+        }
+        // --method all leaves the spinning method out, with the reason.
+        let p = plan(&["--policy", "rr", "--method", "all", "-t", "all"]).unwrap();
+        assert!(!p.methods.contains(&MethodKind::Busy));
+        assert!(p
+            .left_out
+            .iter()
+            .any(|l| l.starts_with("--method all: leaving out busy: spinning under rr")));
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("10s", "d", NS_PER_SEC), Ok(10 * NS_PER_SEC));
         assert_eq!(parse_duration("5m", "d", NS_PER_SEC), Ok(300 * NS_PER_SEC));

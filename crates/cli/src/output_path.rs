@@ -2,6 +2,7 @@
 
 use crate::exit::Failure;
 use std::path::Path;
+use tickscope_report::quoted;
 
 /// Fails with one line naming `flag` if the directory that would hold `path` does not exist,
 /// so that a long run is not wasted on a file that cannot be written.
@@ -17,8 +18,8 @@ pub fn check_output_dir(flag: &str, path: &Path) -> Result<(), Failure> {
         Ok(())
     } else {
         Err(Failure::Usage(format!(
-            "{flag}: directory '{}' does not exist; create it or choose another path",
-            dir.display()
+            "{flag}: directory {} does not exist; create it or choose another path",
+            quoted(dir)
         )))
     }
 }

@@ -11,7 +11,7 @@ use tickscope_engine::setup::{allowed_cpus, format_cpu_list};
 use tickscope_engine::system;
 use tickscope_engine::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 use tickscope_report::clocks::{self as render, ClocksDocument};
-use tickscope_report::write_atomic;
+use tickscope_report::{quoted, write_atomic};
 
 /// The budget without `--duration`, ns: 3 s, doubled with `--idle-compare` (three passes).
 pub const DEFAULT_BUDGET_NS: Nanos = 3 * NS_PER_SEC;
@@ -87,8 +87,8 @@ pub fn execute(args: &ClocksArgs) -> Result<(), Failure> {
     if let Some(path) = &args.json {
         let doc = ClocksDocument::new(system, cfg, result, started, ended);
         write_atomic(path, doc.to_json().as_bytes())
-            .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
-        println!("result written to {}", path.display());
+            .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", quoted(path))))?;
+        println!("result written to {}", quoted(path));
     }
     Ok(())
 }
