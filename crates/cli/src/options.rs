@@ -7,9 +7,9 @@ use tickscope_engine::run::{
     loops_span_ns, PolicyRequest, RunConfig, AUTO_PRIORITY, MAX_PERIOD_NS, MAX_RUN_NS,
 };
 use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list, privileges, Policy};
-use tickscope_report::units::ns_i;
 use tickscope_engine::time::{ClockId, Nanos, NS_PER_SEC, NS_PER_US};
 use tickscope_engine::wait::{self, Margin, MethodKind, MethodOptions};
+use tickscope_report::units::ns_i;
 
 /// What a duration is called in messages, and its accepted forms.
 const DURATION_FORMS: (&str, &str) = ("a duration", "250us, 1ms, 10s, 5m or 2h");
@@ -23,7 +23,13 @@ const INTERVAL_FORMS: (&str, &str) = ("a period or a frequency", "250us, 1ms, 85
 /// One sentence naming `what` when the text is not a number with a known unit, is zero or
 /// negative, or exceeds `i64::MAX` ns (about 292 years).
 pub fn parse_duration(s: &str, what: &str, bare_unit_ns: Nanos) -> Result<Nanos, String> {
-    parse_duration_as(s, what, bare_unit_ns, DURATION_FORMS, (Nanos::MAX, "too large"))
+    parse_duration_as(
+        s,
+        what,
+        bare_unit_ns,
+        DURATION_FORMS,
+        (Nanos::MAX, "too large"),
+    )
 }
 
 /// [`parse_duration`] with `forms`, what the value is called and its examples (`"250us, 1ms
@@ -98,7 +104,7 @@ pub fn parse_interval(s: &str) -> Result<Nanos, String> {
             }
             // Compared as f64, before the conversion (which would saturate).
             let period = (1e9 / hz).round();
-            if !(period <= MAX_PERIOD_NS as f64) {
+            if !period.is_finite() || period > MAX_PERIOD_NS as f64 {
                 return Err(format!("interval '{s}' is {TOO_LONG}"));
             }
             return Ok(period as Nanos);
@@ -118,7 +124,11 @@ pub fn parse_interval(s: &str) -> Result<Nanos, String> {
 ///
 /// # Errors
 /// One sentence naming the flag and the limit.
-fn check_run_length(duration: Option<Nanos>, loops: Option<u64>, period: Nanos) -> Result<(), String> {
+fn check_run_length(
+    duration: Option<Nanos>,
+    loops: Option<u64>,
+    period: Nanos,
+) -> Result<(), String> {
     if duration.is_some_and(|d| d > MAX_RUN_NS) {
         return Err("--duration must be at most 876000h (100 years)".into());
     }
@@ -469,12 +479,13 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
     let mut left_out = Vec::new();
     let every_cpu = holds_every_cpu(&config.cpus)?;
     for m in listed {
-        let checked = wait::check(m, config.clock, threads, config.period_ns).and_then(|()| {
-            match (&every_cpu, a.allow_rt_spin_all_cpus) {
-                (Some(cpus), false) => rt_spin_refusal(m, &config, cpus),
-                _ => Ok(()),
-            }
-        });
+        let checked =
+            wait::check(m, config.clock, threads, config.period_ns).and_then(|()| {
+                match (&every_cpu, a.allow_rt_spin_all_cpus) {
+                    (Some(cpus), false) => rt_spin_refusal(m, &config, cpus),
+                    _ => Ok(()),
+                }
+            });
         match checked {
             Ok(()) => methods.push(m),
             Err(why) if all => {
@@ -625,7 +636,10 @@ mod tests {
 
     #[test]
     fn run_length_limits() {
-        assert_eq!(check_run_length(Some(MAX_RUN_NS), None, MAX_PERIOD_NS), Ok(()));
+        assert_eq!(
+            check_run_length(Some(MAX_RUN_NS), None, MAX_PERIOD_NS),
+            Ok(())
+        );
         assert!(check_run_length(Some(MAX_RUN_NS + 1), None, 1).is_err());
         let most = (MAX_RUN_NS / MAX_PERIOD_NS) as u64;
         assert_eq!(check_run_length(None, Some(most), MAX_PERIOD_NS), Ok(()));
@@ -636,10 +650,8 @@ mod tests {
     /// `tickscope run ARGS` parsed into a plan.
     fn plan(args: &[&str]) -> Result<RunPlan, String> {
         use clap::Parser;
-        let cli = crate::cli::Cli::try_parse_from(
-            ["tickscope", "run"].iter().chain(args).copied(),
-        )
-        .map_err(|e| e.to_string())?;
+        let cli = crate::cli::Cli::try_parse_from(["tickscope", "run"].iter().chain(args).copied())
+            .map_err(|e| e.to_string())?;
         match cli.command {
             crate::cli::Command::Run(a) => run_plan(&a),
             _ => unreachable!(),
@@ -650,7 +662,10 @@ mod tests {
     fn timer_slack_at_most_the_interval() {
         assert!(plan(&["-i", "1ms", "--timer-slack", "1000000"]).is_ok());
         let e = plan(&["-i", "1ms", "--timer-slack", "1000001"]).unwrap_err();
-        assert!(e.starts_with("--timer-slack 1000001 ns is longer than the interval"), "{e}");
+        assert!(
+            e.starts_with("--timer-slack 1000001 ns is longer than the interval"),
+            "{e}"
+        );
         assert!(plan(&["--timer-slack", "18446744073709551615"]).is_err());
     }
 
@@ -683,8 +698,14 @@ mod tests {
     fn rt_spinning_on_every_cpu_needs_the_flag() {
         let spin = ["--policy", "fifo", "--method", "busy", "-t", "all"];
         let e = plan(&spin).unwrap_err();
-        assert!(e.starts_with("--method busy: spinning under fifo on every CPU"), "{e}");
-        assert!(e.contains("--allow-rt-spin-all-cpus") && !e.contains('\n'), "{e}");
+        assert!(
+            e.starts_with("--method busy: spinning under fifo on every CPU"),
+            "{e}"
+        );
+        assert!(
+            e.contains("--allow-rt-spin-all-cpus") && !e.contains('\n'),
+            "{e}"
+        );
         let mut confirmed = spin.to_vec();
         confirmed.push("--allow-rt-spin-all-cpus");
         assert!(plan(&confirmed).is_ok());

@@ -388,7 +388,11 @@ fn assert_refused(cmd: &str, args: &[&str], expected: &str) {
     let out = c.timeout(Duration::from_secs(30)).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: not one line: {stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "{args:?}: not one line: {stderr}"
+    );
     assert!(stderr.starts_with("tickscope: "), "{args:?}: {stderr}");
     assert!(stderr.contains(expected), "{args:?}: {stderr}");
     assert!(!json.exists(), "{args:?}: a result file was written");
@@ -396,13 +400,23 @@ fn assert_refused(cmd: &str, args: &[&str], expected: &str) {
 
 #[test]
 fn intervals_out_of_range_are_refused_before_measuring() {
-    for i in ["1e-300Hz", "0.0000000001Hz", "2562047.7h", "61m", "3600000000001ns"] {
+    for i in [
+        "1e-300Hz",
+        "0.0000000001Hz",
+        "2562047.7h",
+        "61m",
+        "3600000000001ns",
+    ] {
         assert_refused("run", &["-i", i], "longer than 1h");
     }
     assert_refused("run", &["-i", "fast"], "250us, 1ms, 85Hz or 1000 (µs)");
     assert_refused("run", &["-i", "fastHz"], "250us, 1ms, 85Hz or 1000 (µs)");
     // Limits that would overflow combined with the interval.
-    assert_refused("run", &["-i", "1h", "-l", "900000"], "longer than 100 years");
+    assert_refused(
+        "run",
+        &["-i", "1h", "-l", "900000"],
+        "longer than 100 years",
+    );
     assert_refused("run", &["-D", "876001h"], "100 years");
 }
 
@@ -413,7 +427,11 @@ fn timer_slack_above_the_interval_is_refused() {
         &["--policy", "other", "--timer-slack", "18446744073709551615"],
         "--timer-slack",
     );
-    assert_refused("run", &["-i", "1ms", "--timer-slack", "1000001"], "interval");
+    assert_refused(
+        "run",
+        &["-i", "1ms", "--timer-slack", "1000001"],
+        "interval",
+    );
 }
 
 #[test]
@@ -430,12 +448,20 @@ fn a_margin_not_shorter_than_the_interval_is_refused() {
 #[test]
 fn rt_spinning_on_every_cpu_needs_confirmation() {
     let cases: [&[&str]; 4] = [
-        &["--policy", "fifo", "-p", "99", "--method", "busy", "-t", "all"],
-        &["--policy", "rr", "--method", "busy,nanosleep-abs", "-t", "all"],
+        &[
+            "--policy", "fifo", "-p", "99", "--method", "busy", "-t", "all",
+        ],
+        &[
+            "--policy",
+            "rr",
+            "--method",
+            "busy,nanosleep-abs",
+            "-t",
+            "all",
+        ],
         &["--policy", "fifo", "--method", "busy", "-t", "4096"],
         &[
-            "--policy", "fifo", "--method", "hybrid", "-i", "1ms", "--margin", "900us", "-t",
-            "all",
+            "--policy", "fifo", "--method", "hybrid", "-i", "1ms", "--margin", "900us", "-t", "all",
         ],
     ];
     for args in cases {
@@ -495,11 +521,17 @@ fn method_all_leaves_out_rt_spinning_on_every_cpu() {
 
 #[test]
 fn no_subcommand_is_one_line_and_exit_2() {
-    let out = tickscope().timeout(Duration::from_secs(20)).output().unwrap();
+    let out = tickscope()
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("tickscope: ") && stderr.contains("run"), "{stderr}");
+    assert!(
+        stderr.starts_with("tickscope: ") && stderr.contains("run"),
+        "{stderr}"
+    );
     assert!(out.stdout.is_empty());
     let help = tickscope().arg("--help").output().unwrap();
     assert!(help.status.success() && !help.stdout.is_empty());

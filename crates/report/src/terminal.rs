@@ -478,7 +478,10 @@ mod tests {
     }
 
     fn row(name: &str, t: &ThreadStats) -> String {
-        let (_, f) = summary_rows().into_iter().find(|(n, _)| *n == name).unwrap();
+        let (_, f) = summary_rows()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .unwrap();
         f(t)
     }
 

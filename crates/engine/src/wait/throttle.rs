@@ -258,7 +258,12 @@ mod tests {
         assert_eq!(s(MethodKind::NanosleepAbs, &o, &FIFO, Some(950_000)), None);
         assert_eq!(s(MethodKind::Hybrid, &o, &FIFO, Some(950_000)), None);
         assert_eq!(
-            s(MethodKind::Busy, &o, &Policy::Other { nice: 0 }, Some(950_000)),
+            s(
+                MethodKind::Busy,
+                &o,
+                &Policy::Other { nice: 0 },
+                Some(950_000)
+            ),
             None
         );
     }
