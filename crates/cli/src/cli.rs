@@ -59,7 +59,7 @@ pub struct RunArgs {
     pub rounds: String,
 
     /// busy: nap after every N clock readings before the expiry (a clock_nanosleep to the
-    /// time just read, as the Cpp-Periodic-Task seed's step_sleep). Default: never.
+    /// time just read, as the Cpp-Periodic-Task README's step_sleep). Default: never.
     #[arg(long, value_name = "N")]
     pub busy_sleep_every: Option<String>,
 
