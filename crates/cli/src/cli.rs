@@ -24,6 +24,26 @@ pub enum Command {
     Report(ReportArgs),
     /// Put results side by side: tickscope, cyclictest --json and jitterdebugger files.
     Compare(CompareArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page, or write every page into a directory.
+    Man(ManArgs),
+}
+
+/// Options of `tickscope completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell, e.g. `tickscope completions bash > /etc/bash_completion.d/tickscope`.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// Options of `tickscope man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write tickscope.1 and one page per command (tickscope-run.1, …) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 /// Options of `tickscope run`.
