@@ -24,6 +24,26 @@ pub enum Command {
     Report(ReportArgs),
     /// Put results side by side: tickscope, cyclictest --json and jitterdebugger files.
     Compare(CompareArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page, or write every page into a directory.
+    Man(ManArgs),
+}
+
+/// Options of `tickscope completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell, e.g. `tickscope completions bash > /etc/bash_completion.d/tickscope`.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// Options of `tickscope man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write tickscope.1 and one page per command (tickscope-run.1, …) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 /// Options of `tickscope run`.
@@ -59,7 +79,7 @@ pub struct RunArgs {
     pub rounds: String,
 
     /// busy: nap after every N clock readings before the expiry (a clock_nanosleep to the
-    /// time just read, as the Cpp-Periodic-Task seed's step_sleep). Default: never.
+    /// time just read, as the Cpp-Periodic-Task README's step_sleep). Default: never.
     #[arg(long, value_name = "N")]
     pub busy_sleep_every: Option<String>,
 
@@ -160,6 +180,11 @@ pub struct ExportArgs {
     /// Write every wake-up (thread, index, expiry, wake time, latency) as CSV to FILE.
     #[arg(long, value_name = "FILE")]
     pub samples: Option<std::path::PathBuf>,
+
+    /// Write FORMAT to PATH; repeatable. Formats: json, histogram, csv, samples (the same as
+    /// --json, --histogram-file, --csv, --samples). PATH '-' is standard output.
+    #[arg(long, value_name = "FORMAT=PATH")]
+    pub export: Vec<String>,
 }
 
 /// Options of `tickscope report`.

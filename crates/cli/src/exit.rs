@@ -9,6 +9,8 @@ pub enum Failure {
     Usage(String),
     /// Something failed while running: exit status 1.
     Runtime(String),
+    /// Stopped by a signal before anything complete could be shown: exit status 130.
+    Interrupted(String),
 }
 
 impl From<tickscope_engine::Error> for Failure {
@@ -33,6 +35,10 @@ pub fn report(result: Result<(), Failure>) -> ExitCode {
         Err(Failure::Runtime(m)) => {
             eprintln!("tickscope: {m}");
             ExitCode::from(1)
+        }
+        Err(Failure::Interrupted(m)) => {
+            eprintln!("tickscope: {m}");
+            ExitCode::from(130)
         }
     }
 }
@@ -60,11 +66,24 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
+            let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
+            let first = lines
+                .next()
                 .unwrap_or("invalid arguments")
                 .trim_start_matches("error: ");
+            // "required arguments were not provided:" lists them on the lines below.
+            let listed: Vec<&str> = if first.ends_with(':') {
+                lines
+                    .take_while(|l| l.starts_with("  "))
+                    .map(str::trim)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let first = match listed.is_empty() {
+                true => first.to_string(),
+                false => format!("{first} {}", listed.join(", ")),
+            };
             eprintln!("tickscope: {first} (see 'tickscope --help')");
             ExitCode::from(2)
         }

@@ -535,6 +535,12 @@ fn no_subcommand_is_one_line_and_exit_2() {
     assert!(out.stdout.is_empty());
     let help = tickscope().arg("--help").output().unwrap();
     assert!(help.status.success() && !help.stdout.is_empty());
+    // A missing argument is named on the same line.
+    let out = tickscope().arg("report").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("<RESULT.json>"), "{stderr}");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! What a person sees on the terminal during and after `tickscope run`.
 //!
-//! Functions return text; the caller prints it. Per-second lines follow the 2013 `rt` seed's
+//! Functions return text; the caller prints it. Per-second lines follow the rt 2013 post's
 //! idea (statistics of that second alone, dt with percent-of-period columns), extended with
 //! wake-up latency; the summary is one column per thread plus the merged column.
 
