@@ -166,6 +166,11 @@ pub struct RunArgs {
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
+    /// Leave the host name and the kernel command line out of the result files, for
+    /// sharing them.
+    #[arg(long)]
+    pub redact: bool,
+
     /// Files exported from the run (histogram, CSV, raw samples).
     #[command(flatten)]
     pub exports: ExportArgs,
@@ -221,6 +226,10 @@ pub struct ReportArgs {
     /// Also write every plot as an SVG file into DIR (created if missing).
     #[arg(long, value_name = "DIR")]
     pub svg: Option<std::path::PathBuf>,
+
+    /// Leave the host name and the kernel command line out of the report, for sharing it.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 /// Options of `tickscope compare`.
