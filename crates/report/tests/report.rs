@@ -57,7 +57,26 @@ fn html_two_methods_side_by_side() {
     let page = html(&common::two_method_document(1, 2));
     assert!(page.contains("<h2>Methods side by side</h2>"));
     assert!(page.contains("id=\"methods-percentiles\""));
-    assert!(page.contains("<h3>nanosleep-rel</h3>"));
+    // Each run's own summary is still there, folded, after the comparison and its notes.
+    assert!(page.contains("<summary>nanosleep-rel</summary>"));
+    let comparison = page.find("<h2>Methods side by side</h2>").unwrap();
+    assert!(comparison < page.find("<h2>Summary</h2>").unwrap());
+    assert!(page.contains("|dt−T| p99") && page.contains("step: the coarsest timeout"));
+}
+
+#[test]
+fn html_has_the_command_line_the_seconds_and_the_period_plot() {
+    let mut doc = common::document(2, 3);
+    doc.command_line = vec!["tickscope".into(), "run".into(), "-t".into(), "2".into()];
+    let page = html(&doc);
+    assert!(page.contains("<td>tickscope run -t 2</td>"));
+    assert!(page.contains("<h2>Second by second</h2>"));
+    assert_eq!(
+        page.matches("<th>3 s</th>").count(),
+        1,
+        "one row per window"
+    );
+    assert!(page.contains("id=\"period\""), "the dt plot is drawn");
 }
 
 #[test]
@@ -69,15 +88,20 @@ fn plot_set_of_one_and_of_several_runs() {
             .collect::<Vec<_>>()
     };
     let (one, two) = (common::document(2, 3), common::two_method_document(1, 2));
-    assert_eq!(stems(&one), ["histogram", "percentiles", "timeline"]);
+    assert_eq!(
+        stems(&one),
+        ["histogram", "percentiles", "period", "timeline"]
+    );
     assert_eq!(
         stems(&two),
         [
             "00-nanosleep-abs-histogram",
             "00-nanosleep-abs-percentiles",
+            "00-nanosleep-abs-period",
             "00-nanosleep-abs-timeline",
             "01-nanosleep-rel-histogram",
             "01-nanosleep-rel-percentiles",
+            "01-nanosleep-rel-period",
             "01-nanosleep-rel-timeline",
             "methods-percentiles",
             "methods-histogram",
@@ -142,7 +166,12 @@ fn plots_render_as_png_and_svg() {
         );
         let svg = p.plot.svg().unwrap();
         assert!(svg.starts_with("<svg"), "{}", p.stem);
-        assert!(svg.contains("wake-up latency [µs]"), "{}", p.stem);
+        let axis = if p.stem.ends_with("period") {
+            "period dt − interval [µs]"
+        } else {
+            "wake-up latency [µs]"
+        };
+        assert!(svg.contains(axis), "{}", p.stem);
         assert!(svg.trim_end().ends_with("</svg>"));
     }
 }

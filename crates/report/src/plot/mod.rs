@@ -5,7 +5,8 @@
 //! * [`histogram`] — wake-ups per latency bin, counts on a log scale (the OSADL look), with
 //!   percentiles marked;
 //! * [`percentiles`] — latency against 1 − quantile on a log axis (the HdrHistogram look);
-//! * [`timeline`] — p99 and maximum latency of every window (second) over the run.
+//! * [`timeline`] — p99 and maximum latency of every window (second) over the run;
+//! * [`period`] — the distribution of period dt − interval (period jitter).
 //!
 //! Plots only read statistics from the result document; they never measure.
 
@@ -13,6 +14,7 @@ pub mod axis;
 pub mod font;
 pub mod histogram;
 pub mod percentiles;
+pub mod period;
 pub mod timeline;
 
 use crate::document::RunDocument;
@@ -65,6 +67,8 @@ pub enum Plot {
     Percentiles(percentiles::PercentileChart),
     /// Per-window p99 and maximum over time.
     Timeline(timeline::TimelineChart),
+    /// The distribution of dt − interval.
+    Period(period::PeriodChart),
 }
 
 impl Plot {
@@ -74,6 +78,7 @@ impl Plot {
             Plot::Histogram(c) => c.draw(root),
             Plot::Percentiles(c) => c.draw(root),
             Plot::Timeline(c) => c.draw(root),
+            Plot::Period(c) => c.draw(root),
         }?;
         root.present().map_err(|e| e.to_string())
     }
@@ -182,6 +187,20 @@ pub fn plots_of(doc: &RunDocument) -> Vec<NamedPlot> {
                 stem: format!("{prefix}percentiles"),
                 caption: c.caption(),
                 plot: Plot::Percentiles(c),
+            });
+        }
+        let period_series = if run.threads.len() > THREADS_SHOWN {
+            vec![("all threads".to_string(), run.summary)]
+        } else {
+            histogram_series.clone()
+        };
+        if let Some(c) =
+            period::PeriodChart::new(format!("Period dt − interval — {name}"), &period_series)
+        {
+            out.push(NamedPlot {
+                stem: format!("{prefix}period"),
+                caption: c.caption(),
+                plot: Plot::Period(c),
             });
         }
         if let Some(c) =
