@@ -63,11 +63,11 @@ fn run_then_report_and_compare() {
         .arg(p("svg"))
         .assert()
         .success()
-        .stdout(predicate::str::contains("3 plots written"));
+        .stdout(predicate::str::contains("4 plots written"));
     let html = std::fs::read_to_string(p("r.html")).unwrap();
-    assert_eq!(html.matches("<svg").count(), 3);
+    assert_eq!(html.matches("<svg").count(), 4);
     assert!(!html.contains("http"));
-    for stem in ["histogram", "percentiles", "timeline"] {
+    for stem in ["histogram", "percentiles", "period", "timeline"] {
         let png = std::fs::read(p("png").join(format!("{stem}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         let svg = std::fs::read_to_string(p("svg").join(format!("{stem}.svg"))).unwrap();
