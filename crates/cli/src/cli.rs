@@ -227,6 +227,11 @@ pub struct ReportArgs {
     #[arg(long, value_name = "DIR")]
     pub svg: Option<std::path::PathBuf>,
 
+    /// End of the latency histogram's 1 µs bins (1ms, 400us, 5ms; a bare number is µs):
+    /// fixed, so that plots compare bin for bin; later wake-ups go to a logarithmic tail.
+    #[arg(long, value_name = "DURATION", default_value = "1ms")]
+    pub range: String,
+
     /// Leave the host name and the kernel command line out of the report, for sharing it.
     #[arg(long)]
     pub redact: bool,

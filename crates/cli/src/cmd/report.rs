@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use tickscope_report::export::html::HtmlReport;
 use tickscope_report::export::Exporter;
 use tickscope_report::import::ImportError;
-use tickscope_report::plot::plots_of;
+use tickscope_report::plot::{plots_with, PlotOptions};
 use tickscope_report::{quoted, RunDocument, RUN_SCHEMA};
 
 /// Reads a tickscope result file.
@@ -52,6 +52,9 @@ fn read_document(path: &Path) -> Result<RunDocument, Failure> {
 /// [`Failure::Usage`] when the result file cannot be read or is not a tickscope result, or
 /// an output cannot be written or names the input; [`Failure::Runtime`] when writing fails.
 pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
+    let range_ns =
+        crate::options::parse_duration(&args.range, "--range", 1_000).map_err(Failure::Usage)?;
+    let plot_options = PlotOptions { range_ns };
     let mut doc = read_document(&args.result)?;
     if args.redact {
         doc.redact();
@@ -61,7 +64,7 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
         .clone()
         .unwrap_or_else(|| args.result.with_extension("html"));
     let plots = if args.png.is_some() || args.svg.is_some() {
-        plots_of(&doc)
+        plots_with(&doc, &plot_options)
     } else {
         Vec::new()
     };
@@ -82,6 +85,7 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
     let mut outputs = prepare_outputs(&wanted, &[&args.result])?.into_iter();
     let html = HtmlReport {
         source: args.result.display().to_string(),
+        plots: plot_options,
     }
     .render(&doc)
     .map_err(|e| Failure::Runtime(format!("cannot render the report: {e}")))?;
@@ -93,9 +97,9 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
         let Some(dir) = dir else { continue };
         for p in &plots {
             let bytes = if ext == "png" {
-                p.plot.png()
+                p.png()
             } else {
-                p.plot.svg().map(String::into_bytes)
+                p.svg().map(String::into_bytes)
             }
             .map_err(|e| Failure::Runtime(format!("cannot draw {}: {e}", p.stem)))?;
             finish(outputs.next().expect("one output per plot"), &bytes)?;

@@ -8,7 +8,7 @@ use crate::compare::Comparison;
 use crate::document::RunDocument;
 use crate::import::tickscope::measurements;
 use crate::methods_table::MethodsTable;
-use crate::plot::plots_of;
+use crate::plot::plots_with;
 use crate::terminal::{policy, summary_columns, summary_rows};
 use crate::units::{interval, ns_i};
 use std::fmt::Write;
@@ -18,6 +18,8 @@ use std::fmt::Write;
 pub struct HtmlReport {
     /// The result file's name, shown in the report and used to label runs.
     pub source: String,
+    /// How the plots are drawn.
+    pub plots: crate::plot::PlotOptions,
 }
 
 /// Escapes text for HTML element content and attribute values.
@@ -352,12 +354,12 @@ impl Exporter for HtmlReport {
             out += &windows_table(&doc.summary.windows);
         }
         out += "<h2>Plots</h2>\n";
-        for p in plots_of(doc) {
+        for p in plots_with(doc, &self.plots) {
             let _ = write!(
                 out,
                 "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
                 escape(&p.stem),
-                inline_svg(&p.plot.svg()?),
+                inline_svg(&p.svg()?),
                 escape(&p.caption)
             );
         }
