@@ -126,6 +126,17 @@ pub struct RunArgs {
     #[arg(long, default_value = "skip", value_name = "skip|catch-up")]
     pub overrun: String,
 
+    /// Run a load for exactly the length of the measurement: cpu[:N], memory[:N], io[:N],
+    /// sched[:N] (hackbench-style messaging), net[:N] (loopback UDP), stress-ng:"ARGS"
+    /// (verbatim) or exec:"CMD". Needs stress-ng except for exec. The load achieved is
+    /// recorded per window.
+    #[arg(long, value_name = "SPEC")]
+    pub load: Option<String>,
+
+    /// Place the load on these CPUs (e.g. 1 or 0,2-3). Default: anywhere.
+    #[arg(long, value_name = "CPULIST")]
+    pub load_cpus: Option<String>,
+
     /// Write the result as JSON (schema tickscope.run/1) to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,

@@ -10,6 +10,7 @@ mod cli;
 mod cmd;
 mod console;
 mod exit;
+mod load;
 mod options;
 mod output_path;
 

@@ -61,6 +61,10 @@ pub struct RunDocument {
     /// single run, which the top-level `applied`, `threads` and `summary` describe.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<MethodRun>,
+    /// The load run beside the measurement (`--load`) and the load it achieved; absent
+    /// without a load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::load::LoadSection>,
 }
 
 /// One run of several in a document: one method in one round.
@@ -157,6 +161,7 @@ impl RunDocument {
             threads: outcome.threads,
             summary: outcome.summary,
             runs: Vec::new(),
+            load: None,
         }
     }
 
@@ -224,6 +229,7 @@ impl RunDocument {
             threads: first.threads,
             summary: first.summary,
             runs,
+            load: None,
         }
     }
 

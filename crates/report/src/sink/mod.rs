@@ -14,6 +14,7 @@
 //! one new file plus one line there.
 
 pub mod json;
+pub mod load;
 pub mod registry;
 pub mod rendered;
 pub mod samples;
