@@ -13,6 +13,7 @@ mod exit;
 mod load;
 mod options;
 mod output_path;
+mod scenario;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         cli::Command::Clocks(args) => cmd::clocks::execute(&args),
         cli::Command::Report(args) => cmd::report::execute(&args),
         cli::Command::Compare(args) => cmd::compare::execute(&args),
+        cli::Command::Scenario(c) => cmd::scenario::execute(c),
     };
     exit::report(console::settle(result))
 }

@@ -4,5 +4,6 @@ pub mod clocks;
 pub mod compare;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod signals;
 pub mod sinks;
