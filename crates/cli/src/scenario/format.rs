@@ -316,11 +316,11 @@ columns = ["a"]
         assert!(Scenario::parse(OK, "f.toml").is_ok());
         let bad = OK.replace("year = 2024", "year = \"soon\"");
         let e = Scenario::parse(&bad, "f.toml").unwrap_err();
-        assert!(e.starts_with("f.toml line 8: "), "{e}");
+        assert!(e.starts_with("f.toml line 7: "), "{e}");
         let bad = OK.replace("columns = [\"a\"]", "columns = [\"b\"]");
         let e = Scenario::parse(&bad, "f.toml").unwrap_err();
         assert!(
-            e.starts_with("f.toml line 17: ") && e.contains("'b'"),
+            e.starts_with("f.toml line 15: ") && e.contains("'b'"),
             "{e}"
         );
         let bad = OK.replace("latency.max", "latency.maxx");
