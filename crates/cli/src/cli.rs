@@ -27,6 +27,10 @@ pub enum Command {
     /// The classic experiments (and your own) as one command each: list, show, run.
     #[command(subcommand)]
     Scenario(ScenarioCommand),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page, or write every page into a directory.
+    Man(ManArgs),
 }
 
 /// `tickscope scenario` subcommands.
@@ -78,6 +82,22 @@ pub struct StepClocks {
     pub args: ClocksArgs,
 }
 
+/// Options of `tickscope completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell, e.g. `tickscope completions bash > /etc/bash_completion.d/tickscope`.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// Options of `tickscope man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write tickscope.1 and one page per command (tickscope-run.1, …) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
+}
+
 /// Options of `tickscope run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -111,7 +131,7 @@ pub struct RunArgs {
     pub rounds: String,
 
     /// busy: nap after every N clock readings before the expiry (a clock_nanosleep to the
-    /// time just read, as the Cpp-Periodic-Task seed's step_sleep). Default: never.
+    /// time just read, as the Cpp-Periodic-Task README's step_sleep). Default: never.
     #[arg(long, value_name = "N")]
     pub busy_sleep_every: Option<String>,
 
@@ -156,9 +176,16 @@ pub struct RunArgs {
     pub no_mlock: bool,
 
     /// Timer slack of the measuring threads in ns (default 1, the finest; the kernel's
-    /// default is 50000).
+    /// default is 50000); at most the interval.
     #[arg(long, value_name = "NS", default_value = "1")]
     pub timer_slack: String,
+
+    /// Confirm a run that spins on every CPU this process may use at a real-time policy
+    /// (busy, or hybrid with --margin above half the interval, under fifo, rr, deadline or
+    /// auto): every other task then gets only what RT throttling leaves (5 % by default)
+    /// and waits up to ~1 s at a time. Refused without this flag.
+    #[arg(long)]
+    pub allow_rt_spin_all_cpus: bool,
 
     /// Hold this CPU wake-up latency limit (µs) on /dev/cpu_dma_latency for the run. Default:
     /// 0 where writable; given explicitly, failing to hold it is an error.

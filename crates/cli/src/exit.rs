@@ -43,23 +43,47 @@ pub fn report(result: Result<(), Failure>) -> ExitCode {
     }
 }
 
-/// Help and version go to stdout with status 0; a parse error becomes one line and status 2.
+/// Help and version asked for go to stdout with status 0; a parse error — a missing
+/// subcommand included — becomes one line on stderr and status 2.
 pub fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let _ = e.print();
             ExitCode::SUCCESS
         }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            use clap::CommandFactory;
+            let names: Vec<String> = crate::cli::Cli::command()
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            eprintln!(
+                "tickscope: a subcommand is needed: {} (see 'tickscope --help')",
+                names.join(", ")
+            );
+            ExitCode::from(2)
+        }
         _ => {
             let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
+            let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
+            let first = lines
+                .next()
                 .unwrap_or("invalid arguments")
                 .trim_start_matches("error: ");
+            // "required arguments were not provided:" lists them on the lines below.
+            let listed: Vec<&str> = if first.ends_with(':') {
+                lines
+                    .take_while(|l| l.starts_with("  "))
+                    .map(str::trim)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let first = match listed.is_empty() {
+                true => first.to_string(),
+                false => format!("{first} {}", listed.join(", ")),
+            };
             eprintln!("tickscope: {first} (see 'tickscope --help')");
             ExitCode::from(2)
         }

@@ -34,6 +34,8 @@ fn main() -> ExitCode {
         cli::Command::Report(args) => cmd::report::execute(&args),
         cli::Command::Compare(args) => cmd::compare::execute(&args),
         cli::Command::Scenario(c) => cmd::scenario::execute(c),
+        cli::Command::Completions(args) => cmd::completions::execute(&args),
+        cli::Command::Man(args) => cmd::man::execute(&args),
     };
     exit::report(console::settle(result))
 }

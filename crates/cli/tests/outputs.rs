@@ -299,8 +299,13 @@ fn a_full_standard_output_is_one_line_exit_1_after_the_files() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("standard output"), "{err}");
+    // A noisy machine may add the "did not keep up" warning; the failure itself is one line.
+    let failure: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.contains("did not keep up"))
+        .collect();
+    assert_eq!(failure.len(), 1, "{err}");
+    assert!(failure[0].contains("standard output"), "{err}");
     assert_eq!(json(&r)["schema"], "tickscope.run/1");
 }
 

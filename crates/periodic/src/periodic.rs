@@ -6,7 +6,6 @@ use crate::strategy::Strategy;
 use std::io;
 use std::marker::PhantomData;
 use tickscope_engine::grid::{Grid, OverrunPolicy};
-use tickscope_engine::histogram::HIGHEST_TRACKABLE;
 use tickscope_engine::record::WindowRecord;
 use tickscope_engine::result::{LatencyStats, PeriodStats};
 use tickscope_engine::setup::{
@@ -16,8 +15,7 @@ use tickscope_engine::stats::{latency_stats, period_stats};
 use tickscope_engine::time::{read_clock, ClockId, Nanos};
 use tickscope_engine::wait::{self, MethodReport, WakeMethod};
 
-/// The longest period a loop accepts, ns: one hour, the range of the statistics' histograms.
-pub const MAX_PERIOD_NS: Nanos = HIGHEST_TRACKABLE as Nanos;
+pub use tickscope_engine::run::MAX_PERIOD_NS;
 
 /// One wake-up of the loop, as returned by [`Periodic::wait`]. Times are ns on the loop's
 /// clock (`CLOCK_MONOTONIC` unless [`Builder::clock`] chose another).

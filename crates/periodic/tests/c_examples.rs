@@ -1,5 +1,5 @@
 //! The C and C++ programs in `examples/` build with the system's gcc and g++ against the
-//! library cargo built for this test run, run a short 1 kHz loop and print the seed's
+//! library cargo built for this test run, run a short 1 kHz loop and print the Cpp-Periodic-Task
 //! statistics block; `tests/c/bad_args.c` drives bad arguments through the C ABI.
 //!
 //! Linking is tested three ways: the C example against `libtickscope.a` (static), the C++
@@ -97,7 +97,7 @@ fn gcc_static(src: &Path, exe: &Path) {
         .arg(exe));
 }
 
-/// Checks the seed's statistics block: every line, in order, with plausible numbers.
+/// Checks the Cpp-Periodic-Task statistics block: every line, in order, with plausible numbers.
 fn check_block(output: &str, title: &str) {
     let lines: Vec<&str> = output.lines().collect();
     let start = lines
@@ -153,7 +153,7 @@ fn check_block(output: &str, title: &str) {
 }
 
 #[test]
-fn c_example_links_statically_and_prints_the_seed_block() {
+fn c_example_links_statically_and_prints_the_statistics_block() {
     let dir = scratch("c");
     let exe = dir.join("periodic_c");
     gcc_static(&repo_dir().join("examples/periodic.c"), &exe);

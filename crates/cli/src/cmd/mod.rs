@@ -2,6 +2,8 @@
 
 pub mod clocks;
 pub mod compare;
+pub mod completions;
+pub mod man;
 pub mod report;
 pub mod run;
 pub mod scenario;

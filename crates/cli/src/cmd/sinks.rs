@@ -98,4 +98,7 @@ impl Printer for Console {
     fn closed(&self) -> bool {
         console::stdout_closed()
     }
+    fn width(&self) -> Option<usize> {
+        console::width()
+    }
 }

@@ -340,7 +340,7 @@ fn time_batches<F: FnMut() -> i64>(
     )
 }
 
-/// The 2010 seed's measurement: sleep [`IDLE_GAP_NS`], read twice back to back, keep the
+/// The clock_gettime 2010 post's measurement: sleep [`IDLE_GAP_NS`], read twice back to back, keep the
 /// difference (× `unit_ns`, rounded to ns); repeated for about `share_ns` (at least
 /// [`MIN_IDLE_PAIRS`], at most [`MAX_IDLE_PAIRS`] times).
 #[inline(always)]

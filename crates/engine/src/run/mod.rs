@@ -10,7 +10,9 @@ mod config;
 mod events;
 mod thread;
 
-pub use config::{PolicyRequest, RunConfig, AUTO_PRIORITY};
+pub use config::{
+    loops_span_ns, PolicyRequest, RunConfig, AUTO_PRIORITY, MAX_PERIOD_NS, MAX_RUN_NS,
+};
 pub use events::{Applied, AppliedThread, RunEvent, RunOutcome, SecondReport};
 
 use crate::error::Error;

@@ -4,7 +4,7 @@
 //! or wake-up path stands between the expiry and the wake time — and the most expensive: a
 //! whole CPU. With `--busy-sleep-every N` the spin calls
 //! `clock_nanosleep(TIMER_ABSTIME)` for the time it just read after every N readings
-//! before the expiry, as the Cpp-Periodic-Task seed's `step_sleep` does. That call returns
+//! before the expiry, as the Cpp-Periodic-Task README's `step_sleep` does. That call returns
 //! at once (its time has passed): it is a trip through the kernel where the scheduler may
 //! run something else, not a sleep, and it gives back no CPU time.
 //!

@@ -1,4 +1,4 @@
-//! `itimer`: `setitimer(ITIMER_REAL)` and SIGALRM, the 2013 `rt` seed's way.
+//! `itimer`: `setitimer(ITIMER_REAL)` and SIGALRM, the rt 2013 post's way.
 //!
 //! The interval timer is one per process and its SIGALRM is sent to the process, not to a
 //! thread (`setitimer(2)`, `signal(7)`), so it can drive only one measuring thread;
@@ -9,7 +9,7 @@
 //! offset is part of every latency measured. Missed periods merge into one pending SIGALRM
 //! and are not counted by the kernel; the engine counts them.
 //!
-//! The seed does its periodic work in the SIGALRM handler, so the wake time is read there:
+//! The rt 2013 post does its periodic work in the SIGALRM handler, so the wake time is read there:
 //! the handler reads the clock and stores it; the measuring thread keeps SIGALRM blocked
 //! except inside `sigsuspend(2)`, where the handler runs on it. A SIGALRM that lands on
 //! another thread (one that does not block it) is passed on to the measuring thread with
@@ -28,7 +28,7 @@ static TARGET_TID: AtomicI32 = AtomicI32::new(0);
 /// The wake time the handler read last (ns on CLOCK_MONOTONIC); 0 before the first.
 static STAMP: AtomicI64 = AtomicI64::new(0);
 
-/// The SIGALRM handler: on the measuring thread, reads the clock (the seed's point of
+/// The SIGALRM handler: on the measuring thread, reads the clock (the rt 2013 post's point of
 /// measurement); on any other thread, passes the signal on. Async-signal-safe: only
 /// `clock_gettime`, `gettid`, `getpid`, `tgkill` and atomics (`signal-safety(7)`).
 extern "C" fn on_alarm(_sig: libc::c_int) {

@@ -39,7 +39,7 @@ pub use posix_timer::{timer_signal, PosixTimer};
 pub use select::Select;
 pub use spin::{KernelClock, SpinClock};
 pub use support::{check, explain_setup_error};
-pub use throttle::throttle_warning;
+pub use throttle::{spin_share, starvation, throttle_warning, Starvation};
 pub use timerfd::Timerfd;
 
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
@@ -132,7 +132,7 @@ impl MethodReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MethodKind {
     /// `clock_nanosleep(clock, TIMER_ABSTIME, expiry)`: sleeps to an absolute expiry. The default,
-    /// as in cyclictest and the hrtimers seed.
+    /// as in cyclictest and the hrtimers 2007 post.
     #[serde(rename = "nanosleep-abs")]
     NanosleepAbs,
     /// `clock_nanosleep(clock, 0, expiry - last_woke)`: a relative sleep aimed at the same grid.
@@ -210,7 +210,7 @@ impl MethodKind {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MethodOptions {
     /// `busy`: nap after every N clock readings before the expiry (the Cpp-Periodic-Task
-    /// seed's `step_sleep`, see [`Busy`]); `None`: never.
+    /// Cpp-Periodic-Task's `step_sleep`, see [`Busy`]); `None`: never.
     #[serde(default)]
     pub busy_sleep_every: Option<u32>,
     /// `hybrid`: the margin before the expiry at which the sleep ends (see [`Hybrid`]).
