@@ -98,9 +98,14 @@ pub struct ManArgs {
     pub dir: Option<std::path::PathBuf>,
 }
 
-/// Options of `tickscope run`.
+/// Options of `tickscope run`. `-h` is cyclictest's histogram here, so help is `--help`.
 #[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
 pub struct RunArgs {
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+
     /// Period between expiries: 1ms, 250us, 10ms, 2s, or a frequency like 85Hz; a bare
     /// number is µs (as in cyclictest).
     #[arg(short = 'i', long, default_value = "1ms", value_name = "PERIOD")]
@@ -224,6 +229,11 @@ pub struct RunArgs {
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
+    /// Leave the host name and the kernel command line out of the result files, for
+    /// sharing them.
+    #[arg(long)]
+    pub redact: bool,
+
     /// Files exported from the run (histogram, CSV, raw samples).
     #[command(flatten)]
     pub exports: ExportArgs,
@@ -232,9 +242,20 @@ pub struct RunArgs {
 /// Export options of `tickscope run`: files written, atomically, when the run ends.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// Write the latency histogram in cyclictest's -h text format (1 µs buckets) to FILE.
-    #[arg(long, value_name = "FILE")]
+    /// Write the latency histogram in cyclictest's -h text format (1 µs buckets) to FILE;
+    /// --histfile is cyclictest's name for it.
+    #[arg(long, visible_alias = "histfile", value_name = "FILE")]
     pub histogram_file: Option<std::path::PathBuf>,
+
+    /// cyclictest's -h: after the run, the histogram with 1 µs buckets up to US µs on
+    /// standard output (or --histfile), with real overflow counts and the overflows' cycle
+    /// numbers; the text for a person moves to standard error.
+    #[arg(short = 'h', long, value_name = "US", conflicts_with = "histofall")]
+    pub histogram: Option<String>,
+
+    /// cyclictest's -H: as -h, with a last column summing every thread.
+    #[arg(short = 'H', long, value_name = "US")]
+    pub histofall: Option<String>,
 
     /// Write the summary and the per-second windows as CSV to FILE.
     #[arg(long, value_name = "FILE")]
@@ -268,6 +289,10 @@ pub struct ReportArgs {
     /// Also write every plot as an SVG file into DIR (created if missing).
     #[arg(long, value_name = "DIR")]
     pub svg: Option<std::path::PathBuf>,
+
+    /// Leave the host name and the kernel command line out of the report, for sharing it.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 /// Options of `tickscope compare`.

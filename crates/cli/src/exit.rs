@@ -65,27 +65,59 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
         _ => {
-            let rendered = e.render().to_string();
-            let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
-            let first = lines
-                .next()
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
-            // "required arguments were not provided:" lists them on the lines below.
-            let listed: Vec<&str> = if first.ends_with(':') {
-                lines
-                    .take_while(|l| l.starts_with("  "))
-                    .map(str::trim)
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let first = match listed.is_empty() {
-                true => first.to_string(),
-                false => format!("{first} {}", listed.join(", ")),
-            };
-            eprintln!("tickscope: {first} (see 'tickscope --help')");
+            eprintln!("tickscope: {}", one_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// A clap error as one line that keeps everything clap would say over several: the error,
+/// the arguments it names, the valid values, "did you mean", a cyclictest flag's tickscope
+/// equivalent, and where to read more.
+pub fn one_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let rendered = e.render().to_string();
+    let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
+    let mut text = lines
+        .next()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    if text.ends_with(':') {
+        // "required arguments were not provided:" lists them on the lines below.
+        let listed: Vec<&str> = lines
+            .take_while(|l| l.starts_with("  "))
+            .map(str::trim)
+            .collect();
+        text = format!("{text} {}", listed.join(", "));
+    }
+    let strings = |kind: ContextKind| match e.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let valid = strings(ContextKind::ValidValue);
+    if !valid.is_empty() {
+        text += &format!("; possible values: {}", valid.join(", "));
+    }
+    let suggested: Vec<String> = [
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedValue,
+        ContextKind::SuggestedSubcommand,
+    ]
+    .into_iter()
+    .flat_map(strings)
+    .collect();
+    let cyclictest = match e.kind() {
+        ErrorKind::UnknownArgument => strings(ContextKind::InvalidArg)
+            .first()
+            .and_then(|a| crate::cyclictest_flags::hint(a)),
+        _ => None,
+    };
+    match (cyclictest, suggested.is_empty()) {
+        (Some(hint), _) => text += &format!("; that is cyclictest's flag: {hint}"),
+        (None, false) => text += &format!("; did you mean '{}'?", suggested.join("' or '")),
+        (None, true) => {}
+    }
+    format!("{text} (see 'tickscope --help')")
 }

@@ -9,6 +9,7 @@
 mod cli;
 mod cmd;
 mod console;
+mod cyclictest_flags;
 mod exit;
 mod load;
 mod options;

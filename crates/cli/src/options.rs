@@ -12,7 +12,7 @@ use tickscope_engine::wait::{self, Margin, MethodKind, MethodOptions};
 use tickscope_report::units::ns_i;
 
 /// What a duration is called in messages, and its accepted forms.
-const DURATION_FORMS: (&str, &str) = ("a duration", "250us, 1ms, 10s, 5m or 2h");
+const DURATION_FORMS: (&str, &str) = ("a duration", "250us, 1ms, 10s, 1m30s, 2h or 1d");
 /// What an interval is called in messages, and its accepted forms.
 const INTERVAL_FORMS: (&str, &str) = ("a period or a frequency", "250us, 1ms, 85Hz or 1000 (µs)");
 
@@ -47,22 +47,33 @@ fn parse_duration_as(
     if t.is_empty() {
         return Err(err());
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| err())?;
-    let unit_ns: f64 = match unit.trim() {
-        "" => bare_unit_ns as f64,
-        "ns" | "nsec" => 1.0,
-        "us" | "usec" => 1e3,
-        "ms" | "msec" => 1e6,
-        "s" | "sec" => 1e9,
-        "m" | "min" => 60e9,
-        "h" | "hr" => 3600e9,
-        _ => return Err(err()),
-    };
-    let ns = value * unit_ns;
+    // Number-and-unit pairs, summed: `1m30s`, `1h 30m`, `1d`; a bare number only alone.
+    let mut ns = 0.0;
+    let mut rest = t.as_str();
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, after) = rest.split_at(split);
+        let value: f64 = num.parse().map_err(|_| err())?;
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_len);
+        let unit_ns: f64 = match unit.trim() {
+            "" if ns == 0.0 && next.is_empty() => bare_unit_ns as f64,
+            "ns" | "nsec" => 1.0,
+            "us" | "usec" => 1e3,
+            "ms" | "msec" => 1e6,
+            "s" | "sec" => 1e9,
+            "m" | "min" => 60e9,
+            "h" | "hr" => 3600e9,
+            "d" | "day" | "days" => 86_400e9,
+            _ => return Err(err()),
+        };
+        ns += value * unit_ns;
+        rest = next.trim_start();
+    }
     // Compared as f64, before the conversion to integer ns (which would saturate).
     if !(ns.is_finite() && ns.round() <= max.0 as f64) {
         return Err(format!("{what} '{s}' is {}", max.1));
@@ -240,7 +251,7 @@ fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
             "--priority applies to fifo and rr, not to policy {name}; use --nice for other and batch"
         ));
     }
-    if nice.is_some() && !matches!(name.as_str(), "other" | "batch") {
+    if nice.is_some() && !matches!(name.as_str(), "other" | "normal" | "batch") {
         return Err(format!(
             "--nice applies to policies other and batch, not to {name}"
         ));
@@ -252,7 +263,8 @@ fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
     Ok(match name.as_str() {
         "auto" if priority.is_some() => PolicyRequest::Exact(Policy::Fifo { priority: prio }),
         "auto" => PolicyRequest::Auto,
-        "other" => PolicyRequest::Exact(Policy::Other {
+        // cyclictest's name for SCHED_OTHER (`--policy normal`).
+        "other" | "normal" => PolicyRequest::Exact(Policy::Other {
             nice: nice.unwrap_or(0),
         }),
         "batch" => PolicyRequest::Exact(Policy::Batch {
@@ -282,7 +294,7 @@ fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
         }
         other => {
             return Err(format!(
-                "unknown policy '{other}'; use one of auto, other, batch, idle, fifo, rr, deadline"
+                "unknown policy '{other}'; use one of auto, other (or normal), batch, idle, fifo, rr, deadline"
             ))
         }
     })
@@ -631,7 +643,7 @@ mod tests {
             assert!(e.contains("250us, 1ms, 85Hz or 1000 (µs)"), "{bad:?}: {e}");
         }
         let e = parse_duration("soon", "--duration", NS_PER_SEC).unwrap_err();
-        assert!(e.contains("10s, 5m or 2h"), "{e}");
+        assert!(e.contains("10s, 1m30s, 2h or 1d"), "{e}");
     }
 
     #[test]
@@ -736,6 +748,31 @@ mod tests {
         assert_eq!(parse_duration("2h", "d", NS_PER_SEC), Ok(7200 * NS_PER_SEC));
         assert_eq!(parse_duration("3", "d", NS_PER_SEC), Ok(3 * NS_PER_SEC));
         assert!(parse_duration("soon", "d", NS_PER_SEC).is_err());
+        // cyclictest's forms: days, and units combined.
+        assert_eq!(
+            parse_duration("1d", "d", NS_PER_SEC),
+            Ok(86_400 * NS_PER_SEC)
+        );
+        assert_eq!(
+            parse_duration("1m30s", "d", NS_PER_SEC),
+            Ok(90 * NS_PER_SEC)
+        );
+        assert_eq!(
+            parse_duration("1h 30m", "d", NS_PER_SEC),
+            Ok(5400 * NS_PER_SEC)
+        );
+        assert_eq!(parse_duration("1.5ms", "d", NS_PER_SEC), Ok(1_500_000));
+        for bad in ["1m30", "30 s5", "1x", "m", "1m-5s"] {
+            assert!(parse_duration(bad, "d", NS_PER_SEC).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn normal_is_cyclictests_name_for_other() {
+        assert_eq!(
+            plan(&["--policy", "normal"]).unwrap().config.policy,
+            plan(&["--policy", "other"]).unwrap().config.policy
+        );
     }
 
     #[test]

@@ -65,6 +65,13 @@ pub struct RunDocument {
     /// without a load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<crate::load::LoadSection>,
+    /// The command line that produced the document, program name first (absent in files
+    /// written before it was recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_line: Vec<String>,
+    /// True when the machine's identity was removed for sharing ([`RunDocument::redact`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redacted: bool,
 }
 
 /// One run of several in a document: one method in one round.
@@ -162,6 +169,8 @@ impl RunDocument {
             summary: outcome.summary,
             runs: Vec::new(),
             load: None,
+            command_line: Vec::new(),
+            redacted: false,
         }
     }
 
@@ -230,7 +239,18 @@ impl RunDocument {
             summary: first.summary,
             runs,
             load: None,
+            command_line: Vec::new(),
+            redacted: false,
         }
+    }
+
+    /// Removes what identifies the machine before a result is shared: the host name (set to
+    /// `redacted`) and the kernel command line (which can hold UUIDs, paths and addresses).
+    /// Kernel release, CPU model and settings stay: they are what the numbers mean.
+    pub fn redact(&mut self) {
+        self.system.hostname = "redacted".into();
+        self.system.cmdline = None;
+        self.redacted = true;
     }
 
     /// The document as pretty-printed JSON.

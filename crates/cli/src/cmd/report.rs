@@ -52,7 +52,10 @@ fn read_document(path: &Path) -> Result<RunDocument, Failure> {
 /// [`Failure::Usage`] when the result file cannot be read or is not a tickscope result, or
 /// an output cannot be written or names the input; [`Failure::Runtime`] when writing fails.
 pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
-    let doc = read_document(&args.result)?;
+    let mut doc = read_document(&args.result)?;
+    if args.redact {
+        doc.redact();
+    }
     let output = args
         .output
         .clone()

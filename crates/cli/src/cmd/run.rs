@@ -78,6 +78,10 @@ pub fn measure(
         if !plan.is_comparison() {
             doc.runs.clear(); // a single run is described by the top-level fields
         }
+        doc.command_line = std::env::args().collect();
+        if args.redact {
+            doc.redact();
+        }
         doc
     };
     for (index, planned) in order.iter().enumerate() {

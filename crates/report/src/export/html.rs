@@ -147,7 +147,20 @@ fn system(doc: &RunDocument) -> Vec<(&'static str, String)> {
                 _ => "unknown".into(),
             },
         ),
-        ("kernel command line", or(&s.cmdline)),
+        (
+            "kernel command line",
+            match (&s.cmdline, doc.redacted) {
+                (_, true) => "redacted".into(),
+                (c, false) => or(c),
+            },
+        ),
+        (
+            "tickscope command line",
+            match doc.command_line.is_empty() {
+                true => "not recorded".into(),
+                false => doc.command_line.join(" "),
+            },
+        ),
     ]
 }
 

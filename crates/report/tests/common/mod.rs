@@ -177,6 +177,8 @@ pub fn document(threads: usize, seconds: u64) -> RunDocument {
         summary: summary(threads, seconds, 0),
         runs: Vec::new(),
         load: None,
+        command_line: Vec::new(),
+        redacted: false,
     }
 }
 
