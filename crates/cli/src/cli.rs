@@ -24,10 +24,62 @@ pub enum Command {
     Report(ReportArgs),
     /// Put results side by side: tickscope, cyclictest --json and jitterdebugger files.
     Compare(CompareArgs),
+    /// The classic experiments (and your own) as one command each: list, show, run.
+    #[command(subcommand)]
+    Scenario(ScenarioCommand),
     /// Print shell completions (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page, or write every page into a directory.
     Man(ManArgs),
+}
+
+/// `tickscope scenario` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ScenarioCommand {
+    /// List the built-in scenarios.
+    List,
+    /// Print a scenario's file (built-in name or path).
+    Show {
+        /// A built-in name or a scenario file.
+        #[arg(value_name = "NAME|FILE")]
+        scenario: String,
+    },
+    /// Run a scenario and print the source's table beside this machine's numbers.
+    Run(ScenarioRunArgs),
+}
+
+/// Options of `tickscope scenario run`.
+#[derive(Debug, Args)]
+pub struct ScenarioRunArgs {
+    /// A built-in name (see 'tickscope scenario list') or a scenario file.
+    #[arg(value_name = "NAME|FILE")]
+    pub scenario: String,
+
+    /// Write every step's result as one document (schema tickscope.scenario/1) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+
+    /// Shorten every step (for tests and the impatient); said on screen and in the file.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+/// A step's `run` options, parsed exactly as `tickscope run` parses them.
+#[derive(Debug, Parser)]
+#[command(name = "run")]
+pub struct StepRun {
+    /// The options.
+    #[command(flatten)]
+    pub args: RunArgs,
+}
+
+/// A step's `clocks` options, parsed exactly as `tickscope clocks` parses them.
+#[derive(Debug, Parser)]
+#[command(name = "clocks")]
+pub struct StepClocks {
+    /// The options.
+    #[command(flatten)]
+    pub args: ClocksArgs,
 }
 
 /// Options of `tickscope completions`.
@@ -157,6 +209,17 @@ pub struct RunArgs {
     /// (cyclictest) or catch-up (wake once per missed expiry). Both count missed periods.
     #[arg(long, default_value = "skip", value_name = "skip|catch-up")]
     pub overrun: String,
+
+    /// Run a load for exactly the length of the measurement: cpu[:N], memory[:N], io[:N],
+    /// sched[:N] (hackbench-style messaging), net[:N] (loopback UDP), stress-ng:"ARGS"
+    /// (verbatim) or exec:"CMD". Needs stress-ng except for exec. The load achieved is
+    /// recorded per window.
+    #[arg(long, value_name = "SPEC")]
+    pub load: Option<String>,
+
+    /// Place the load on these CPUs (e.g. 1 or 0,2-3). Default: anywhere.
+    #[arg(long, value_name = "CPULIST")]
+    pub load_cpus: Option<String>,
 
     /// Write the result as JSON (schema tickscope.run/1) to FILE.
     #[arg(long, value_name = "FILE")]

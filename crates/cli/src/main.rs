@@ -11,8 +11,10 @@ mod cmd;
 mod console;
 mod cyclictest_flags;
 mod exit;
+mod load;
 mod options;
 mod output_path;
+mod scenario;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
         cli::Command::Clocks(args) => cmd::clocks::execute(&args),
         cli::Command::Report(args) => cmd::report::execute(&args),
         cli::Command::Compare(args) => cmd::compare::execute(&args),
+        cli::Command::Scenario(c) => cmd::scenario::execute(c),
         cli::Command::Completions(args) => cmd::completions::execute(&args),
         cli::Command::Man(args) => cmd::man::execute(&args),
     };

@@ -61,6 +61,10 @@ pub struct RunDocument {
     /// single run, which the top-level `applied`, `threads` and `summary` describe.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<MethodRun>,
+    /// The load run beside the measurement (`--load`) and the load it achieved; absent
+    /// without a load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::load::LoadSection>,
     /// The command line that produced the document, program name first (absent in files
     /// written before it was recorded).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -164,6 +168,7 @@ impl RunDocument {
             threads: outcome.threads,
             summary: outcome.summary,
             runs: Vec::new(),
+            load: None,
             command_line: Vec::new(),
             redacted: false,
         }
@@ -233,6 +238,7 @@ impl RunDocument {
             threads: first.threads,
             summary: first.summary,
             runs,
+            load: None,
             command_line: Vec::new(),
             redacted: false,
         }

@@ -6,5 +6,6 @@ pub mod completions;
 pub mod man;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod signals;
 pub mod sinks;

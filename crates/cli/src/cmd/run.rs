@@ -28,9 +28,36 @@ use tickscope_report::{MethodRun, RunDocument};
 /// setting that cannot be applied — all before the first wake-up; [`Failure::Runtime`]
 /// when a result file cannot be written or a thread fails.
 pub fn execute(args: &RunArgs) -> Result<(), Failure> {
+    measure(args, Vec::new(), &mut |_| {})
+}
+
+/// [`execute`] with `extra` sinks (placed first, so that their sections are in the
+/// document every other sink sees) and `on_doc` called with the final document, before the
+/// sinks finish. With `--load`, the load is started and settled before the first wake-up
+/// and stopped and reaped after the last (on every path: its guard is dropped).
+///
+/// # Errors
+/// As [`execute`]; a load that cannot be started is [`Failure::Usage`].
+pub fn measure(
+    args: &RunArgs,
+    extra: Vec<Box<dyn RunSink>>,
+    on_doc: &mut dyn FnMut(&RunDocument),
+) -> Result<(), Failure> {
     let plan = run_plan(args).map_err(Failure::Usage)?;
+    let load = crate::load::request(args.load.as_deref(), args.load_cpus.as_deref())?;
     let stop = stoppable();
     let mut sinks = sinks(args, plan.is_comparison(), &stop)?;
+    let mut running = match &load {
+        Some(l) => {
+            let (child, record) = l.start()?;
+            sinks.insert(0, l.sink(record));
+            Some(child)
+        }
+        None => None,
+    };
+    for (i, s) in extra.into_iter().enumerate() {
+        sinks.insert(i, s);
+    }
     let needs = sinks
         .iter()
         .fold(SinkNeeds::default(), |n, s| n.union(s.needs()));
@@ -88,13 +115,21 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
                 .map_err(|e| Failure::Runtime(e.to_string()))?;
         }
     }
+    if let Some(child) = running.as_mut() {
+        child.stop(); // after the last wake-up, before the document records its exit
+    }
     if runs.is_empty() {
         return Ok(()); // stopped before any run: nothing to write, as for any unfinished output
     }
     // Files first, the terminal (last in the list) after: a closed or full standard output
     // must not cost the result.
     let doc = annotated(&mut sinks, document(&runs, &error));
-    let mut notes = Vec::new();
+    on_doc(&doc);
+    let mut notes: Vec<String> = doc
+        .load
+        .iter()
+        .map(|l| format!("load: {}", l.describe()))
+        .collect();
     let mut failed = None;
     for s in &mut sinks {
         if let Err(e) = s.finish(&doc, &mut notes) {

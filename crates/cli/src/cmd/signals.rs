@@ -40,6 +40,7 @@ pub fn install() -> std::io::Result<()> {
                     continue; // the first stop of a stoppable command
                 }
                 tickscope_report::output::remove_pending_files();
+                crate::load::child::kill_all_now();
                 std::process::exit(IMMEDIATE_EXIT_STATUS);
             }
         })?;

@@ -69,6 +69,8 @@ pub enum Setting {
     PmQos,
     /// Timer slack of the measuring threads.
     TimerSlack,
+    /// The load run beside the measurement and what it achieved (tickscope `--load`).
+    Load,
     /// The command line that produced the file, when the file records it.
     Command,
 }
@@ -88,6 +90,7 @@ impl Setting {
             Setting::Clock => ("clock", "clock"),
             Setting::PmQos => ("PM QoS", "pm_qos"),
             Setting::TimerSlack => ("timer slack", "timer_slack"),
+            Setting::Load => ("load", "load"),
             Setting::Command => ("command", "command"),
         }
     }

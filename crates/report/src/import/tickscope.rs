@@ -102,6 +102,12 @@ fn measurement(doc: &RunDocument, run: &RunView<'_>, label: String) -> Measureme
         Setting::TimerSlack,
         format!("{} ns", applied.timer_slack_ns),
     );
+    settings.insert(
+        Setting::Load,
+        doc.load
+            .as_ref()
+            .map_or("none".to_string(), |l| l.describe()),
+    );
     let mut notes = Vec::new();
     if run.interrupted {
         notes.push("interrupted: the figures cover what ran".to_string());

@@ -16,6 +16,7 @@
 
 pub mod histogram;
 pub mod json;
+pub mod load;
 pub mod registry;
 pub mod rendered;
 pub mod samples;
