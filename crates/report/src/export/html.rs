@@ -44,7 +44,9 @@ pub fn inline_svg(svg: &str) -> String {
     svg.replace(" xmlns=\"http://www.w3.org/2000/svg\"", "")
 }
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1250px;padding:0 1em;\
+/// The page's style sheet, shared with [`super::foreign_html`].
+pub const STYLE: &str =
+    "body{font-family:sans-serif;margin:2em auto;max-width:1250px;padding:0 1em;\
 color:#222;line-height:1.4}h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ddd;padding:.25em .6em;\
 vertical-align:top}th{background:#f3f3f3;text-align:left}td.n{text-align:right;\

@@ -156,6 +156,12 @@ pub struct Measurement {
     pub cpu_percent: Option<f64>,
     /// Remarks on how the figures were obtained (histogram overflows, no histogram, …).
     pub notes: Vec<String>,
+    /// Another tool's threads as latency distributions, for plotting (`tickscope report`
+    /// of a cyclictest or jitterdebugger file); empty for tickscope files, whose documents
+    /// are plotted directly. Percentiles and the standard deviation are read from the
+    /// tool's histogram; wake-ups beyond its range are left out of the distribution.
+    #[serde(skip)]
+    pub threads: Vec<(String, tickscope_engine::result::ThreadStats)>,
 }
 
 /// A file that cannot be read as a result: names the file and says what is wrong.
@@ -469,6 +475,60 @@ pub(crate) fn tool_measurement(
         missed_periods: None,
         cpu_percent: None,
         notes,
+        threads: threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.count > 0)
+            .map(|(i, t)| (format!("T{i}"), thread_stats(i, t)))
+            .collect(),
+    }
+}
+
+/// A tool's thread as [`ThreadStats`] with only the latency filled in: min, max and mean as
+/// the tool recorded them, percentiles and standard deviation from its histogram.
+fn thread_stats(index: usize, t: &ToolThread) -> tickscope_engine::result::ThreadStats {
+    use tickscope_engine::histogram::HistogramBuckets;
+    use tickscope_engine::result::{LatencyStats, ThreadStats};
+    let n: u64 = t.histogram.iter().map(|b| b.1).sum();
+    let q = |x: f64| bucket_quantile(&t.histogram, x).unwrap_or(t.max);
+    let variance = if n > 0 {
+        t.histogram
+            .iter()
+            .map(|&(v, c)| c as f64 * (v as f64 - t.mean).powi(2))
+            .sum::<f64>()
+            / n as f64
+    } else {
+        0.0
+    };
+    ThreadStats {
+        thread: Some(index),
+        tid: None,
+        cpu: None,
+        samples: t.count,
+        overruns: 0,
+        samples_dropped: 0,
+        latency_ns: Some(LatencyStats {
+            min: t.min,
+            max: t.max,
+            mean: t.mean,
+            stddev: variance.sqrt(),
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p99_9: q(0.999),
+            p99_99: q(0.9999),
+            early: 0,
+            histogram: HistogramBuckets {
+                significant_figures: 0,
+                buckets: t.histogram.clone(),
+            },
+        }),
+        period_ns: None,
+        cpu_time_ns: 0,
+        wall_time_ns: 0,
+        cpu_percent: 0.0,
+        method_report: None,
+        windows: Vec::new(),
     }
 }
 

@@ -132,5 +132,6 @@ fn measurement(doc: &RunDocument, run: &RunView<'_>, label: String) -> Measureme
         missed_periods: Some(summary.overruns),
         cpu_percent: Some(summary.cpu_percent),
         notes,
+        threads: Vec::new(),
     }
 }
