@@ -34,6 +34,8 @@ pub fn install() -> std::io::Result<()> {
     let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new()
         .name("tickscope-signals".into())
+        // Under mlockall a thread's whole stack is resident: keep this idle one small.
+        .stack_size(64 * 1024)
         .spawn(move || {
             for _ in signals.forever() {
                 if CLAIMED.load(Ordering::SeqCst) && !flag().swap(true, Ordering::SeqCst) {

@@ -6,7 +6,7 @@
 //!
 //! With `-q` (only the summary) or a comparison (no per-second lines), a progress bar on
 //! standard error shows elapsed and total time and the worst latency so far; it is drawn
-//! only when standard error is a terminal (`indicatif` hides it otherwise).
+//! only when standard error is a terminal, and only once per window.
 
 use super::{RunContext, RunSink, SinkError};
 use crate::document::RunDocument;
@@ -17,7 +17,6 @@ use crate::units::ns_i;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 use tickscope_engine::run::{Applied, RunConfig, SecondReport};
 use tickscope_engine::wait::MethodKind;
 
@@ -61,8 +60,14 @@ impl TerminalSink {
         Layout::for_width(self.printer.width())
     }
 
-    /// A bar over the whole plan (all runs), or a spinner when a run has no end.
+    /// A bar over the whole plan (all runs), or a spinner when a run has no end — only when
+    /// standard error is a terminal, and redrawn only when a window arrives (no ticker
+    /// thread waking up while the measurement runs).
     fn start_progress(&mut self, ctx: &RunContext<'_>) {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            return;
+        }
         let bar = match expected_ns(ctx.config) {
             Some(ns) => {
                 let total_ms = (ns / 1_000_000).max(1) as u64 * ctx.total as u64;
@@ -77,7 +82,6 @@ impl TerminalSink {
             }
             None => ProgressBar::new_spinner(),
         };
-        bar.enable_steady_tick(Duration::from_millis(250));
         self.progress = Some(bar);
     }
 }
