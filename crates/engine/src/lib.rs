@@ -40,6 +40,7 @@ pub mod stats;
 pub mod system;
 pub mod time;
 pub mod wait;
+pub mod window_histogram;
 pub mod worker;
 
 pub use error::Error;
