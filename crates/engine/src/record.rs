@@ -5,9 +5,9 @@
 //! into the run's totals, clears it and hands it back. So the measuring thread records each
 //! sample once, into memory it already owns, and never allocates or locks.
 
-use crate::window_histogram::WindowHistogram;
 use crate::moments::Moments;
 use crate::time::Nanos;
+use crate::window_histogram::WindowHistogram;
 
 /// Samples of one window (normally one second of expiries) of one measuring thread.
 #[derive(Debug, Clone, Default)]

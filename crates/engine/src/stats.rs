@@ -1,10 +1,10 @@
 //! Turning recorded windows into [`crate::result`] statistics.
 
-use crate::window_histogram::WindowHistogram;
 use crate::moments::Moments;
 use crate::record::WindowRecord;
 use crate::result::{LatencyStats, PeriodStats, WindowStats};
 use crate::time::Nanos;
+use crate::window_histogram::WindowHistogram;
 
 /// Latency statistics of a record; `None` without samples.
 pub fn latency_stats(m: &Moments, h: &WindowHistogram) -> Option<LatencyStats> {

@@ -15,8 +15,9 @@
 //! The bucket boundaries are exactly HdrHistogram's, so quantiles and the exported
 //! [`HistogramBuckets`] are the same as [`SignedHistogram`]'s for the same values (a
 //! property test checks it). Each half (values ≥ 0 and magnitudes of values < 0) remembers
-//! the range of indices it touched, so the collector clears, merges and walks only that
-//! range.
+//! the highest index it touched, so the collector clears, merges and walks only the counters
+//! up to it; the number of values is counted only for the negative half (rare) and summed
+//! from the counters for the other, off the measuring thread.
 
 use crate::histogram::{HistogramBuckets, HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES};
 use crate::time::Nanos;
@@ -56,22 +57,19 @@ fn bucket_of(i: usize) -> (u32, u64) {
     }
 }
 
-/// One half: the counters and the range of indices touched since the last clear.
+/// One half: the counters and one past the highest index touched since the last clear
+/// (0 when nothing was recorded).
 #[derive(Debug, Clone)]
 struct Half {
     counts: Box<[u64; COUNTS]>,
-    lo: usize,
-    hi: usize,
-    len: u64,
+    end: usize,
 }
 
 impl Half {
     fn new() -> Self {
         Half {
             counts: Box::new([0; COUNTS]),
-            lo: COUNTS,
-            hi: 0,
-            len: 0,
+            end: 0,
         }
     }
 
@@ -79,34 +77,28 @@ impl Half {
     fn record(&mut self, magnitude: u64) {
         let i = index(magnitude);
         self.counts[i] += 1;
-        self.lo = self.lo.min(i);
-        self.hi = self.hi.max(i);
-        self.len += 1;
+        self.end = self.end.max(i + 1);
     }
 
     fn touched(&self) -> std::ops::Range<usize> {
-        if self.len == 0 {
-            0..0
-        } else {
-            self.lo..self.hi + 1
-        }
+        0..self.end
+    }
+
+    fn len(&self) -> u64 {
+        self.counts[self.touched()].iter().sum()
     }
 
     fn clear(&mut self) {
         let r = self.touched();
         self.counts[r].fill(0);
-        (self.lo, self.hi, self.len) = (COUNTS, 0, 0);
+        self.end = 0;
     }
 
     fn add(&mut self, other: &Half) {
         for i in other.touched() {
             self.counts[i] += other.counts[i];
         }
-        if other.len > 0 {
-            self.lo = self.lo.min(other.lo);
-            self.hi = self.hi.max(other.hi);
-            self.len += other.len;
-        }
+        self.end = self.end.max(other.end);
     }
 
     /// Index of the bucket holding the `rank`-th smallest magnitude (1-based).
@@ -118,7 +110,7 @@ impl Half {
                 return i;
             }
         }
-        self.hi
+        self.end.saturating_sub(1)
     }
 }
 
@@ -128,6 +120,7 @@ impl Half {
 pub struct WindowHistogram {
     positive: Half,
     negative: Half,
+    negative_len: u64,
     clamped: u64,
 }
 
@@ -143,6 +136,7 @@ impl WindowHistogram {
         WindowHistogram {
             positive: Half::new(),
             negative: Half::new(),
+            negative_len: 0,
             clamped: 0,
         }
     }
@@ -151,22 +145,30 @@ impl WindowHistogram {
     /// counted in [`WindowHistogram::clamped`].
     #[inline(always)]
     pub fn record(&mut self, value: Nanos) {
-        let (half, magnitude) = if value >= 0 {
-            (&mut self.positive, value as u64)
-        } else {
-            (&mut self.negative, value.unsigned_abs())
-        };
+        let magnitude = value.unsigned_abs();
         if magnitude > HIGHEST_TRACKABLE {
-            self.clamped += 1;
-            half.record(HIGHEST_TRACKABLE);
-        } else {
-            half.record(magnitude);
+            return self.record_clamped(value);
         }
+        if value >= 0 {
+            self.positive.record(magnitude);
+        } else {
+            self.negative.record(magnitude);
+            self.negative_len += 1;
+        }
+    }
+
+    /// A value beyond ±[`HIGHEST_TRACKABLE`]: counted, and recorded at the limit.
+    #[cold]
+    #[inline(never)]
+    fn record_clamped(&mut self, value: Nanos) {
+        self.clamped += 1;
+        let limit = HIGHEST_TRACKABLE as Nanos;
+        self.record(if value < 0 { -limit } else { limit });
     }
 
     /// Number of values recorded.
     pub fn len(&self) -> u64 {
-        self.positive.len + self.negative.len
+        self.positive.len() + self.negative_len
     }
 
     /// Whether nothing was recorded.
@@ -176,7 +178,7 @@ impl WindowHistogram {
 
     /// Number of values recorded below zero.
     pub fn negative_count(&self) -> u64 {
-        self.negative.len
+        self.negative_len
     }
 
     /// Number of values whose magnitude was clamped.
@@ -188,6 +190,7 @@ impl WindowHistogram {
     pub fn reset(&mut self) {
         self.positive.clear();
         self.negative.clear();
+        self.negative_len = 0;
         self.clamped = 0;
     }
 
@@ -195,6 +198,7 @@ impl WindowHistogram {
     pub fn add(&mut self, other: &WindowHistogram) {
         self.positive.add(&other.positive);
         self.negative.add(&other.negative);
+        self.negative_len += other.negative_len;
         self.clamped += other.clamped;
     }
 
@@ -207,7 +211,7 @@ impl WindowHistogram {
             return None;
         }
         let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).clamp(1, n);
-        let n_neg = self.negative.len;
+        let n_neg = self.negative_len;
         Some(if rank <= n_neg {
             // Ascending signed order walks the magnitudes downwards.
             let i = self.negative.index_at_rank(n_neg - rank + 1);
@@ -226,15 +230,15 @@ impl WindowHistogram {
         }
         let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).clamp(1, n);
         let (p, m) = (&self.positive, &self.negative);
-        let (lo, hi) = (p.lo.min(m.lo), p.hi.max(m.hi));
+        let end = p.end.max(m.end);
         let mut seen = 0;
-        for i in lo..=hi {
+        for i in 0..end {
             seen += p.counts[i] + m.counts[i];
             if seen >= rank {
                 return Some(highest(i) as Nanos);
             }
         }
-        Some(highest(hi) as Nanos)
+        Some(highest(end.saturating_sub(1)) as Nanos)
     }
 
     /// The histogram as explicit buckets, ascending — the same as
@@ -270,7 +274,21 @@ mod tests {
     fn indices_match_hdrhistogram() {
         let h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, HIGHEST_TRACKABLE, 2).unwrap();
         assert_eq!(h.distinct_values(), COUNTS);
-        for v in [0u64, 1, 127, 128, 255, 256, 257, 511, 512, 1000, 65_535, 1 << 30, HIGHEST_TRACKABLE] {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            255,
+            256,
+            257,
+            511,
+            512,
+            1000,
+            65_535,
+            1 << 30,
+            HIGHEST_TRACKABLE,
+        ] {
             let i = index(v);
             assert!(i < COUNTS, "{v}");
             assert_eq!(lowest(i), h.lowest_equivalent(v), "lowest of {v}");
