@@ -35,7 +35,8 @@ fn read_document(path: &Path) -> Result<Input, Failure> {
             .to_string(),
         )
     };
-    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read: {e}")))?;
+    let text =
+        tickscope_report::import::read_input(path).map_err(|e| Failure::Usage(e.to_string()))?;
     // The importers recognise any known format and explain what is wrong with it.
     let stem = path
         .file_stem()
@@ -63,6 +64,13 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
     let range_ns =
         crate::options::parse_duration(&args.range, "--range", 1_000).map_err(Failure::Usage)?;
     let plot_options = PlotOptions { range_ns };
+    if args.result.as_os_str() == "-" && args.output.is_none() {
+        return Err(Failure::Usage(
+            "a result read from standard input has no name to derive the report's from: \
+             give -o FILE"
+                .into(),
+        ));
+    }
     let mut doc = match read_document(&args.result)? {
         Input::Run(doc) => *doc,
         Input::Foreign(found) => return foreign(args, &found, &plot_options),

@@ -59,8 +59,8 @@ impl Importer for CyclictestImporter {
             let (policy, priority) = opts.policy();
             settings.insert(Setting::Policy, policy);
             settings.insert(Setting::Priority, priority);
-            let threads = json.get("num_threads").and_then(Value::as_u64).unwrap_or(1) as usize;
-            settings.insert(Setting::Interval, opts.intervals(threads));
+            // The threads the file holds (its "num_threads" is not trusted for a size).
+            settings.insert(Setting::Interval, opts.intervals(parsed.len()));
             settings.insert(Setting::Clock, opts.clock().into());
             settings.insert(
                 Setting::PmQos,

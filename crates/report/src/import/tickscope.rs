@@ -32,6 +32,7 @@ impl Importer for TickscopeImporter {
             None => return Err("'schema' is not a string".into()),
         }
         let doc: RunDocument = serde_json::from_value(json).map_err(|e| e.to_string())?;
+        super::validate::check(&doc)?;
         Ok(measurements(&doc, stem))
     }
 }

@@ -56,7 +56,7 @@ impl PeriodChart {
             .map(|(name, buckets)| {
                 let mut bins: Vec<(i64, u64)> = Vec::new();
                 for &(v, c) in buckets.iter() {
-                    let b = (v.clamp(lo, hi) - lo).div_euclid(bin);
+                    let b = (v.max(lo).min(hi) - lo).div_euclid(bin);
                     match bins.last_mut() {
                         Some(last) if last.0 == b => last.1 += c,
                         _ => bins.push((b, c)),
