@@ -98,6 +98,15 @@ pub struct ManArgs {
     pub dir: Option<std::path::PathBuf>,
 }
 
+/// `--method`'s help, naming every method of the engine's registry.
+fn method_help() -> String {
+    format!(
+        "How the threads wait for each expiry: {}. Several (a,b,c) or 'all' run one after \
+         another with the same settings and print a comparison table",
+        tickscope_engine::wait::MethodKind::names()
+    )
+}
+
 /// The EXAMPLES section of `tickscope run --help`.
 const RUN_EXAMPLES: &str = "Examples:
   tickscope run                                  1 ms for 10 s, fifo 90 where permitted
@@ -139,14 +148,15 @@ pub struct RunArgs {
     #[arg(short = 'D', long, value_name = "DURATION", help_heading = "Timing")]
     pub duration: Option<String>,
 
-    /// How the threads wait for each expiry: nanosleep-abs, nanosleep-rel, nanosleep,
-    /// timerfd, posix-timer, itimer, poll, select, epoll, busy, hybrid. Several (a,b,c) or
-    /// 'all' run one after another with the same settings and print a comparison table.
+    /// How the threads wait for each expiry (the methods are listed from the engine's
+    /// registry). Several (a,b,c) or 'all' run one after another with the same settings and
+    /// print a comparison table.
     #[arg(
         long,
         default_value = "nanosleep-abs",
         value_name = "METHOD[,METHOD…]|all",
-        help_heading = "Timing"
+        help_heading = "Timing",
+        help = method_help()
     )]
     pub method: String,
 

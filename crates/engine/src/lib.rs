@@ -25,7 +25,6 @@
 #![deny(missing_docs)]
 
 pub mod clocks;
-pub mod compare;
 pub mod error;
 pub mod grid;
 pub mod histogram;
@@ -35,6 +34,7 @@ pub mod record;
 pub mod result;
 pub mod run;
 pub mod sample;
+pub mod schedule;
 pub mod setup;
 pub mod stats;
 pub mod system;

@@ -1,7 +1,7 @@
 //! `tickscope run`: measure, show each second, summarise, write the result file — or, with
 //! several methods or rounds, run each in turn and print one comparison table.
 //!
-//! A comparison runs the methods in the order of [`tickscope_engine::compare::schedule`]
+//! A comparison runs the methods in the order of [`tickscope_engine::schedule::schedule`]
 //! (each round rotated by one), every run with the same configuration but its method and
 //! started the same way by the engine (fresh threads, same setup, first expiry the same
 //! distance ahead, no sample discarded). Per-second lines are left out; one line per
@@ -14,8 +14,8 @@ use crate::cli::RunArgs;
 use crate::exit::Failure;
 use crate::options::run_plan;
 use std::sync::atomic::Ordering;
-use tickscope_engine::compare::schedule;
 use tickscope_engine::run::{run, RunConfig, RunEvent};
+use tickscope_engine::schedule::schedule;
 use tickscope_engine::system;
 use tickscope_report::sink::{RunContext, RunSink, SinkNeeds};
 use tickscope_report::{MethodRun, RunDocument};

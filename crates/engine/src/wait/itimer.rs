@@ -15,11 +15,37 @@
 //! another thread (one that does not block it) is passed on to the measuring thread with
 //! `tgkill(2)`; `run` blocks SIGALRM in the coordinating thread so that this is rare.
 
-use super::periodic::{wait_for, Fire, Fired};
+use super::kernel_timer::{wait_for, Fire, Fired};
+use super::registry::MethodDescriptor;
 use super::{signals, MethodKind, WakeMethod};
 use crate::time::{read_clock, Nanos, NS_PER_US};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
+
+/// `itimer` in the registry ([`super::registry`]): CLOCK_MONOTONIC, one measuring thread,
+/// whole µs, and SIGALRM blocked in the coordinating thread for the run ([`AlarmBlock`]).
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(crate::time::ClockId::Monotonic),
+    limits: |_, threads, period| {
+        if threads > 1 {
+            return Err(format!(
+                "--method itimer: setitimer(ITIMER_REAL) is one timer per process and its \
+                 SIGALRM goes to the whole process, so it can drive only one measuring thread \
+                 (asked for {threads}); use -t 1, or --method posix-timer, which aims a timer \
+                 at each thread"
+            ));
+        }
+        if period % crate::time::NS_PER_US != 0 {
+            return Err(format!(
+                "--method itimer: setitimer(2) takes its interval in whole µs (a struct \
+                 timeval) and {period} ns is not; choose an interval of whole µs"
+            ));
+        }
+        Ok(())
+    },
+    process_guard: Some(|| Ok(Box::new(AlarmBlock::new()?))),
+    ..MethodDescriptor::sleeping("setitimer(2)", |_, _| Ok(Box::new(Itimer::new()?)))
+};
 
 /// Set while an `Itimer` exists: the interval timer is one per process.
 static IN_USE: AtomicBool = AtomicBool::new(false);

@@ -12,7 +12,7 @@
 //! what throttling gives back (5 % by default). [`starvation`] states what a run leaves
 //! them; whether that needs the user's confirmation is the caller's decision.
 
-use super::{Margin, MethodKind, MethodOptions};
+use super::{MethodKind, MethodOptions};
 use crate::setup::Policy;
 use crate::time::Nanos;
 
@@ -65,13 +65,7 @@ pub fn throttle_warning(
 /// period for `hybrid` with a fixed margin; `None` for methods that sleep, and for the
 /// hybrid's auto margin, which never exceeds half the period (see [`super::margin`]).
 pub fn spin_share(kind: MethodKind, options: &MethodOptions, period: Nanos) -> Option<f64> {
-    match (kind, options.margin) {
-        (MethodKind::Busy, _) => Some(1.0),
-        (MethodKind::Hybrid, Margin::Fixed(m)) if period > 0 && m > 0 => {
-            Some((m as f64 / period as f64).min(1.0))
-        }
-        _ => None,
-    }
+    (kind.descriptor().spin_share)(options, period)
 }
 
 /// What real-time threads that spin leave the other tasks on each CPU they hold.
@@ -157,6 +151,7 @@ pub fn starvation(
 
 #[cfg(test)]
 mod tests {
+    use super::super::Margin;
     use super::*;
 
     const FIFO: Policy = Policy::Fifo { priority: 90 };
