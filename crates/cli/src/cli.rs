@@ -304,6 +304,12 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Output")]
     pub redact: bool,
 
+    /// For tests: run on virtual time with this latency script (20us,30us,2.5ms; bare
+    /// numbers are µs), changing nothing on the system, on a made-up machine — so the whole
+    /// output is deterministic.
+    #[arg(long, hide = true, value_name = "LATENCIES")]
+    pub debug_mock: Option<String>,
+
     /// Files exported from the run (histogram, CSV, raw samples).
     #[command(flatten)]
     pub exports: ExportArgs,

@@ -481,7 +481,10 @@ impl RunPlan {
 /// One sentence naming the flag, what was wrong and the accepted form.
 pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
     let (listed, all) = parse_methods(&a.method)?;
-    let config = run_config(a, &listed)?;
+    let mut config = run_config(a, &listed)?;
+    if let Some(script) = &a.debug_mock {
+        config.backend = mock_backend(script)?;
+    }
     let rounds: u32 = parse_count(Some(&a.rounds), "--rounds", "1..=1000")?.unwrap_or(1);
     if rounds > 1000 {
         return Err(format!("--rounds must be 1..=1000 (got {rounds})"));
@@ -520,6 +523,18 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
         rounds,
         left_out,
     })
+}
+
+/// The hidden `--debug-mock LATENCIES`: virtual time with this latency script.
+///
+/// # Errors
+/// One sentence when a latency is not a duration.
+fn mock_backend(script: &str) -> Result<tickscope_engine::run::Backend, String> {
+    let latencies = script
+        .split(',')
+        .map(|l| parse_duration(l, "--debug-mock latency", NS_PER_US))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(tickscope_engine::run::Backend::Mock { latencies })
 }
 
 /// Turns `tickscope run` flags into the configuration every run of `methods` shares (its

@@ -51,12 +51,14 @@ pub struct CollectorLink {
     pub empty: rtrb::Producer<Box<WindowRecord>>,
 }
 
-/// Creates the two rings and the records that circulate in them: one record for the
-/// measuring thread to start with, the rest waiting cleared. Allocates about 4 MiB.
-pub fn window_link() -> (WindowLink, CollectorLink, Box<WindowRecord>) {
-    let (full_tx, full_rx) = rtrb::RingBuffer::new(WINDOW_RECORDS);
-    let (mut empty_tx, empty_rx) = rtrb::RingBuffer::new(WINDOW_RECORDS);
-    for _ in 1..WINDOW_RECORDS {
+/// Creates the two rings and the `records` (≥ 2; normally [`WINDOW_RECORDS`]) that circulate
+/// in them: one for the measuring thread to start with, the rest waiting cleared. Allocates
+/// about 150 KiB per record.
+pub fn window_link(records: usize) -> (WindowLink, CollectorLink, Box<WindowRecord>) {
+    let records = records.max(2);
+    let (full_tx, full_rx) = rtrb::RingBuffer::new(records);
+    let (mut empty_tx, empty_rx) = rtrb::RingBuffer::new(records);
+    for _ in 1..records {
         let _ = empty_tx.push(Box::new(WindowRecord::new()));
     }
     (

@@ -64,7 +64,10 @@ pub fn measure(
     for note in &plan.left_out {
         eprintln!("tickscope: {note}");
     }
-    let system = system::detect();
+    let system = match plan.config.backend.is_mock() {
+        true => system::mock(),
+        false => system::detect(),
+    };
     let base = RunConfig {
         stream_samples: needs.raw_samples,
         ..plan.config.clone()

@@ -68,6 +68,10 @@ pub struct RunConfig {
     pub window_ns: Nanos,
     /// Stream every raw wake-up to the observer ([`RunEvent::Samples`]).
     pub stream_samples: bool,
+    /// What the run measures with (the real system unless a test asks for virtual time);
+    /// not written to result files.
+    #[serde(skip)]
+    pub backend: super::Backend,
 }
 
 impl RunConfig {
@@ -90,6 +94,7 @@ impl RunConfig {
             overrun: OverrunPolicy::Skip,
             window_ns: NS_PER_SEC,
             stream_samples: false,
+            backend: super::Backend::System,
         }
     }
 
