@@ -14,6 +14,7 @@ use tickscope_engine::setup::{
 use tickscope_engine::stats::{latency_stats, period_stats};
 use tickscope_engine::time::{read_clock, ClockId, Nanos};
 use tickscope_engine::wait::{self, MethodReport, WakeMethod};
+use tickscope_engine::worker::{wake_step, Step};
 
 pub use tickscope_engine::run::MAX_PERIOD_NS;
 
@@ -304,27 +305,21 @@ impl Periodic {
                 self.running.insert(started)
             }
         };
-        let expiry = running.grid.expiry();
-        let woke = loop {
-            match self.method.wait(expiry, running.last_woke) {
-                Ok(t) => break t,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Err(Error::os(
-                        format!("the {} wait failed", self.strategy.name()),
-                        e,
-                    ))
-                }
-            }
-        };
+        let step = wake_step(
+            self.method.as_mut(),
+            &mut running.grid,
+            &mut self.record,
+            &mut running.last_woke,
+            !running.ticked,
+            || true,
+        )
+        .map_err(|e| Error::os(format!("the {} wait failed", self.strategy.name()), e))?;
+        let Step {
+            expiry,
+            woke,
+            missed,
+        } = step.expect("a wait that resumes on every signal always ends in a wake-up");
         let latency = woke - expiry;
-        let dt = running
-            .ticked
-            .then_some((woke - running.last_woke, self.period));
-        self.record.record(latency, dt);
-        let missed = running.grid.advance(woke);
-        self.record.overruns += missed;
-        running.last_woke = woke;
         running.ticked = true;
         Ok(Tick {
             index: ((expiry - running.first_expiry) / self.period) as u64,
