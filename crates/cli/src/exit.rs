@@ -14,12 +14,14 @@ pub enum Failure {
 }
 
 impl From<tickscope_engine::Error> for Failure {
+    /// Bad settings and settings that cannot be applied are the user's to change (exit 2);
+    /// an OS failure is not (exit 1). The sentence gets the CLI's flags
+    /// ([`crate::engine_errors`]).
     fn from(e: tickscope_engine::Error) -> Self {
-        match e {
-            tickscope_engine::Error::Config(m) | tickscope_engine::Error::Setup(m) => {
-                Failure::Usage(m)
-            }
-            other => Failure::Runtime(other.to_string()),
+        let text = crate::engine_errors::sentence(&e);
+        match e.kind() {
+            tickscope_engine::ErrorKind::Os => Failure::Runtime(text),
+            _ => Failure::Usage(text),
         }
     }
 }

@@ -10,6 +10,7 @@ mod cli;
 mod cmd;
 mod console;
 mod cyclictest_flags;
+mod engine_errors;
 mod exit;
 mod load;
 mod options;

@@ -494,12 +494,11 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
     let mut left_out = Vec::new();
     let every_cpu = holds_every_cpu(&config.cpus)?;
     for m in listed {
-        let checked =
-            wait::check(m, config.clock, threads, config.period_ns).and_then(|()| {
-                match (&every_cpu, a.allow_rt_spin_all_cpus) {
-                    (Some(cpus), false) => rt_spin_refusal(m, &config, cpus),
-                    _ => Ok(()),
-                }
+        let checked = wait::check(m, config.clock, threads, config.period_ns)
+            .map_err(|why| crate::engine_errors::worded(&why))
+            .and_then(|()| match (&every_cpu, a.allow_rt_spin_all_cpus) {
+                (Some(cpus), false) => rt_spin_refusal(m, &config, cpus),
+                _ => Ok(()),
             });
         match checked {
             Ok(()) => methods.push(m),

@@ -43,5 +43,5 @@ pub mod wait;
 pub mod window_histogram;
 pub mod worker;
 
-pub use error::Error;
+pub use error::{Error, ErrorKind, Setting};
 pub use run::{run, PolicyRequest, RunConfig, RunEvent, RunOutcome};

@@ -1,6 +1,6 @@
 //! What a run is asked to do: [`RunConfig`] and the policy request.
 
-use crate::error::Error;
+use crate::error::{Error, Setting};
 use crate::grid::OverrunPolicy;
 use crate::histogram::HIGHEST_TRACKABLE;
 use crate::setup::Policy;
@@ -102,34 +102,38 @@ impl RunConfig {
     /// loops × period of at most [`MAX_RUN_NS`], at least one thread, a method that can run
     /// with these settings.
     pub(super) fn validate(&self) -> Result<(), Error> {
-        let bad = |s: &str| Err(Error::Config(s.to_string()));
+        let bad = |setting, s: &str| Err(Error::config(setting, s));
         if self.period_ns <= 0 {
-            return bad("the interval must be positive");
+            return bad(Setting::Interval, "the interval must be positive");
         }
         if self.period_ns > MAX_PERIOD_NS {
-            return bad("the interval must be at most 1 h");
+            return bad(Setting::Interval, "the interval must be at most 1 h");
         }
         if self.window_ns <= 0 {
-            return bad("the statistics window must be positive");
+            return bad(Setting::Interval, "the statistics window must be positive");
         }
         if self.cpus.is_empty() {
-            return bad("at least one measuring thread is needed");
+            return bad(Setting::Threads, "at least one measuring thread is needed");
         }
         if self.loops == Some(0) {
-            return bad("--loops must be at least 1");
+            return bad(Setting::Loops, "the number of wake-ups must be at least 1");
         }
         if self.duration_ns.is_some_and(|d| d <= 0) {
-            return bad("--duration must be positive");
+            return bad(Setting::Duration, "the duration must be positive");
         }
         if self.duration_ns.is_some_and(|d| d > MAX_RUN_NS) {
-            return bad("--duration must be at most 100 years");
+            return bad(Setting::Duration, "the duration must be at most 100 years");
         }
         if let Some(loops) = self.loops {
             if loops_span_ns(loops, self.period_ns).is_none_or(|ns| ns > MAX_RUN_NS) {
-                return bad("--loops × interval must be at most 100 years");
+                return bad(
+                    Setting::Loops,
+                    "the number of wake-ups times the interval must be at most 100 years",
+                );
             }
         }
-        wait::check(self.method, self.clock, self.cpus.len(), self.period_ns).map_err(Error::Config)
+        wait::check(self.method, self.clock, self.cpus.len(), self.period_ns)
+            .map_err(|m| Error::config(Setting::Method, m))
     }
 }
 

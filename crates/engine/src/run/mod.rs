@@ -40,9 +40,10 @@ use thread::{worker_thread, SetupReport, Start, WorkerEnd, WorkerPorts};
 /// [`Backend::Mock`] in `cfg` the same steps run on virtual time (see [`backend`]).
 ///
 /// # Errors
-/// [`Error::Config`] for an invalid configuration; [`Error::Setup`] when an explicitly
-/// requested setting (policy, CPU, PM QoS) cannot be applied — the message says what is
-/// missing; [`Error::Os`] when a thread cannot be created.
+/// [`ErrorKind::InvalidConfig`](crate::error::ErrorKind) for an invalid configuration,
+/// [`ErrorKind::Setup`](crate::error::ErrorKind) when an explicitly requested setting
+/// (policy, CPU, PM QoS) cannot be applied — the message says what is missing,
+/// [`ErrorKind::Os`](crate::error::ErrorKind) when a thread cannot be created.
 pub fn run(
     cfg: &RunConfig,
     stop: &Arc<AtomicBool>,
@@ -105,25 +106,23 @@ impl ProcessGuards {
             Some(us) => match PmQosGuard::hold(us) {
                 Ok(g) => (Some(g), None),
                 Err(e) if cfg.pm_qos_required => {
-                    return Err(Error::Setup(privileges::explain_pm_qos_error(&e)))
+                    return Err(Error::setup(privileges::explain_pm_qos_error(&e)))
                 }
                 Err(e) => (None, Some(privileges::explain_pm_qos_error(&e))),
             },
             None => (None, None),
         };
-        let wake = setup::WakeSignalGuard::install().map_err(|e| Error::Os {
-            context: "cannot install the wake-up signal handler".into(),
-            source: e,
-        })?;
+        let wake = setup::WakeSignalGuard::install()
+            .map_err(|e| Error::os("cannot install the wake-up signal handler", e))?;
         // itimer: SIGALRM kept off this thread and the threads it starts, so that it lands
         // on the measuring thread.
         let method = match cfg.method.descriptor().process_guard {
-            Some(guard) => Some(guard().map_err(|e| Error::Os {
-                context: format!(
+            Some(guard) => Some(guard().map_err(|e| {
+                let what = format!(
                     "cannot prepare the process for method {}",
                     cfg.method.name()
-                ),
-                source: e,
+                );
+                Error::os(what, e)
             })?),
             None => None,
         };
@@ -185,10 +184,7 @@ fn spawn_workers(
             .name(format!("tickscope-{index}"))
             .stack_size(4 * setup::PREFAULT_BYTES)
             .spawn(move || worker_thread(&cfg, index, cpu, &stop, ports))
-            .map_err(|e| Error::Os {
-                context: format!("cannot start measuring thread {index}"),
-                source: e,
-            })?;
+            .map_err(|e| Error::os(format!("cannot start measuring thread {index}"), e))?;
         workers.push(Worker { handle, go, setup });
         collectors.push((collector, sample_rx));
     }
@@ -225,7 +221,7 @@ fn await_setup(workers: &[Worker]) -> Result<Vec<SetupReport>, Error> {
             for w in workers {
                 let _ = w.go.send(Start::Abort);
             }
-            Err(Error::Setup(msg))
+            Err(Error::setup(msg))
         }
     }
 }

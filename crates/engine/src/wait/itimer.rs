@@ -29,15 +29,15 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     limits: |_, threads, period| {
         if threads > 1 {
             return Err(format!(
-                "--method itimer: setitimer(ITIMER_REAL) is one timer per process and its \
+                "method itimer: setitimer(ITIMER_REAL) is one timer per process and its \
                  SIGALRM goes to the whole process, so it can drive only one measuring thread \
-                 (asked for {threads}); use -t 1, or --method posix-timer, which aims a timer \
-                 at each thread"
+                 (asked for {threads}); use one thread, or the posix-timer method, which aims \
+                 a timer at each thread"
             ));
         }
         if period % crate::time::NS_PER_US != 0 {
             return Err(format!(
-                "--method itimer: setitimer(2) takes its interval in whole µs (a struct \
+                "method itimer: setitimer(2) takes its interval in whole µs (a struct \
                  timeval) and {period} ns is not; choose an interval of whole µs"
             ));
         }

@@ -14,13 +14,13 @@ pub(crate) fn check_clock(kind: MethodKind, clock: ClockId) -> Result<(), String
     if let Some(only) = kind.fixed_clock() {
         if clock != only {
             return Err(format!(
-                "--method {name}: {} takes no clock and always runs on CLOCK_{}, so it cannot \
-                 measure CLOCK_{}; use --clock {} (nanosleep-abs and nanosleep-rel sleep on any \
-                 clock)",
+                "method {name}: {} takes no clock and always runs on CLOCK_{}, so it cannot \
+                 measure CLOCK_{}; measure CLOCK_{} (the nanosleep-abs and nanosleep-rel \
+                 methods sleep on any clock)",
                 kind.kernel_call(),
                 only.name().to_uppercase(),
                 clock.name().to_uppercase(),
-                only.name()
+                only.name().to_uppercase()
             ));
         }
     }
@@ -47,7 +47,7 @@ pub fn explain_setup_error(kind: MethodKind, err: &io::Error) -> String {
     match err.raw_os_error() {
         Some(libc::ENOSYS) => format!(
             "method {name} is not supported by this kernel: {call} is not implemented (ENOSYS); \
-             choose another --method (nanosleep-abs works on every kernel)"
+             choose another method (nanosleep-abs works on every kernel)"
         ),
         Some(libc::EBUSY) if kind == MethodKind::Itimer => format!(
             "method {name}: the process's interval timer is already in use by another measuring \
@@ -76,7 +76,7 @@ mod tests {
             assert_eq!(check(kind, ClockId::Monotonic, 1, MS), Ok(()));
             let e = check(kind, ClockId::Realtime, 1, MS).unwrap_err();
             assert!(
-                e.contains("CLOCK_MONOTONIC") && e.contains("--clock monotonic"),
+                e.contains("CLOCK_MONOTONIC") && e.contains("measure CLOCK_MONOTONIC"),
                 "{e}"
             );
         }
@@ -89,7 +89,7 @@ mod tests {
     fn itimer_refuses_several_threads_and_sub_microsecond_periods() {
         let e = check(MethodKind::Itimer, ClockId::Monotonic, 2, MS).unwrap_err();
         assert!(
-            e.contains("only one measuring thread") && e.contains("-t 1"),
+            e.contains("only one measuring thread") && e.contains("use one thread"),
             "{e}"
         );
         let e = check(MethodKind::Itimer, ClockId::Monotonic, 1, 11_764_706).unwrap_err();

@@ -40,7 +40,7 @@ pub fn throttle_warning(
         return None;
     }
     let naps = if kind == MethodKind::Busy && options.busy_sleep_every.is_some() {
-        " (--busy-sleep-every does not prevent it: its naps give no CPU time back)"
+        " (napping every N readings does not prevent it: the naps give no CPU time back)"
     } else {
         ""
     };
@@ -179,7 +179,10 @@ mod tests {
             Some(950_000),
         )
         .unwrap();
-        assert!(w.contains("--busy-sleep-every does not prevent it"), "{w}");
+        assert!(
+            w.contains("napping every N readings does not prevent it"),
+            "{w}"
+        );
     }
 
     #[test]

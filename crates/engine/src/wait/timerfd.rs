@@ -19,8 +19,8 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     limits: |clock, _, _| {
         if clock == ClockId::Tai {
             return Err(
-                "--method timerfd: timerfd_create(2) does not accept CLOCK_TAI; use \
-                 --clock monotonic, realtime or boottime"
+                "method timerfd: timerfd_create(2) does not accept CLOCK_TAI; measure \
+                 CLOCK_MONOTONIC, CLOCK_REALTIME or CLOCK_BOOTTIME"
                     .into(),
             );
         }
