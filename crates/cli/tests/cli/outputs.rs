@@ -4,22 +4,17 @@
 //! runs in a temporary directory; the real `/dev` is only written to as standard output
 //! (`/dev/full`), never replaced. Real time is involved, so only structure is asserted.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{symlink, FileTypeExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("tickscope")
-}
+use super::common::bin;
 
 fn mkfifo(p: &Path) {
     let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();

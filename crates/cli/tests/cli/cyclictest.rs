@@ -2,11 +2,7 @@
 //! cyclictest's flags answered with tickscope's equivalent, `-D 1d`, `--policy normal`, and
 //! clap's errors kept whole on one line. Real time is involved only in structure.
 
-use assert_cmd::Command;
-
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
 /// The error line of a refused command line.
 fn refusal(args: &[&str]) -> String {

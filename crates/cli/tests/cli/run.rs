@@ -1,15 +1,12 @@
 //! `tickscope run` end to end: bad input, result-file structure under each policy, several
 //! threads, and interruption. Real time is involved, so only structure is asserted.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("result file exists");

@@ -1,13 +1,10 @@
 //! `tickscope run` with its exports, then `report` and `compare` on the result — the whole
 //! path on this machine. Real timing: only structure is checked, never values.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

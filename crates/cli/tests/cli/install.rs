@@ -1,11 +1,7 @@
 //! What installing tickscope gives besides the binary: shell completions and manual pages,
 //! both generated from the command line's definition.
 
-use assert_cmd::Command;
-
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
 #[test]
 fn completions_generate_for_every_shell() {

@@ -3,10 +3,9 @@
 //! never a panic, never a hang, one line when refused); a FIFO, a directory and an oversized
 //! file refused at once; `-` read from standard input.
 
-#[path = "../../report/tests/mutants/mod.rs"]
+#[path = "../../../report/tests/mutants/mod.rs"]
 mod mutants;
 
-use assert_cmd::Command;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,9 +13,7 @@ use std::time::Duration;
 /// report crate's tests/mutation.rs).
 const PER_FIXTURE: usize = 24;
 
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
 fn fixtures() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures");

@@ -1,7 +1,6 @@
 //! `tickscope scenario`: listing, bad files, every built-in with `--quick` (structure of the
 //! output and of the JSON), and a user-written scenario with a load and a timed action.
 
-use assert_cmd::Command;
 use std::time::Duration;
 
 const BUILTINS: &[(&str, bool)] = &[
@@ -20,9 +19,7 @@ fn have_stress_ng() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
 #[test]
 fn list_and_show() {
