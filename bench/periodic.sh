@@ -14,5 +14,5 @@ secs=${1:-10}
 rounds=${2:-5}
 fifo=${3:-0}
 here=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --manifest-path "$here/Cargo.toml" -q -p tickscope-periodic --example bench-periodic
+cargo build --release --manifest-path "$here/Cargo.toml" -q -p tickscope --example bench-periodic
 timeout $((5 * secs + 10 * rounds + 60)) "$here/target/release/examples/bench-periodic" "$secs" "$rounds" "$fifo"

@@ -2,7 +2,7 @@
 //! statistics block (and what Cpp-Periodic-Task does not show: latency, misses, CPU).
 //!
 //! ```sh
-//! cargo run --release -p tickscope-periodic --example periodic -- [TICKS [sleep|busy|hybrid]]
+//! cargo run --release -p tickscope --example periodic -- [TICKS [sleep|busy|hybrid]]
 //! ```
 
 use tickscope::{Periodic, Stats, Strategy};

@@ -271,6 +271,20 @@ impl Periodic {
         Periodic::builder(period).strategy(strategy).build()
     }
 
+    /// [`Periodic::new`] with the period as a [`Duration`](std::time::Duration).
+    ///
+    /// # Errors
+    /// As [`Builder::build`]; a period beyond `i64` ns (292 years) is out of range like any
+    /// period above the one-hour limit.
+    pub fn every(period: std::time::Duration, strategy: Strategy) -> Result<Periodic, Error> {
+        Periodic::new(duration_ns(period), strategy)
+    }
+
+    /// [`Periodic::builder`] with the period as a [`Duration`](std::time::Duration).
+    pub fn builder_every(period: std::time::Duration) -> Builder {
+        Periodic::builder(duration_ns(period))
+    }
+
     /// Options for a loop waking every `period` ns (checked by [`Builder::build`]).
     pub fn builder(period: Nanos) -> Builder {
         Builder {
@@ -476,9 +490,28 @@ fn thread_cpu() -> Nanos {
     read_clock(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
+/// A `Duration` as ns; one beyond `i64` saturates, so [`Builder::build`] refuses it as out of
+/// range.
+fn duration_ns(d: std::time::Duration) -> Nanos {
+    Nanos::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_period_may_be_a_duration() {
+        use std::time::Duration;
+        let p = Periodic::every(Duration::from_micros(500), Strategy::Sleep).unwrap();
+        assert_eq!(p.period(), 500_000);
+        assert!(Periodic::every(Duration::ZERO, Strategy::Sleep).is_err());
+        assert!(Periodic::every(Duration::from_secs(u64::MAX), Strategy::Sleep).is_err());
+        let b = Periodic::builder_every(Duration::from_millis(2))
+            .build()
+            .unwrap();
+        assert_eq!(b.period(), 2_000_000);
+    }
     use tickscope_engine::setup::{allowed_cpus, current_policy, current_timer_slack};
 
     #[test]

@@ -78,7 +78,7 @@ fn committed_header_is_up_to_date() {
     assert!(
         committed == generated,
         "include/tickscope.h is stale: run \
-         TICKSCOPE_BLESS=1 cargo test -p tickscope-periodic --test header"
+         TICKSCOPE_BLESS=1 cargo test -p tickscope --test header"
     );
     for name in [
         "ts_periodic_new",

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// The real-time priority `auto` tries (cyclictest's usual `-p 90`).
 pub const AUTO_PRIORITY: u8 = 90;
 
-/// The longest period a run (and a `tickscope_periodic` loop) accepts, ns: one hour, the
+/// The longest period a run (and a `tickscope` library loop) accepts, ns: one hour, the
 /// range the statistics' histograms record exactly ([`HIGHEST_TRACKABLE`]), so that no
 /// latency or period of a valid run is clamped. The one home of this limit: the CLI's `-i`
 /// and the C API's period check use it from here.
