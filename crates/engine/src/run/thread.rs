@@ -90,16 +90,7 @@ pub(super) fn worker_thread(
         return fail(wait::explain_setup_error(cfg.method, &e));
     }
     setup::prefault_stack();
-    let params = LoopParams {
-        first_expiry,
-        period: cfg.period_ns,
-        max_samples: cfg.loops.unwrap_or(u64::MAX),
-        end: cfg
-            .duration_ns
-            .map_or(Nanos::MAX, |d| first_expiry.saturating_add(d)),
-        overrun: cfg.overrun,
-        window: cfg.window_ns,
-    };
+    let params = loop_params(cfg, first_expiry);
     let cpu0 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
     let end = measure(
         method.as_mut(),
@@ -122,6 +113,20 @@ pub(super) fn worker_thread(
         wall: end.last_woke - end.started,
         error: end.error.map(|e| format!("measuring thread stopped: {e}")),
         report: Some(report),
+    }
+}
+
+/// The measuring loop's parameters for a run starting at `first_expiry`.
+fn loop_params(cfg: &RunConfig, first_expiry: Nanos) -> LoopParams {
+    LoopParams {
+        first_expiry,
+        period: cfg.period_ns,
+        max_samples: cfg.loops.unwrap_or(u64::MAX),
+        end: cfg
+            .duration_ns
+            .map_or(Nanos::MAX, |d| first_expiry.saturating_add(d)),
+        overrun: cfg.overrun,
+        window: cfg.window_ns,
     }
 }
 
