@@ -9,11 +9,15 @@
 mod cli;
 mod cmd;
 mod console;
+mod cyclictest_flags;
+mod engine_errors;
 mod exit;
 mod housekeeping;
 mod http;
+mod load;
 mod options;
 mod output_path;
+mod scenario;
 mod textfile;
 
 use clap::Parser;
@@ -34,6 +38,9 @@ fn main() -> ExitCode {
         cli::Command::Clocks(args) => cmd::clocks::execute(&args),
         cli::Command::Report(args) => cmd::report::execute(&args),
         cli::Command::Compare(args) => cmd::compare::execute(&args),
+        cli::Command::Scenario(c) => cmd::scenario::execute(c),
+        cli::Command::Completions(args) => cmd::completions::execute(&args),
+        cli::Command::Man(args) => cmd::man::execute(&args),
         cli::Command::Monitor(args) => cmd::monitor::execute(&args),
         cli::Command::Hlog(c) => cmd::hlog::execute(&c),
     };

@@ -8,7 +8,7 @@
 //!   written directly, regular files replaced atomically;
 //! * [`quote`] — paths in one-line messages;
 //! * [`units`] — nanoseconds in units that read well, always labelled;
-//! * [`terminal`] — the header, the per-second lines and the summary table;
+//! * [`terminal`] — the header and the summary table; [`live`] — the per-second lines;
 //! * [`import`] — reading tickscope, cyclictest and jitterdebugger result files;
 //! * [`compare`] — results side by side (table, Markdown, CSV, JSON);
 //! * [`export`] — files rendered from a run: cyclictest-style histogram, CSV, raw samples,
@@ -25,9 +25,12 @@ pub mod compare;
 pub mod document;
 pub mod export;
 pub mod import;
+pub mod live;
+pub mod load;
 pub mod methods_table;
 pub mod output;
 pub mod plot;
+pub mod procstat;
 pub mod quote;
 pub mod sink;
 pub mod terminal;

@@ -2,9 +2,12 @@
 
 pub mod clocks;
 pub mod compare;
+pub mod completions;
 pub mod hlog;
+pub mod man;
 pub mod monitor;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod signals;
 pub mod sinks;

@@ -1,7 +1,7 @@
 //! `tickscope run`: measure, show each second, summarise, write the result file — or, with
 //! several methods or rounds, run each in turn and print one comparison table.
 //!
-//! A comparison runs the methods in the order of [`tickscope_engine::compare::schedule`]
+//! A comparison runs the methods in the order of [`tickscope_engine::schedule::schedule`]
 //! (each round rotated by one), every run with the same configuration but its method and
 //! started the same way by the engine (fresh threads, same setup, first expiry the same
 //! distance ahead, no sample discarded). Per-second lines are left out; one line per
@@ -14,8 +14,8 @@ use crate::cli::RunArgs;
 use crate::exit::Failure;
 use crate::options::run_plan;
 use std::sync::atomic::Ordering;
-use tickscope_engine::compare::schedule;
 use tickscope_engine::run::{run, RunConfig, RunEvent};
+use tickscope_engine::schedule::schedule;
 use tickscope_engine::system;
 use tickscope_report::sink::{RunContext, RunSink, SinkNeeds};
 use tickscope_report::{MethodRun, RunDocument};
@@ -28,16 +28,46 @@ use tickscope_report::{MethodRun, RunDocument};
 /// setting that cannot be applied — all before the first wake-up; [`Failure::Runtime`]
 /// when a result file cannot be written or a thread fails.
 pub fn execute(args: &RunArgs) -> Result<(), Failure> {
+    measure(args, Vec::new(), &mut |_| {})
+}
+
+/// [`execute`] with `extra` sinks (placed first, so that their sections are in the
+/// document every other sink sees) and `on_doc` called with the final document, before the
+/// sinks finish. With `--load`, the load is started and settled before the first wake-up
+/// and stopped and reaped after the last (on every path: its guard is dropped).
+///
+/// # Errors
+/// As [`execute`]; a load that cannot be started is [`Failure::Usage`].
+pub fn measure(
+    args: &RunArgs,
+    extra: Vec<Box<dyn RunSink>>,
+    on_doc: &mut dyn FnMut(&RunDocument),
+) -> Result<(), Failure> {
     let plan = run_plan(args).map_err(Failure::Usage)?;
+    let load = crate::load::request(args.load.as_deref(), args.load_cpus.as_deref())?;
     let stop = stoppable();
     let mut sinks = sinks(args, plan.is_comparison(), &stop)?;
+    let mut running = match &load {
+        Some(l) => {
+            let (child, record) = l.start()?;
+            sinks.insert(0, l.sink(record));
+            Some(child)
+        }
+        None => None,
+    };
+    for (i, s) in extra.into_iter().enumerate() {
+        sinks.insert(i, s);
+    }
     let needs = sinks
         .iter()
         .fold(SinkNeeds::default(), |n, s| n.union(s.needs()));
     for note in &plan.left_out {
         eprintln!("tickscope: {note}");
     }
-    let system = system::detect();
+    let system = match plan.config.backend.is_mock() {
+        true => system::mock(),
+        false => system::detect(),
+    };
     let base = RunConfig {
         stream_samples: needs.raw_samples,
         ..plan.config.clone()
@@ -50,6 +80,10 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
             RunDocument::from_runs(system.clone(), base.clone(), runs.to_vec(), error.clone());
         if !plan.is_comparison() {
             doc.runs.clear(); // a single run is described by the top-level fields
+        }
+        doc.command_line = std::env::args().collect();
+        if args.redact {
+            doc.redact();
         }
         doc
     };
@@ -84,13 +118,21 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
                 .map_err(|e| Failure::Runtime(e.to_string()))?;
         }
     }
+    if let Some(child) = running.as_mut() {
+        child.stop(); // after the last wake-up, before the document records its exit
+    }
     if runs.is_empty() {
         return Ok(()); // stopped before any run: nothing to write, as for any unfinished output
     }
     // Files first, the terminal (last in the list) after: a closed or full standard output
     // must not cost the result.
     let doc = annotated(&mut sinks, document(&runs, &error));
-    let mut notes = Vec::new();
+    on_doc(&doc);
+    let mut notes: Vec<String> = doc
+        .load
+        .iter()
+        .map(|l| format!("load: {}", l.describe()))
+        .collect();
     let mut failed = None;
     for s in &mut sinks {
         if let Err(e) = s.finish(&doc, &mut notes) {

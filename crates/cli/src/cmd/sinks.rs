@@ -9,6 +9,8 @@ use crate::output_path::prepare_outputs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use tickscope_report::export::histogram_file::{HistogramOptions, MAX_BUCKETS};
+use tickscope_report::sink::histogram::HistogramSink;
 use tickscope_report::sink::registry::{self, Format};
 use tickscope_report::sink::terminal::{Printer, TerminalSink};
 use tickscope_report::sink::RunSink;
@@ -49,6 +51,35 @@ fn wanted(args: &RunArgs) -> Result<Vec<(&'static Format, PathBuf)>, Failure> {
     Ok(out)
 }
 
+/// cyclictest's `-h N` / `-H N`: the histogram's range and layout, if asked for.
+///
+/// # Errors
+/// [`Failure::Usage`] for a range that is not a whole number of µs in 1 ..= 100 000.
+fn histogram_options(args: &RunArgs) -> Result<Option<HistogramOptions>, Failure> {
+    let e = &args.exports;
+    let (text, flag, all_column) = match (&e.histogram, &e.histofall) {
+        (Some(t), _) => (t, "-h", false),
+        (None, Some(t)) => (t, "-H", true),
+        (None, None) => return Ok(None),
+    };
+    let range: usize = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n| (1..=MAX_BUCKETS).contains(n))
+        .ok_or_else(|| {
+            Failure::Usage(format!(
+                "{flag} '{text}' is not a histogram range: a whole number of µs from 1 to \
+                 {MAX_BUCKETS} (cyclictest -h 400 tracks 0-399 µs)"
+            ))
+        })?;
+    Ok(Some(HistogramOptions {
+        range_us: Some(range),
+        all_column,
+        overflow_cycles: Vec::new(),
+    }))
+}
+
 /// The sinks of a run: each export's, then the terminal's.
 ///
 /// # Errors
@@ -59,7 +90,15 @@ pub fn sinks(
     comparison: bool,
     stop: &Arc<AtomicBool>,
 ) -> Result<Vec<Box<dyn RunSink>>, Failure> {
-    let wanted = wanted(args)?;
+    let cyclictest = histogram_options(args)?;
+    let mut wanted = wanted(args)?;
+    if cyclictest.is_some() && !wanted.iter().any(|(f, _)| f.name == "histogram") {
+        // cyclictest -h without --histfile: the histogram goes to standard output.
+        wanted.push((
+            registry::format("histogram").expect("registered"),
+            "-".into(),
+        ));
+    }
     if comparison && wanted.iter().any(|(f, _)| f.single_run_only) {
         let flags: Vec<&str> = registry::FORMATS
             .iter()
@@ -77,8 +116,10 @@ pub fn sinks(
     let outputs = prepare_outputs(&named, &[])?;
     let mut sinks = Vec::with_capacity(outputs.len() + 1);
     for ((format, _), out) in wanted.iter().zip(outputs) {
-        let sink =
-            (format.open)(out).map_err(|e| Failure::Usage(format!("{}: {e}", format.flag)))?;
+        let sink: Box<dyn RunSink> = match (&cyclictest, format.name) {
+            (Some(opts), "histogram") => Box::new(HistogramSink::new(out, opts.clone())),
+            _ => (format.open)(out).map_err(|e| Failure::Usage(format!("{}: {e}", format.flag)))?,
+        };
         sinks.push(sink);
     }
     sinks.push(Box::new(TerminalSink::new(
@@ -98,5 +139,8 @@ impl Printer for Console {
     }
     fn closed(&self) -> bool {
         console::stdout_closed()
+    }
+    fn width(&self) -> Option<usize> {
+        console::width()
     }
 }

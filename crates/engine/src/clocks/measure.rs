@@ -82,10 +82,13 @@ pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
 /// As [`measure()`].
 pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResult, Error> {
     if cfg.budget_ns <= 0 {
-        return Err(Error::Config(format!(
-            "the time budget must be positive (got {} ns)",
-            cfg.budget_ns
-        )));
+        return Err(Error::config(
+            crate::error::Setting::Budget,
+            format!(
+                "the time budget must be positive (got {} ns)",
+                cfg.budget_ns
+            ),
+        ));
     }
     let (cpu, cpu_note) = match (cfg.cpu, cfg.idle_compare) {
         (Some(c), _) => (Some(c), Some("as asked".to_string())),
@@ -106,7 +109,7 @@ pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResu
     let _pin = cpu
         .map(|c| {
             AffinityGuard::pin(c)
-                .map_err(|e| Error::Setup(format!("cannot pin the measurement to CPU {c}: {e}")))
+                .map_err(|e| Error::setup(format!("cannot pin the measurement to CPU {c}: {e}")))
         })
         .transpose()?;
 
@@ -340,7 +343,7 @@ fn time_batches<F: FnMut() -> i64>(
     )
 }
 
-/// The 2010 seed's measurement: sleep [`IDLE_GAP_NS`], read twice back to back, keep the
+/// The clock_gettime 2010 post's measurement: sleep [`IDLE_GAP_NS`], read twice back to back, keep the
 /// difference (× `unit_ns`, rounded to ns); repeated for about `share_ns` (at least
 /// [`MIN_IDLE_PAIRS`], at most [`MAX_IDLE_PAIRS`] times).
 #[inline(always)]
@@ -394,6 +397,9 @@ mod tests {
             budget_ns: 0,
             ..cfg
         };
-        assert!(matches!(measure(&bad), Err(Error::Config(_))));
+        assert!(matches!(
+            measure(&bad).map_err(|e| e.kind().clone()),
+            Err(crate::error::ErrorKind::InvalidConfig { .. })
+        ));
     }
 }

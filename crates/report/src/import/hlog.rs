@@ -237,5 +237,6 @@ pub fn import(text: &str, stem: &str) -> Result<Measurement, String> {
         missed_periods: None,
         cpu_percent: None,
         notes,
+        threads: Vec::new(),
     })
 }

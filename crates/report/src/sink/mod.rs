@@ -9,12 +9,15 @@
 //!
 //! One file per sink: [`terminal`] (header, per-second lines, summary or comparison table),
 //! [`json`] (the result document, rewritten after every run), [`rendered`] (any
-//! [`crate::export::Exporter`] written when the run ends: CSV, histogram file), [`samples`]
+//! [`crate::export::Exporter`] written when the run ends: CSV), [`histogram`] (cyclictest's
+//! `-h` format, with the overflows' cycle numbers), [`samples`]
 //! (every wake-up, streamed). [`registry`] names the file formats; a new output format is
 //! one new file plus one line there.
 
+pub mod histogram;
 pub mod hlog;
 pub mod json;
+pub mod load;
 pub mod prometheus;
 pub mod registry;
 pub mod rendered;

@@ -4,22 +4,17 @@
 //! runs in a temporary directory; the real `/dev` is only written to as standard output
 //! (`/dev/full`), never replaced. Real time is involved, so only structure is asserted.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{symlink, FileTypeExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("tickscope")
-}
+use super::common::bin;
 
 fn mkfifo(p: &Path) {
     let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
@@ -299,8 +294,13 @@ fn a_full_standard_output_is_one_line_exit_1_after_the_files() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("standard output"), "{err}");
+    // A noisy machine may add the "did not keep up" warning; the failure itself is one line.
+    let failure: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.contains("did not keep up"))
+        .collect();
+    assert_eq!(failure.len(), 1, "{err}");
+    assert!(failure[0].contains("standard output"), "{err}");
     assert_eq!(json(&r)["schema"], "tickscope.run/1");
 }
 
