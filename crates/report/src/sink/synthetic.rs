@@ -194,6 +194,9 @@ impl Run {
                 .collect(),
             summary: stats(&all, None),
             runs: Vec::new(),
+            load: None,
+            command_line: Vec::new(),
+            redacted: false,
         }
     }
 }
