@@ -10,7 +10,7 @@
 #![allow(non_camel_case_types)]
 
 use crate::error::Error;
-use crate::executive::{Control, Executive, Release, Task, TaskId};
+use crate::executive::{Control, Executive, Release, Task};
 use crate::ffi::{
     null, set_last_error, shielded, status, strategy_from_c, ts_overrun, ts_strategy,
     TS_MARGIN_AUTO, TS_OVERRUN_CATCH_UP, TS_OVERRUN_SKIP,
@@ -48,7 +48,8 @@ pub struct ts_release {
 /// A task's callback: return 0 to go on, anything else to make the current
 /// `ts_executive_run_*` call return after this release. `user` is the pointer given to
 /// `ts_executive_add`.
-pub type ts_task_fn = Option<unsafe extern "C" fn(release: *const ts_release, user: *mut c_void) -> c_int>;
+pub type ts_task_fn =
+    Option<unsafe extern "C" fn(release: *const ts_release, user: *mut c_void) -> c_int>;
 
 /// A task's timing. Fill it with `ts_task_options_init`, then change fields.
 #[repr(C)]
@@ -120,7 +121,6 @@ pub struct ts_plan {
     /// Instants of the hyperperiod at which several tasks are due.
     pub coincidences: u64,
 }
-
 
 fn inner_mut<'a>(ex: *mut ts_executive) -> Result<&'a mut Executive<'static>, Error> {
     // SAFETY: the public functions' contracts: NULL or a live executive of this thread.
@@ -390,12 +390,6 @@ pub unsafe extern "C" fn ts_executive_free(ex: *mut ts_executive) {
     })
 }
 
-/// The id type of the Rust API, for the tests.
-#[cfg(test)]
-fn id(i: usize) -> TaskId {
-    TaskId(i)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,7 +398,9 @@ mod tests {
 
     fn last_error() -> String {
         // SAFETY: never NULL; valid until the next failure on this thread.
-        unsafe { CStr::from_ptr(ts_last_error()) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(ts_last_error()) }
+            .to_string_lossy()
+            .into_owned()
     }
 
     unsafe extern "C" fn counter(r: *const ts_release, user: *mut c_void) -> c_int {
@@ -442,7 +438,6 @@ mod tests {
             ts_executive_free(ex);
         }
         assert_eq!(counts[0] + counts[1], 7);
-        assert_eq!(id(1), TaskId(1));
     }
 
     #[test]
@@ -450,13 +445,30 @@ mod tests {
         // SAFETY: NULLs are allowed by every function's contract.
         unsafe {
             assert!(ts_executive_new(9).is_null());
-            assert_eq!(ts_executive_run_until(std::ptr::null_mut(), 1), -i64::from(libc::EINVAL));
+            assert_eq!(
+                ts_executive_run_until(std::ptr::null_mut(), 1),
+                -i64::from(libc::EINVAL)
+            );
             let ex = ts_executive_new(TS_STRATEGY_SLEEP);
-            let o = ts_task_options { period_ns: 1000, overrun: 7, ..Default::default() };
-            assert_eq!(ts_executive_add(ex, &o, Some(counter), std::ptr::null_mut()), -libc::EINVAL);
+            let o = ts_task_options {
+                period_ns: 1000,
+                overrun: 7,
+                ..Default::default()
+            };
+            assert_eq!(
+                ts_executive_add(ex, &o, Some(counter), std::ptr::null_mut()),
+                -libc::EINVAL
+            );
             assert!(last_error().contains("overrun"));
-            assert_eq!(ts_executive_add(ex, &o, None, std::ptr::null_mut()), -libc::EINVAL);
-            assert_eq!(ts_executive_run_until(ex, 1), -i64::from(libc::EINVAL), "no task");
+            assert_eq!(
+                ts_executive_add(ex, &o, None, std::ptr::null_mut()),
+                -libc::EINVAL
+            );
+            assert_eq!(
+                ts_executive_run_until(ex, 1),
+                -i64::from(libc::EINVAL),
+                "no task"
+            );
             ts_executive_free(ex);
             ts_executive_free(std::ptr::null_mut());
         }

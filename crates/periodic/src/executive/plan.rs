@@ -124,10 +124,7 @@ impl Plan {
         let ranked: Vec<&Task> = order.iter().map(|&i| &tasks[i]).collect();
         let c = |t: &Task| t.budget.unwrap_or(0);
         let n = tasks.len();
-        let utilisation = tasks
-            .iter()
-            .map(|t| c(t) as f64 / t.period as f64)
-            .sum();
+        let utilisation = tasks.iter().map(|t| c(t) as f64 / t.period as f64).sum();
         let liu_layland_bound = if n == 0 {
             1.0
         } else {
@@ -300,7 +297,11 @@ mod tests {
         assert!((p.utilisation - 0.13).abs() < 1e-12);
         assert!((p.liu_layland_bound - 0.779_763).abs() < 1e-6);
         assert_eq!(p.hyperperiod_ns, Some(10 * MS));
-        let r: Vec<_> = p.tasks.iter().map(|t| (t.id.0, t.blocking_ns, t.response_ns)).collect();
+        let r: Vec<_> = p
+            .tasks
+            .iter()
+            .map(|t| (t.id.0, t.blocking_ns, t.response_ns))
+            .collect();
         assert_eq!(
             r,
             vec![
@@ -313,8 +314,14 @@ mod tests {
         assert_eq!(
             p.coincidences,
             vec![
-                Coincidence { offset_ns: 0, tasks: vec![TaskId(0), TaskId(1), TaskId(2)] },
-                Coincidence { offset_ns: 5 * MS, tasks: vec![TaskId(0), TaskId(1)] },
+                Coincidence {
+                    offset_ns: 0,
+                    tasks: vec![TaskId(0), TaskId(1), TaskId(2)]
+                },
+                Coincidence {
+                    offset_ns: 5 * MS,
+                    tasks: vec![TaskId(0), TaskId(1)]
+                },
             ]
         );
     }
@@ -328,7 +335,11 @@ mod tests {
     fn above_the_liu_layland_bound_but_schedulable() {
         let p = Plan::of(&[Task::new(7).budget(3), Task::new(5).budget(2)]);
         assert!(p.utilisation > p.liu_layland_bound);
-        let r: Vec<_> = p.tasks.iter().map(|t| (t.id.0, t.blocking_ns, t.response_ns)).collect();
+        let r: Vec<_> = p
+            .tasks
+            .iter()
+            .map(|t| (t.id.0, t.blocking_ns, t.response_ns))
+            .collect();
         assert_eq!(r, vec![(1, 3, Some(5)), (0, 0, Some(5))]);
         assert!(p.schedulable());
         assert_eq!(p.hyperperiod_ns, Some(35));
@@ -347,7 +358,11 @@ mod tests {
     fn several_releases_in_the_busy_period_and_a_blocking_miss() {
         let p = Plan::of(&[Task::new(4).budget(2), Task::new(6).budget(3)]);
         assert!((p.utilisation - 1.0).abs() < 1e-12);
-        let r: Vec<_> = p.tasks.iter().map(|t| (t.blocking_ns, t.response_ns)).collect();
+        let r: Vec<_> = p
+            .tasks
+            .iter()
+            .map(|t| (t.blocking_ns, t.response_ns))
+            .collect();
         assert_eq!(r, vec![(3, Some(5)), (0, Some(5))]);
         assert!(!p.tasks[0].schedulable() && p.tasks[1].schedulable());
         assert_eq!(p.hyperperiod_ns, Some(12));
@@ -381,7 +396,10 @@ mod tests {
         let p = Plan::of(&[Task::new(2), Task::new(3).phase(1)]);
         assert_eq!(
             p.coincidences,
-            vec![Coincidence { offset_ns: 4, tasks: vec![TaskId(0), TaskId(1)] }]
+            vec![Coincidence {
+                offset_ns: 4,
+                tasks: vec![TaskId(0), TaskId(1)]
+            }]
         );
     }
 }

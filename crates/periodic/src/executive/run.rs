@@ -350,8 +350,7 @@ impl<'a> Executive<'a> {
                 break;
             }
             // A released task, or wait for the earliest expiry.
-            let (task, expiry, start, woken) = match queue.pop_released(running.now.min(until))
-            {
+            let (task, expiry, start, woken) = match queue.pop_released(running.now.min(until)) {
                 Some((task, expiry)) => (task, expiry, method.now(), false),
                 None => {
                     let next = queue.earliest().expect("every task is queued");
@@ -421,10 +420,7 @@ impl<'a> Executive<'a> {
     /// Per-task statistics since the first run (or [`Executive::reset_stats`]), in the order
     /// the tasks were added. Allocates; call it between runs.
     pub fn stats(&self) -> Vec<TaskStats> {
-        self.slots
-            .iter()
-            .map(|s| s.record.stats(&s.task))
-            .collect()
+        self.slots.iter().map(|s| s.record.stats(&s.task)).collect()
     }
 
     /// Forgets the statistics (after a warm-up, say) without touching the grids.

@@ -219,7 +219,10 @@ mod tests {
         assert!(Task::new(0).validate().is_err());
         assert!(Task::new(1).phase(-1).validate().is_err());
         assert!(Task::new(1).budget(0).validate().is_err());
-        let e = Task::new(1).deadline(MAX_PERIOD_NS + 1).validate().unwrap_err();
+        let e = Task::new(1)
+            .deadline(MAX_PERIOD_NS + 1)
+            .validate()
+            .unwrap_err();
         assert!(e.to_string().contains("deadline"), "{e}");
         assert_eq!(Task::new(5).deadline_ns(), 5);
     }

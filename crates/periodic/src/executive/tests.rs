@@ -98,15 +98,24 @@ fn no_drift_after_a_billion_periods() {
     assert_eq!(ex.run_until(2).unwrap(), 2);
     let l = log.borrow();
     // The pending releases ran (late); everything strictly between them and "now" was missed.
-    assert_eq!((l[2].task, l[2].expiry, l[2].missed), (hz100, t0 + 10 * MS, (N - 1) as u64));
+    assert_eq!(
+        (l[2].task, l[2].expiry, l[2].missed),
+        (hz100, t0 + 10 * MS, (N - 1) as u64)
+    );
     let k40 = (N * 10 * MS) / (25 * MS); // 4·10^8: the last 40 Hz point before "now"
-    assert_eq!((l[3].task, l[3].expiry, l[3].missed), (hz40, t0 + 25 * MS, (k40 - 1) as u64));
+    assert_eq!(
+        (l[3].task, l[3].expiry, l[3].missed),
+        (hz40, t0 + 25 * MS, (k40 - 1) as u64)
+    );
     assert_eq!(ex.next_expiry(hz100), Some(t0 + (N + 1) * 10 * MS));
     assert_eq!(ex.next_expiry(hz40), Some(t0 + (k40 + 1) * 25 * MS));
     drop(l);
     assert_eq!(ex.run_until(1).unwrap(), 1);
     let last = *log.borrow().last().unwrap();
-    assert_eq!((last.index, last.expiry), ((N + 1) as u64, t0 + (N + 1) * 10 * MS));
+    assert_eq!(
+        (last.index, last.expiry),
+        ((N + 1) as u64, t0 + (N + 1) * 10 * MS)
+    );
 }
 
 /// 40 Hz beside 100 Hz over 10^4 s of virtual time (1.4·10^6 dispatches, with latency):
@@ -153,11 +162,15 @@ fn coincidences_run_in_priority_order_and_the_order_is_stable() {
         let log: Log = Rc::default();
         let mut ex = executive(&clock, vec![3_000, 0, 17_000], queue);
         // Added slowest first; the 5 ms one has an explicit priority above all.
-        ex.add(Task::new(10 * MS), logger(&log, &clock, 200_000)).unwrap(); // rank 3
-        ex.add(Task::new(2_500_000), logger(&log, &clock, 100_000)).unwrap(); // rank 2
+        ex.add(Task::new(10 * MS), logger(&log, &clock, 200_000))
+            .unwrap(); // rank 3
+        ex.add(Task::new(2_500_000), logger(&log, &clock, 100_000))
+            .unwrap(); // rank 2
         ex.add(Task::new(MS), logger(&log, &clock, 50_000)).unwrap(); // rank 1
-        ex.add(Task::new(5 * MS).priority(1), logger(&log, &clock, 10_000)).unwrap(); // rank 0
-        ex.add(Task::new(MS).name("second 1ms"), logger(&log, &clock, 0)).unwrap(); // rank 1½
+        ex.add(Task::new(5 * MS).priority(1), logger(&log, &clock, 10_000))
+            .unwrap(); // rank 0
+        ex.add(Task::new(MS).name("second 1ms"), logger(&log, &clock, 0))
+            .unwrap(); // rank 1½
         ex.run_for(40 * MS).unwrap();
         let rank = [3, 2, 1, 0, 1];
         let l = log.borrow();
@@ -176,8 +189,15 @@ fn coincidences_run_in_priority_order_and_the_order_is_stable() {
         assert_eq!(l[0].latency, 3_000);
         assert_eq!(l[1].latency, 3_000 + 10_000);
         let s = ex.stats();
-        assert_eq!(s[3].woken, s[3].releases, "the top priority always starts a wake-up");
-        runs.push(l.iter().map(|r| (r.task, r.expiry, r.start)).collect::<Vec<_>>());
+        assert_eq!(
+            s[3].woken, s[3].releases,
+            "the top priority always starts a wake-up"
+        );
+        runs.push(
+            l.iter()
+                .map(|r| (r.task, r.expiry, r.start))
+                .collect::<Vec<_>>(),
+        );
     }
     assert_eq!(runs[0], runs[1]);
 }
@@ -189,22 +209,22 @@ fn deadlines_budgets_and_stop() {
     let c = clock.clone();
     let mut k = 0;
     // 1 ms, deadline 300 us, budget 100 us; every third release works 400 us.
-    ex.add(
-        Task::new(MS).deadline(300_000).budget(100_000),
-        move |_| {
-            k += 1;
-            c.work(if k % 3 == 0 { 400_000 } else { 50_000 });
-            if k == 9 {
-                Control::Stop
-            } else {
-                Control::Continue
-            }
-        },
-    )
+    ex.add(Task::new(MS).deadline(300_000).budget(100_000), move |_| {
+        k += 1;
+        c.work(if k % 3 == 0 { 400_000 } else { 50_000 });
+        if k == 9 {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    })
     .unwrap();
     assert_eq!(ex.run().unwrap(), 9);
     let s = &ex.stats()[0];
-    assert_eq!((s.releases, s.deadline_misses, s.budget_overruns), (9, 3, 3));
+    assert_eq!(
+        (s.releases, s.deadline_misses, s.budget_overruns),
+        (9, 3, 3)
+    );
     assert_eq!(s.response.as_ref().unwrap().max, 400_000);
     let stop = ex.stop_handle();
     stop.stop();
@@ -212,14 +232,22 @@ fn deadlines_budgets_and_stop() {
     assert_eq!(ex.run_until(2).unwrap(), 2);
     ex.reset_stats();
     assert_eq!(ex.stats()[0].releases, 0);
-    assert!(ex.add(Task::new(MS), |_| Control::Continue).is_err(), "no task after the start");
+    assert!(
+        ex.add(Task::new(MS), |_| Control::Continue).is_err(),
+        "no task after the start"
+    );
 }
 
 #[test]
 fn bad_tasks_and_empty_sets_are_refused() {
     let mut ex = Executive::new(Strategy::Sleep);
     assert_eq!(ex.run_until(1).unwrap_err().errno(), libc::EINVAL);
-    assert_eq!(ex.add(Task::new(0), |_| Control::Continue).unwrap_err().errno(), libc::EINVAL);
+    assert_eq!(
+        ex.add(Task::new(0), |_| Control::Continue)
+            .unwrap_err()
+            .errno(),
+        libc::EINVAL
+    );
     assert_eq!(ex.run_for(-1).unwrap_err().errno(), libc::EINVAL);
 }
 
