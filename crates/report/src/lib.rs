@@ -20,6 +20,7 @@
 pub mod clocks;
 pub mod compare;
 pub mod document;
+pub mod executive;
 pub mod export;
 pub mod file;
 pub mod import;
