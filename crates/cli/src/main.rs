@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         cli::Command::Clocks(args) => cmd::clocks::execute(&args),
         cli::Command::Report(args) => cmd::report::execute(&args),
         cli::Command::Compare(args) => cmd::compare::execute(&args),
+        cli::Command::Plan(args) => cmd::plan::execute(&args),
     };
     exit::report(result)
 }

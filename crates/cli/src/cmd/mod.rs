@@ -6,3 +6,6 @@ pub mod exports;
 pub mod report;
 pub mod run;
 pub mod signals;
+pub mod plan;
+pub mod task_spec;
+pub mod tasks;

@@ -30,6 +30,9 @@ use tickscope_report::{terminal, write_atomic, MethodRun, RunDocument};
 /// [`Failure::Usage`] for bad flags or a requested setting that cannot be applied;
 /// [`Failure::Runtime`] when the result file cannot be written or a thread fails.
 pub fn execute(args: &RunArgs) -> Result<(), Failure> {
+    if let Some(tasks) = &args.tasks {
+        return super::tasks::execute(args, tasks);
+    }
     let plan = run_plan(args).map_err(Failure::Usage)?;
     let e = &args.exports;
     if plan.is_comparison()
