@@ -43,7 +43,7 @@ pub fn plan_view(tasks: &[Task], plan: &Plan) -> PlanView {
 /// [`Failure::Usage`] for a bad `--tasks` list.
 pub fn execute(args: &PlanArgs) -> Result<(), Failure> {
     let specs = parse_tasks(&args.tasks).map_err(Failure::Usage)?;
-    let tasks: Vec<Task> = specs.into_iter().map(|s| s.task).collect();
+    let tasks: Vec<Task> = specs.iter().map(|s| s.planned()).collect();
     let plan = Plan::of(&tasks);
     print!("{}", plan_text(&plan_view(&tasks, &plan)));
     Ok(())

@@ -115,7 +115,7 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
         })
         .map_err(|e| Failure::Usage(e.to_string()))?;
     }
-    let tasks: Vec<Task> = specs.iter().map(|s| s.task.clone()).collect();
+    let tasks: Vec<Task> = specs.iter().map(|s| s.planned()).collect();
     let duration = cfg.duration_ns.unwrap_or(10 * NS_PER_SEC);
     if !args.quiet {
         println!(
@@ -130,7 +130,7 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
                 None => format!("{:.1} s", duration as f64 / 1e9),
             }
         );
-        print!("{}", plan_text(&plan_view(&tasks, &ex.plan())));
+        print!("{}", plan_text(&plan_view(&tasks, &tickscope::Plan::of(&tasks))));
         println!();
     }
     let stop = stop_flag().map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
