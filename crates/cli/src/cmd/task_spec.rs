@@ -154,7 +154,7 @@ mod tests {
             ("1ms:overrun=later", "skip or catch-up"),
             ("1ms:prio=high", "prio 'high'"),
             ("0ns", "greater than zero"),
-            ("1ms:work=0us", "work must be above 0"),
+            ("1ms:work=0us", "work must be"),
             ("2h", "period must be"),
         ] {
             let e = parse_tasks(spec).unwrap_err();
