@@ -53,9 +53,20 @@ fn run_tasks_prints_a_row_per_task() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for name in ["1ms (1.00 ms)", "2.5ms (2.50 ms)", "10ms (10.0 ms)"] {
-        assert_eq!(text.lines().filter(|l| l.contains(name)).count(), 1, "{name}:\n{text}");
+        assert_eq!(
+            text.lines().filter(|l| l.contains(name)).count(),
+            1,
+            "{name}:\n{text}"
+        );
     }
-    assert!(text.contains("lat p99") && text.contains("deadline misses"), "{text}");
+    assert!(
+        text.contains("lat p99") && text.contains("deadline misses"),
+        "{text}"
+    );
 }

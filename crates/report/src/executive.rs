@@ -73,7 +73,14 @@ pub fn plan_text(p: &PlanView) -> String {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
     t.set_header(vec![
-        "rank", "task", "period", "deadline", "budget", "blocking", "worst response", "",
+        "rank",
+        "task",
+        "period",
+        "deadline",
+        "budget",
+        "blocking",
+        "worst response",
+        "",
     ]);
     for (rank, r) in p.rows.iter().enumerate() {
         let ok = r.response_ns.is_some_and(|x| x <= r.deadline_ns);
@@ -120,13 +127,21 @@ fn coincidence_text(p: &PlanView) -> String {
     }
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["tasks due together (run order)", "per hyperperiod", "at"]);
+    t.set_header(vec![
+        "tasks due together (run order)",
+        "per hyperperiod",
+        "at",
+    ]);
     for (names, at) in groups.iter().take(COINCIDENCE_ROWS) {
         let mut shown: Vec<String> = at.iter().take(6).map(|&a| ns_i(a)).collect();
         if at.len() > 6 {
             shown.push("…".into());
         }
-        t.add_row(vec![names.join(" → "), at.len().to_string(), shown.join(", ")]);
+        t.add_row(vec![
+            names.join(" → "),
+            at.len().to_string(),
+            shown.join(", "),
+        ]);
     }
     let mut out = format!(
         "coincidences: {} instants per hyperperiod release several tasks\n{t}\n",
@@ -258,8 +273,14 @@ mod tests {
         };
         let s = plan_text(&p);
         assert!(s.starts_with("2 tasks, utilisation 0.130 (Liu & Layland bound for 2: 0.828, within), hyperperiod 10.0 ms"), "{s}");
-        assert!(s.contains("250 µs") && s.contains("unbounded") && s.contains("MISS"), "{s}");
-        assert!(s.contains("1ms → 10ms") && s.contains("0 ns, 5.00 ms"), "{s}");
+        assert!(
+            s.contains("250 µs") && s.contains("unbounded") && s.contains("MISS"),
+            "{s}"
+        );
+        assert!(
+            s.contains("1ms → 10ms") && s.contains("0 ns, 5.00 ms"),
+            "{s}"
+        );
     }
 
     #[test]
@@ -277,8 +298,17 @@ mod tests {
             response: None,
             start_period: None,
         };
-        let s = tasks_table(&[row.clone(), TaskRow { name: "2".into(), ..row }]);
-        assert!(s.contains("1ms (1.00 ms)") && s.contains("12.0 µs") && s.contains("50.0 µs"), "{s}");
+        let s = tasks_table(&[
+            row.clone(),
+            TaskRow {
+                name: "2".into(),
+                ..row
+            },
+        ]);
+        assert!(
+            s.contains("1ms (1.00 ms)") && s.contains("12.0 µs") && s.contains("50.0 µs"),
+            "{s}"
+        );
         assert_eq!(s.lines().filter(|l| l.contains(" 10 ┆")).count(), 2, "{s}");
     }
 }

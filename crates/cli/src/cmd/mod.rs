@@ -3,9 +3,9 @@
 pub mod clocks;
 pub mod compare;
 pub mod exports;
+pub mod plan;
 pub mod report;
 pub mod run;
 pub mod signals;
-pub mod plan;
 pub mod task_spec;
 pub mod tasks;

@@ -15,9 +15,9 @@
 //! default 0, then rate-monotonic), `overrun=skip|catch-up`, `name=`.
 
 use crate::options::{parse_duration, parse_interval};
+use tickscope::Task;
 use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::time::{Nanos, NS_PER_US};
-use tickscope::Task;
 
 /// One task of a `--tasks` list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,9 +84,10 @@ fn parse_one(item: &str) -> Result<TaskSpec, String> {
                 "deadline" => task = task.deadline(dur(v, "the deadline")?),
                 "phase" => task = task.phase(dur(v, "the phase")?),
                 "prio" | "priority" => {
-                    let p: i32 = v.trim().parse().map_err(|_| {
-                        format!("prio '{v}' is not a whole number like 1 or -2")
-                    })?;
+                    let p: i32 = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("prio '{v}' is not a whole number like 1 or -2"))?;
                     task = task.priority(p);
                 }
                 "overrun" => {
@@ -112,10 +113,15 @@ fn parse_one(item: &str) -> Result<TaskSpec, String> {
     task.validate().map_err(|e| e.to_string())?;
     if let Some(w) = work {
         if w <= 0 || w > task.period_ns() * 1000 {
-            return Err(format!("work must be above 0 and at most 1000 periods, not {w} ns"));
+            return Err(format!(
+                "work must be above 0 and at most 1000 periods, not {w} ns"
+            ));
         }
     }
-    Ok(TaskSpec { task, work_ns: work })
+    Ok(TaskSpec {
+        task,
+        work_ns: work,
+    })
 }
 
 #[cfg(test)]
@@ -128,19 +134,38 @@ mod tests {
         assert_eq!(t.len(), 3);
         assert_eq!(t[0].task, Task::new(1_000_000).budget(50_000));
         assert_eq!(t[1].task, Task::new(2_500_000).budget(200_000));
-        assert_eq!(t[2], TaskSpec { task: Task::new(10_000_000), work_ns: None });
+        assert_eq!(
+            t[2],
+            TaskSpec {
+                task: Task::new(10_000_000),
+                work_ns: None
+            }
+        );
         let t = parse_tasks(" 1ms:work=50us , 2.5ms:work=200us:budget=300us ").unwrap();
         assert_eq!(t[0].work_ns, Some(50_000));
         assert_eq!(t[0].task.budget_ns(), None);
-        assert_eq!(t[0].planned().budget_ns(), Some(50_000), "work is the plan's budget");
+        assert_eq!(
+            t[0].planned().budget_ns(),
+            Some(50_000),
+            "work is the plan's budget"
+        );
         assert_eq!(t[1].task.budget_ns(), Some(300_000));
-        let t = parse_tasks("40Hz+2ms:deadline=5ms:prio=1:overrun=catch-up:name=planner")
-            .unwrap();
+        let t = parse_tasks("40Hz+2ms:deadline=5ms:prio=1:overrun=catch-up:name=planner").unwrap();
         let p = &t[0].task;
-        assert_eq!((p.period_ns(), p.phase_ns(), p.deadline_ns()), (25_000_000, 2_000_000, 5_000_000));
-        assert_eq!((p.priority_value(), p.overrun_policy()), (1, OverrunPolicy::CatchUp));
+        assert_eq!(
+            (p.period_ns(), p.phase_ns(), p.deadline_ns()),
+            (25_000_000, 2_000_000, 5_000_000)
+        );
+        assert_eq!(
+            (p.priority_value(), p.overrun_policy()),
+            (1, OverrunPolicy::CatchUp)
+        );
         assert_eq!(p.display_name(), "planner");
-        assert_eq!(parse_tasks("250").unwrap()[0].task.period_ns(), 250_000, "bare µs");
+        assert_eq!(
+            parse_tasks("250").unwrap()[0].task.period_ns(),
+            250_000,
+            "bare µs"
+        );
     }
 
     #[test]

@@ -16,13 +16,13 @@ use crate::cli::RunArgs;
 use crate::exit::Failure;
 use crate::options::run_plan;
 use std::sync::atomic::Ordering;
+use tickscope::{Control, Executive, Strategy, Task};
 use tickscope_engine::run::{PolicyRequest, AUTO_PRIORITY};
 use tickscope_engine::setup::{
     privileges, AffinityGuard, MlockGuard, PmQosGuard, Policy, PolicyGuard, TimerSlackGuard,
 };
 use tickscope_engine::time::{read_clock, NS_PER_MS, NS_PER_SEC};
 use tickscope_engine::wait::MethodKind;
-use tickscope::{Control, Executive, Strategy, Task};
 use tickscope_report::executive::{plan_text, tasks_table, TaskRow};
 
 /// Runs the executive over `--tasks` with the other flags of `args`.
@@ -33,8 +33,7 @@ use tickscope_report::executive::{plan_text, tasks_table, TaskRow};
 pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
     let specs = parse_tasks(spec).map_err(Failure::Usage)?;
     let e = &args.exports;
-    if args.json.is_some() || e.histogram_file.is_some() || e.csv.is_some() || e.samples.is_some()
-    {
+    if args.json.is_some() || e.histogram_file.is_some() || e.csv.is_some() || e.samples.is_some() {
         return Err(Failure::Usage(
             "--tasks prints its tables only; --json, --histogram-file, --csv and --samples \
              describe single-rate runs"
@@ -71,7 +70,10 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
     };
     // Thread settings, held until the end of this function.
     let _mlock = cfg.mlock.then(MlockGuard::lock).transpose().or_else(|e| {
-        eprintln!("tickscope: warning: memory not locked: {}", privileges::explain_mlock_error(&e));
+        eprintln!(
+            "tickscope: warning: memory not locked: {}",
+            privileges::explain_mlock_error(&e)
+        );
         Ok::<_, Failure>(None)
     })?;
     let _pm_qos = match cfg.pm_qos_us {
@@ -85,9 +87,10 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
         None => None,
     };
     let _affinity = match cfg.cpus.first().copied().flatten() {
-        Some(cpu) => Some(AffinityGuard::pin(cpu).map_err(|e| {
-            Failure::Usage(format!("cannot pin the thread to CPU {cpu}: {e}"))
-        })?),
+        Some(cpu) => Some(
+            AffinityGuard::pin(cpu)
+                .map_err(|e| Failure::Usage(format!("cannot pin the thread to CPU {cpu}: {e}")))?,
+        ),
         None => None,
     };
     let (_policy, policy_note) = apply_policy(cfg.policy)?;
@@ -100,7 +103,8 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
     };
 
     let mut ex = Executive::new(strategy);
-    ex.set_clock(cfg.clock).map_err(|e| Failure::Usage(e.to_string()))?;
+    ex.set_clock(cfg.clock)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let clock = cfg.clock.raw();
     for s in &specs {
         let work = s.work_ns.unwrap_or(0);
@@ -130,7 +134,10 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
                 None => format!("{:.1} s", duration as f64 / 1e9),
             }
         );
-        print!("{}", plan_text(&plan_view(&tasks, &tickscope::Plan::of(&tasks))));
+        print!(
+            "{}",
+            plan_text(&plan_view(&tasks, &tickscope::Plan::of(&tasks)))
+        );
         println!();
     }
     let stop = stop_flag().map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
@@ -202,12 +209,9 @@ fn apply_policy(req: PolicyRequest) -> Result<(PolicyGuard, String), Failure> {
                     let other = Policy::Other { nice: 0 };
                     PolicyGuard::apply(other)
                         .map(|g| (g, "SCHED_OTHER".to_string()))
-                        .map_err(|e| {
-                            Failure::Usage(privileges::explain_policy_error(&other, &e))
-                        })
+                        .map_err(|e| Failure::Usage(privileges::explain_policy_error(&other, &e)))
                 }
             }
         }
     }
 }
-
