@@ -3,5 +3,5 @@
 # tasks, ns per dispatch on virtual time (see bench/executive.rs). Bounded by timeout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --manifest-path "$here/Cargo.toml" -q -p tickscope-periodic --example bench-executive
+cargo build --release --manifest-path "$here/Cargo.toml" -q -p tickscope --example bench-executive
 timeout 120 "$here/target/release/examples/bench-executive"

@@ -3,7 +3,7 @@
 //! statistics after.
 //!
 //! ```sh
-//! cargo run -p tickscope-periodic --example executive -- [MILLISECONDS]   # default 1000
+//! cargo run -p tickscope --example executive -- [MILLISECONDS]   # default 1000
 //! ```
 
 use std::hint::black_box;

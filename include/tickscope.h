@@ -426,7 +426,7 @@ typedef struct ts_plan {
 
 #ifdef __cplusplus
 extern "C" {
-#endif // __cplusplus
+#endif /* __cplusplus */
 
 /**
  * The reason for the last failure on the calling thread: one sentence, never NULL (empty
@@ -650,7 +650,7 @@ int ts_executive_plan(struct ts_executive *ex, struct ts_plan *out);
 void ts_executive_free(struct ts_executive *ex);
 
 #ifdef __cplusplus
-}  // extern "C"
-#endif  // __cplusplus
+}  /* extern "C" */
+#endif  /* __cplusplus */
 
 #endif  /* TICKSCOPE_H */

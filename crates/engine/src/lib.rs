@@ -25,7 +25,6 @@
 #![deny(missing_docs)]
 
 pub mod clocks;
-pub mod compare;
 pub mod error;
 pub mod grid;
 pub mod histogram;
@@ -35,12 +34,14 @@ pub mod record;
 pub mod result;
 pub mod run;
 pub mod sample;
+pub mod schedule;
 pub mod setup;
 pub mod stats;
 pub mod system;
 pub mod time;
 pub mod wait;
+pub mod window_histogram;
 pub mod worker;
 
-pub use error::Error;
+pub use error::{Error, ErrorKind, Setting};
 pub use run::{run, PolicyRequest, RunConfig, RunEvent, RunOutcome};

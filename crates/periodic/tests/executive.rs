@@ -45,7 +45,7 @@ fn the_rust_example_runs() {
         .join("examples/executive");
     if !example.exists() {
         eprintln!(
-            "skipped: {} was not built (run the whole `cargo test -p tickscope-periodic`)",
+            "skipped: {} was not built (run the whole `cargo test -p tickscope`)",
             example.display()
         );
         return;

@@ -218,7 +218,7 @@ pub fn cost_table(clocks: &[ClockReport]) -> String {
 }
 
 /// The table of successive reads: back-to-back deltas, granularity, backward steps, and the
-/// after-idle pairs (the 2010 seed's measurement).
+/// after-idle pairs (the clock_gettime 2010 post's measurement).
 pub fn delta_table(clocks: &[ClockReport]) -> String {
     let mut t = new_table(vec![
         "clock",

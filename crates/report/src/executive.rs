@@ -1,7 +1,7 @@
 //! The multi-rate executive on the terminal: the plan of a task set (`tickscope plan`) and
 //! the per-task statistics of a run (`tickscope run --tasks`).
 //!
-//! The rows are plain data filled by the caller from the `tickscope-periodic` library's
+//! The rows are plain data filled by the caller from the `tickscope` library (crates/periodic)'s
 //! `Plan` and `TaskStats`, so this crate does not depend on the library.
 
 use crate::units::{interval, ns_i};

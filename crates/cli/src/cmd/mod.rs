@@ -2,10 +2,13 @@
 
 pub mod clocks;
 pub mod compare;
-pub mod exports;
+pub mod completions;
+pub mod man;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod signals;
+pub mod sinks;
 pub mod task_spec;
 pub mod tasks;

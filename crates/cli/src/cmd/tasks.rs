@@ -10,7 +10,7 @@
 //! synthetic work spins on the clock for `work=` after each release starts.
 
 use super::plan::plan_view;
-use super::signals::stop_flag;
+use super::signals::stoppable;
 use super::task_spec::parse_tasks;
 use crate::cli::RunArgs;
 use crate::exit::Failure;
@@ -33,10 +33,16 @@ use tickscope_report::executive::{plan_text, tasks_table, TaskRow};
 pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
     let specs = parse_tasks(spec).map_err(Failure::Usage)?;
     let e = &args.exports;
-    if args.json.is_some() || e.histogram_file.is_some() || e.csv.is_some() || e.samples.is_some() {
+    if args.json.is_some()
+        || e.histogram_file.is_some()
+        || e.csv.is_some()
+        || e.samples.is_some()
+        || args.load.is_some()
+        || args.debug_mock.is_some()
+    {
         return Err(Failure::Usage(
-            "--tasks prints its tables only; --json, --histogram-file, --csv and --samples \
-             describe single-rate runs"
+            "--tasks prints its tables only; --json, --histogram-file, --csv, --samples, \
+             --load and --debug-mock apply to single-rate runs"
                 .into(),
         ));
     }
@@ -140,7 +146,7 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
         );
         println!();
     }
-    let stop = stop_flag().map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+    let stop = stoppable();
     let fail = |e: tickscope::Error| Failure::Runtime(e.to_string());
     match cfg.loops {
         Some(n) => {

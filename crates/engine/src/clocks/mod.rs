@@ -13,7 +13,7 @@
 //! * the back-to-back deltas between successive reads in a batch (min, p50, p99, max), the
 //!   observed granularity (the smallest non-zero step) and the backward steps;
 //! * the delta of a pair of reads taken right after the thread slept ([`IDLE_GAP_NS`]): the
-//!   2010 `clock_gettime` seed's measurement, which idle states make slower.
+//!   clock_gettime 2010 post's measurement, which idle states make slower.
 //!
 //! With `idle_compare`, everything is repeated with `/dev/cpu_dma_latency` held at 0 and with
 //! a thread spinning on a sibling CPU ([`spinner`]).
@@ -32,7 +32,7 @@ pub mod tsc;
 use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
 
-pub use measure::measure;
+pub use measure::{measure, measure_until};
 pub use source::ClockSource;
 pub use tsc::{TscFrequency, TscFrequencySource};
 
@@ -153,7 +153,7 @@ pub struct ClockMeasurement {
     /// For the TSC, the same deltas in ticks, unrounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_ticks: Option<DeltaStats>,
-    /// Pairs of reads right after a sleep (the 2010 seed's measurement).
+    /// Pairs of reads right after a sleep (the clock_gettime 2010 post's measurement).
     pub after_idle: PairStats,
 }
 

@@ -71,6 +71,12 @@ impl Collector {
     /// Takes every finished window; emits the seconds every thread has delivered (all of
     /// them when `final_drain`).
     pub(super) fn drain(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
+        self.drain_samples(observer);
+        self.drain_windows(observer, final_drain);
+    }
+
+    /// Hands the raw samples waiting in every thread's ring to the observer.
+    fn drain_samples(&mut self, observer: &mut dyn FnMut(RunEvent<'_>)) {
         for (thread, ring) in self.sample_rings.iter_mut().enumerate() {
             let Some(ring) = ring else { continue };
             let n = ring.slots();
@@ -87,6 +93,10 @@ impl Collector {
                 chunk.commit_all();
             }
         }
+    }
+
+    /// Takes the finished window records into the totals and emits the complete seconds.
+    fn drain_windows(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
         let threads = self.links.len();
         for (t, link) in self.links.iter_mut().enumerate() {
             let acc = &mut self.accums[t];

@@ -2,12 +2,12 @@
 //! [`TaskStats`] built from it.
 
 use super::task::Task;
-use tickscope_engine::histogram::SignedHistogram;
 use tickscope_engine::moments::Moments;
 use tickscope_engine::record::WindowRecord;
 use tickscope_engine::result::{LatencyStats, PeriodStats};
 use tickscope_engine::stats::{latency_stats, period_stats};
 use tickscope_engine::time::Nanos;
+use tickscope_engine::window_histogram::WindowHistogram;
 
 /// One task's running statistics since the run started or the last reset. All times ns.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,8 +55,8 @@ pub(crate) struct TaskRecord {
     /// Latency (`start − expiry`), start intervals and missed releases.
     start: WindowRecord,
     response: Moments,
-    response_hist: SignedHistogram,
-    execution: Option<(Moments, SignedHistogram)>,
+    response_hist: WindowHistogram,
+    execution: Option<(Moments, WindowHistogram)>,
     woken: Moments,
     deadline_misses: u64,
     budget_overruns: u64,
@@ -80,8 +80,8 @@ impl TaskRecord {
         TaskRecord {
             start: WindowRecord::new(),
             response: Moments::default(),
-            response_hist: SignedHistogram::new(),
-            execution: execution.then(|| (Moments::default(), SignedHistogram::new())),
+            response_hist: WindowHistogram::new(),
+            execution: execution.then(|| (Moments::default(), WindowHistogram::new())),
             woken: Moments::default(),
             deadline_misses: 0,
             budget_overruns: 0,

@@ -2,7 +2,6 @@
 //! Real time is involved, so only structure is asserted: samples counted, signs, overruns
 //! consistent with `--overrun`, the shape of the result file — never a timing threshold.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -12,9 +11,7 @@ use tickscope_engine::wait::MethodKind;
 /// a small machine at a real-time priority.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
 /// Runs `tickscope run` with `args` and `--json`; `Err` with the reason when the policy asked
 /// for is not permitted here (exit 2, "cannot set …").

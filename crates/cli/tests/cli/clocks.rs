@@ -1,7 +1,6 @@
 //! `tickscope clocks` on the real machine: the structure of what it prints and writes, never
 //! timing thresholds (CI runs on a noisy 2-core VM).
 
-use assert_cmd::Command;
 use predicates::str::contains;
 use serde_json::Value;
 use std::path::Path;
@@ -18,9 +17,7 @@ const KERNEL_CLOCKS: [&str; 9] = [
     "thread_cputime_id",
 ];
 
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
 /// Runs `tickscope clocks --duration 300ms --json FILE <extra>` and returns the document.
 fn clocks_json(dir: &Path, extra: &[&str]) -> Value {

@@ -2,41 +2,8 @@
 //! be set up, said in the user's terms.
 
 use super::MethodKind;
-use crate::time::{ClockId, Nanos, NS_PER_US};
+use crate::time::{ClockId, Nanos};
 use std::io;
-
-impl MethodKind {
-    /// The kernel call that makes the method, with its manual section (for messages).
-    pub fn kernel_call(self) -> &'static str {
-        match self {
-            MethodKind::NanosleepAbs | MethodKind::NanosleepRel | MethodKind::Hybrid => {
-                "clock_nanosleep(2)"
-            }
-            MethodKind::Nanosleep => "nanosleep(2)",
-            MethodKind::Timerfd => "timerfd_create(2)",
-            MethodKind::PosixTimer => "timer_create(2)",
-            MethodKind::Itimer => "setitimer(2)",
-            MethodKind::Poll => "ppoll(2)",
-            MethodKind::Select => "pselect(2)",
-            MethodKind::Epoll => "epoll_wait(2)",
-            MethodKind::Busy => "clock_gettime(2)",
-        }
-    }
-
-    /// The one clock the method's kernel timer runs on, for methods whose call takes no
-    /// clock (`nanosleep`, `itimer`, `poll`, `select`, `epoll`); `None` for methods that
-    /// take the run's clock.
-    pub fn fixed_clock(self) -> Option<ClockId> {
-        match self {
-            MethodKind::Nanosleep
-            | MethodKind::Itimer
-            | MethodKind::Poll
-            | MethodKind::Select
-            | MethodKind::Epoll => Some(ClockId::Monotonic),
-            _ => None,
-        }
-    }
-}
 
 /// Whether `kind` can wait on `clock`.
 ///
@@ -47,22 +14,15 @@ pub(crate) fn check_clock(kind: MethodKind, clock: ClockId) -> Result<(), String
     if let Some(only) = kind.fixed_clock() {
         if clock != only {
             return Err(format!(
-                "--method {name}: {} takes no clock and always runs on CLOCK_{}, so it cannot \
-                 measure CLOCK_{}; use --clock {} (nanosleep-abs and nanosleep-rel sleep on any \
-                 clock)",
+                "method {name}: {} takes no clock and always runs on CLOCK_{}, so it cannot \
+                 measure CLOCK_{}; measure CLOCK_{} (the nanosleep-abs and nanosleep-rel \
+                 methods sleep on any clock)",
                 kind.kernel_call(),
                 only.name().to_uppercase(),
                 clock.name().to_uppercase(),
-                only.name()
+                only.name().to_uppercase()
             ));
         }
-    }
-    if kind == MethodKind::Timerfd && clock == ClockId::Tai {
-        return Err(
-            "--method timerfd: timerfd_create(2) does not accept CLOCK_TAI; use --clock \
-             monotonic, realtime or boottime"
-                .into(),
-        );
     }
     Ok(())
 }
@@ -78,23 +38,7 @@ pub fn check(
     period: Nanos,
 ) -> Result<(), String> {
     check_clock(kind, clock)?;
-    if kind == MethodKind::Itimer {
-        if threads > 1 {
-            return Err(format!(
-                "--method itimer: setitimer(ITIMER_REAL) is one timer per process and its \
-                 SIGALRM goes to the whole process, so it can drive only one measuring thread \
-                 (asked for {threads}); use -t 1, or --method posix-timer, which aims a timer \
-                 at each thread"
-            ));
-        }
-        if period % NS_PER_US != 0 {
-            return Err(format!(
-                "--method itimer: setitimer(2) takes its interval in whole µs (a struct \
-                 timeval) and {period} ns is not; choose an interval of whole µs"
-            ));
-        }
-    }
-    Ok(())
+    (kind.descriptor().limits)(clock, threads, period)
 }
 
 /// One sentence for a method that could not be created or armed.
@@ -103,7 +47,7 @@ pub fn explain_setup_error(kind: MethodKind, err: &io::Error) -> String {
     match err.raw_os_error() {
         Some(libc::ENOSYS) => format!(
             "method {name} is not supported by this kernel: {call} is not implemented (ENOSYS); \
-             choose another --method (nanosleep-abs works on every kernel)"
+             choose another method (nanosleep-abs works on every kernel)"
         ),
         Some(libc::EBUSY) if kind == MethodKind::Itimer => format!(
             "method {name}: the process's interval timer is already in use by another measuring \
@@ -132,7 +76,7 @@ mod tests {
             assert_eq!(check(kind, ClockId::Monotonic, 1, MS), Ok(()));
             let e = check(kind, ClockId::Realtime, 1, MS).unwrap_err();
             assert!(
-                e.contains("CLOCK_MONOTONIC") && e.contains("--clock monotonic"),
+                e.contains("CLOCK_MONOTONIC") && e.contains("measure CLOCK_MONOTONIC"),
                 "{e}"
             );
         }
@@ -145,7 +89,7 @@ mod tests {
     fn itimer_refuses_several_threads_and_sub_microsecond_periods() {
         let e = check(MethodKind::Itimer, ClockId::Monotonic, 2, MS).unwrap_err();
         assert!(
-            e.contains("only one measuring thread") && e.contains("-t 1"),
+            e.contains("only one measuring thread") && e.contains("use one thread"),
             "{e}"
         );
         let e = check(MethodKind::Itimer, ClockId::Monotonic, 1, 11_764_706).unwrap_err();

@@ -1,15 +1,12 @@
 //! `tickscope run` end to end: bad input, result-file structure under each policy, several
 //! threads, and interruption. Real time is involved, so only structure is asserted.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("result file exists");
@@ -366,4 +363,188 @@ fn a_second_ctrl_c_exits_at_once_with_status_130() {
     // 130 is the immediate exit. Two SIGINTs still pending together are delivered as one
     // (standard signals do not queue), and then the orderly stop's 0 is right.
     assert!(matches!(status.code(), Some(130) | Some(0)), "{status:?}");
+}
+
+/// Runs `tickscope ARGS` and checks it was refused before measuring: exit 2, one line on
+/// stderr starting `tickscope: ` and containing `expected`, no result file written. `-D 60s`
+/// is added unless the case sets -D, and the run is killed after 30 s, so a refusal that
+/// measured anyway fails here (status not 2) instead of passing slowly.
+fn assert_refused(cmd: &str, args: &[&str], expected: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut c = tickscope();
+    c.arg(cmd).args(args);
+    if cmd == "run" {
+        if !args.contains(&"-D") {
+            c.args(["-D", "60s"]);
+        }
+        if !args.contains(&"--json") {
+            c.arg("--json").arg(&json);
+        }
+    }
+    let out = c.timeout(Duration::from_secs(30)).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "{args:?}: not one line: {stderr}"
+    );
+    assert!(stderr.starts_with("tickscope: "), "{args:?}: {stderr}");
+    assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    assert!(!json.exists(), "{args:?}: a result file was written");
+}
+
+#[test]
+fn intervals_out_of_range_are_refused_before_measuring() {
+    for i in [
+        "1e-300Hz",
+        "0.0000000001Hz",
+        "2562047.7h",
+        "61m",
+        "3600000000001ns",
+    ] {
+        assert_refused("run", &["-i", i], "longer than 1h");
+    }
+    assert_refused("run", &["-i", "fast"], "250us, 1ms, 85Hz or 1000 (µs)");
+    assert_refused("run", &["-i", "fastHz"], "250us, 1ms, 85Hz or 1000 (µs)");
+    // Limits that would overflow combined with the interval.
+    assert_refused(
+        "run",
+        &["-i", "1h", "-l", "900000"],
+        "longer than 100 years",
+    );
+    assert_refused("run", &["-D", "876001h"], "100 years");
+}
+
+#[test]
+fn timer_slack_above_the_interval_is_refused() {
+    assert_refused(
+        "run",
+        &["--policy", "other", "--timer-slack", "18446744073709551615"],
+        "--timer-slack",
+    );
+    assert_refused(
+        "run",
+        &["-i", "1ms", "--timer-slack", "1000001"],
+        "interval",
+    );
+}
+
+#[test]
+fn a_margin_not_shorter_than_the_interval_is_refused() {
+    for m in ["2ms", "1ms"] {
+        assert_refused(
+            "run",
+            &["--method", "hybrid", "-i", "1ms", "--margin", m],
+            "--margin",
+        );
+    }
+}
+
+#[test]
+fn rt_spinning_on_every_cpu_needs_confirmation() {
+    let cases: [&[&str]; 4] = [
+        &[
+            "--policy", "fifo", "-p", "99", "--method", "busy", "-t", "all",
+        ],
+        &[
+            "--policy",
+            "rr",
+            "--method",
+            "busy,nanosleep-abs",
+            "-t",
+            "all",
+        ],
+        &["--policy", "fifo", "--method", "busy", "-t", "4096"],
+        &[
+            "--policy", "fifo", "--method", "hybrid", "-i", "1ms", "--margin", "900us", "-t", "all",
+        ],
+    ];
+    for args in cases {
+        assert_refused("run", args, "--allow-rt-spin-all-cpus");
+        assert_refused("run", args, "every other task");
+    }
+}
+
+#[test]
+fn confirmed_rt_spinning_on_every_cpu_runs() {
+    // 5 ms of spinning on each CPU: long enough to prove the flag lets it through.
+    let out = tickscope()
+        .args(["run", "--policy", "fifo", "--method", "busy", "-t", "all"])
+        .args(["-l", "5", "-i", "1ms", "-q", "--allow-rt-spin-all-cpus"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) && stderr.contains("cannot set") {
+        eprintln!("skipped: SCHED_FIFO is not permitted here: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+}
+
+#[test]
+fn method_all_leaves_out_rt_spinning_on_every_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = tickscope()
+        .args(["run", "--policy", "fifo", "--method", "all", "-t", "all"])
+        .args(["-D", "50ms", "-i", "1ms", "-q", "--json"])
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) && stderr.contains("cannot set") {
+        eprintln!("skipped: SCHED_FIFO is not permitted here: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("leaving out busy") && stderr.contains("--allow-rt-spin-all-cpus"),
+        "{stderr}"
+    );
+    let doc = read_json(&json);
+    let methods: Vec<&str> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["method"].as_str().unwrap())
+        .collect();
+    assert!(!methods.contains(&"busy"), "{methods:?}");
+    assert!(methods.contains(&"nanosleep-abs"), "{methods:?}");
+}
+
+#[test]
+fn no_subcommand_is_one_line_and_exit_2() {
+    let out = tickscope()
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("tickscope: ") && stderr.contains("run"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+    let help = tickscope().arg("--help").output().unwrap();
+    assert!(help.status.success() && !help.stdout.is_empty());
+    // A missing argument is named on the same line.
+    let out = tickscope().arg("report").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("<RESULT.json>"), "{stderr}");
+}
+
+#[test]
+fn a_path_with_a_newline_stays_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("no\nsuch/r.json");
+    let bad = bad.to_str().unwrap();
+    assert_refused("run", &["--json", bad], "no\\nsuch");
+    assert_refused("clocks", &["--json", bad], "no\\nsuch");
 }

@@ -1,13 +1,10 @@
 //! `tickscope run` with its exports, then `report` and `compare` on the result — the whole
 //! path on this machine. Real timing: only structure is checked, never values.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
+use super::common::tickscope;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -63,11 +60,11 @@ fn run_then_report_and_compare() {
         .arg(p("svg"))
         .assert()
         .success()
-        .stdout(predicate::str::contains("3 plots written"));
+        .stdout(predicate::str::contains("4 plots written"));
     let html = std::fs::read_to_string(p("r.html")).unwrap();
-    assert_eq!(html.matches("<svg").count(), 3);
+    assert_eq!(html.matches("<svg").count(), 4);
     assert!(!html.contains("http"));
-    for stem in ["histogram", "percentiles", "timeline"] {
+    for stem in ["histogram", "percentiles", "period", "timeline"] {
         let png = std::fs::read(p("png").join(format!("{stem}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         let svg = std::fs::read_to_string(p("svg").join(format!("{stem}.svg"))).unwrap();
@@ -116,11 +113,6 @@ fn bad_files_give_one_line_and_status_2() {
             "not a tickscope, cyclictest --json or jitterdebugger result",
         ),
         ("report", &cut, "truncated"),
-        (
-            "report",
-            &fixture("cyclictest-fifo-2threads.json"),
-            "a cyclictest result",
-        ),
         ("report", &dir.path().join("missing.json"), "cannot read"),
     ] {
         let out = tickscope().arg(cmd).arg(file).assert().code(2);
@@ -128,6 +120,39 @@ fn bad_files_give_one_line_and_status_2() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains(&*file.display().to_string()), "{stderr}");
         assert!(stderr.contains(what), "{stderr}");
+    }
+}
+
+/// Another tool's result gets a report too (it used to be refused with "use compare"):
+/// what the file records and its histogram and percentile plots.
+#[test]
+fn cyclictest_and_jitterdebugger_files_get_a_report_with_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, tool) in [
+        ("cyclictest-fifo-2threads.json", "cyclictest"),
+        ("jitterdebugger-2cpus.json", "jitterdebugger"),
+    ] {
+        let html = dir.path().join(format!("{tool}.html"));
+        let png = dir.path().join(format!("{tool}-png"));
+        tickscope()
+            .arg("report")
+            .arg(fixture(name))
+            .arg("-o")
+            .arg(&html)
+            .arg("--png")
+            .arg(&png)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(format!(
+                "report of a {tool} result"
+            )));
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert_eq!(page.matches("<svg").count(), 2, "{tool}");
+        assert!(page.contains("latency p99"), "{tool}: the figures");
+        for stem in ["histogram", "percentiles"] {
+            let bytes = std::fs::read(png.join(format!("{stem}.png"))).unwrap();
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        }
     }
 }
 
