@@ -180,7 +180,7 @@ mod tests {
             ("1ms:prio=high", "prio 'high'"),
             ("0ns", "greater than zero"),
             ("1ms:work=0us", "work must be"),
-            ("2h", "period must be"),
+            ("2h", "longer than 1h"),
         ] {
             let e = parse_tasks(spec).unwrap_err();
             assert!(e.contains(needle), "{spec}: {e}");

@@ -1,12 +1,8 @@
 //! `tickscope plan` and `tickscope run --tasks` from the outside: output structure, exit
 //! statuses, one-line errors.
 
-use assert_cmd::Command;
+use crate::common::tickscope;
 use predicates::prelude::*;
-
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
-}
 
 #[test]
 fn plan_prints_the_analysis_of_the_issue_example() {
