@@ -31,6 +31,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page, or write every page into a directory.
     Man(ManArgs),
+    /// Schedulability of several periodic tasks in one thread: hyperperiod, utilisation,
+    /// worst-case response times, coincidences.
+    Plan(PlanArgs),
     /// Measure until stopped and serve Prometheus metrics (and/or a node_exporter textfile).
     Monitor(MonitorArgs),
     /// Interval histogram logs (.hlog): merge them, or exact percentiles over a time range.
@@ -38,77 +41,13 @@ pub enum Command {
     Hlog(HlogCommand),
 }
 
-/// Options of `tickscope monitor`: every option of `run` (one method; -D bounds the run,
-/// which otherwise goes on until SIGTERM or Ctrl-C) plus where the metrics go.
+/// Options of `tickscope plan`.
 #[derive(Debug, Args)]
-pub struct MonitorArgs {
-    /// The measurement, as for `tickscope run`.
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Serve /metrics and /healthz on ADDR:PORT. Loopback by default; any other address is
-    /// reachable from other machines and is said so at start.
-    #[arg(long, default_value = crate::http::DEFAULT_LISTEN, value_name = "ADDR:PORT")]
-    pub listen: String,
-
-    /// Do not serve HTTP (use with --textfile).
-    #[arg(long)]
-    pub no_listen: bool,
-
-    /// Rewrite a node_exporter textfile (e.g. /var/lib/node_exporter/tickscope.prom)
-    /// atomically every --textfile-interval.
-    #[arg(long, value_name = "FILE")]
-    pub textfile: Option<std::path::PathBuf>,
-
-    /// How often the textfile is rewritten: 15s, 1m.
-    #[arg(long, default_value = "15s", value_name = "DURATION")]
-    pub textfile_interval: String,
-
-    /// CPUs for the collector, HTTP and textfile threads. Default: the CPUs not measured.
-    /// Overlapping a measured CPU is refused.
-    #[arg(long, value_name = "CPULIST")]
-    pub housekeeping_cpus: Option<String>,
-}
-
-/// `tickscope hlog …`.
-#[derive(Debug, Subcommand)]
-pub enum HlogCommand {
-    /// Merge interval logs (several machines, or several runs) into one, interval by interval.
-    Merge(HlogMergeArgs),
-    /// Exact percentiles of the intervals in a time range, per tag, from one or more logs.
-    Stat(HlogStatArgs),
-}
-
-/// Options of `tickscope hlog merge`.
-#[derive(Debug, Args)]
-pub struct HlogMergeArgs {
-    /// Interval logs (HdrHistogram log format).
-    #[arg(value_name = "FILE", required = true)]
-    pub files: Vec<std::path::PathBuf>,
-
-    /// Where to write the merged log.
-    #[arg(short = 'o', long, value_name = "OUT")]
-    pub output: std::path::PathBuf,
-}
-
-/// Options of `tickscope hlog stat`.
-#[derive(Debug, Args)]
-pub struct HlogStatArgs {
-    /// Interval logs (HdrHistogram log format).
-    #[arg(value_name = "FILE", required = true)]
-    pub files: Vec<std::path::PathBuf>,
-
-    /// Start of the range, from the log's start: 90s, 12m (default: the beginning).
-    #[arg(long, value_name = "TIME")]
-    pub from: Option<String>,
-
-    /// End of the range, from the log's start (default: the end).
-    #[arg(long, value_name = "TIME")]
-    pub to: Option<String>,
-
-    /// Only this tag (e.g. all, T0, T0.early); default: every tag.
-    #[arg(long, value_name = "TAG")]
-    pub tag: Option<String>,
+pub struct PlanArgs {
+    /// The tasks: PERIOD[+PHASE][:BUDGET][:deadline=D][:prio=N][:name=S],… for example
+    /// '1ms:50us,2.5ms:200us,10ms'.
+    #[arg(long, value_name = "TASKS")]
+    pub tasks: String,
 }
 
 /// `tickscope scenario` subcommands.
@@ -391,6 +330,12 @@ pub struct RunArgs {
     /// Files exported from the run (histogram, CSV, raw samples).
     #[command(flatten)]
     pub exports: ExportArgs,
+
+    /// Run several periodic tasks in one thread with the library's executive and synthetic
+    /// work instead: PERIOD[:work=D][:deadline=D][:prio=N],… for example
+    /// '1ms:work=50us,2.5ms:work=200us,10ms'; prints per-task latency, response and misses.
+    #[arg(long, value_name = "TASKS")]
+    pub tasks: Option<String>,
 }
 
 /// Export options of `tickscope run`: files written, atomically, when the run ends.
@@ -498,4 +443,77 @@ pub struct ClocksArgs {
     /// on a sibling CPU, to show what idle states cost.
     #[arg(long)]
     pub idle_compare: bool,
+}
+
+/// Options of `tickscope monitor`: every option of `run` (one method; -D bounds the run,
+/// which otherwise goes on until SIGTERM or Ctrl-C) plus where the metrics go.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// The measurement, as for `tickscope run`.
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Serve /metrics and /healthz on ADDR:PORT. Loopback by default; any other address is
+    /// reachable from other machines and is said so at start.
+    #[arg(long, default_value = crate::http::DEFAULT_LISTEN, value_name = "ADDR:PORT")]
+    pub listen: String,
+
+    /// Do not serve HTTP (use with --textfile).
+    #[arg(long)]
+    pub no_listen: bool,
+
+    /// Rewrite a node_exporter textfile (e.g. /var/lib/node_exporter/tickscope.prom)
+    /// atomically every --textfile-interval.
+    #[arg(long, value_name = "FILE")]
+    pub textfile: Option<std::path::PathBuf>,
+
+    /// How often the textfile is rewritten: 15s, 1m.
+    #[arg(long, default_value = "15s", value_name = "DURATION")]
+    pub textfile_interval: String,
+
+    /// CPUs for the collector, HTTP and textfile threads. Default: the CPUs not measured.
+    /// Overlapping a measured CPU is refused.
+    #[arg(long, value_name = "CPULIST")]
+    pub housekeeping_cpus: Option<String>,
+}
+
+/// `tickscope hlog …`.
+#[derive(Debug, Subcommand)]
+pub enum HlogCommand {
+    /// Merge interval logs (several machines, or several runs) into one, interval by interval.
+    Merge(HlogMergeArgs),
+    /// Exact percentiles of the intervals in a time range, per tag, from one or more logs.
+    Stat(HlogStatArgs),
+}
+
+/// Options of `tickscope hlog merge`.
+#[derive(Debug, Args)]
+pub struct HlogMergeArgs {
+    /// Interval logs (HdrHistogram log format).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// Where to write the merged log.
+    #[arg(short = 'o', long, value_name = "OUT")]
+    pub output: std::path::PathBuf,
+}
+
+/// Options of `tickscope hlog stat`.
+#[derive(Debug, Args)]
+pub struct HlogStatArgs {
+    /// Interval logs (HdrHistogram log format).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// Start of the range, from the log's start: 90s, 12m (default: the beginning).
+    #[arg(long, value_name = "TIME")]
+    pub from: Option<String>,
+
+    /// End of the range, from the log's start (default: the end).
+    #[arg(long, value_name = "TIME")]
+    pub to: Option<String>,
+
+    /// Only this tag (e.g. all, T0, T0.early); default: every tag.
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
 }

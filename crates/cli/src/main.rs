@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         cli::Command::Scenario(c) => cmd::scenario::execute(c),
         cli::Command::Completions(args) => cmd::completions::execute(&args),
         cli::Command::Man(args) => cmd::man::execute(&args),
+        cli::Command::Plan(args) => cmd::plan::execute(&args),
         cli::Command::Monitor(args) => cmd::monitor::execute(&args),
         cli::Command::Hlog(c) => cmd::hlog::execute(&c),
     };
