@@ -43,11 +43,10 @@ pub struct RunArgs {
     #[arg(short = 'D', long, value_name = "DURATION")]
     pub duration: Option<String>,
 
-    /// How the threads wait for each expiry: nanosleep-abs, nanosleep-rel, nanosleep,
-    /// timerfd, posix-timer, itimer, poll, select, epoll, busy, hybrid. Several (a,b,c) or
-    /// 'all' run one after another with the same settings and print a comparison table.
+    /// How the threads wait for each expiry (the names come from the engine's registry).
     #[arg(
         long,
+        help = format!("How the threads wait for each expiry: {}. Several (a,b,c) or 'all' run one after another with the same settings and print a comparison table", tickscope_engine::wait::MethodKind::names_list()),
         default_value = "nanosleep-abs",
         value_name = "METHOD[,METHOD…]|all"
     )]

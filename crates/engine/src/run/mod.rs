@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::sample::SAMPLE_RING;
 use crate::setup::{self, privileges, MlockGuard, PmQosGuard};
 use crate::time::{Clock, SystemClock, NS_PER_MS, NS_PER_SEC};
-use crate::wait::{self, MethodKind};
+use crate::wait;
 use crate::worker::window_link;
 use collector::Collector;
 use std::os::unix::thread::JoinHandleExt;
@@ -56,15 +56,8 @@ pub fn run(
         context: "cannot install the wake-up signal handler".into(),
         source: e,
     })?;
-    // The interval timer's SIGALRM goes to the process: keep it off this thread (and the
-    // threads it starts, which inherit the mask) so that it lands on the measuring thread.
-    let _alarm_block = match cfg.method {
-        MethodKind::Itimer => Some(wait::AlarmBlock::new().map_err(|e| Error::Os {
-            context: "cannot block SIGALRM in the coordinating thread".into(),
-            source: e,
-        })?),
-        _ => None,
-    };
+    // Process-wide set-up the method declares (itimer: SIGALRM blocked in this thread).
+    let _process_guard = cfg.method.descriptor().set_up_process_guard()?;
     let mut workers = Vec::new();
     let mut setup_rx = Vec::new();
     let mut collectors = Vec::new();

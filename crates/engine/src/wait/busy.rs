@@ -14,10 +14,29 @@
 //! other tasks wait (Documentation/scheduler/sched-rt-group.rst): a ~50 ms gap per second.
 //! [`super::throttle_warning`] says so before such a run.
 
+use super::registry::{MethodDescriptor, Spin};
 use super::spin::{spin_until, KernelClock, NapCounter, SpinClock};
 use super::{MethodKind, MethodReport, WakeMethod};
 use crate::time::{ClockId, Nanos};
 use std::io;
+
+/// `busy` in the method registry (see [`super::registry`]).
+pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    // Spins the whole period; naps give no CPU time back (see the module docs).
+    spin: Some(|options, _period| {
+        Some(Spin {
+            share: 1.0,
+            note: if options.busy_sleep_every.is_some() {
+                " (--busy-sleep-every does not prevent it: its naps give no CPU time back)"
+            } else {
+                ""
+            },
+        })
+    }),
+    ..MethodDescriptor::new("clock_gettime(2)", |clock, options| {
+        Ok(Box::new(Busy::new(clock, options.busy_sleep_every)))
+    })
+};
 
 /// Spins on a clock until each expiry, optionally napping every N readings.
 #[derive(Debug)]

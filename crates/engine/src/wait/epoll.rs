@@ -8,10 +8,17 @@
 //! `expiry − last_woke`, with the slack rules of `poll`; the method runs on
 //! CLOCK_MONOTONIC only.
 
+use super::registry::MethodDescriptor;
 use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
-use crate::time::{read_clock, Nanos, NS_PER_MS};
+use crate::time::{read_clock, ClockId, Nanos, NS_PER_MS};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// `epoll` in the method registry (see [`super::registry`]).
+pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(ClockId::Monotonic),
+    ..MethodDescriptor::new("epoll_wait(2)", |_, _| Ok(Box::new(Epoll::new()?)))
+};
 
 /// Which epoll call waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,11 +15,40 @@
 //! another thread (one that does not block it) is passed on to the measuring thread with
 //! `tgkill(2)`; `run` blocks SIGALRM in the coordinating thread so that this is rare.
 
-use super::periodic::{wait_for, Fire, Fired};
+use super::registry::{MethodDescriptor, PeriodStep, ProcessGuard, ThreadLimit};
+use super::kernel_timer::{wait_for, Fire, Fired};
 use super::{signals, MethodKind, WakeMethod};
-use crate::time::{read_clock, Nanos, NS_PER_US};
+use crate::time::{read_clock, ClockId, Nanos, NS_PER_US};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
+
+/// `itimer` in the method registry (see [`super::registry`]).
+pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(ClockId::Monotonic),
+    thread_limit: Some(ThreadLimit {
+        max: 1,
+        why: "setitimer(ITIMER_REAL) is one timer per process and its SIGALRM goes to the \
+              whole process",
+        instead: "posix-timer, which aims a timer at each thread",
+    }),
+    period_step: Some(PeriodStep {
+        step: NS_PER_US,
+        why: "setitimer(2) takes its interval in whole µs (a struct timeval)",
+        unit: "whole µs",
+    }),
+    busy_means: Some(
+        "the process's interval timer is already in use by another measuring thread \
+         (setitimer(ITIMER_REAL) is one per process)",
+    ),
+    // The interval timer's SIGALRM goes to the process: keep it off the coordinating thread
+    // (and the threads it starts, which inherit the mask) so that it lands on the measuring
+    // thread.
+    process_guard: Some(ProcessGuard {
+        set_up: || Ok(Box::new(AlarmBlock::new()?)),
+        what: "block SIGALRM in the coordinating thread",
+    }),
+    ..MethodDescriptor::new("setitimer(2)", |_, _| Ok(Box::new(Itimer::new()?)))
+};
 
 /// Set while an `Itimer` exists: the interval timer is one per process.
 static IN_USE: AtomicBool = AtomicBool::new(false);

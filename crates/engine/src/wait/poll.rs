@@ -8,9 +8,16 @@
 //! `expiry − last_woke`, as for `nanosleep-rel`. The call takes no clock, so the method
 //! runs on CLOCK_MONOTONIC only.
 
+use super::registry::MethodDescriptor;
 use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
-use crate::time::{read_clock, Nanos};
+use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
+
+/// `poll` in the method registry (see [`super::registry`]).
+pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(ClockId::Monotonic),
+    ..MethodDescriptor::new("ppoll(2)", |_, _| Ok(Box::new(Poll::new())))
+};
 
 /// Sleeps through `ppoll`'s timeout.
 #[derive(Debug, Default)]

@@ -5,9 +5,16 @@
 //! the timeout is relative, `expiry − last_woke`, and the method runs on CLOCK_MONOTONIC
 //! only.
 
+use super::registry::MethodDescriptor;
 use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
-use crate::time::{read_clock, Nanos};
+use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
+
+/// `select` in the method registry (see [`super::registry`]).
+pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(ClockId::Monotonic),
+    ..MethodDescriptor::new("pselect(2)", |_, _| Ok(Box::new(Select::new())))
+};
 
 /// Sleeps through `pselect`'s timeout.
 #[derive(Debug, Default)]

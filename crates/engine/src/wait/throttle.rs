@@ -7,7 +7,7 @@
 //! (Documentation/scheduler/sched-rt-group.rst; since Linux 6.12 the fair server's
 //! 50 ms per second does the same, Documentation/scheduler/sched-deadline.rst).
 
-use super::{Margin, MethodKind, MethodOptions};
+use super::{MethodKind, MethodOptions};
 use crate::setup::Policy;
 use crate::time::Nanos;
 
@@ -30,19 +30,11 @@ pub fn throttle_warning(
         return None;
     }
     let allowed = runtime as f64 / rt_period as f64;
-    let spin_share = match (kind, options.margin) {
-        (MethodKind::Busy, _) => 1.0,
-        (MethodKind::Hybrid, Margin::Fixed(m)) => (m as f64 / period as f64).min(1.0),
-        _ => return None,
-    };
+    let spin = (kind.descriptor().spin?)(options, period)?;
+    let (spin_share, naps) = (spin.share, spin.note);
     if spin_share <= allowed {
         return None;
     }
-    let naps = if kind == MethodKind::Busy && options.busy_sleep_every.is_some() {
-        " (--busy-sleep-every does not prevent it: its naps give no CPU time back)"
-    } else {
-        ""
-    };
     Some(format!(
         "{} under {} spins about {:.0} % of a CPU, more than the {:.1} % real-time tasks may \
          use (sched_rt_runtime_us {runtime} per sched_rt_period_us {rt_period}): whenever \
@@ -59,6 +51,7 @@ pub fn throttle_warning(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wait::Margin;
 
     const FIFO: Policy = Policy::Fifo { priority: 90 };
     const MS: Nanos = 1_000_000;

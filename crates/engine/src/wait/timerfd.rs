@@ -7,11 +7,20 @@
 //! [`super::periodic`]. `timerfd_create` accepts CLOCK_MONOTONIC, CLOCK_REALTIME and
 //! CLOCK_BOOTTIME (and their alarm variants), not CLOCK_TAI.
 
-use super::periodic::{periodic_spec, wait_for, Fire, Fired};
+use super::registry::MethodDescriptor;
+use super::kernel_timer::{periodic_spec, wait_for, Fire, Fired};
 use super::{MethodKind, MethodReport, WakeMethod};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// `timerfd` in the method registry (see [`super::registry`]).
+pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    refused_clocks: &[ClockId::Tai],
+    ..MethodDescriptor::new("timerfd_create(2)", |clock, _| {
+        Ok(Box::new(Timerfd::new(clock)?))
+    })
+};
 
 /// Waits by reading a periodic `timerfd`.
 #[derive(Debug)]

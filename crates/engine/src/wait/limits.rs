@@ -1,42 +1,9 @@
-//! What each method can do on this run, said before it starts, and why a method could not
-//! be set up, said in the user's terms.
+//! What each method can do on this run (the limits its descriptor declares), said before it
+//! starts, and why a method could not be set up, said in the user's terms.
 
 use super::MethodKind;
-use crate::time::{ClockId, Nanos, NS_PER_US};
+use crate::time::{ClockId, Nanos};
 use std::io;
-
-impl MethodKind {
-    /// The kernel call that makes the method, with its manual section (for messages).
-    pub fn kernel_call(self) -> &'static str {
-        match self {
-            MethodKind::NanosleepAbs | MethodKind::NanosleepRel | MethodKind::Hybrid => {
-                "clock_nanosleep(2)"
-            }
-            MethodKind::Nanosleep => "nanosleep(2)",
-            MethodKind::Timerfd => "timerfd_create(2)",
-            MethodKind::PosixTimer => "timer_create(2)",
-            MethodKind::Itimer => "setitimer(2)",
-            MethodKind::Poll => "ppoll(2)",
-            MethodKind::Select => "pselect(2)",
-            MethodKind::Epoll => "epoll_wait(2)",
-            MethodKind::Busy => "clock_gettime(2)",
-        }
-    }
-
-    /// The one clock the method's kernel timer runs on, for methods whose call takes no
-    /// clock (`nanosleep`, `itimer`, `poll`, `select`, `epoll`); `None` for methods that
-    /// take the run's clock.
-    pub fn fixed_clock(self) -> Option<ClockId> {
-        match self {
-            MethodKind::Nanosleep
-            | MethodKind::Itimer
-            | MethodKind::Poll
-            | MethodKind::Select
-            | MethodKind::Epoll => Some(ClockId::Monotonic),
-            _ => None,
-        }
-    }
-}
 
 /// Whether `kind` can wait on `clock`.
 ///
@@ -44,30 +11,47 @@ impl MethodKind {
 /// One sentence saying why not and what to use instead.
 pub(crate) fn check_clock(kind: MethodKind, clock: ClockId) -> Result<(), String> {
     let name = kind.name();
-    if let Some(only) = kind.fixed_clock() {
+    let d = kind.descriptor();
+    if let Some(only) = d.fixed_clock {
         if clock != only {
             return Err(format!(
                 "--method {name}: {} takes no clock and always runs on CLOCK_{}, so it cannot \
                  measure CLOCK_{}; use --clock {} (nanosleep-abs and nanosleep-rel sleep on any \
                  clock)",
-                kind.kernel_call(),
+                d.kernel_call,
                 only.name().to_uppercase(),
                 clock.name().to_uppercase(),
                 only.name()
             ));
         }
     }
-    if kind == MethodKind::Timerfd && clock == ClockId::Tai {
-        return Err(
-            "--method timerfd: timerfd_create(2) does not accept CLOCK_TAI; use --clock \
-             monotonic, realtime or boottime"
-                .into(),
-        );
+    if d.refused_clocks.contains(&clock) {
+        let others: Vec<&str> = ClockId::ALL
+            .into_iter()
+            .filter(|c| !d.refused_clocks.contains(c))
+            .map(ClockId::name)
+            .collect();
+        return Err(format!(
+            "--method {name}: {} does not accept CLOCK_{}; use --clock {}",
+            d.kernel_call,
+            clock.name().to_uppercase(),
+            words_or(&others)
+        ));
     }
     Ok(())
 }
 
-/// Whether `kind` can run with `threads` measuring threads on `clock` every `period` ns.
+/// `a`, `a or b`, `a, b or c`.
+fn words_or(words: &[&str]) -> String {
+    match words.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// Whether `kind` can run with `threads` measuring threads on `clock` every `period` ns,
+/// from the limits its [`super::MethodDescriptor`] declares.
 ///
 /// # Errors
 /// One sentence saying what cannot be done and what to do instead.
@@ -78,19 +62,26 @@ pub fn check(
     period: Nanos,
 ) -> Result<(), String> {
     check_clock(kind, clock)?;
-    if kind == MethodKind::Itimer {
-        if threads > 1 {
+    let name = kind.name();
+    let d = kind.descriptor();
+    if let Some(limit) = d.thread_limit {
+        if threads > limit.max {
+            let only = match limit.max {
+                1 => "only one measuring thread".to_string(),
+                n => format!("at most {n} measuring threads"),
+            };
             return Err(format!(
-                "--method itimer: setitimer(ITIMER_REAL) is one timer per process and its \
-                 SIGALRM goes to the whole process, so it can drive only one measuring thread \
-                 (asked for {threads}); use -t 1, or --method posix-timer, which aims a timer \
-                 at each thread"
+                "--method {name}: {}, so it can drive {only} (asked for {threads}); use -t {}, \
+                 or --method {}",
+                limit.why, limit.max, limit.instead
             ));
         }
-        if period % NS_PER_US != 0 {
+    }
+    if let Some(step) = d.period_step {
+        if period % step.step != 0 {
             return Err(format!(
-                "--method itimer: setitimer(2) takes its interval in whole µs (a struct \
-                 timeval) and {period} ns is not; choose an interval of whole µs"
+                "--method {name}: {} and {period} ns is not; choose an interval of {}",
+                step.why, step.unit
             ));
         }
     }
@@ -105,10 +96,12 @@ pub fn explain_setup_error(kind: MethodKind, err: &io::Error) -> String {
             "method {name} is not supported by this kernel: {call} is not implemented (ENOSYS); \
              choose another --method (nanosleep-abs works on every kernel)"
         ),
-        Some(libc::EBUSY) if kind == MethodKind::Itimer => format!(
-            "method {name}: the process's interval timer is already in use by another measuring \
-             thread (setitimer(ITIMER_REAL) is one per process)"
-        ),
+        Some(libc::EBUSY) if kind.descriptor().busy_means.is_some() => {
+            format!(
+                "method {name}: {}",
+                kind.descriptor().busy_means.unwrap_or_default()
+            )
+        }
         _ if err.kind() == io::ErrorKind::Unsupported => err.to_string(),
         _ => format!("cannot set up method {name} ({call}): {err}"),
     }
