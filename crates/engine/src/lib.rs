@@ -37,6 +37,7 @@ pub mod sample;
 pub mod schedule;
 pub mod setup;
 pub mod stats;
+pub mod step;
 pub mod system;
 pub mod time;
 pub mod wait;

@@ -1,4 +1,4 @@
-//! The measuring loop: wait, read the clock once, record, advance the grid.
+//! The measuring loop: wait, read the clock once, record, advance the grid ([`wake_once`]).
 //!
 //! Everything the loop needs is allocated before it starts. Finished windows go to the
 //! collector through a wait-free single-producer ring (`rtrb`, built for real-time audio
@@ -10,6 +10,7 @@
 use crate::grid::{Grid, OverrunPolicy};
 use crate::record::WindowRecord;
 use crate::sample::RawSample;
+use crate::step::wake_once;
 use crate::time::Nanos;
 use crate::wait::WakeMethod;
 use std::io;
@@ -33,6 +34,46 @@ pub struct LoopParams {
     pub overrun: OverrunPolicy,
     /// Length of a statistics window (ns, > 0); windows start at `first_expiry`.
     pub window: Nanos,
+    /// Wait for the collector (yielding the CPU) instead of growing a window's span or
+    /// dropping a streamed sample when it falls behind. For runs on virtual time only
+    /// (the mock backend), whose waits take no real time: it makes their windows and
+    /// samples independent of scheduling. `false` for real measurements.
+    pub lossless: bool,
+}
+
+/// Streams one sample; `false` when the ring is full (with `lossless`, waits, yielding,
+/// until it is not).
+#[inline]
+fn push_sample(
+    ring: &mut rtrb::Producer<RawSample>,
+    mut sample: RawSample,
+    lossless: bool,
+) -> bool {
+    loop {
+        match ring.push(sample) {
+            Ok(()) => return true,
+            Err(rtrb::PushError::Full(back)) if lossless => {
+                sample = back;
+                std::thread::yield_now();
+            }
+            Err(_) => return false,
+        }
+    }
+}
+
+/// A cleared record from the collector; with `lossless`, waits (yielding) until one comes.
+#[inline]
+fn next_record(
+    empty: &mut rtrb::Consumer<Box<WindowRecord>>,
+    lossless: bool,
+) -> Option<Box<WindowRecord>> {
+    loop {
+        match empty.pop() {
+            Ok(r) => return Some(r),
+            Err(_) if lossless => std::thread::yield_now(),
+            Err(_) => return None,
+        }
+    }
 }
 
 /// The measuring thread's ends of the two rings that carry window records.
@@ -115,34 +156,40 @@ pub fn measure<M: WakeMethod + ?Sized>(
         if expiry >= window_end {
             let index = ((expiry - params.first_expiry) / params.window) as u64;
             window_end = params.first_expiry + (index as i64 + 1) * params.window;
-            match link.empty.pop() {
-                Ok(fresh) => {
+            match next_record(&mut link.empty, params.lossless) {
+                Some(fresh) => {
                     let done = std::mem::replace(&mut current, fresh);
                     // Cannot fail: the ring holds as many slots as there are records.
                     let _ = link.full.push(done);
                     current.begin(index);
                 }
-                Err(_) => current.span = index - current.index + 1,
+                None => current.span = index - current.index + 1,
             }
         }
-        let woke = match method.wait(expiry, last_woke) {
-            Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+        let wake = wake_once(
+            method,
+            &mut grid,
+            &mut current,
+            last_woke,
+            samples > 0,
+            || !stop.load(Ordering::Relaxed),
+        );
+        let woke = match wake {
+            Ok(Some(w)) => w.woke,
+            // Interrupted by a stop: the loop's condition ends it.
+            Ok(None) => continue,
             Err(e) => {
                 error = Some(e);
                 break;
             }
         };
-        let period = (samples > 0).then_some((woke - last_woke, params.period));
-        current.record(woke - expiry, period);
-        current.overruns += grid.advance(woke);
         if let Some(ring) = stream.as_deref_mut() {
             let sample = RawSample {
                 seq: samples,
                 expiry,
                 woke,
             };
-            if ring.push(sample).is_err() {
+            if !push_sample(ring, sample, params.lossless) {
                 current.samples_dropped += 1;
             }
         }

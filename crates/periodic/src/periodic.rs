@@ -13,6 +13,7 @@ use tickscope_engine::setup::{
     privileges, AffinityGuard, MlockGuard, Policy, PolicyGuard, TimerSlackGuard,
 };
 use tickscope_engine::stats::{latency_stats, period_stats};
+use tickscope_engine::step::{wake_once, Wake};
 use tickscope_engine::time::{read_clock, ClockId, Nanos};
 use tickscope_engine::wait::{self, MethodReport, WakeMethod};
 
@@ -306,26 +307,26 @@ impl Periodic {
                 self.running.insert(started)
             }
         };
-        let expiry = running.grid.expiry();
-        let woke = loop {
-            match self.method.wait(expiry, running.last_woke) {
-                Ok(t) => break t,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Err(Error::os(
-                        format!("the {} wait failed", self.strategy.name()),
-                        e,
-                    ))
-                }
+        // An interrupted wait is retried (`|| true`), so `wake_once` always returns a wake.
+        let Wake {
+            expiry,
+            woke,
+            missed,
+        } = loop {
+            let wake = wake_once(
+                self.method.as_mut(),
+                &mut running.grid,
+                &mut self.record,
+                running.last_woke,
+                running.ticked,
+                || true,
+            )
+            .map_err(|e| Error::os(format!("the {} wait failed", self.strategy.name()), e))?;
+            if let Some(w) = wake {
+                break w;
             }
         };
         let latency = woke - expiry;
-        let dt = running
-            .ticked
-            .then_some((woke - running.last_woke, self.period));
-        self.record.record(latency, dt);
-        let missed = running.grid.advance(woke);
-        self.record.overruns += missed;
         running.last_woke = woke;
         running.ticked = true;
         Ok(Tick {

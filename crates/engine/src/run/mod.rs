@@ -4,28 +4,36 @@
 //! Data flow: [`RunConfig`] → guards (process-wide here, per thread in the thread) → workers
 //! ([`crate::worker::measure`]) → windows through wait-free rings → this collector →
 //! [`RunEvent`]s for a live view and a [`RunOutcome`] at the end. Nothing here formats text.
+//!
+//! The coordinator, [`run_with`], is a sequence of short steps: validate, hold the
+//! process-wide settings ([`backend::Backend::hold_process`]), spawn the threads and wait
+//! for their setup ([`workers::Workers`]), lock memory, report [`RunEvent::Started`], start
+//! every thread on a common first expiry, collect windows until every thread ended
+//! ([`collect`]), join and merge ([`finish`]). Where settings, methods and time come from is
+//! the [`backend`] seam: [`run`] uses the real machine, [`run_on_mock`] virtual time.
 
+mod backend;
 mod collector;
 mod config;
 mod events;
+mod mock_backend;
 mod thread;
+mod workers;
 
 pub use config::{PolicyRequest, RunConfig, AUTO_PRIORITY};
 pub use events::{Applied, AppliedThread, RunEvent, RunOutcome, SecondReport};
+pub use mock_backend::{MockRun, MOCK_SCRIPT_LEN, MOCK_STARTED_AT_UNIX_S, MOCK_START_NS};
 
 use crate::error::Error;
-use crate::sample::SAMPLE_RING;
-use crate::setup::{self, privileges, MlockGuard, PmQosGuard};
-use crate::time::{Clock, SystemClock, NS_PER_MS, NS_PER_SEC};
+use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 use crate::wait;
-use crate::worker::window_link;
+use backend::{Backend, MemoryHold, ProcessHold, SystemBackend};
 use collector::Collector;
-use std::os::unix::thread::JoinHandleExt;
+use mock_backend::MockBackend;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
-use thread::{worker_thread, SetupReport, Start, WorkerEnd, WorkerPorts};
+use thread::{SetupReport, WorkerEnd};
+use workers::Workers;
 
 /// Runs a measurement. `stop` ends it early (the threads finish their current wait); `observer`
 /// sees the applied settings, then one [`SecondReport`] per window.
@@ -39,105 +47,79 @@ pub fn run(
     stop: &Arc<AtomicBool>,
     observer: &mut dyn FnMut(RunEvent<'_>),
 ) -> Result<RunOutcome, Error> {
+    run_with(cfg, stop, observer, Arc::new(SystemBackend))
+}
+
+/// Runs the whole engine — validation, threads, setup handshake, measuring loops, windows,
+/// collector, outcome — on virtual time instead of the kernel's clocks: every wake-up comes
+/// from `mock`'s latency script (see [`MockRun`]) and nothing on the system is changed (no
+/// policy, affinity, timer slack, `mlockall` or PM QoS; settings are reported as asked).
+/// For a given `cfg` and `mock` the events and the outcome are the same on every machine
+/// and every call — for a front end's debug mode (hyperfine's `--debug-mode` is the model)
+/// and for snapshot tests. A run of 10 s at 1 ms takes well under a second.
+///
+/// # Errors
+/// As [`run`], for the configuration (a method's limits are still enforced).
+pub fn run_on_mock(
+    cfg: &RunConfig,
+    stop: &Arc<AtomicBool>,
+    observer: &mut dyn FnMut(RunEvent<'_>),
+    mock: &MockRun,
+) -> Result<RunOutcome, Error> {
+    run_with(cfg, stop, observer, Arc::new(MockBackend(*mock)))
+}
+
+/// The coordinator on any backend (see the module docs).
+fn run_with(
+    cfg: &RunConfig,
+    stop: &Arc<AtomicBool>,
+    observer: &mut dyn FnMut(RunEvent<'_>),
+    backend: Arc<dyn Backend>,
+) -> Result<RunOutcome, Error> {
     cfg.validate()?;
-    let (pm_qos_guard, pm_qos_note) = match cfg.pm_qos_us {
-        Some(us) => match PmQosGuard::hold(us) {
-            Ok(g) => (Some(g), None),
-            Err(e) if cfg.pm_qos_required => {
-                return Err(Error::Setup(privileges::explain_pm_qos_error(&e)))
-            }
-            Err(e) => (None, Some(privileges::explain_pm_qos_error(&e))),
-        },
-        None => (None, None),
-    };
+    let process = backend.hold_process(cfg)?;
+    let mut workers = Workers::spawn(cfg, stop, &backend)?;
+    let reports = workers.await_setup()?;
+    // Locked now that every measuring thread has allocated what its loop touches.
+    let memory = backend.lock_memory(cfg);
+    let applied = applied(cfg, &reports, &process, &memory, backend.rt_limits());
+    observer(RunEvent::Started(&applied));
 
-    // Lets a stop interrupt a long wait instead of waiting up to a whole period.
-    let wake_guard = setup::WakeSignalGuard::install().map_err(|e| Error::Os {
-        context: "cannot install the wake-up signal handler".into(),
-        source: e,
-    })?;
-    // Process-wide set-up the method declares (itimer: SIGALRM blocked in this thread).
-    let _process_guard = cfg.method.descriptor().set_up_process_guard()?;
-    let mut workers = Vec::new();
-    let mut setup_rx = Vec::new();
-    let mut collectors = Vec::new();
-    for (index, &cpu) in cfg.cpus.iter().enumerate() {
-        let (link, collector, first_record) = window_link();
-        let (sample_tx, sample_rx) = if cfg.stream_samples {
-            let (tx, rx) = rtrb::RingBuffer::new(SAMPLE_RING);
-            (Some(tx), Some(rx))
-        } else {
-            (None, None)
-        };
-        let (setup_tx, srx) = mpsc::channel::<Result<SetupReport, String>>();
-        let (go_tx, go_rx) = mpsc::channel::<Start>();
-        let cfg = cfg.clone();
-        let stop = Arc::clone(stop);
-        let handle = std::thread::Builder::new()
-            .name(format!("tickscope-{index}"))
-            .stack_size(4 * setup::PREFAULT_BYTES)
-            .spawn(move || {
-                let ports = WorkerPorts {
-                    link,
-                    first_record,
-                    samples: sample_tx,
-                    setup_tx,
-                    go_rx,
-                };
-                worker_thread(&cfg, cpu, &stop, ports)
-            })
-            .map_err(|e| Error::Os {
-                context: format!("cannot start measuring thread {index}"),
-                source: e,
-            })?;
-        workers.push((handle, go_tx));
-        setup_rx.push(srx);
-        collectors.push((collector, sample_rx));
-    }
+    // A common first expiry a little ahead, so every thread is asleep before it.
+    let first_expiry = backend.now(cfg.clock) + start_lead(cfg.period_ns);
+    let started_at = backend.started_at();
+    workers.start(first_expiry);
+    let mut collector = Collector::new(cfg, &reports, workers.take_links());
+    collect(&workers, &mut collector, stop, observer, &*backend);
+    let ends = workers.join();
+    drop(memory);
+    drop(process);
+    Ok(finish(applied, collector, &ends, stop, |wall| {
+        (started_at, backend.ended_at(started_at, wall))
+    }))
+}
 
-    let mut reports = Vec::new();
-    let mut failure = None;
-    for rx in &setup_rx {
-        match rx.recv() {
-            Ok(Ok(r)) => reports.push(r),
-            Ok(Err(msg)) => failure = failure.or(Some(msg)),
-            Err(_) => failure = failure.or(Some("a measuring thread died during setup".into())),
-        }
-    }
-    if let Some(msg) = failure {
-        for (handle, go) in workers {
-            let _ = go.send(Start::Abort);
-            let _ = handle.join();
-        }
-        return Err(Error::Setup(msg));
-    }
+/// How far ahead of now the first expiry lies: 10 ms, or one period up to 1 s if longer.
+fn start_lead(period: Nanos) -> Nanos {
+    (10 * NS_PER_MS).max(period.min(NS_PER_SEC))
+}
 
-    // Locked now that every measuring thread has allocated what its loop touches: see
-    // MlockGuard for why MCL_FUTURE is used only where no RLIMIT_MEMLOCK applies.
-    let (mlock_guard, mlock_note) = if cfg.mlock {
-        match MlockGuard::lock() {
-            Ok(g) if g.locks_future() => (Some(g), None),
-            Ok(g) => {
-                let limit = privileges::memlock_limit().unwrap_or(0) / 1024;
-                let note = format!(
-                    "current mappings only (RLIMIT_MEMLOCK is {limit} KiB, so later ones are \
-                     not locked; the measuring loop allocates nothing)"
-                );
-                (Some(g), Some(note))
-            }
-            Err(e) => (None, Some(privileges::explain_mlock_error(&e))),
-        }
-    } else {
-        (None, None)
-    };
+/// What was set, from the threads' reports and the process-wide holds.
+fn applied(
+    cfg: &RunConfig,
+    reports: &[SetupReport],
+    process: &ProcessHold,
+    memory: &MemoryHold,
+    (rt_runtime_us, rt_period_us): (Option<i64>, Option<i64>),
+) -> Applied {
     let first = &reports[0];
-    let applied = Applied {
+    Applied {
         policy: first.policy,
         policy_note: first.policy_note.clone(),
-        mlock: mlock_guard.is_some(),
-        mlock_note,
-        pm_qos_us: pm_qos_guard.as_ref().map(PmQosGuard::limit_us),
-        pm_qos_note,
+        mlock: memory.locked,
+        mlock_note: memory.note.clone(),
+        pm_qos_us: process.pm_qos_us,
+        pm_qos_note: process.pm_qos_note.clone(),
         timer_slack_ns: first.slack,
         timer_slack_note: (first.policy.is_realtime() && cfg.timer_slack_ns.is_some())
             .then(|| "real-time threads get no timer slack from the kernel".to_string()),
@@ -149,8 +131,8 @@ pub fn run(
             &cfg.method_options,
             &first.policy,
             cfg.period_ns,
-            privileges::rt_runtime_us(),
-            privileges::rt_period_us(),
+            rt_runtime_us,
+            rt_period_us,
         ),
         clock: cfg.clock,
         threads: reports
@@ -162,21 +144,21 @@ pub fn run(
                 cpu: cfg.cpus[thread],
             })
             .collect(),
-    };
-    observer(RunEvent::Started(&applied));
-
-    // A common first expiry a little ahead, so every thread is asleep before it.
-    let clock = SystemClock(cfg.clock);
-    let first_expiry = clock.now() + (10 * NS_PER_MS).max(cfg.period_ns.min(NS_PER_SEC));
-    let started_at = SystemTime::now();
-    for (_, go) in &workers {
-        let _ = go.send(Start::Go { first_expiry });
     }
+}
 
-    let mut collector = Collector::new(cfg, &reports, collectors);
+/// Hands finished windows to `observer` until every thread has ended; after a stop, keeps
+/// interrupting the threads' waits.
+fn collect(
+    workers: &Workers,
+    collector: &mut Collector,
+    stop: &AtomicBool,
+    observer: &mut dyn FnMut(RunEvent<'_>),
+    backend: &dyn Backend,
+) {
     collector.start_cpu_clocks();
     loop {
-        let all_done = workers.iter().all(|(h, _)| h.is_finished());
+        let all_done = workers.all_finished();
         collector.drain(observer, all_done);
         if all_done {
             break;
@@ -184,31 +166,27 @@ pub fn run(
         if stop.load(Ordering::Relaxed) {
             // Repeated every round: a kick that lands between the thread's check of the
             // stop flag and its next wait is lost, the next one is not.
-            for (h, _) in workers.iter().filter(|(h, _)| !h.is_finished()) {
-                setup::kick(h.as_pthread_t());
-            }
+            workers.kick_running(backend);
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(backend.poll_interval());
     }
-    let ended_at = SystemTime::now();
-    let ends: Vec<WorkerEnd> = workers
-        .into_iter()
-        .map(|(h, _)| {
-            h.join().unwrap_or(WorkerEnd {
-                cpu_time: 0,
-                wall: 0,
-                error: Some("a measuring thread panicked".into()),
-                report: None,
-            })
-        })
-        .collect();
-    drop(pm_qos_guard);
-    drop(mlock_guard);
-    drop(wake_guard);
+}
+
+/// The outcome: per-thread and merged statistics, the first thread error, whether the run
+/// was stopped. `times` gives (start, end) wall-clock times from the longest thread's
+/// measuring time, ns.
+fn finish(
+    applied: Applied,
+    collector: Collector,
+    ends: &[WorkerEnd],
+    stop: &AtomicBool,
+    times: impl FnOnce(Nanos) -> (std::time::SystemTime, std::time::SystemTime),
+) -> RunOutcome {
     let interrupted = stop.load(Ordering::Relaxed);
     let error = ends.iter().find_map(|e| e.error.clone());
-    let (threads, summary) = collector.finish(&applied, &ends);
-    Ok(RunOutcome {
+    let (threads, summary) = collector.finish(&applied, ends);
+    let (started_at, ended_at) = times(summary.wall_time_ns);
+    RunOutcome {
         applied,
         threads,
         summary,
@@ -216,5 +194,8 @@ pub fn run(
         ended_at,
         interrupted,
         error,
-    })
+    }
 }
+
+#[cfg(test)]
+mod tests;

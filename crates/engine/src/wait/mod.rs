@@ -271,7 +271,10 @@ mod tests {
         let mut files = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
             let text = std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default();
-            if text.lines().any(|l| l.starts_with("pub(super) const DESCRIPTOR: ")) {
+            if text
+                .lines()
+                .any(|l| l.starts_with("pub(super) const DESCRIPTOR: "))
+            {
                 files += 1;
             }
         }
