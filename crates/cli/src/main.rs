@@ -9,6 +9,7 @@
 mod cli;
 mod cmd;
 mod console;
+mod engine_errors;
 mod exit;
 mod options;
 mod output_path;
