@@ -14,12 +14,15 @@ pub enum Failure {
 }
 
 impl From<tickscope_engine::Error> for Failure {
+    /// A setting the user can change (invalid, unsupported, refused, not permitted) is a
+    /// usage failure; an OS failure is a runtime one. Worded with the flags
+    /// ([`crate::engine_errors`]).
     fn from(e: tickscope_engine::Error) -> Self {
-        match e {
-            tickscope_engine::Error::Config(m) | tickscope_engine::Error::Setup(m) => {
-                Failure::Usage(m)
-            }
-            other => Failure::Runtime(other.to_string()),
+        let m = crate::engine_errors::sentence(&e);
+        if e.is_setting() {
+            Failure::Usage(m)
+        } else {
+            Failure::Runtime(m)
         }
     }
 }

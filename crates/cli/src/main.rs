@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         eprintln!("tickscope: cannot handle signals: {e}");
         return ExitCode::from(1);
     }
+    engine_errors::install();
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),

@@ -304,7 +304,9 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
     let mut methods = Vec::new();
     let mut left_out = Vec::new();
     for m in listed {
-        match wait::check(m, config.clock, threads, config.period_ns) {
+        match wait::check(m, config.clock, threads, config.period_ns)
+            .map_err(|e| crate::engine_errors::sentence(&e))
+        {
             Ok(()) => methods.push(m),
             Err(why) if all => {
                 let prefix = format!("--method {}: ", m.name());

@@ -1,7 +1,7 @@
 //! The loop itself: a fixed grid of expiries, a wake-up method, running statistics and the
 //! settings the caller asked for.
 
-use crate::error::Error;
+use crate::error::{Error, LIBRARY_WORDS};
 use crate::strategy::Strategy;
 use std::io;
 use std::marker::PhantomData;
@@ -230,7 +230,8 @@ impl Builder {
             let name = self.strategy.name();
             match e.kind() {
                 io::ErrorKind::Unsupported => {
-                    Error::Unsupported(format!("the {name} strategy cannot run here: {e}"))
+                    let why = wait::explain_setup_error(kind, &e).render(&LIBRARY_WORDS);
+                    Error::Unsupported(format!("the {name} strategy cannot run here: {why}"))
                 }
                 _ => Error::os(format!("cannot set up the {name} strategy"), e),
             }
@@ -425,8 +426,10 @@ impl Periodic {
     /// 1 ..= 99 (FIFO, RR) or a nice value outside −20 ..= 19.
     pub fn set_policy(&mut self, policy: Policy) -> Result<(), Error> {
         self.setup.policy = None;
-        let guard = PolicyGuard::apply(policy)
-            .map_err(|e| Error::os(privileges::explain_policy_error(&policy, &e), e))?;
+        let guard = PolicyGuard::apply(policy).map_err(|e| {
+            let m = privileges::explain_policy_error(&policy, &e);
+            Error::os(m.render(&LIBRARY_WORDS), e)
+        })?;
         self.setup.policy = Some(guard);
         Ok(())
     }
@@ -458,8 +461,10 @@ impl Periodic {
     /// (`RLIMIT_MEMLOCK`, `CAP_IPC_LOCK`; the message says which).
     pub fn lock_memory(&mut self) -> Result<(), Error> {
         if self.setup.mlock.is_none() {
-            let guard = MlockGuard::lock()
-                .map_err(|e| Error::os(privileges::explain_mlock_error(&e), e))?;
+            let guard = MlockGuard::lock().map_err(|e| {
+                let m = privileges::explain_mlock_error(&e);
+                Error::os(m.render(&LIBRARY_WORDS), e)
+            })?;
             self.setup.mlock = Some(guard);
         }
         Ok(())

@@ -16,7 +16,7 @@ use super::{
     Access, ClockKind, ClockMeasurement, ClockOutcome, ClockReport, ClocksConfig, ClocksPass,
     ClocksResult, Condition, CostStats, DeltaStats, PairStats, IDLE_GAP_NS, READS_PER_BATCH,
 };
-use crate::error::Error;
+use crate::error::{Error, ErrorKind, Message, Setting};
 use crate::setup::{AffinityGuard, PmQosGuard, PM_QOS_PATH};
 use crate::time::{read_clock, Nanos, NS_PER_MS, NS_PER_SEC};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,7 +66,7 @@ impl<'a> Buffers<'a> {
 /// kernel does not say its frequency).
 ///
 /// # Errors
-/// [`Error::Config`] for a budget ≤ 0; [`Error::Setup`] when the thread cannot be pinned to
+/// [`ErrorKind::InvalidConfig`] for a budget ≤ 0; [`ErrorKind::Refused`] when the thread cannot be pinned to
 /// `cfg.cpu`. A condition of `idle_compare` that cannot be set up (PM QoS without
 /// permission, no second CPU) is reported in its [`ClocksPass::skipped`], not as an error.
 pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
@@ -82,10 +82,13 @@ pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
 /// As [`measure()`].
 pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResult, Error> {
     if cfg.budget_ns <= 0 {
-        return Err(Error::Config(format!(
-            "the time budget must be positive (got {} ns)",
-            cfg.budget_ns
-        )));
+        return Err(Error::invalid(
+            Setting::Budget,
+            Message::text(format!(
+                "the time budget must be positive (got {} ns)",
+                cfg.budget_ns
+            )),
+        ));
     }
     let (cpu, cpu_note) = match (cfg.cpu, cfg.idle_compare) {
         (Some(c), _) => (Some(c), Some("as asked".to_string())),
@@ -104,10 +107,7 @@ pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResu
         None
     };
     let _pin = cpu
-        .map(|c| {
-            AffinityGuard::pin(c)
-                .map_err(|e| Error::Setup(format!("cannot pin the measurement to CPU {c}: {e}")))
-        })
+        .map(|c| AffinityGuard::pin(c).map_err(|e| pin_error(c, e)))
         .transpose()?;
 
     let passes = if cfg.idle_compare { 3 } else { 1 };
@@ -369,6 +369,18 @@ fn after_idle_pairs<F: FnMut() -> i64>(
     pair_stats(&mut b.pairs, IDLE_GAP_NS).expect("at least MIN_IDLE_PAIRS pairs were taken")
 }
 
+/// The error of a measurement that could not be pinned to CPU `cpu`.
+fn pin_error(cpu: usize, e: std::io::Error) -> Error {
+    let msg = Message::text(format!("cannot pin the measurement to CPU {cpu}: {e}"));
+    Error::new(
+        ErrorKind::Refused {
+            setting: Setting::Affinity,
+        },
+        msg,
+    )
+    .with_source(e)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,6 +406,9 @@ mod tests {
             budget_ns: 0,
             ..cfg
         };
-        assert!(matches!(measure(&bad), Err(Error::Config(_))));
+        assert!(matches!(
+            measure(&bad).map_err(|e| e.kind().clone()),
+            Err(ErrorKind::InvalidConfig { .. })
+        ));
     }
 }

@@ -8,7 +8,7 @@
 
 use super::thread::SetupReport;
 use super::{PolicyRequest, RunConfig, AUTO_PRIORITY};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind, Message, Setting};
 use crate::setup::{
     self, privileges, AffinityGuard, MlockGuard, PmQosGuard, Policy, PolicyGuard, TimerSlackGuard,
 };
@@ -54,13 +54,13 @@ pub(crate) trait Backend: Send + Sync {
     /// Locks memory (after every thread allocated what its loop touches).
     fn lock_memory(&self, cfg: &RunConfig) -> MemoryHold;
     /// Applies thread `index`'s settings on the calling (measuring) thread and builds its
-    /// method. The error is one sentence for the user.
+    /// method.
     fn prepare_thread(
         &self,
         cfg: &RunConfig,
         index: usize,
         cpu: Option<usize>,
-    ) -> Result<PreparedThread, String>;
+    ) -> Result<PreparedThread, Error>;
     /// The time on the run's clock, ns (for the first expiry).
     fn now(&self, clock: ClockId) -> Nanos;
     /// The wall-clock time measuring starts.
@@ -94,17 +94,13 @@ impl Backend for SystemBackend {
                     pm_qos_us = Some(g.limit_us());
                     guards.push(Box::new(g));
                 }
-                Err(e) if cfg.pm_qos_required => {
-                    return Err(Error::Setup(privileges::explain_pm_qos_error(&e)))
-                }
-                Err(e) => pm_qos_note = Some(privileges::explain_pm_qos_error(&e)),
+                Err(e) if cfg.pm_qos_required => return Err(privileges::pm_qos_error(e)),
+                Err(e) => pm_qos_note = Some(privileges::explain_pm_qos_error(&e).to_string()),
             }
         }
         // Lets a stop interrupt a long wait instead of waiting up to a whole period.
-        let wake = setup::WakeSignalGuard::install().map_err(|e| Error::Os {
-            context: "cannot install the wake-up signal handler".into(),
-            source: e,
-        })?;
+        let wake = setup::WakeSignalGuard::install()
+            .map_err(|e| Error::os("cannot install the wake-up signal handler", e))?;
         guards.push(Box::new(wake));
         // Process-wide set-up the method declares (itimer: SIGALRM blocked in this thread).
         if let Some(g) = cfg.method.descriptor().set_up_process_guard()? {
@@ -136,7 +132,7 @@ impl Backend for SystemBackend {
                 );
                 (Some(g), Some(note))
             }
-            Err(e) => (None, Some(privileges::explain_mlock_error(&e))),
+            Err(e) => (None, Some(privileges::explain_mlock_error(&e).to_string())),
         };
         MemoryHold {
             locked: guard.is_some(),
@@ -150,23 +146,24 @@ impl Backend for SystemBackend {
         cfg: &RunConfig,
         _index: usize,
         cpu: Option<usize>,
-    ) -> Result<PreparedThread, String> {
+    ) -> Result<PreparedThread, Error> {
         let affinity = match cpu {
-            Some(c) => Some(
-                AffinityGuard::pin(c)
-                    .map_err(|e| format!("cannot pin a measuring thread to CPU {c}: {e}"))?,
-            ),
+            Some(c) => Some(AffinityGuard::pin(c).map_err(|e| {
+                let msg = format!("cannot pin a measuring thread to CPU {c}: {e}");
+                refused(Setting::Affinity, msg).with_source(e)
+            })?),
             None => None,
         };
         let (policy_guard, policy, note) = apply_policy(cfg.policy)?;
         let slack = match cfg.timer_slack_ns {
-            Some(ns) => {
-                Some(TimerSlackGuard::set(ns).map_err(|e| format!("cannot set timer slack: {e}"))?)
-            }
+            Some(ns) => Some(TimerSlackGuard::set(ns).map_err(|e| {
+                let msg = format!("cannot set timer slack: {e}");
+                refused(Setting::TimerSlack, msg).with_source(e)
+            })?),
             None => None,
         };
         let method = wait::create(cfg.method, cfg.clock, &cfg.method_options)
-            .map_err(|e| wait::explain_setup_error(cfg.method, &e))?;
+            .map_err(|e| wait::setup_error(cfg.method, e))?;
         let mut cpu_clock: libc::clockid_t = 0;
         // SAFETY: pthread_self is this thread; `cpu_clock` is writable.
         unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut cpu_clock) };
@@ -221,7 +218,7 @@ impl Backend for SystemBackend {
 
 /// Applies the requested policy to the calling thread: the guard, the policy asked of the
 /// kernel and the note for `auto`.
-fn apply_policy(request: PolicyRequest) -> Result<(PolicyGuard, Policy, Option<String>), String> {
+fn apply_policy(request: PolicyRequest) -> Result<(PolicyGuard, Policy, Option<String>), Error> {
     let auto = request == PolicyRequest::Auto;
     let policy = match request {
         PolicyRequest::Exact(p) => p,
@@ -234,15 +231,19 @@ fn apply_policy(request: PolicyRequest) -> Result<(PolicyGuard, Policy, Option<S
         Err(e) if auto => {
             let why = privileges::explain_policy_error(&policy, &e);
             let other = Policy::Other { nice: 0 };
-            let g = PolicyGuard::apply(other)
-                .map_err(|e| privileges::explain_policy_error(&other, &e))?;
+            let g = PolicyGuard::apply(other).map_err(|e| privileges::policy_error(&other, e))?;
             Ok((g, policy, Some(format!("auto: using other, because {why}"))))
         }
-        Err(e) => Err(privileges::explain_policy_error(&policy, &e)),
+        Err(e) => Err(privileges::policy_error(&policy, e)),
     }
 }
 
 /// The note of an `auto` policy that got SCHED_FIFO.
 pub(crate) fn auto_note() -> String {
     format!("auto: using fifo priority {AUTO_PRIORITY}, the process may set it")
+}
+
+/// A setting the system refused, saying `msg`.
+fn refused(setting: Setting, msg: String) -> Error {
+    Error::new(ErrorKind::Refused { setting }, Message::text(msg))
 }

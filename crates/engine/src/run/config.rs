@@ -1,6 +1,6 @@
 //! What a run is asked to do: [`RunConfig`] and the policy request.
 
-use crate::error::Error;
+use crate::error::{Error, Message, Setting};
 use crate::grid::OverrunPolicy;
 use crate::setup::Policy;
 use crate::time::{ClockId, Nanos, NS_PER_SEC};
@@ -80,22 +80,36 @@ impl RunConfig {
     }
 
     pub(super) fn validate(&self) -> Result<(), Error> {
-        let bad = |s: &str| Err(Error::Config(s.to_string()));
+        let bad = |setting: Setting, s: &str| {
+            Err(Error::invalid(
+                setting,
+                Message::default().setting(setting).t(s),
+            ))
+        };
         if self.period_ns <= 0 {
-            return bad("the interval must be positive");
+            return Err(Error::invalid(
+                Setting::Interval,
+                Message::text("the interval must be positive"),
+            ));
         }
         if self.window_ns <= 0 {
-            return bad("the statistics window must be positive");
+            return Err(Error::invalid(
+                Setting::Window,
+                Message::text("the statistics window must be positive"),
+            ));
         }
         if self.cpus.is_empty() {
-            return bad("at least one measuring thread is needed");
+            return Err(Error::invalid(
+                Setting::Threads,
+                Message::text("at least one measuring thread is needed"),
+            ));
         }
         if self.loops == Some(0) {
-            return bad("--loops must be at least 1");
+            return bad(Setting::Loops, " must be at least 1");
         }
         if self.duration_ns.is_some_and(|d| d <= 0) {
-            return bad("--duration must be positive");
+            return bad(Setting::Duration, " must be positive");
         }
-        wait::check(self.method, self.clock, self.cpus.len(), self.period_ns).map_err(Error::Config)
+        wait::check(self.method, self.clock, self.cpus.len(), self.period_ns)
     }
 }

@@ -89,7 +89,7 @@ impl Backend for MockBackend {
         cfg: &RunConfig,
         index: usize,
         _cpu: Option<usize>,
-    ) -> Result<PreparedThread, String> {
+    ) -> Result<PreparedThread, Error> {
         let (policy, policy_note) = match cfg.policy {
             PolicyRequest::Exact(p) => (p, None),
             PolicyRequest::Auto => (

@@ -39,9 +39,12 @@ use workers::Workers;
 /// sees the applied settings, then one [`SecondReport`] per window.
 ///
 /// # Errors
-/// [`Error::Config`] for an invalid configuration; [`Error::Setup`] when an explicitly
-/// requested setting (policy, CPU, PM QoS) cannot be applied — the message says what is
-/// missing; [`Error::Os`] when a thread cannot be created.
+/// [`ErrorKind::InvalidConfig`](crate::error::ErrorKind::InvalidConfig) for an invalid
+/// configuration; [`ErrorKind::Permission`](crate::error::ErrorKind::Permission),
+/// [`ErrorKind::Unsupported`](crate::error::ErrorKind::Unsupported) or
+/// [`ErrorKind::Refused`](crate::error::ErrorKind::Refused) when an explicitly requested
+/// setting (policy, CPU, PM QoS, method) cannot be applied — the message says what is
+/// missing; [`ErrorKind::Os`](crate::error::ErrorKind::Os) when a thread cannot be created.
 pub fn run(
     cfg: &RunConfig,
     stop: &Arc<AtomicBool>,

@@ -135,7 +135,13 @@ fn a_method_limit_is_refused_before_any_thread_starts() {
     let stop = Arc::new(AtomicBool::new(false));
     let mut started = false;
     let r = run_on_mock(&c, &stop, &mut |_| started = true, &MockRun::default());
-    assert!(matches!(r, Err(Error::Config(_))), "{r:?}");
+    let kind = r.map_err(|e| e.kind().clone()).unwrap_err();
+    assert_eq!(
+        kind,
+        crate::error::ErrorKind::InvalidConfig {
+            setting: crate::error::Setting::Threads
+        }
+    );
     assert!(!started);
 }
 

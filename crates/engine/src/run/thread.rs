@@ -3,6 +3,7 @@
 
 use super::backend::{Backend, PreparedThread};
 use super::RunConfig;
+use crate::error::Error;
 use crate::record::WindowRecord;
 use crate::sample::RawSample;
 use crate::setup::{self, Policy};
@@ -62,7 +63,7 @@ pub(super) struct WorkerPorts {
     pub(super) link: crate::worker::WindowLink,
     pub(super) first_record: Box<WindowRecord>,
     pub(super) samples: Option<rtrb::Producer<RawSample>>,
-    pub(super) setup_tx: mpsc::Sender<Result<SetupReport, String>>,
+    pub(super) setup_tx: mpsc::Sender<Result<SetupReport, Error>>,
     pub(super) go_rx: mpsc::Receiver<Start>,
 }
 
@@ -88,8 +89,9 @@ pub(super) fn worker_thread(
         report,
     } = match backend.prepare_thread(cfg, index, cpu) {
         Ok(p) => p,
-        Err(msg) => {
-            let _ = setup_tx.send(Err(msg.clone()));
+        Err(e) => {
+            let msg = e.to_string();
+            let _ = setup_tx.send(Err(e));
             return WorkerEnd::failed(msg);
         }
     };
@@ -99,7 +101,7 @@ pub(super) fn worker_thread(
         _ => return WorkerEnd::failed("aborted before the start".into()),
     };
     if let Err(e) = method.arm(first_expiry, cfg.period_ns) {
-        return WorkerEnd::failed(wait::explain_setup_error(cfg.method, &e));
+        return WorkerEnd::failed(wait::explain_setup_error(cfg.method, &e).to_string());
     }
     setup::prefault_stack();
     let params = loop_params(cfg, first_expiry, backend.virtual_time());

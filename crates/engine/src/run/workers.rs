@@ -4,7 +4,7 @@
 use super::backend::Backend;
 use super::thread::{worker_thread, SetupReport, Start, WorkerEnd, WorkerPorts};
 use super::RunConfig;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind, Message, Setting};
 use crate::sample::{RawSample, SAMPLE_RING};
 use crate::setup;
 use crate::time::Nanos;
@@ -21,7 +21,7 @@ pub(super) type Links = Vec<(CollectorLink, Option<rtrb::Consumer<RawSample>>)>;
 /// The measuring threads of a run.
 pub(super) struct Workers {
     threads: Vec<(JoinHandle<WorkerEnd>, mpsc::Sender<Start>)>,
-    setup_rx: Vec<mpsc::Receiver<Result<SetupReport, String>>>,
+    setup_rx: Vec<mpsc::Receiver<Result<SetupReport, Error>>>,
     links: Links,
 }
 
@@ -29,7 +29,7 @@ impl Workers {
     /// Starts one measuring thread per entry of `cfg.cpus`; each sets itself up and waits.
     ///
     /// # Errors
-    /// [`Error::Os`] when a thread cannot be created (those already started end when the
+    /// [`ErrorKind::Os`](crate::error::ErrorKind::Os) when a thread cannot be created (those already started end when the
     /// returned error drops their start channels).
     pub(super) fn spawn(
         cfg: &RunConfig,
@@ -63,10 +63,7 @@ impl Workers {
                 .name(format!("tickscope-{index}"))
                 .stack_size(4 * setup::PREFAULT_BYTES)
                 .spawn(move || worker_thread(&cfg, index, cpu, &stop, ports, &*backend))
-                .map_err(|e| Error::Os {
-                    context: format!("cannot start measuring thread {index}"),
-                    source: e,
-                })?;
+                .map_err(|e| Error::os(format!("cannot start measuring thread {index}"), e))?;
             w.threads.push((handle, go_tx));
             w.setup_rx.push(setup_rx);
             w.links.push((collector, sample_rx));
@@ -77,7 +74,7 @@ impl Workers {
     /// Waits for every thread's setup report, in thread order.
     ///
     /// # Errors
-    /// [`Error::Setup`] with the first thread's failure; every thread is then told to
+    /// The first thread's failure; every thread is then told to
     /// abort and joined.
     pub(super) fn await_setup(&mut self) -> Result<Vec<SetupReport>, Error> {
         let mut reports = Vec::new();
@@ -85,18 +82,18 @@ impl Workers {
         for rx in &self.setup_rx {
             match rx.recv() {
                 Ok(Ok(r)) => reports.push(r),
-                Ok(Err(msg)) => failure = failure.or(Some(msg)),
-                Err(_) => failure = failure.or(Some("a measuring thread died during setup".into())),
+                Ok(Err(e)) => failure = failure.or(Some(e)),
+                Err(_) => failure = failure.or(Some(died_during_setup())),
             }
         }
         match failure {
             None => Ok(reports),
-            Some(msg) => {
+            Some(e) => {
                 for (handle, go) in self.threads.drain(..) {
                     let _ = go.send(Start::Abort);
                     let _ = handle.join();
                 }
-                Err(Error::Setup(msg))
+                Err(e)
             }
         }
     }
@@ -139,4 +136,14 @@ impl Workers {
             })
             .collect()
     }
+}
+
+/// The error of a thread that ended before it reported its setup (it panicked).
+fn died_during_setup() -> Error {
+    Error::new(
+        ErrorKind::Refused {
+            setting: Setting::Threads,
+        },
+        Message::text("a measuring thread died during setup"),
+    )
 }

@@ -15,6 +15,7 @@
 //! [`super::throttle_warning`] says so before such a run.
 
 use super::registry::{MethodDescriptor, Spin};
+use crate::error::{Message, Setting};
 use super::spin::{spin_until, KernelClock, NapCounter, SpinClock};
 use super::{MethodKind, MethodReport, WakeMethod};
 use crate::time::{ClockId, Nanos};
@@ -26,11 +27,11 @@ pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     spin: Some(|options, _period| {
         Some(Spin {
             share: 1.0,
-            note: if options.busy_sleep_every.is_some() {
-                " (--busy-sleep-every does not prevent it: its naps give no CPU time back)"
-            } else {
-                ""
-            },
+            note: options.busy_sleep_every.map(|_| {
+                Message::text(" (")
+                    .setting(Setting::BusySleepEvery)
+                    .t(" does not prevent it: its naps give no CPU time back)")
+            }),
         })
     }),
     ..MethodDescriptor::new("clock_gettime(2)", |clock, options| {

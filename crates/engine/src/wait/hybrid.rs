@@ -20,7 +20,7 @@ pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     spin: Some(|options, period| match options.margin {
         Margin::Fixed(m) => Some(Spin {
             share: (m as f64 / period as f64).min(1.0),
-            note: "",
+            note: None,
         }),
         Margin::Auto => None,
     }),

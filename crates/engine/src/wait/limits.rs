@@ -2,27 +2,41 @@
 //! starts, and why a method could not be set up, said in the user's terms.
 
 use super::MethodKind;
+use crate::error::{Error, ErrorKind, Message, Setting};
 use crate::time::{ClockId, Nanos};
 use std::io;
 
 /// Whether `kind` can wait on `clock`.
 ///
 /// # Errors
-/// One sentence saying why not and what to use instead.
-pub(crate) fn check_clock(kind: MethodKind, clock: ClockId) -> Result<(), String> {
+/// [`ErrorKind::Unsupported`] (the clock): one sentence saying why not and what to use
+/// instead.
+pub(crate) fn check_clock(kind: MethodKind, clock: ClockId) -> Result<(), Error> {
     let name = kind.name();
     let d = kind.descriptor();
+    let unsupported = |m: Message| {
+        Err(Error::new(
+            ErrorKind::Unsupported {
+                setting: Setting::Clock,
+            },
+            m,
+        ))
+    };
     if let Some(only) = d.fixed_clock {
         if clock != only {
-            return Err(format!(
-                "--method {name}: {} takes no clock and always runs on CLOCK_{}, so it cannot \
-                 measure CLOCK_{}; use --clock {} (nanosleep-abs and nanosleep-rel sleep on any \
-                 clock)",
-                d.kernel_call,
-                only.name().to_uppercase(),
-                clock.name().to_uppercase(),
-                only.name()
-            ));
+            return unsupported(
+                Message::default()
+                    .set(Setting::Method, name)
+                    .t(format!(
+                        ": {} takes no clock and always runs on CLOCK_{}, so it cannot measure \
+                         CLOCK_{}; use ",
+                        d.kernel_call,
+                        only.name().to_uppercase(),
+                        clock.name().to_uppercase(),
+                    ))
+                    .set(Setting::Clock, only.name())
+                    .t(" (nanosleep-abs and nanosleep-rel sleep on any clock)"),
+            );
         }
     }
     if d.refused_clocks.contains(&clock) {
@@ -31,12 +45,16 @@ pub(crate) fn check_clock(kind: MethodKind, clock: ClockId) -> Result<(), String
             .filter(|c| !d.refused_clocks.contains(c))
             .map(ClockId::name)
             .collect();
-        return Err(format!(
-            "--method {name}: {} does not accept CLOCK_{}; use --clock {}",
-            d.kernel_call,
-            clock.name().to_uppercase(),
-            words_or(&others)
-        ));
+        return unsupported(
+            Message::default()
+                .set(Setting::Method, name)
+                .t(format!(
+                    ": {} does not accept CLOCK_{}; use ",
+                    d.kernel_call,
+                    clock.name().to_uppercase(),
+                ))
+                .set(Setting::Clock, words_or(&others)),
+        );
     }
     Ok(())
 }
@@ -54,13 +72,10 @@ fn words_or(words: &[&str]) -> String {
 /// from the limits its [`super::MethodDescriptor`] declares.
 ///
 /// # Errors
-/// One sentence saying what cannot be done and what to do instead.
-pub fn check(
-    kind: MethodKind,
-    clock: ClockId,
-    threads: usize,
-    period: Nanos,
-) -> Result<(), String> {
+/// One sentence saying what cannot be done and what to do instead:
+/// [`ErrorKind::Unsupported`] for the clock, [`ErrorKind::InvalidConfig`] for the number
+/// of threads or the interval.
+pub fn check(kind: MethodKind, clock: ClockId, threads: usize, period: Nanos) -> Result<(), Error> {
     check_clock(kind, clock)?;
     let name = kind.name();
     let d = kind.descriptor();
@@ -70,46 +85,76 @@ pub fn check(
                 1 => "only one measuring thread".to_string(),
                 n => format!("at most {n} measuring threads"),
             };
-            return Err(format!(
-                "--method {name}: {}, so it can drive {only} (asked for {threads}); use -t {}, \
-                 or --method {}",
-                limit.why, limit.max, limit.instead
+            return Err(Error::invalid(
+                Setting::Threads,
+                Message::default()
+                    .set(Setting::Method, name)
+                    .t(format!(
+                        ": {}, so it can drive {only} (asked for {threads}); use ",
+                        limit.why
+                    ))
+                    .set(Setting::Threads, limit.max.to_string())
+                    .t(", or ")
+                    .set(Setting::Method, limit.instead),
             ));
         }
     }
     if let Some(step) = d.period_step {
         if period % step.step != 0 {
-            return Err(format!(
-                "--method {name}: {} and {period} ns is not; choose an interval of {}",
-                step.why, step.unit
+            return Err(Error::invalid(
+                Setting::Interval,
+                Message::default().set(Setting::Method, name).t(format!(
+                    ": {} and {period} ns is not; choose an interval of {}",
+                    step.why, step.unit
+                )),
             ));
         }
     }
     Ok(())
 }
 
+/// The error of a method that could not be created or armed: [`ErrorKind::Unsupported`]
+/// for a call the kernel lacks or a clock the method cannot use, [`ErrorKind::Refused`]
+/// otherwise; the message is [`explain_setup_error`]'s.
+pub fn setup_error(kind: MethodKind, err: io::Error) -> Error {
+    let setting = Setting::Method;
+    let k = if err.raw_os_error() == Some(libc::ENOSYS) || err.kind() == io::ErrorKind::Unsupported
+    {
+        ErrorKind::Unsupported { setting }
+    } else {
+        ErrorKind::Refused { setting }
+    };
+    Error::new(k, explain_setup_error(kind, &err)).with_source(err)
+}
+
 /// One sentence for a method that could not be created or armed.
-pub fn explain_setup_error(kind: MethodKind, err: &io::Error) -> String {
+pub fn explain_setup_error(kind: MethodKind, err: &io::Error) -> Message {
     let (name, call) = (kind.name(), kind.kernel_call());
     match err.raw_os_error() {
-        Some(libc::ENOSYS) => format!(
+        Some(libc::ENOSYS) => Message::text(format!(
             "method {name} is not supported by this kernel: {call} is not implemented (ENOSYS); \
-             choose another --method (nanosleep-abs works on every kernel)"
-        ),
-        Some(libc::EBUSY) if kind.descriptor().busy_means.is_some() => {
-            format!(
-                "method {name}: {}",
-                kind.descriptor().busy_means.unwrap_or_default()
-            )
+             choose another "
+        ))
+        .setting(Setting::Method)
+        .t(" (nanosleep-abs works on every kernel)"),
+        Some(libc::EBUSY) if kind.descriptor().busy_means.is_some() => Message::text(format!(
+            "method {name}: {}",
+            kind.descriptor().busy_means.unwrap_or_default()
+        )),
+        _ if err.kind() == io::ErrorKind::Unsupported => {
+            match err.get_ref().and_then(|e| e.downcast_ref::<Error>()) {
+                Some(e) => e.message().clone(),
+                None => Message::text(err.to_string()),
+            }
         }
-        _ if err.kind() == io::ErrorKind::Unsupported => err.to_string(),
-        _ => format!("cannot set up method {name} ({call}): {err}"),
+        _ => Message::text(format!("cannot set up method {name} ({call}): {err}")),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::{EngineWords, Piece};
 
     const MS: Nanos = 1_000_000;
 
@@ -122,42 +167,56 @@ mod tests {
             MethodKind::Select,
             MethodKind::Epoll,
         ] {
-            assert_eq!(check(kind, ClockId::Monotonic, 1, MS), Ok(()));
+            assert!(check(kind, ClockId::Monotonic, 1, MS).is_ok());
             let e = check(kind, ClockId::Realtime, 1, MS).unwrap_err();
+            let clock = Piece::Set(Setting::Clock, Some("monotonic".into()));
+            assert!(e.message().pieces().contains(&clock), "{e}");
+            let e = e.describe(&EngineWords);
             assert!(
-                e.contains("CLOCK_MONOTONIC") && e.contains("--clock monotonic"),
+                e.contains("CLOCK_MONOTONIC") && e.contains("clock monotonic"),
                 "{e}"
             );
         }
         assert!(check(MethodKind::NanosleepRel, ClockId::Tai, 4, 1).is_ok());
         let e = check(MethodKind::Timerfd, ClockId::Tai, 1, MS).unwrap_err();
-        assert!(e.contains("CLOCK_TAI"), "{e}");
+        assert!(e.to_string().contains("CLOCK_TAI"), "{e}");
     }
 
     #[test]
     fn itimer_refuses_several_threads_and_sub_microsecond_periods() {
         let e = check(MethodKind::Itimer, ClockId::Monotonic, 2, MS).unwrap_err();
+        let one = Piece::Set(Setting::Threads, Some("1".into()));
+        assert!(e.message().pieces().contains(&one), "{e}");
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::InvalidConfig {
+                setting: Setting::Threads
+            }
+        );
+        let e = e.describe(&EngineWords);
         assert!(
-            e.contains("only one measuring thread") && e.contains("-t 1"),
+            e.contains("only one measuring thread") && e.contains("threads 1"),
             "{e}"
         );
         let e = check(MethodKind::Itimer, ClockId::Monotonic, 1, 11_764_706).unwrap_err();
-        assert!(e.contains("whole µs"), "{e}");
+        assert!(e.to_string().contains("whole µs"), "{e}");
         assert!(check(MethodKind::PosixTimer, ClockId::Monotonic, 8, 11_764_706).is_ok());
     }
 
     #[test]
     fn a_call_the_kernel_lacks_is_named() {
         let e = io::Error::from_raw_os_error(libc::ENOSYS);
-        let m = explain_setup_error(MethodKind::Timerfd, &e);
+        let m = explain_setup_error(MethodKind::Timerfd, &e).to_string();
         assert!(
             m.starts_with("method timerfd is not supported by this kernel: timerfd_create(2)"),
             "{m}"
         );
         let e = io::Error::from_raw_os_error(libc::EBUSY);
-        assert!(explain_setup_error(MethodKind::Itimer, &e).contains("already in use"));
+        assert!(explain_setup_error(MethodKind::Itimer, &e)
+            .to_string()
+            .contains("already in use"));
         let e = io::Error::from_raw_os_error(libc::EINVAL);
-        let m = explain_setup_error(MethodKind::PosixTimer, &e);
+        let m = explain_setup_error(MethodKind::PosixTimer, &e).to_string();
         assert!(
             m.starts_with("cannot set up method posix-timer (timer_create(2)): "),
             "{m}"
@@ -171,6 +230,8 @@ mod tests {
             panic!("nanosleep was created on CLOCK_BOOTTIME");
         };
         assert_eq!(e.kind(), io::ErrorKind::Unsupported);
-        assert!(explain_setup_error(MethodKind::Nanosleep, &e).contains("CLOCK_BOOTTIME"));
+        assert!(explain_setup_error(MethodKind::Nanosleep, &e)
+            .to_string()
+            .contains("CLOCK_BOOTTIME"));
     }
 }

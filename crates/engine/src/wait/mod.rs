@@ -20,7 +20,7 @@ pub use busy::Busy;
 pub use epoll::{Epoll, EpollForm};
 pub use hybrid::Hybrid;
 pub use itimer::{AlarmBlock, Itimer};
-pub use limits::{check, explain_setup_error};
+pub use limits::{check, explain_setup_error, setup_error};
 pub use margin::{Margin, MarginReport, MarginTuner};
 pub use nanosleep::Nanosleep;
 pub use nanosleep_abs::NanosleepAbs;
@@ -196,8 +196,7 @@ pub fn create(
     clock: ClockId,
     options: &MethodOptions,
 ) -> io::Result<Box<dyn WakeMethod>> {
-    limits::check_clock(kind, clock)
-        .map_err(|msg| io::Error::new(io::ErrorKind::Unsupported, msg))?;
+    limits::check_clock(kind, clock).map_err(|e| io::Error::new(io::ErrorKind::Unsupported, e))?;
     (kind.descriptor().create)(clock, options)
 }
 

@@ -16,7 +16,7 @@
 //! [`super::check`] enforces, the throttle facts, `create` and the process-wide guard.
 
 use super::{MethodOptions, WakeMethod};
-use crate::error::Error;
+use crate::error::{Error, Message};
 use crate::time::{ClockId, Nanos};
 use std::any::Any;
 use std::io;
@@ -49,12 +49,12 @@ pub struct PeriodStep {
 
 /// How much of a CPU a spinning method keeps busy, for the real-time throttling warning
 /// ([`super::throttle_warning`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Spin {
     /// The share of a CPU spent spinning, 0.0 ..= 1.0.
     pub share: f64,
-    /// A remark appended to the warning (for example that naps do not help), or `""`.
-    pub note: &'static str,
+    /// A remark appended to the warning (for example that naps do not help).
+    pub note: Option<Message>,
 }
 
 /// Process-wide set-up a method needs in the coordinating thread for the whole run (for
@@ -113,14 +113,13 @@ impl MethodDescriptor {
     /// Sets up the method's process-wide guard in the calling thread, if it declares one.
     ///
     /// # Errors
-    /// [`Error::Os`] when the set-up fails.
+    /// [`crate::error::ErrorKind::Os`] when the set-up fails.
     pub fn set_up_process_guard(&self) -> Result<Option<Box<dyn Any>>, Error> {
         match self.process_guard {
             None => Ok(None),
-            Some(g) => (g.set_up)().map(Some).map_err(|source| Error::Os {
-                context: format!("cannot {}", g.what),
-                source,
-            }),
+            Some(g) => (g.set_up)()
+                .map(Some)
+                .map_err(|e| Error::os(format!("cannot {}", g.what), e)),
         }
     }
 }

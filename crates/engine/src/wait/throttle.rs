@@ -11,7 +11,8 @@ use super::{MethodKind, MethodOptions};
 use crate::setup::Policy;
 use crate::time::Nanos;
 
-/// One sentence when a run of `kind` under `policy` can be throttled, else `None`.
+/// One sentence when a run of `kind` under `policy` can be throttled, else `None`, in the
+/// installed words ([`crate::error::set_words`]).
 /// `period` is the run's period (ns); `rt_runtime_us` and `rt_period_us` are the values of
 /// `/proc/sys/kernel/sched_rt_runtime_us` and `sched_rt_period_us` (`None` if unreadable).
 pub fn throttle_warning(
@@ -31,7 +32,8 @@ pub fn throttle_warning(
     }
     let allowed = runtime as f64 / rt_period as f64;
     let spin = (kind.descriptor().spin?)(options, period)?;
-    let (spin_share, naps) = (spin.share, spin.note);
+    let spin_share = spin.share;
+    let naps = spin.note.map(|m| m.to_string()).unwrap_or_default();
     if spin_share <= allowed {
         return None;
     }
@@ -76,7 +78,7 @@ mod tests {
             Some(950_000),
         )
         .unwrap();
-        assert!(w.contains("--busy-sleep-every does not prevent it"), "{w}");
+        assert!(w.contains("busy sleep every does not prevent it"), "{w}");
     }
 
     #[test]
