@@ -104,7 +104,7 @@ pub struct RunArgs {
 
     /// Timer slack of the measuring threads in ns (default 1, the finest; the kernel's
     /// default is 50000).
-    #[arg(long, value_name = "NS", default_value = "1")]
+    #[arg(long, value_name = "NS", default_value_t = tickscope_engine::run::defaults::TIMER_SLACK_NS.to_string())]
     pub timer_slack: String,
 
     /// Hold this CPU wake-up latency limit (µs) on /dev/cpu_dma_latency for the run. Default:

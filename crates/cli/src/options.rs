@@ -338,7 +338,7 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
     let duration = match (&a.duration, loops) {
         (Some(d), _) => Some(parse_duration(d, "--duration", NS_PER_SEC)?),
         (None, Some(_)) => None,
-        (None, None) => Some(10 * NS_PER_SEC),
+        (None, None) => Some(tickscope_engine::run::defaults::DURATION_NS),
     };
     let clock =
         ClockId::from_name(a.clock.trim().to_ascii_lowercase().as_str()).ok_or_else(|| {
@@ -374,7 +374,7 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
             }
             (Some(us), true)
         }
-        (None, false) => (Some(0), false),
+        (None, false) => (Some(tickscope_engine::run::defaults::PM_QOS_US), false),
     };
     Ok(RunConfig {
         method: methods[0],

@@ -15,12 +15,14 @@
 mod backend;
 mod collector;
 mod config;
+pub mod defaults;
 mod events;
 mod mock_backend;
 mod thread;
 mod workers;
 
-pub use config::{PolicyRequest, RunConfig, AUTO_PRIORITY};
+pub use config::{PolicyRequest, RunConfig};
+pub use defaults::AUTO_PRIORITY;
 pub use events::{Applied, AppliedThread, RunEvent, RunOutcome, SecondReport};
 pub use mock_backend::{MockRun, MOCK_SCRIPT_LEN, MOCK_STARTED_AT_UNIX_S, MOCK_START_NS};
 
