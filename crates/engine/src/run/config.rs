@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "lowercase")]
 pub enum PolicyRequest {
     /// SCHED_FIFO priority [`super::AUTO_PRIORITY`] where the process may set it, else SCHED_OTHER
-    /// (nice 0); the outcome and the reason are reported in [`Applied::policy_note`].
+    /// (nice 0); the outcome and the reason are reported in [`super::Applied::policy_note`].
     Auto,
     /// Exactly this policy, or an error that says what is missing.
     Exact(Policy),
@@ -50,7 +50,7 @@ pub struct RunConfig {
     pub overrun: OverrunPolicy,
     /// Length of a statistics window, ns (normally one second).
     pub window_ns: Nanos,
-    /// Stream every raw wake-up to the observer ([`RunEvent::Samples`]).
+    /// Stream every raw wake-up to the observer ([`super::RunEvent::Samples`]).
     pub stream_samples: bool,
 }
 

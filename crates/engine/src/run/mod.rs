@@ -5,12 +5,12 @@
 //! ([`crate::worker::measure`]) → windows through wait-free rings → this collector →
 //! [`RunEvent`]s for a live view and a [`RunOutcome`] at the end. Nothing here formats text.
 //!
-//! The coordinator, [`run_with`], is a sequence of short steps: validate, hold the
-//! process-wide settings ([`backend::Backend::hold_process`]), spawn the threads and wait
-//! for their setup ([`workers::Workers`]), lock memory, report [`RunEvent::Started`], start
-//! every thread on a common first expiry, collect windows until every thread ended
-//! ([`collect`]), join and merge ([`finish`]). Where settings, methods and time come from is
-//! the [`backend`] seam: [`run`] uses the real machine, [`run_on_mock`] virtual time.
+//! The coordinator, `run_with`, is a sequence of short steps: validate, hold the
+//! process-wide settings (`Backend::hold_process`), spawn the threads and wait for their
+//! setup (`Workers`), lock memory, report [`RunEvent::Started`], start every thread on a
+//! common first expiry, collect windows until every thread ended (`collect`), join and
+//! merge (`finish`). Where settings, methods and time come from is the `backend` seam:
+//! [`run`] uses the real machine, [`run_on_mock`] virtual time.
 
 mod backend;
 mod collector;

@@ -4,7 +4,7 @@
 //! time it woke, read once from that clock. Everything else — latency, period, overruns — is
 //! the worker's business, so a new method is one file behind [`WakeMethod`] that defines
 //! its [`MethodDescriptor`], plus one registration line in the `methods!` table below
-//! (see [`registry`](self::registry)). What a method cannot do (a clock, several threads) is
+//! (see [`registry`]). What a method cannot do (a clock, several threads) is
 //! said before a run starts by [`check`], from the descriptor; methods that spin share
 //! [`spin`], periodic kernel timers share [`kernel_timer`].
 

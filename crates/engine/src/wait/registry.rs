@@ -131,7 +131,7 @@ macro_rules! methods {
         $( mod $module; )+
 
         /// The wake-up methods tickscope knows, by the name used in `--method`. Declared,
-        /// one line each, by the registry in `wait/mod.rs` (see [`registry`](self::registry)).
+        /// one line each, by the registry in `wait/mod.rs` (see [`registry`]).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
         pub enum MethodKind {
             $( $(#[$doc])* #[serde(rename = $name)] $variant, )+
