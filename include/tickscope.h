@@ -261,7 +261,7 @@ typedef int32_t ts_policy;
 
 #ifdef __cplusplus
 extern "C" {
-#endif // __cplusplus
+#endif /* __cplusplus */
 
 /**
  * The reason for the last failure on the calling thread: one sentence, never NULL (empty
@@ -396,7 +396,7 @@ int ts_periodic_set_timer_slack(struct ts_periodic *p, uint64_t ns);
 void ts_periodic_free(struct ts_periodic *p);
 
 #ifdef __cplusplus
-}  // extern "C"
-#endif  // __cplusplus
+}  /* extern "C" */
+#endif  /* __cplusplus */
 
 #endif  /* TICKSCOPE_H */

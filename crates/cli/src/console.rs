@@ -31,6 +31,17 @@ pub fn stdout_closed() -> bool {
     CLOSED.load(Ordering::Relaxed)
 }
 
+/// The width of the terminal the text goes to, in columns; `None` when it goes to a file or a
+/// pipe (or standard error, when an output file is standard output and not a terminal).
+pub fn width() -> Option<usize> {
+    let size = if TO_STDERR.load(Ordering::Relaxed) {
+        terminal_size::terminal_size_of(std::io::stderr())
+    } else {
+        terminal_size::terminal_size_of(std::io::stdout())
+    };
+    size.map(|(w, _)| usize::from(w.0))
+}
+
 /// Prints `text` and a newline, and flushes.
 pub fn line(text: impl std::fmt::Display) {
     if TO_STDERR.load(Ordering::Relaxed) {

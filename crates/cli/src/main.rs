@@ -9,10 +9,13 @@
 mod cli;
 mod cmd;
 mod console;
+mod cyclictest_flags;
 mod engine_errors;
 mod exit;
+mod load;
 mod options;
 mod output_path;
+mod scenario;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -23,7 +26,6 @@ fn main() -> ExitCode {
         eprintln!("tickscope: cannot handle signals: {e}");
         return ExitCode::from(1);
     }
-    engine_errors::install();
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),
@@ -33,6 +35,9 @@ fn main() -> ExitCode {
         cli::Command::Clocks(args) => cmd::clocks::execute(&args),
         cli::Command::Report(args) => cmd::report::execute(&args),
         cli::Command::Compare(args) => cmd::compare::execute(&args),
+        cli::Command::Scenario(c) => cmd::scenario::execute(c),
+        cli::Command::Completions(args) => cmd::completions::execute(&args),
+        cli::Command::Man(args) => cmd::man::execute(&args),
     };
     exit::report(console::settle(result))
 }

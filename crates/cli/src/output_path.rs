@@ -57,12 +57,3 @@ pub fn finish(out: Output, bytes: &[u8]) -> Result<(), Failure> {
     out.finish(bytes)
         .map_err(|e| Failure::Runtime(format!("cannot write {q}: {e}")))
 }
-
-/// Where an output went, for the "written to" lines.
-pub fn shown(out: &Output) -> String {
-    if out.is_stdout() {
-        "standard output".into()
-    } else {
-        out.path().display().to_string()
-    }
-}

@@ -19,7 +19,7 @@
 //! Layout: [`time`] clocks; [`wait`] wake-up methods (one file each); [`setup`] guards for
 //! everything changed on the system; [`worker`] the measuring loop; [`grid`] the overrun
 //! rule; [`record`], [`histogram`], [`moments`] recording; [`stats`] summaries; [`run`](mod@run) the
-//! coordinator; [`schedule`] the order of a comparison of methods; [`system`] facts about
+//! coordinator; [`compare`] the order of a comparison of methods; [`system`] facts about
 //! the machine; [`mock`] a virtual clock for tests.
 
 #![deny(missing_docs)]
@@ -37,11 +37,11 @@ pub mod sample;
 pub mod schedule;
 pub mod setup;
 pub mod stats;
-pub mod step;
 pub mod system;
 pub mod time;
 pub mod wait;
+pub mod window_histogram;
 pub mod worker;
 
-pub use error::Error;
+pub use error::{Error, ErrorKind, Setting};
 pub use run::{run, PolicyRequest, RunConfig, RunEvent, RunOutcome};

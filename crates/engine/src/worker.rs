@@ -1,4 +1,4 @@
-//! The measuring loop: wait, read the clock once, record, advance the grid ([`wake_once`]).
+//! The measuring loop: wait, read the clock once, record, advance the grid.
 //!
 //! Everything the loop needs is allocated before it starts. Finished windows go to the
 //! collector through a wait-free single-producer ring (`rtrb`, built for real-time audio
@@ -10,7 +10,6 @@
 use crate::grid::{Grid, OverrunPolicy};
 use crate::record::WindowRecord;
 use crate::sample::RawSample;
-use crate::step::wake_once;
 use crate::time::Nanos;
 use crate::wait::WakeMethod;
 use std::io;
@@ -34,46 +33,6 @@ pub struct LoopParams {
     pub overrun: OverrunPolicy,
     /// Length of a statistics window (ns, > 0); windows start at `first_expiry`.
     pub window: Nanos,
-    /// Wait for the collector (yielding the CPU) instead of growing a window's span or
-    /// dropping a streamed sample when it falls behind. For runs on virtual time only
-    /// (the mock backend), whose waits take no real time: it makes their windows and
-    /// samples independent of scheduling. `false` for real measurements.
-    pub lossless: bool,
-}
-
-/// Streams one sample; `false` when the ring is full (with `lossless`, waits, yielding,
-/// until it is not).
-#[inline]
-fn push_sample(
-    ring: &mut rtrb::Producer<RawSample>,
-    mut sample: RawSample,
-    lossless: bool,
-) -> bool {
-    loop {
-        match ring.push(sample) {
-            Ok(()) => return true,
-            Err(rtrb::PushError::Full(back)) if lossless => {
-                sample = back;
-                std::thread::yield_now();
-            }
-            Err(_) => return false,
-        }
-    }
-}
-
-/// A cleared record from the collector; with `lossless`, waits (yielding) until one comes.
-#[inline]
-fn next_record(
-    empty: &mut rtrb::Consumer<Box<WindowRecord>>,
-    lossless: bool,
-) -> Option<Box<WindowRecord>> {
-    loop {
-        match empty.pop() {
-            Ok(r) => return Some(r),
-            Err(_) if lossless => std::thread::yield_now(),
-            Err(_) => return None,
-        }
-    }
 }
 
 /// The measuring thread's ends of the two rings that carry window records.
@@ -92,12 +51,14 @@ pub struct CollectorLink {
     pub empty: rtrb::Producer<Box<WindowRecord>>,
 }
 
-/// Creates the two rings and the records that circulate in them: one record for the
-/// measuring thread to start with, the rest waiting cleared. Allocates about 4 MiB.
-pub fn window_link() -> (WindowLink, CollectorLink, Box<WindowRecord>) {
-    let (full_tx, full_rx) = rtrb::RingBuffer::new(WINDOW_RECORDS);
-    let (mut empty_tx, empty_rx) = rtrb::RingBuffer::new(WINDOW_RECORDS);
-    for _ in 1..WINDOW_RECORDS {
+/// Creates the two rings and the `records` (≥ 2; normally [`WINDOW_RECORDS`]) that circulate
+/// in them: one for the measuring thread to start with, the rest waiting cleared. Allocates
+/// about 150 KiB per record.
+pub fn window_link(records: usize) -> (WindowLink, CollectorLink, Box<WindowRecord>) {
+    let records = records.max(2);
+    let (full_tx, full_rx) = rtrb::RingBuffer::new(records);
+    let (mut empty_tx, empty_rx) = rtrb::RingBuffer::new(records);
+    for _ in 1..records {
         let _ = empty_tx.push(Box::new(WindowRecord::new()));
     }
     (
@@ -111,6 +72,61 @@ pub fn window_link() -> (WindowLink, CollectorLink, Box<WindowRecord>) {
         },
         Box::new(WindowRecord::new()),
     )
+}
+
+/// One wake-up as [`wake_step`] took it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// The expiry waited for (absolute ns).
+    pub expiry: Nanos,
+    /// When the thread woke (absolute ns).
+    pub woke: Nanos,
+    /// Expiries that passed before this wake-up and were skipped (or will be returned at
+    /// once under catch-up): the overruns it caused.
+    pub missed: u64,
+}
+
+/// One wake-up of a periodic loop — the step the measuring loop and the periodic library
+/// share: wait for the grid's next expiry (a wait cut short by a signal is resumed while
+/// `resume()` says so), record its latency and, unless it is the `first`, its period, then
+/// advance the grid past the wake-up and count the expiries it missed. `last_woke` is the
+/// previous wake time (or the start) and becomes this one. Allocates nothing.
+///
+/// Returns `Ok(None)` when a signal cut the wait short and `resume()` said stop.
+///
+/// # Errors
+/// Any error of the wait but `EINTR`; nothing is recorded then.
+#[inline(always)]
+pub fn wake_step<M: WakeMethod + ?Sized>(
+    method: &mut M,
+    grid: &mut Grid,
+    record: &mut WindowRecord,
+    last_woke: &mut Nanos,
+    first: bool,
+    mut resume: impl FnMut() -> bool,
+) -> io::Result<Option<Step>> {
+    let expiry = grid.expiry();
+    let woke = loop {
+        match method.wait(expiry, *last_woke) {
+            Ok(t) => break t,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                if !resume() {
+                    return Ok(None);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let period = (!first).then_some((woke - *last_woke, grid.period()));
+    record.record(woke - expiry, period);
+    let missed = grid.advance(woke);
+    record.overruns += missed;
+    *last_woke = woke;
+    Ok(Some(Step {
+        expiry,
+        woke,
+        missed,
+    }))
 }
 
 /// How a measuring loop ended.
@@ -156,28 +172,27 @@ pub fn measure<M: WakeMethod + ?Sized>(
         if expiry >= window_end {
             let index = ((expiry - params.first_expiry) / params.window) as u64;
             window_end = params.first_expiry + (index as i64 + 1) * params.window;
-            match next_record(&mut link.empty, params.lossless) {
-                Some(fresh) => {
+            match link.empty.pop() {
+                Ok(fresh) => {
                     let done = std::mem::replace(&mut current, fresh);
                     // Cannot fail: the ring holds as many slots as there are records.
                     let _ = link.full.push(done);
                     current.begin(index);
                 }
-                None => current.span = index - current.index + 1,
+                Err(_) => current.span = index - current.index + 1,
             }
         }
-        let wake = wake_once(
-            method,
+        let step = wake_step(
+            &mut *method,
             &mut grid,
             &mut current,
-            last_woke,
-            samples > 0,
+            &mut last_woke,
+            samples == 0,
             || !stop.load(Ordering::Relaxed),
         );
-        let woke = match wake {
-            Ok(Some(w)) => w.woke,
-            // Interrupted by a stop: the loop's condition ends it.
-            Ok(None) => continue,
+        let Step { expiry, woke, .. } = match step {
+            Ok(Some(s)) => s,
+            Ok(None) => break,
             Err(e) => {
                 error = Some(e);
                 break;
@@ -189,11 +204,10 @@ pub fn measure<M: WakeMethod + ?Sized>(
                 expiry,
                 woke,
             };
-            if !push_sample(ring, sample, params.lossless) {
+            if ring.push(sample).is_err() {
                 current.samples_dropped += 1;
             }
         }
-        last_woke = woke;
         samples += 1;
     }
     current.thread_cpu_ns = Some(crate::time::read_clock(libc::CLOCK_THREAD_CPUTIME_ID));

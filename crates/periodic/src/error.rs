@@ -1,30 +1,6 @@
 //! What can go wrong with a periodic loop, and the errno each failure maps to in the C ABI.
 
 use std::io;
-use tickscope_engine::error::{Piece, Setting, Words};
-
-/// The library's words for the settings the engine's messages name: its own calls, where
-/// they differ from the engine's words (never a command-line flag).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct LibraryWords;
-
-/// The one instance.
-pub(crate) static LIBRARY_WORDS: LibraryWords = LibraryWords;
-
-impl Words for LibraryWords {
-    fn word(&self, piece: &Piece) -> Option<String> {
-        match piece {
-            Piece::Off(Setting::MemoryLock) => {
-                Some("do not lock memory (Periodic::lock_memory, ts_periodic_lock_memory)".into())
-            }
-            Piece::Set(Setting::Affinity, None) => {
-                Some("pinning (Periodic::pin_to_cpu, ts_periodic_set_affinity)".into())
-            }
-            Piece::Set(Setting::DeadlineRuntime, None) => Some("the runtime".into()),
-            _ => None,
-        }
-    }
-}
 
 /// Why a loop could not be built, set up, or wait.
 #[derive(Debug, thiserror::Error)]
@@ -77,21 +53,5 @@ mod tests {
         assert_eq!((e.errno(), e.to_string()), (libc::EPERM, "m".to_string()));
         let e = Error::os("m".into(), io::Error::other("no number"));
         assert_eq!(e.errno(), libc::EIO);
-    }
-
-    #[test]
-    fn engine_messages_name_no_flag() {
-        use tickscope_engine::setup::{privileges, Policy};
-        let e = io::Error::from_raw_os_error(libc::EPERM);
-        let m = privileges::explain_mlock_error(&e).render(&LIBRARY_WORDS);
-        assert!(!m.contains("--"), "{m}");
-        let deadline = Policy::Deadline {
-            runtime_ns: 1,
-            deadline_ns: 2,
-            period_ns: 2,
-        };
-        let e = io::Error::from_raw_os_error(libc::EBUSY);
-        let m = privileges::explain_policy_error(&deadline, &e).render(&LIBRARY_WORDS);
-        assert!(m.ends_with("lower the runtime or use fewer threads"), "{m}");
     }
 }

@@ -37,7 +37,7 @@
 //!
 //! ## A fixed grid instead of "sleep for the period"
 //!
-//! The Cpp-Periodic-Task seed (`shared/seeds/cpp-periodic-task-sleep-vs-busy.txt`) takes its
+//! The Cpp-Periodic-Task README (docs/sources.md) takes its
 //! next deadline from the time it woke. Each wake-up's lateness is then added to the
 //! following period, so the mean period is the nominal period plus the mean latency (its own
 //! sleep results show 7519 µs for a 7500 µs period), and a correction term would be needed

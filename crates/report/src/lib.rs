@@ -8,12 +8,14 @@
 //!   written directly, regular files replaced atomically;
 //! * [`quote`] — paths in one-line messages;
 //! * [`units`] — nanoseconds in units that read well, always labelled;
-//! * [`terminal`] — the header, the per-second lines and the summary table;
+//! * [`terminal`] — the header and the summary table; [`live`] — the per-second lines;
 //! * [`import`] — reading tickscope, cyclictest and jitterdebugger result files;
 //! * [`compare`] — results side by side (table, Markdown, CSV, JSON);
 //! * [`export`] — files rendered from a run: cyclictest-style histogram, CSV, raw samples,
 //!   the HTML report;
 //! * [`plot`] — histogram, percentile and timeline plots as SVG and PNG;
+//! * [`sink`] — where a run's results go while it runs and when it ends: terminal, result
+//!   document, exported files, every wake-up;
 //! * [`methods_table`] — the comparison of wake-up methods (`--method a,b` or `all`).
 
 #![deny(missing_docs)]
@@ -23,10 +25,14 @@ pub mod compare;
 pub mod document;
 pub mod export;
 pub mod import;
+pub mod live;
+pub mod load;
 pub mod methods_table;
 pub mod output;
 pub mod plot;
+pub mod procstat;
 pub mod quote;
+pub mod sink;
 pub mod terminal;
 pub mod units;
 

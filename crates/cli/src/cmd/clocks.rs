@@ -5,7 +5,7 @@ use crate::cli::ClocksArgs;
 use crate::console;
 use crate::exit::Failure;
 use crate::options::parse_duration;
-use crate::output_path::{finish, prepare_outputs, shown};
+use crate::output_path::{finish, prepare_outputs};
 use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 use tickscope_engine::clocks::{measure_until, ClocksConfig};
@@ -102,7 +102,7 @@ pub fn execute(args: &ClocksArgs) -> Result<(), Failure> {
         render::notes(&result.clocks),
     ];
     if let Some(out) = json {
-        let to = shown(&out);
+        let to = out.shown();
         let doc = ClocksDocument::new(system, cfg, result, started, ended);
         finish(out, doc.to_json().as_bytes())?;
         written = Some(format!("result written to {to}"));

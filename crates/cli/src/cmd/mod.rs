@@ -2,7 +2,10 @@
 
 pub mod clocks;
 pub mod compare;
-pub mod exports;
+pub mod completions;
+pub mod man;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod signals;
+pub mod sinks;

@@ -34,12 +34,15 @@ pub fn install() -> std::io::Result<()> {
     let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new()
         .name("tickscope-signals".into())
+        // Under mlockall a thread's whole stack is resident: keep this idle one small.
+        .stack_size(64 * 1024)
         .spawn(move || {
             for _ in signals.forever() {
                 if CLAIMED.load(Ordering::SeqCst) && !flag().swap(true, Ordering::SeqCst) {
                     continue; // the first stop of a stoppable command
                 }
                 tickscope_report::output::remove_pending_files();
+                crate::load::child::kill_all_now();
                 std::process::exit(IMMEDIATE_EXIT_STATUS);
             }
         })?;

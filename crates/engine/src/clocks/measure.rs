@@ -8,15 +8,15 @@
 //! Every buffer is allocated before the loops; the timed region (one batch) only reads the
 //! clock and stores the value.
 
-use super::kind::{clock_resolution, read_clock_syscall};
+use super::source::{clock_resolution, read_clock_syscall};
 use super::spinner::{sibling_cpu, Spinner};
 use super::stats::{access_verdict, cost_stats, pair_stats, DeltaAccumulator};
 use super::tsc::{self, TscFrequency};
 use super::{
-    Access, ClockKind, ClockMeasurement, ClockOutcome, ClockReport, ClocksConfig, ClocksPass,
+    Access, ClockMeasurement, ClockOutcome, ClockReport, ClockSource, ClocksConfig, ClocksPass,
     ClocksResult, Condition, CostStats, DeltaStats, PairStats, IDLE_GAP_NS, READS_PER_BATCH,
 };
-use crate::error::{Error, ErrorKind, Message, Setting};
+use crate::error::Error;
 use crate::setup::{AffinityGuard, PmQosGuard, PM_QOS_PATH};
 use crate::time::{read_clock, Nanos, NS_PER_MS, NS_PER_SEC};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,12 +61,12 @@ impl<'a> Buffers<'a> {
     }
 }
 
-/// Measures every clock of [`ClockKind::all`] as described in [`super`], on the calling
+/// Measures every clock of [`ClockSource::all`] as described in [`super`], on the calling
 /// thread, within about `cfg.budget_ns` (plus 50–100 ms to calibrate the TSC where the
 /// kernel does not say its frequency).
 ///
 /// # Errors
-/// [`ErrorKind::InvalidConfig`] for a budget ≤ 0; [`ErrorKind::Refused`] when the thread cannot be pinned to
+/// [`Error::Config`] for a budget ≤ 0; [`Error::Setup`] when the thread cannot be pinned to
 /// `cfg.cpu`. A condition of `idle_compare` that cannot be set up (PM QoS without
 /// permission, no second CPU) is reported in its [`ClocksPass::skipped`], not as an error.
 pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
@@ -82,12 +82,12 @@ pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
 /// As [`measure()`].
 pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResult, Error> {
     if cfg.budget_ns <= 0 {
-        return Err(Error::invalid(
-            Setting::Budget,
-            Message::text(format!(
+        return Err(Error::config(
+            crate::error::Setting::Budget,
+            format!(
                 "the time budget must be positive (got {} ns)",
                 cfg.budget_ns
-            )),
+            ),
         ));
     }
     let (cpu, cpu_note) = match (cfg.cpu, cfg.idle_compare) {
@@ -107,7 +107,10 @@ pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResu
         None
     };
     let _pin = cpu
-        .map(|c| AffinityGuard::pin(c).map_err(|e| pin_error(c, e)))
+        .map(|c| {
+            AffinityGuard::pin(c)
+                .map_err(|e| Error::setup(format!("cannot pin the measurement to CPU {c}: {e}")))
+        })
         .transpose()?;
 
     let passes = if cfg.idle_compare { 3 } else { 1 };
@@ -193,7 +196,7 @@ fn skipped(condition: Condition, reason: String) -> ClocksPass {
 }
 
 /// The budget weight of one clock.
-fn weight(source: ClockKind) -> Nanos {
+fn weight(source: ClockSource) -> Nanos {
     match source.clock_id() {
         Some(_) => LIBRARY_WEIGHT + SYSCALL_WEIGHT + IDLE_WEIGHT,
         None => LIBRARY_WEIGHT + IDLE_WEIGHT,
@@ -206,7 +209,7 @@ fn measure_pass(
     tsc: Option<&TscFrequency>,
     b: &mut Buffers<'_>,
 ) -> Vec<ClockReport> {
-    let all = ClockKind::all();
+    let all = ClockSource::all();
     let unit_ns = budget_ns / all.iter().map(|&s| weight(s)).sum::<Nanos>();
     all.iter()
         .map(|&source| ClockReport {
@@ -253,12 +256,12 @@ fn measure_kernel_clock(id: libc::clockid_t, unit_ns: Nanos, b: &mut Buffers<'_>
 /// One TSC read (`rdtsc` or `rdtscp`): cost, deltas in ticks and ns, pairs.
 #[cfg(target_arch = "x86_64")]
 fn measure_tsc(
-    source: ClockKind,
+    source: ClockSource,
     unit_ns: Nanos,
     freq: Option<&TscFrequency>,
     b: &mut Buffers<'_>,
 ) -> ClockOutcome {
-    let with_p = source == ClockKind::Rdtscp;
+    let with_p = source == ClockSource::Rdtscp;
     if let Err(reason) = tsc::available(with_p) {
         return ClockOutcome::Unsupported { reason };
     }
@@ -296,7 +299,7 @@ fn measure_tsc(
 
 #[cfg(not(target_arch = "x86_64"))]
 fn measure_tsc(
-    _source: ClockKind,
+    _source: ClockSource,
     _unit_ns: Nanos,
     _freq: Option<&TscFrequency>,
     _b: &mut Buffers<'_>,
@@ -340,7 +343,7 @@ fn time_batches<F: FnMut() -> i64>(
     )
 }
 
-/// The 2010 seed's measurement: sleep [`IDLE_GAP_NS`], read twice back to back, keep the
+/// The clock_gettime 2010 post's measurement: sleep [`IDLE_GAP_NS`], read twice back to back, keep the
 /// difference (× `unit_ns`, rounded to ns); repeated for about `share_ns` (at least
 /// [`MIN_IDLE_PAIRS`], at most [`MAX_IDLE_PAIRS`] times).
 #[inline(always)]
@@ -369,18 +372,6 @@ fn after_idle_pairs<F: FnMut() -> i64>(
     pair_stats(&mut b.pairs, IDLE_GAP_NS).expect("at least MIN_IDLE_PAIRS pairs were taken")
 }
 
-/// The error of a measurement that could not be pinned to CPU `cpu`.
-fn pin_error(cpu: usize, e: std::io::Error) -> Error {
-    let msg = Message::text(format!("cannot pin the measurement to CPU {cpu}: {e}"));
-    Error::new(
-        ErrorKind::Refused {
-            setting: Setting::Affinity,
-        },
-        msg,
-    )
-    .with_source(e)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,12 +384,12 @@ mod tests {
             idle_compare: false,
         };
         let r = measure(&cfg).unwrap();
-        assert_eq!(r.clocks.len(), ClockKind::all().len());
+        assert_eq!(r.clocks.len(), ClockSource::all().len());
         assert!(r.idle_compare.is_empty());
         let mono = r.clocks[2]
             .measured()
             .expect("CLOCK_MONOTONIC is always there");
-        assert_eq!(r.clocks[2].clock, ClockKind::Monotonic);
+        assert_eq!(r.clocks[2].clock, ClockSource::Monotonic);
         assert!(mono.cost.median_ns > 0.0 && mono.cost.batches >= MIN_BATCHES as u64);
         assert_eq!(mono.deltas.backward_steps, 0);
         assert!(mono.after_idle.samples >= MIN_IDLE_PAIRS as u64);
@@ -408,7 +399,7 @@ mod tests {
         };
         assert!(matches!(
             measure(&bad).map_err(|e| e.kind().clone()),
-            Err(ErrorKind::InvalidConfig { .. })
+            Err(crate::error::ErrorKind::InvalidConfig { .. })
         ));
     }
 }

@@ -17,7 +17,7 @@ struct ThreadAccum {
     total: Box<WindowRecord>,
     windows: Vec<WindowStats>,
     delivered_through: Option<u64>,
-    cpu_clock: Option<libc::clockid_t>,
+    cpu_clock: libc::clockid_t,
     last_cpu_read: Option<(Nanos, Nanos)>,
 }
 
@@ -72,11 +72,10 @@ impl Collector {
     /// them when `final_drain`).
     pub(super) fn drain(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
         self.drain_samples(observer);
-        self.take_windows();
-        self.emit_ready_seconds(observer, final_drain);
+        self.drain_windows(observer, final_drain);
     }
 
-    /// Hands the streamed raw samples of every thread to `observer`.
+    /// Hands the raw samples waiting in every thread's ring to the observer.
     fn drain_samples(&mut self, observer: &mut dyn FnMut(RunEvent<'_>)) {
         for (thread, ring) in self.sample_rings.iter_mut().enumerate() {
             let Some(ring) = ring else { continue };
@@ -96,9 +95,8 @@ impl Collector {
         }
     }
 
-    /// Takes every finished window into the totals and the pending seconds, and hands the
-    /// records back cleared.
-    fn take_windows(&mut self) {
+    /// Takes the finished window records into the totals and emits the complete seconds.
+    fn drain_windows(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
         let threads = self.links.len();
         for (t, link) in self.links.iter_mut().enumerate() {
             let acc = &mut self.accums[t];
@@ -124,10 +122,6 @@ impl Collector {
                 let _ = link.empty.push(rec);
             }
         }
-    }
-
-    /// Emits, in order, the seconds every thread has delivered (all when `final_drain`).
-    fn emit_ready_seconds(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
         let ready_through = if final_drain {
             u64::MAX
         } else {
@@ -226,10 +220,8 @@ fn cpu_percent(acc: &mut ThreadAccum, final_cpu: Option<Nanos>) -> Option<f64> {
     (dwall > 0).then(|| 100.0 * (cpu - prev.1) as f64 / dwall as f64)
 }
 
-/// Reads another thread's CPU clock (from `pthread_getcpuclockid`); `None` once it exited,
-/// or when the thread's CPU time is not measured (no clock).
-fn thread_cpu(clock: Option<libc::clockid_t>) -> Option<Nanos> {
-    let clock = clock?;
+/// Reads another thread's CPU clock (from `pthread_getcpuclockid`); `None` once it exited.
+fn thread_cpu(clock: libc::clockid_t) -> Option<Nanos> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -4,127 +4,268 @@
 //! Data flow: [`RunConfig`] → guards (process-wide here, per thread in the thread) → workers
 //! ([`crate::worker::measure`]) → windows through wait-free rings → this collector →
 //! [`RunEvent`]s for a live view and a [`RunOutcome`] at the end. Nothing here formats text.
-//!
-//! The coordinator, `run_with`, is a sequence of short steps: validate, hold the
-//! process-wide settings (`Backend::hold_process`), spawn the threads and wait for their
-//! setup (`Workers`), lock memory, report [`RunEvent::Started`], start every thread on a
-//! common first expiry, collect windows until every thread ended (`collect`), join and
-//! merge (`finish`). Where settings, methods and time come from is the `backend` seam:
-//! [`run`] uses the real machine, [`run_on_mock`] virtual time.
 
 mod backend;
 mod collector;
 mod config;
-pub mod defaults;
 mod events;
-mod mock_backend;
 mod thread;
-mod workers;
 
-pub use config::{PolicyRequest, RunConfig};
-pub use defaults::AUTO_PRIORITY;
+pub use backend::{Backend, MOCK_FIRST_EXPIRY, MOCK_TID_BASE};
+pub use config::{
+    loops_span_ns, PolicyRequest, RunConfig, AUTO_PRIORITY, MAX_PERIOD_NS, MAX_RUN_NS,
+};
 pub use events::{Applied, AppliedThread, RunEvent, RunOutcome, SecondReport};
-pub use mock_backend::{MockRun, MOCK_SCRIPT_LEN, MOCK_STARTED_AT_UNIX_S, MOCK_START_NS};
 
 use crate::error::Error;
-use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
+use crate::sample::SAMPLE_RING;
+use crate::setup::{self, privileges, MlockGuard, PmQosGuard};
+use crate::time::{Clock, Nanos, SystemClock, NS_PER_MS, NS_PER_SEC};
 use crate::wait;
-use backend::{Backend, MemoryHold, ProcessHold, SystemBackend};
+use crate::worker::{window_link, WINDOW_RECORDS};
 use collector::Collector;
-use mock_backend::MockBackend;
+use std::os::unix::thread::JoinHandleExt;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::sync::Arc;
-use thread::{SetupReport, WorkerEnd};
-use workers::Workers;
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime};
+use thread::{worker_thread, SetupReport, Start, WorkerEnd, WorkerPorts};
 
 /// Runs a measurement. `stop` ends it early (the threads finish their current wait); `observer`
 /// sees the applied settings, then one [`SecondReport`] per window.
 ///
+/// The steps, each a function below: the process-wide guards, the measuring threads and
+/// their setup handshake, the settings as applied, the collection loop, the teardown. With
+/// [`Backend::Mock`] in `cfg` the same steps run on virtual time (see [`backend`]).
+///
 /// # Errors
-/// [`ErrorKind::InvalidConfig`](crate::error::ErrorKind::InvalidConfig) for an invalid
-/// configuration; [`ErrorKind::Permission`](crate::error::ErrorKind::Permission),
-/// [`ErrorKind::Unsupported`](crate::error::ErrorKind::Unsupported) or
-/// [`ErrorKind::Refused`](crate::error::ErrorKind::Refused) when an explicitly requested
-/// setting (policy, CPU, PM QoS, method) cannot be applied — the message says what is
-/// missing; [`ErrorKind::Os`](crate::error::ErrorKind::Os) when a thread cannot be created.
+/// [`ErrorKind::InvalidConfig`](crate::error::ErrorKind) for an invalid configuration,
+/// [`ErrorKind::Setup`](crate::error::ErrorKind) when an explicitly requested setting
+/// (policy, CPU, PM QoS) cannot be applied — the message says what is missing,
+/// [`ErrorKind::Os`](crate::error::ErrorKind) when a thread cannot be created.
 pub fn run(
     cfg: &RunConfig,
     stop: &Arc<AtomicBool>,
     observer: &mut dyn FnMut(RunEvent<'_>),
 ) -> Result<RunOutcome, Error> {
-    run_with(cfg, stop, observer, Arc::new(SystemBackend))
-}
-
-/// Runs the whole engine — validation, threads, setup handshake, measuring loops, windows,
-/// collector, outcome — on virtual time instead of the kernel's clocks: every wake-up comes
-/// from `mock`'s latency script (see [`MockRun`]) and nothing on the system is changed (no
-/// policy, affinity, timer slack, `mlockall` or PM QoS; settings are reported as asked).
-/// For a given `cfg` and `mock` the events and the outcome are the same on every machine
-/// and every call — for a front end's debug mode (hyperfine's `--debug-mode` is the model)
-/// and for snapshot tests. A run of 10 s at 1 ms takes well under a second.
-///
-/// # Errors
-/// As [`run`], for the configuration (a method's limits are still enforced).
-pub fn run_on_mock(
-    cfg: &RunConfig,
-    stop: &Arc<AtomicBool>,
-    observer: &mut dyn FnMut(RunEvent<'_>),
-    mock: &MockRun,
-) -> Result<RunOutcome, Error> {
-    run_with(cfg, stop, observer, Arc::new(MockBackend(*mock)))
-}
-
-/// The coordinator on any backend (see the module docs).
-fn run_with(
-    cfg: &RunConfig,
-    stop: &Arc<AtomicBool>,
-    observer: &mut dyn FnMut(RunEvent<'_>),
-    backend: Arc<dyn Backend>,
-) -> Result<RunOutcome, Error> {
     cfg.validate()?;
-    let process = backend.hold_process(cfg)?;
-    let mut workers = Workers::spawn(cfg, stop, &backend)?;
-    let reports = workers.await_setup()?;
-    // Locked now that every measuring thread has allocated what its loop touches.
-    let memory = backend.lock_memory(cfg);
-    let applied = applied(cfg, &reports, &process, &memory, backend.rt_limits());
+    let guards = ProcessGuards::hold(cfg)?;
+    let (workers, collectors) = spawn_workers(cfg, stop)?;
+    let reports = await_setup(&workers)?;
+    let (mlock_guard, mlock_note) = lock_memory(cfg);
+    let applied = applied(cfg, &reports, &guards, mlock_guard.is_some(), mlock_note);
     observer(RunEvent::Started(&applied));
 
-    // A common first expiry a little ahead, so every thread is asleep before it.
-    let first_expiry = backend.now(cfg.clock) + start_lead(cfg.period_ns);
-    let started_at = backend.started_at();
-    workers.start(first_expiry);
-    let mut collector = Collector::new(cfg, &reports, workers.take_links());
-    collect(&workers, &mut collector, stop, observer, &*backend);
-    let ends = workers.join();
-    drop(memory);
-    drop(process);
-    Ok(finish(applied, collector, &ends, stop, |wall| {
-        (started_at, backend.ended_at(started_at, wall))
-    }))
+    let (first_expiry, started_at) = start_time(cfg);
+    for w in &workers {
+        let _ = w.go.send(Start::Go { first_expiry });
+    }
+    let mut collector = Collector::new(cfg, &reports, collectors);
+    collector.start_cpu_clocks();
+    // Mock threads never block, and no wake-up signal handler is installed for them.
+    let kick = !cfg.backend.is_mock();
+    collect(&workers, &mut collector, stop, kick, observer);
+    let ended_at = end_time(cfg, started_at);
+    let ends = join(workers);
+    drop(mlock_guard);
+    drop(guards);
+    let (threads, summary) = collector.finish(&applied, &ends);
+    Ok(RunOutcome {
+        applied,
+        threads,
+        summary,
+        started_at,
+        ended_at,
+        interrupted: stop.load(Ordering::Relaxed),
+        error: ends.iter().find_map(|e| e.error.clone()),
+    })
 }
 
-/// How far ahead of now the first expiry lies: 10 ms, or one period up to 1 s if longer.
-fn start_lead(period: Nanos) -> Nanos {
-    (10 * NS_PER_MS).max(period.min(NS_PER_SEC))
+/// What the whole process holds for the run: the PM QoS request, the wake-up signal that
+/// lets a stop interrupt a long wait, and what the method needs (itimer's SIGALRM block).
+/// Nothing on a mock run.
+struct ProcessGuards {
+    pm_qos: Option<PmQosGuard>,
+    pm_qos_note: Option<String>,
+    _wake: Option<setup::WakeSignalGuard>,
+    _method: Option<wait::registry::ProcessGuard>,
 }
 
-/// What was set, from the threads' reports and the process-wide holds.
+impl ProcessGuards {
+    fn hold(cfg: &RunConfig) -> Result<Self, Error> {
+        if cfg.backend.is_mock() {
+            return Ok(ProcessGuards {
+                pm_qos: None,
+                pm_qos_note: None,
+                _wake: None,
+                _method: None,
+            });
+        }
+        let (pm_qos, pm_qos_note) = match cfg.pm_qos_us {
+            Some(us) => match PmQosGuard::hold(us) {
+                Ok(g) => (Some(g), None),
+                Err(e) if cfg.pm_qos_required => {
+                    return Err(Error::setup(privileges::explain_pm_qos_error(&e)))
+                }
+                Err(e) => (None, Some(privileges::explain_pm_qos_error(&e))),
+            },
+            None => (None, None),
+        };
+        let wake = setup::WakeSignalGuard::install()
+            .map_err(|e| Error::os("cannot install the wake-up signal handler", e))?;
+        // itimer: SIGALRM kept off this thread and the threads it starts, so that it lands
+        // on the measuring thread.
+        let method = match cfg.method.descriptor().process_guard {
+            Some(guard) => Some(guard().map_err(|e| {
+                let what = format!(
+                    "cannot prepare the process for method {}",
+                    cfg.method.name()
+                );
+                Error::os(what, e)
+            })?),
+            None => None,
+        };
+        Ok(ProcessGuards {
+            pm_qos,
+            pm_qos_note,
+            _wake: Some(wake),
+            _method: method,
+        })
+    }
+}
+
+/// A measuring thread as the coordinator sees it.
+struct Worker {
+    handle: JoinHandle<WorkerEnd>,
+    go: mpsc::Sender<Start>,
+    setup: mpsc::Receiver<Result<SetupReport, String>>,
+}
+
+/// The collector's ends of one thread's rings.
+type CollectorEnds = (
+    crate::worker::CollectorLink,
+    Option<rtrb::Consumer<crate::sample::RawSample>>,
+);
+
+/// Starts one measuring thread per entry of `cfg.cpus`; each sets itself up and reports.
+fn spawn_workers(
+    cfg: &RunConfig,
+    stop: &Arc<AtomicBool>,
+) -> Result<(Vec<Worker>, Vec<CollectorEnds>), Error> {
+    // A mock run races through virtual time: give it a record for every window so that none
+    // is merged with the next for want of a free one (real runs never need more than a few).
+    let records = match &cfg.backend {
+        Backend::Mock { .. } => (expected_windows(cfg) + 2).clamp(WINDOW_RECORDS, 4096),
+        Backend::System => WINDOW_RECORDS,
+    };
+    let mut workers = Vec::new();
+    let mut collectors = Vec::new();
+    for (index, &cpu) in cfg.cpus.iter().enumerate() {
+        let (link, collector, first_record) = window_link(records);
+        let (samples, sample_rx) = match cfg.stream_samples {
+            true => {
+                let (tx, rx) = rtrb::RingBuffer::new(SAMPLE_RING);
+                (Some(tx), Some(rx))
+            }
+            false => (None, None),
+        };
+        let (setup_tx, setup) = mpsc::channel();
+        let (go, go_rx) = mpsc::channel();
+        let ports = WorkerPorts {
+            link,
+            first_record,
+            samples,
+            setup_tx,
+            go_rx,
+        };
+        let (cfg, stop) = (cfg.clone(), Arc::clone(stop));
+        let handle = std::thread::Builder::new()
+            .name(format!("tickscope-{index}"))
+            .stack_size(4 * setup::PREFAULT_BYTES)
+            .spawn(move || worker_thread(&cfg, index, cpu, &stop, ports))
+            .map_err(|e| Error::os(format!("cannot start measuring thread {index}"), e))?;
+        workers.push(Worker { handle, go, setup });
+        collectors.push((collector, sample_rx));
+    }
+    Ok((workers, collectors))
+}
+
+/// Windows a run will have, from its length (loops or duration); 1 when unbounded.
+fn expected_windows(cfg: &RunConfig) -> usize {
+    let by_loops = cfg
+        .loops
+        .map(|l| loops_span_ns(l, cfg.period_ns).unwrap_or(Nanos::MAX));
+    let len = by_loops
+        .into_iter()
+        .chain(cfg.duration_ns)
+        .min()
+        .unwrap_or(cfg.window_ns);
+    (len / cfg.window_ns.max(1)).clamp(0, 4096) as usize + 1
+}
+
+/// Waits for every thread's setup report; on any failure stops them all.
+fn await_setup(workers: &[Worker]) -> Result<Vec<SetupReport>, Error> {
+    let mut reports = Vec::new();
+    let mut failure = None;
+    for w in workers {
+        match w.setup.recv() {
+            Ok(Ok(r)) => reports.push(r),
+            Ok(Err(msg)) => failure = failure.or(Some(msg)),
+            Err(_) => failure = failure.or(Some("a measuring thread died during setup".into())),
+        }
+    }
+    match failure {
+        None => Ok(reports),
+        Some(msg) => {
+            for w in workers {
+                let _ = w.go.send(Start::Abort);
+            }
+            Err(Error::setup(msg))
+        }
+    }
+}
+
+/// Locks memory now that every measuring thread has allocated what its loop touches (see
+/// [`MlockGuard`] for why `MCL_FUTURE` is used only where no `RLIMIT_MEMLOCK` applies).
+fn lock_memory(cfg: &RunConfig) -> (Option<MlockGuard>, Option<String>) {
+    if !cfg.mlock || cfg.backend.is_mock() {
+        return (None, None);
+    }
+    match MlockGuard::lock() {
+        Ok(g) if g.locks_future() => (Some(g), None),
+        Ok(g) => {
+            let limit = privileges::memlock_limit().unwrap_or(0) / 1024;
+            let note = format!(
+                "current mappings only (RLIMIT_MEMLOCK is {limit} KiB, so later ones are not \
+                 locked; the measuring loop allocates nothing)"
+            );
+            (Some(g), Some(note))
+        }
+        Err(e) => (None, Some(privileges::explain_mlock_error(&e))),
+    }
+}
+
+/// The settings in force, as the threads and the guards report them.
 fn applied(
     cfg: &RunConfig,
     reports: &[SetupReport],
-    process: &ProcessHold,
-    memory: &MemoryHold,
-    (rt_runtime_us, rt_period_us): (Option<i64>, Option<i64>),
+    guards: &ProcessGuards,
+    mlock: bool,
+    mlock_note: Option<String>,
 ) -> Applied {
     let first = &reports[0];
+    let throttling = match cfg.backend.is_mock() {
+        true => (None, None),
+        false => (privileges::rt_runtime_us(), privileges::rt_period_us()),
+    };
     Applied {
         policy: first.policy,
         policy_note: first.policy_note.clone(),
-        mlock: memory.locked,
-        mlock_note: memory.note.clone(),
-        pm_qos_us: process.pm_qos_us,
-        pm_qos_note: process.pm_qos_note.clone(),
+        mlock,
+        mlock_note,
+        pm_qos_us: guards.pm_qos.as_ref().map(PmQosGuard::limit_us),
+        pm_qos_note: guards.pm_qos_note.clone(),
         timer_slack_ns: first.slack,
         timer_slack_note: (first.policy.is_realtime() && cfg.timer_slack_ns.is_some())
             .then(|| "real-time threads get no timer slack from the kernel".to_string()),
@@ -136,8 +277,8 @@ fn applied(
             &cfg.method_options,
             &first.policy,
             cfg.period_ns,
-            rt_runtime_us,
-            rt_period_us,
+            throttling.0,
+            throttling.1,
         ),
         clock: cfg.clock,
         threads: reports
@@ -152,54 +293,67 @@ fn applied(
     }
 }
 
-/// Hands finished windows to `observer` until every thread has ended; after a stop, keeps
-/// interrupting the threads' waits.
-fn collect(
-    workers: &Workers,
-    collector: &mut Collector,
-    stop: &AtomicBool,
-    observer: &mut dyn FnMut(RunEvent<'_>),
-    backend: &dyn Backend,
-) {
-    collector.start_cpu_clocks();
-    loop {
-        let all_done = workers.all_finished();
-        collector.drain(observer, all_done);
-        if all_done {
-            break;
+/// A common first expiry a little ahead, so every thread is asleep before it, and the wall
+/// time of the start (fixed on a mock run).
+fn start_time(cfg: &RunConfig) -> (Nanos, SystemTime) {
+    if cfg.backend.is_mock() {
+        return (MOCK_FIRST_EXPIRY, SystemTime::UNIX_EPOCH);
+    }
+    let now = SystemClock(cfg.clock).now();
+    (
+        now + (10 * NS_PER_MS).max(cfg.period_ns.min(NS_PER_SEC)),
+        SystemTime::now(),
+    )
+}
+
+/// The wall time of the end: now, or on a mock run the start plus the planned length.
+fn end_time(cfg: &RunConfig, started_at: SystemTime) -> SystemTime {
+    match cfg.backend.is_mock() {
+        true => {
+            started_at + Duration::from_nanos(expected_windows(cfg) as u64 * cfg.window_ns as u64)
         }
-        if stop.load(Ordering::Relaxed) {
-            // Repeated every round: a kick that lands between the thread's check of the
-            // stop flag and its next wait is lost, the next one is not.
-            workers.kick_running(backend);
-        }
-        std::thread::sleep(backend.poll_interval());
+        false => SystemTime::now(),
     }
 }
 
-/// The outcome: per-thread and merged statistics, the first thread error, whether the run
-/// was stopped. `times` gives (start, end) wall-clock times from the longest thread's
-/// measuring time, ns.
-fn finish(
-    applied: Applied,
-    collector: Collector,
-    ends: &[WorkerEnd],
+/// Hands finished windows to the observer until every thread has ended; on a stop, wakes
+/// the threads that are still waiting (every round: a wake that lands between a thread's
+/// check of the stop flag and its next wait is lost, the next one is not).
+fn collect(
+    workers: &[Worker],
+    collector: &mut Collector,
     stop: &AtomicBool,
-    times: impl FnOnce(Nanos) -> (std::time::SystemTime, std::time::SystemTime),
-) -> RunOutcome {
-    let interrupted = stop.load(Ordering::Relaxed);
-    let error = ends.iter().find_map(|e| e.error.clone());
-    let (threads, summary) = collector.finish(&applied, ends);
-    let (started_at, ended_at) = times(summary.wall_time_ns);
-    RunOutcome {
-        applied,
-        threads,
-        summary,
-        started_at,
-        ended_at,
-        interrupted,
-        error,
+    kick: bool,
+    observer: &mut dyn FnMut(RunEvent<'_>),
+) {
+    loop {
+        let all_done = workers.iter().all(|w| w.handle.is_finished());
+        collector.drain(observer, all_done);
+        if all_done {
+            return;
+        }
+        if kick && stop.load(Ordering::Relaxed) {
+            for w in workers.iter().filter(|w| !w.handle.is_finished()) {
+                setup::kick(w.handle.as_pthread_t());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Joins the measuring threads; a panicked one becomes an error.
+fn join(workers: Vec<Worker>) -> Vec<WorkerEnd> {
+    workers
+        .into_iter()
+        .map(|w| {
+            w.handle.join().unwrap_or(WorkerEnd {
+                cpu_time: 0,
+                wall: 0,
+                error: Some("a measuring thread panicked".into()),
+                report: None,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,166 +1,108 @@
-//! The whole coordinator on the mock backend: events, counts, stop, errors.
+//! The coordinator itself — guards, threads, handshake, collection, teardown — on virtual
+//! time ([`Backend::Mock`]), so its counts and its events are exact.
 
 use super::*;
-use crate::setup::Policy;
-use crate::time::NS_PER_SEC;
-use crate::wait::MethodKind;
+use crate::time::NS_PER_US;
 
-const MS: Nanos = 1_000_000;
-
-/// A run of `secs` seconds at 1 ms on `threads` unpinned threads.
-fn cfg(secs: i64, threads: usize) -> RunConfig {
-    RunConfig {
-        duration_ns: Some(secs * NS_PER_SEC),
-        cpus: vec![None; threads],
-        ..RunConfig::new(MS)
-    }
+/// A mock run of `threads` threads at 1 ms for `seconds`, with a latency script.
+fn mock(threads: usize, seconds: i64, latencies: Vec<Nanos>) -> RunConfig {
+    let mut cfg = RunConfig::new(NS_PER_MS);
+    cfg.duration_ns = Some(seconds * NS_PER_SEC);
+    cfg.cpus = vec![None; threads];
+    cfg.backend = Backend::Mock { latencies };
+    cfg
 }
 
-/// What the observer saw, in order: "started", "second N", "samples T n".
-fn mock_run(cfg: &RunConfig, stop_at: Option<u64>) -> (Vec<String>, RunOutcome) {
-    let stop = Arc::new(AtomicBool::new(false));
+/// Runs `cfg`, returning the outcome and the events seen, as names.
+fn run_collecting(cfg: &RunConfig, stop: bool) -> (RunOutcome, Vec<String>) {
     let mut events = Vec::new();
-    let flag = Arc::clone(&stop);
-    let outcome = run_on_mock(
-        cfg,
-        &stop,
-        &mut |e| match e {
-            RunEvent::Started(_) => events.push("started".to_string()),
-            RunEvent::Second(s) => {
-                events.push(format!("second {}", s.index));
-                if stop_at == Some(s.index) {
-                    flag.store(true, Ordering::Relaxed);
-                }
-            }
-            RunEvent::Samples { thread, samples } => {
-                events.push(format!("samples {thread} {}", samples.len()))
-            }
-        },
-        &MockRun { seed: 7 },
-    )
+    let stop = Arc::new(AtomicBool::new(stop));
+    let outcome = run(cfg, &stop, &mut |e| {
+        events.push(match e {
+            RunEvent::Started(a) => format!("started {} threads", a.threads.len()),
+            RunEvent::Second(s) => format!("second {} of {} threads", s.index, s.threads.len()),
+            RunEvent::Samples { thread, samples } => format!("samples {thread} {}", samples.len()),
+        })
+    })
     .unwrap();
-    (events, outcome)
+    (outcome, events)
 }
 
 #[test]
-fn a_mock_run_reports_started_then_every_second_in_order() {
-    let (events, out) = mock_run(&cfg(3, 1), None);
-    assert_eq!(events, ["started", "second 0", "second 1", "second 2"]);
-    // The script's last wake-up of every 1000 is 2.5 periods late: two periods missed
-    // each time (at the 1000th and 2000th wake-ups; the 3000th is past the end).
-    assert_eq!((out.summary.samples, out.summary.overruns), (2996, 4));
-    assert_eq!(out.summary.samples + out.summary.overruns, 3000);
-    let per_window: Vec<u64> = out.summary.windows.iter().map(|w| w.samples).collect();
-    assert_eq!(per_window, [1000, 998, 998]);
-    assert!(!out.interrupted && out.error.is_none());
-    assert_eq!(out.applied.interface, "mock");
-    assert_eq!(out.applied.policy, Policy::Fifo { priority: 90 });
-    assert_eq!(out.threads.len(), 1);
-    assert_eq!(out.summary.cpu_time_ns, 0);
-    let lat = out.summary.latency_ns.as_ref().unwrap();
-    assert!(lat.min >= 1_000 && lat.max == 2 * MS + MS / 2, "{lat:?}");
-}
-
-#[test]
-fn a_mock_run_is_the_same_every_time() {
-    let c = cfg(2, 2);
-    let (e1, o1) = mock_run(&c, None);
-    let (e2, o2) = mock_run(&c, None);
-    assert_eq!((e1, o1), (e2, o2));
-}
-
-#[test]
-fn threads_are_merged_per_second() {
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut merged = Vec::new();
-    let out = run_on_mock(
-        &cfg(2, 3),
-        &stop,
-        &mut |e| {
-            if let RunEvent::Second(s) = e {
-                let threads: Vec<usize> = s.threads.iter().map(|(t, _)| *t).collect();
-                merged.push((s.index, threads, s.merged.samples));
-            }
-        },
-        &MockRun::default(),
-    )
-    .unwrap();
+fn a_mock_run_delivers_every_second_in_order_with_exact_counts() {
+    let cfg = mock(2, 3, vec![20 * NS_PER_US, 30 * NS_PER_US]);
+    let (out, events) = run_collecting(&cfg, false);
     assert_eq!(
-        merged,
-        [(0, vec![0, 1, 2], 3000), (1, vec![0, 1, 2], 3 * 998)]
+        events,
+        [
+            "started 2 threads",
+            "second 0 of 2 threads",
+            "second 1 of 2 threads",
+            "second 2 of 2 threads"
+        ]
     );
-    assert_eq!(out.threads.len(), 3);
-    assert_eq!(out.summary.samples, 3 * 1998);
-    let tids: Vec<i32> = out.applied.threads.iter().map(|t| t.tid).collect();
-    assert_eq!(tids, [1, 2, 3]);
-}
-
-#[test]
-fn a_stop_ends_the_run_early_and_marks_it_interrupted() {
-    let (events, out) = mock_run(&cfg(600, 1), Some(1));
-    assert!(out.interrupted);
-    assert!(out.summary.samples < 600_000, "{}", out.summary.samples);
-    assert_eq!(events[0], "started");
-    for (k, e) in events[1..].iter().enumerate() {
-        assert_eq!(e, &format!("second {k}"));
+    for t in &out.threads {
+        assert_eq!(t.samples, 3000);
+        assert_eq!(t.overruns, 0);
+        assert_eq!(t.windows.len(), 3);
+        let l = t.latency_ns.as_ref().unwrap();
+        assert_eq!((l.min, l.max), (20_000, 30_000));
+        assert_eq!(l.mean, 25_000.0);
     }
-    assert!(events.len() >= 3);
+    assert_eq!(out.summary.samples, 6000);
+    assert!(!out.interrupted && out.error.is_none());
+    assert_eq!(
+        out.applied
+            .threads
+            .iter()
+            .map(|t| t.tid)
+            .collect::<Vec<_>>(),
+        [MOCK_TID_BASE, MOCK_TID_BASE + 1]
+    );
 }
 
 #[test]
-fn loops_end_the_run_and_streamed_samples_arrive_in_full() {
-    let c = RunConfig {
-        loops: Some(1500),
-        duration_ns: None,
-        stream_samples: true,
-        ..cfg(1, 1)
-    };
-    let (events, out) = mock_run(&c, None);
-    assert_eq!(out.summary.samples, 1500);
+fn a_late_wake_up_misses_periods_and_the_counts_add_up() {
+    // Every 100th wake-up is 2.5 ms late: two expiries pass each time (skip policy).
+    let mut script = vec![10 * NS_PER_US; 99];
+    script.push(2_500 * NS_PER_US);
+    let cfg = mock(1, 2, script);
+    let (out, _) = run_collecting(&cfg, false);
+    let t = &out.threads[0];
+    assert_eq!(
+        t.samples + t.overruns,
+        2000,
+        "every expiry is woken for or missed"
+    );
+    assert_eq!(
+        t.overruns,
+        2 * (t.samples / 100),
+        "two missed per late wake-up"
+    );
+    assert_eq!(t.latency_ns.as_ref().unwrap().max, 2_500_000);
+}
+
+#[test]
+fn a_stop_before_the_start_ends_the_run_interrupted_and_empty() {
+    let cfg = mock(1, 10, vec![NS_PER_US]);
+    let (out, events) = run_collecting(&cfg, true);
+    assert!(out.interrupted);
+    assert_eq!(out.summary.samples, 0);
+    assert_eq!(events[0], "started 1 threads");
+}
+
+#[test]
+fn mock_runs_are_deterministic_and_stream_samples() {
+    let mut cfg = mock(2, 2, vec![5 * NS_PER_US, 15 * NS_PER_US, 40 * NS_PER_US]);
+    cfg.stream_samples = true;
+    let (a, events) = run_collecting(&cfg, false);
+    let (b, _) = run_collecting(&cfg, false);
+    assert_eq!(a.threads, b.threads);
+    assert_eq!(a.summary, b.summary);
     let streamed: usize = events
         .iter()
-        .filter_map(|e| e.strip_prefix("samples 0 "))
-        .map(|n| n.parse::<usize>().unwrap())
+        .filter_map(|e| e.strip_prefix("samples "))
+        .map(|e| e.split(' ').nth(1).unwrap().parse::<usize>().unwrap())
         .sum();
-    assert_eq!(streamed, 1500);
-    assert_eq!(out.summary.samples_dropped, 0);
-}
-
-#[test]
-fn a_method_limit_is_refused_before_any_thread_starts() {
-    let c = RunConfig {
-        method: MethodKind::Itimer,
-        ..cfg(1, 2)
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut started = false;
-    let r = run_on_mock(&c, &stop, &mut |_| started = true, &MockRun::default());
-    let kind = r.map_err(|e| e.kind().clone()).unwrap_err();
-    assert_eq!(
-        kind,
-        crate::error::ErrorKind::InvalidConfig {
-            setting: crate::error::Setting::Threads
-        }
-    );
-    assert!(!started);
-}
-
-#[test]
-fn the_mock_reports_the_settings_as_asked() {
-    let c = RunConfig {
-        policy: PolicyRequest::Exact(Policy::Other { nice: 0 }),
-        timer_slack_ns: None,
-        pm_qos_us: Some(0),
-        ..cfg(1, 1)
-    };
-    let (_, out) = mock_run(&c, None);
-    let a = &out.applied;
-    assert_eq!(a.policy, Policy::Other { nice: 0 });
-    assert_eq!(
-        (a.timer_slack_ns, a.pm_qos_us, a.mlock),
-        (50_000, Some(0), true)
-    );
-    assert_eq!(a.policy_note, None);
-    let secs = out.ended_at.duration_since(out.started_at).unwrap();
-    assert_eq!(secs.as_nanos() as i64, out.summary.wall_time_ns);
+    assert_eq!(streamed, 4000, "every wake-up streamed");
 }

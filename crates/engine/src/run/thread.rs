@@ -1,45 +1,31 @@
-//! The body of a measuring thread: per-thread setup (through the backend), report, wait for
-//! the start, measure.
+//! The body of a measuring thread: per-thread setup, report, wait for the start, measure.
 
-use super::backend::{Backend, PreparedThread};
-use super::RunConfig;
-use crate::error::Error;
+use super::{Backend, PolicyRequest, RunConfig, AUTO_PRIORITY, MOCK_TID_BASE};
+use crate::mock::MockMethod;
 use crate::record::WindowRecord;
 use crate::sample::RawSample;
-use crate::setup::{self, Policy};
-use crate::time::Nanos;
+use crate::setup::{self, privileges, AffinityGuard, Policy, PolicyGuard, TimerSlackGuard};
+use crate::time::{read_clock, Nanos};
 use crate::wait::{self, MethodReport};
 use crate::worker::{measure, LoopParams};
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 
-/// The coordinator's word to a thread that is set up.
 pub(super) enum Start {
-    /// Measure, with this first expiry (absolute ns on the run's clock).
     Go { first_expiry: Nanos },
-    /// Another thread failed: end without measuring.
     Abort,
 }
 
-/// What a thread set up, for [`super::Applied`] and the collector.
-pub(crate) struct SetupReport {
-    /// Kernel thread id.
-    pub(crate) tid: i32,
-    /// The thread's CPU-time clock, where CPU time is measured.
-    pub(crate) cpu_clock: Option<libc::clockid_t>,
-    /// The policy in force (read back).
-    pub(crate) policy: Policy,
-    /// Why the policy differs from the request, for `auto`.
-    pub(crate) policy_note: Option<String>,
-    /// The timer slack in force, ns.
-    pub(crate) slack: u64,
-    /// The method's kernel interface.
-    pub(crate) interface: &'static str,
-    /// The method's granularity, ns.
-    pub(crate) granularity: Nanos,
+pub(super) struct SetupReport {
+    pub(super) tid: i32,
+    pub(super) cpu_clock: libc::clockid_t,
+    pub(super) policy: Policy,
+    pub(super) policy_note: Option<String>,
+    pub(super) slack: u64,
+    pub(super) interface: &'static str,
+    pub(super) granularity: Nanos,
 }
 
-/// How a thread ended.
 pub(super) struct WorkerEnd {
     pub(super) cpu_time: Nanos,
     pub(super) wall: Nanos,
@@ -47,34 +33,29 @@ pub(super) struct WorkerEnd {
     pub(super) report: Option<MethodReport>,
 }
 
-impl WorkerEnd {
-    fn failed(msg: String) -> Self {
-        WorkerEnd {
-            cpu_time: 0,
-            wall: 0,
-            error: Some(msg),
-            report: None,
-        }
-    }
-}
-
 /// What a measuring thread is handed: its ends of the rings and channels.
 pub(super) struct WorkerPorts {
     pub(super) link: crate::worker::WindowLink,
     pub(super) first_record: Box<WindowRecord>,
     pub(super) samples: Option<rtrb::Producer<RawSample>>,
-    pub(super) setup_tx: mpsc::Sender<Result<SetupReport, Error>>,
+    pub(super) setup_tx: mpsc::Sender<Result<SetupReport, String>>,
     pub(super) go_rx: mpsc::Receiver<Start>,
 }
 
-/// Body of measuring thread `index`: setup, report, wait for the start, measure.
+/// What a thread holds while it measures: its affinity, policy and timer slack guards.
+type ThreadGuards = (
+    Option<AffinityGuard>,
+    Option<PolicyGuard>,
+    Option<TimerSlackGuard>,
+);
+
+/// Body of measuring thread `index`: per-thread setup, report, wait for the start, measure.
 pub(super) fn worker_thread(
     cfg: &RunConfig,
     index: usize,
     cpu: Option<usize>,
     stop: &AtomicBool,
     ports: WorkerPorts,
-    backend: &dyn Backend,
 ) -> WorkerEnd {
     let WorkerPorts {
         mut link,
@@ -83,29 +64,34 @@ pub(super) fn worker_thread(
         setup_tx,
         go_rx,
     } = ports;
-    let PreparedThread {
-        guards,
-        mut method,
-        report,
-    } = match backend.prepare_thread(cfg, index, cpu) {
+    let fail = |msg: String| WorkerEnd {
+        cpu_time: 0,
+        wall: 0,
+        error: Some(msg),
+        report: None,
+    };
+    let prepared = match &cfg.backend {
+        Backend::System => prepare(cfg, cpu),
+        Backend::Mock { latencies } => Ok(prepare_mock(index, latencies)),
+    };
+    let (guards, mut method, report) = match prepared {
         Ok(p) => p,
-        Err(e) => {
-            let msg = e.to_string();
-            let _ = setup_tx.send(Err(e));
-            return WorkerEnd::failed(msg);
+        Err(msg) => {
+            let _ = setup_tx.send(Err(msg.clone()));
+            return fail(msg);
         }
     };
     let _ = setup_tx.send(Ok(report));
     let first_expiry = match go_rx.recv() {
         Ok(Start::Go { first_expiry }) => first_expiry,
-        _ => return WorkerEnd::failed("aborted before the start".into()),
+        _ => return fail("aborted before the start".into()),
     };
     if let Err(e) = method.arm(first_expiry, cfg.period_ns) {
-        return WorkerEnd::failed(wait::explain_setup_error(cfg.method, &e).to_string());
+        return fail(wait::explain_setup_error(cfg.method, &e));
     }
     setup::prefault_stack();
-    let params = loop_params(cfg, first_expiry, backend.virtual_time());
-    let cpu0 = backend.thread_cpu_time();
+    let params = loop_params(cfg, first_expiry);
+    let cpu0 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
     let end = measure(
         method.as_mut(),
         &params,
@@ -114,12 +100,16 @@ pub(super) fn worker_thread(
         first_record,
         samples.as_mut(),
     );
-    let cpu1 = backend.thread_cpu_time();
+    let cpu1 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
     let report = method.report();
     drop(method);
     drop(guards);
     WorkerEnd {
-        cpu_time: cpu1 - cpu0,
+        cpu_time: if cfg.backend.is_mock() {
+            0
+        } else {
+            cpu1 - cpu0
+        },
         wall: end.last_woke - end.started,
         error: end.error.map(|e| format!("measuring thread stopped: {e}")),
         report: Some(report),
@@ -127,7 +117,7 @@ pub(super) fn worker_thread(
 }
 
 /// The measuring loop's parameters for a run starting at `first_expiry`.
-fn loop_params(cfg: &RunConfig, first_expiry: Nanos, lossless: bool) -> LoopParams {
+fn loop_params(cfg: &RunConfig, first_expiry: Nanos) -> LoopParams {
     LoopParams {
         first_expiry,
         period: cfg.period_ns,
@@ -137,6 +127,89 @@ fn loop_params(cfg: &RunConfig, first_expiry: Nanos, lossless: bool) -> LoopPara
             .map_or(Nanos::MAX, |d| first_expiry.saturating_add(d)),
         overrun: cfg.overrun,
         window: cfg.window_ns,
-        lossless,
+    }
+}
+
+/// A mock thread: no setting changed, a [`MockMethod`] on virtual time, a made-up thread id
+/// and no CPU clock (so no CPU time is reported).
+fn prepare_mock(
+    index: usize,
+    latencies: &[Nanos],
+) -> (ThreadGuards, Box<dyn wait::WakeMethod>, SetupReport) {
+    let method: Box<dyn wait::WakeMethod> = Box::new(MockMethod::new(0, latencies.to_vec()));
+    let report = SetupReport {
+        tid: MOCK_TID_BASE + index as i32,
+        cpu_clock: -1, // no such clock: the collector reads no CPU time
+        policy: Policy::Other { nice: 0 },
+        policy_note: Some("mock: virtual time, nothing set".into()),
+        slack: 50_000,
+        interface: method.interface(),
+        granularity: 1,
+    };
+    ((None, None, None), method, report)
+}
+
+/// A real thread: pinned, its policy and timer slack set (each a guard), its method made.
+///
+/// # Errors
+/// One sentence for the setting that could not be applied.
+fn prepare(
+    cfg: &RunConfig,
+    cpu: Option<usize>,
+) -> Result<(ThreadGuards, Box<dyn wait::WakeMethod>, SetupReport), String> {
+    {
+        let affinity = match cpu {
+            Some(c) => Some(
+                AffinityGuard::pin(c)
+                    .map_err(|e| format!("cannot pin a measuring thread to CPU {c}: {e}"))?,
+            ),
+            None => None,
+        };
+        let (policy, note) = match cfg.policy {
+            PolicyRequest::Exact(p) => (p, None),
+            PolicyRequest::Auto => (
+                Policy::Fifo {
+                    priority: AUTO_PRIORITY,
+                },
+                None,
+            ),
+        };
+        let (policy_guard, note) = match PolicyGuard::apply(policy) {
+            Ok(g) => (g, note),
+            Err(e) if cfg.policy == PolicyRequest::Auto => {
+                let why = privileges::explain_policy_error(&policy, &e);
+                let other = Policy::Other { nice: 0 };
+                let g = PolicyGuard::apply(other)
+                    .map_err(|e| privileges::explain_policy_error(&other, &e))?;
+                (g, Some(format!("auto: using other, because {why}")))
+            }
+            Err(e) => return Err(privileges::explain_policy_error(&policy, &e)),
+        };
+        let note = note.or_else(|| {
+            (cfg.policy == PolicyRequest::Auto).then(|| {
+                format!("auto: using fifo priority {AUTO_PRIORITY}, the process may set it")
+            })
+        });
+        let slack = match cfg.timer_slack_ns {
+            Some(ns) => {
+                Some(TimerSlackGuard::set(ns).map_err(|e| format!("cannot set timer slack: {e}"))?)
+            }
+            None => None,
+        };
+        let method = wait::create(cfg.method, cfg.clock, &cfg.method_options)
+            .map_err(|e| wait::explain_setup_error(cfg.method, &e))?;
+        let mut cpu_clock: libc::clockid_t = 0;
+        // SAFETY: pthread_self is this thread; `cpu_clock` is writable.
+        unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut cpu_clock) };
+        let report = SetupReport {
+            tid: setup::gettid(),
+            cpu_clock,
+            policy: setup::current_policy().unwrap_or(policy),
+            policy_note: note,
+            slack: setup::current_timer_slack(),
+            interface: method.interface(),
+            granularity: method.granularity_ns(),
+        };
+        Ok(((affinity, Some(policy_guard), slack), method, report))
     }
 }

@@ -4,7 +4,6 @@
 //! control and affinity), `capabilities(7)`, Documentation/scheduler/sched-rt-group.rst.
 
 use super::Policy;
-use crate::error::{Error, ErrorKind, Message, Setting};
 use std::fs;
 use std::io;
 
@@ -78,120 +77,76 @@ fn cgroup_rt_runtime_us() -> Option<i64> {
     None
 }
 
-/// The error of a policy that could not be applied: [`ErrorKind::Permission`] for `EPERM`
-/// without the privilege, [`ErrorKind::InvalidConfig`] for parameters the kernel rejects,
-/// [`ErrorKind::Refused`] otherwise (SCHED_DEADLINE admission control); the message is
-/// [`explain_policy_error`]'s.
-pub fn policy_error(policy: &Policy, err: io::Error) -> Error {
-    let errno = err.raw_os_error().unwrap_or(0);
-    let deadline = matches!(policy, Policy::Deadline { .. });
-    let kind = match errno {
-        libc::EPERM if !has_cap_sys_nice() => ErrorKind::Permission {
-            setting: Setting::Policy,
-            missing: "CAP_SYS_NICE".into(),
-        },
-        libc::EPERM if deadline => ErrorKind::Refused {
-            setting: Setting::Affinity,
-        },
-        libc::EINVAL => ErrorKind::InvalidConfig {
-            setting: Setting::Policy,
-        },
-        libc::EBUSY if deadline => ErrorKind::Refused {
-            setting: Setting::DeadlineRuntime,
-        },
-        _ => ErrorKind::Refused {
-            setting: Setting::Policy,
-        },
-    };
-    Error::new(kind, explain_policy_error(policy, &err)).with_source(err)
-}
-
 /// One sentence saying why `policy` could not be applied and how to allow it.
-pub fn explain_policy_error(policy: &Policy, err: &io::Error) -> Message {
+pub fn explain_policy_error(policy: &Policy, err: &io::Error) -> String {
     let what = describe(policy);
     let errno = err.raw_os_error().unwrap_or(0);
-    let mut reasons: Vec<Message> = Vec::new();
+    let mut reasons = Vec::new();
     match (policy, errno) {
         (Policy::Deadline { .. }, libc::EBUSY) => reasons.push(
-            Message::text(
-                "SCHED_DEADLINE admission control refused the bandwidth: the runtime/period of \
-                 all deadline threads must fit in sched_rt_runtime_us/sched_rt_period_us per \
-                 CPU; lower ",
-            )
-            .setting(Setting::DeadlineRuntime)
-            .t(" or use fewer threads"),
+            "SCHED_DEADLINE admission control refused the bandwidth: the runtime/period of all \
+             deadline threads must fit in sched_rt_runtime_us/sched_rt_period_us per CPU; \
+             lower the deadline runtime or use fewer threads"
+                .to_string(),
         ),
-        (Policy::Deadline { .. }, libc::EINVAL) => reasons.push(Message::text(
+        (Policy::Deadline { .. }, libc::EINVAL) => reasons.push(
             "the kernel rejected the parameters: runtime must be at least 1024 ns and \
-             runtime <= deadline <= period",
-        )),
+             runtime <= deadline <= period"
+                .to_string(),
+        ),
         (Policy::Deadline { .. }, libc::EPERM) if has_cap_sys_nice() => reasons.push(
-            Message::text(
-                "a SCHED_DEADLINE thread's CPU affinity must span its whole root domain: run it \
-                 without ",
-            )
-            .setting(Setting::Affinity)
-            .t(" and without ")
-            .set(Setting::Threads, "all")
-            .t(", or put it in an exclusive cpuset"),
+            "a SCHED_DEADLINE thread's CPU affinity must span its whole root domain: run it \
+             unpinned rather than one thread per CPU, or put it in an exclusive cpuset"
+                .to_string(),
         ),
         (_, libc::EPERM) => {
             if !has_cap_sys_nice() {
                 let limit = rtprio_limit();
                 match policy {
-                    Policy::Fifo { priority } | Policy::Rr { priority } => {
-                        reasons.push(Message::text(format!(
-                            "the process lacks CAP_SYS_NICE and RLIMIT_RTPRIO is {limit} (below \
-                             priority {priority}): run as root, grant the capability with \
-                             'sudo setcap cap_sys_nice+ep <path to tickscope>', or raise \
-                             'ulimit -r' (e.g. '@realtime - rtprio 99' in \
-                             /etc/security/limits.conf)"
-                        )))
-                    }
-                    Policy::Deadline { .. } => reasons.push(Message::text(
-                        "SCHED_DEADLINE needs CAP_SYS_NICE: run as root or grant it with \
-                         'sudo setcap cap_sys_nice+ep <path to tickscope>'",
+                    Policy::Fifo { priority } | Policy::Rr { priority } => reasons.push(format!(
+                        "the process lacks CAP_SYS_NICE and RLIMIT_RTPRIO is {limit} (below \
+                         priority {priority}): run as root, grant the capability with \
+                         'sudo setcap cap_sys_nice+ep <path to tickscope>', or raise \
+                         'ulimit -r' (e.g. '@realtime - rtprio 99' in /etc/security/limits.conf)"
                     )),
+                    Policy::Deadline { .. } => reasons.push(
+                        "SCHED_DEADLINE needs CAP_SYS_NICE: run as root or grant it with \
+                         'sudo setcap cap_sys_nice+ep <path to tickscope>'"
+                            .to_string(),
+                    ),
                     _ => reasons.push(
-                        Message::text(
-                            "a negative nice value needs CAP_SYS_NICE or RLIMIT_NICE \
-                             ('ulimit -e'); use ",
-                        )
-                        .set(Setting::Nice, "0")
-                        .t(" or higher, or run as root"),
+                        "a negative nice value needs CAP_SYS_NICE or RLIMIT_NICE \
+                         ('ulimit -e'); use a nice value of 0 or higher, or run as root"
+                            .to_string(),
                     ),
                 }
             }
             if rt_runtime_us() == Some(0) {
-                reasons.push(Message::text(
+                reasons.push(
                     "real-time scheduling is disabled: /proc/sys/kernel/sched_rt_runtime_us is 0 \
-                     (set it to 950000 to allow RT tasks)",
-                ));
+                     (set it to 950000 to allow RT tasks)"
+                        .to_string(),
+                );
             }
             if cgroup_rt_runtime_us() == Some(0) {
-                reasons.push(Message::text(
+                reasons.push(
                     "RT group scheduling gives this process's cgroup no RT budget \
                      (cpu.rt_runtime_us = 0): give the cgroup a budget or start tickscope \
-                     from the root cgroup",
-                ));
+                     from the root cgroup"
+                        .to_string(),
+                );
             }
             if reasons.is_empty() {
-                reasons.push(Message::text(
+                reasons.push(
                     "the kernel refused it (EPERM) although the process has CAP_SYS_NICE; \
-                     a container runtime or RT group scheduling may forbid RT policies",
-                ));
+                     a container runtime or RT group scheduling may forbid RT policies"
+                        .to_string(),
+                );
             }
         }
-        _ => reasons.push(Message::text(format!("{err}"))),
+        _ => reasons.push(format!("{err}")),
     }
-    let mut out = Message::text(format!("cannot set {what}: "));
-    for (k, r) in reasons.into_iter().enumerate() {
-        if k > 0 {
-            out = out.t("; ");
-        }
-        out = out.then(r);
-    }
-    out
+    format!("cannot set {what}: {}", reasons.join("; "))
 }
 
 /// Whether locking memory is unbounded for this process: CAP_IPC_LOCK, or an unlimited
@@ -207,7 +162,7 @@ pub fn memlock_limit() -> Option<u64> {
 }
 
 /// One sentence for a failed `mlockall`.
-pub fn explain_mlock_error(err: &io::Error) -> Message {
+pub fn explain_mlock_error(err: &io::Error) -> String {
     let limit = rlimit(libc::RLIMIT_MEMLOCK);
     let limit = if limit == libc::RLIM_INFINITY {
         "unlimited".to_string()
@@ -215,45 +170,29 @@ pub fn explain_mlock_error(err: &io::Error) -> Message {
         format!("{} KiB", limit / 1024)
     };
     if has_capability(CAP_IPC_LOCK) {
-        Message::text(format!("cannot lock memory: {err}"))
+        format!("cannot lock memory: {err}")
     } else {
-        Message::text(format!(
+        format!(
             "cannot lock memory ({err}): RLIMIT_MEMLOCK is {limit} ('ulimit -l'); run as root, \
-             grant 'sudo setcap cap_ipc_lock+ep <path to tickscope>', raise 'ulimit -l', or "
-        ))
-        .off(Setting::MemoryLock)
+             grant 'sudo setcap cap_ipc_lock+ep <path to tickscope>', raise 'ulimit -l', or \
+             do without locking memory"
+        )
     }
 }
 
-/// The error of a PM QoS request that was required: [`ErrorKind::Permission`] without root,
-/// [`ErrorKind::Unsupported`] without the device, else [`ErrorKind::Refused`]; the message
-/// is [`explain_pm_qos_error`]'s.
-pub fn pm_qos_error(err: io::Error) -> Error {
-    let setting = Setting::PmQos;
-    let kind = match err.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => ErrorKind::Permission {
-            setting,
-            missing: "root (the device is root-only)".into(),
-        },
-        Some(libc::ENOENT) => ErrorKind::Unsupported { setting },
-        _ => ErrorKind::Refused { setting },
-    };
-    Error::new(kind, explain_pm_qos_error(&err)).with_source(err)
-}
-
 /// One sentence for a failed PM QoS request.
-pub fn explain_pm_qos_error(err: &io::Error) -> Message {
+pub fn explain_pm_qos_error(err: &io::Error) -> String {
     match err.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => Message::text(format!(
-            "cannot hold {}: permission denied (the device is root-only); run as root or ",
+        Some(libc::EACCES) | Some(libc::EPERM) => format!(
+            "cannot hold {}: permission denied (the device is root-only); run as root or \
+             leave PM QoS alone",
             super::PM_QOS_PATH
-        ))
-        .off(Setting::PmQos),
-        Some(libc::ENOENT) => Message::text(format!(
+        ),
+        Some(libc::ENOENT) => format!(
             "cannot hold {}: the kernel has no such device",
             super::PM_QOS_PATH
-        )),
-        _ => Message::text(format!("cannot hold {}: {err}", super::PM_QOS_PATH)),
+        ),
+        _ => format!("cannot hold {}: {err}", super::PM_QOS_PATH),
     }
 }
 
@@ -279,7 +218,7 @@ mod tests {
     #[test]
     fn explanations_name_the_setting() {
         let e = io::Error::from_raw_os_error(libc::EPERM);
-        let s = explain_policy_error(&Policy::Fifo { priority: 90 }, &e).to_string();
+        let s = explain_policy_error(&Policy::Fifo { priority: 90 }, &e);
         assert!(s.starts_with("cannot set SCHED_FIFO priority 90: "), "{s}");
         let e = io::Error::from_raw_os_error(libc::EBUSY);
         let s = explain_policy_error(
@@ -289,12 +228,11 @@ mod tests {
                 period_ns: 2,
             },
             &e,
-        )
-        .to_string();
+        );
         assert!(s.contains("admission control"), "{s}");
-        let m = explain_pm_qos_error(&io::Error::from_raw_os_error(libc::EACCES));
-        assert!(m
-            .pieces()
-            .contains(&crate::error::Piece::Off(Setting::PmQos)));
+        assert!(
+            explain_pm_qos_error(&io::Error::from_raw_os_error(libc::EACCES))
+                .contains("leave PM QoS alone")
+        );
     }
 }

@@ -10,14 +10,14 @@
 
 use super::registry::MethodDescriptor;
 use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
-use crate::time::{read_clock, ClockId, Nanos, NS_PER_MS};
+use crate::time::{read_clock, Nanos, NS_PER_MS};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-/// `epoll` in the method registry (see [`super::registry`]).
-pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
-    fixed_clock: Some(ClockId::Monotonic),
-    ..MethodDescriptor::new("epoll_wait(2)", |_, _| Ok(Box::new(Epoll::new()?)))
+/// `epoll` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(crate::time::ClockId::Monotonic),
+    ..MethodDescriptor::sleeping("epoll_wait(2)", |_, _| Ok(Box::new(Epoll::new()?)))
 };
 
 /// Which epoll call waits.

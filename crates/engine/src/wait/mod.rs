@@ -2,35 +2,46 @@
 //!
 //! A method is asked to block until an absolute expiry on the run's clock and to return the
 //! time it woke, read once from that clock. Everything else — latency, period, overruns — is
-//! the worker's business, so a new method is one file behind [`WakeMethod`] that defines
-//! its [`MethodDescriptor`], plus one registration line in the `methods!` table below
-//! (see [`registry`]). What a method cannot do (a clock, several threads) is
-//! said before a run starts by [`check`], from the descriptor; methods that spin share
+//! the worker's business, so a new method is one file behind [`WakeMethod`] with its
+//! `DESCRIPTOR` ([`MethodDescriptor`]: kernel call, clock, constructor, limits, process-wide
+//! set-up, spin share) plus one line in the [`registry`]. What a method cannot do (a clock,
+//! several threads) is said before a run starts by [`check`]; methods that spin share
 //! [`spin`], periodic kernel timers share [`kernel_timer`].
 
+mod busy;
+mod epoll;
+mod hybrid;
+mod itimer;
 pub mod kernel_timer;
 mod limits;
 pub mod margin;
+mod nanosleep;
+mod nanosleep_abs;
+mod nanosleep_rel;
+mod poll;
+mod posix_timer;
 pub mod registry;
+mod select;
 mod signals;
 pub mod spin;
 mod throttle;
+mod timerfd;
 
 pub use busy::Busy;
 pub use epoll::{Epoll, EpollForm};
 pub use hybrid::Hybrid;
 pub use itimer::{AlarmBlock, Itimer};
-pub use limits::{check, explain_setup_error, setup_error};
+pub use limits::{check, explain_setup_error};
 pub use margin::{Margin, MarginReport, MarginTuner};
 pub use nanosleep::Nanosleep;
 pub use nanosleep_abs::NanosleepAbs;
 pub use nanosleep_rel::NanosleepRel;
 pub use poll::Poll;
 pub use posix_timer::{timer_signal, PosixTimer};
-pub use registry::{CreateFn, MethodDescriptor, PeriodStep, ProcessGuard, Spin, ThreadLimit};
+pub use registry::{MethodDescriptor, MethodKind};
 pub use select::Select;
 pub use spin::{KernelClock, SpinClock};
-pub use throttle::throttle_warning;
+pub use throttle::{spin_share, starvation, throttle_warning, Starvation};
 pub use timerfd::Timerfd;
 
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
@@ -119,64 +130,11 @@ impl MethodReport {
     }
 }
 
-// The registry: one line per wake-up method (see `registry.rs`). The order is the order of
-// `--method all`. The module named after `in` defines `DESCRIPTOR` and the method's type.
-registry::methods! {
-    /// `clock_nanosleep(clock, TIMER_ABSTIME, expiry)`: sleeps to an absolute expiry. The default,
-    /// as in cyclictest and the hrtimers seed.
-    NanosleepAbs = "nanosleep-abs" in nanosleep_abs,
-    /// `clock_nanosleep(clock, 0, expiry - last_woke)`: a relative sleep aimed at the same grid.
-    NanosleepRel = "nanosleep-rel" in nanosleep_rel,
-    /// `nanosleep(expiry - last_woke)`: the plain call, relative, CLOCK_MONOTONIC only.
-    Nanosleep = "nanosleep" in nanosleep,
-    /// A periodic `timerfd` read for its expiration count.
-    Timerfd = "timerfd" in timerfd,
-    /// A periodic POSIX timer signalling the measuring thread, taken with `sigwaitinfo`.
-    PosixTimer = "posix-timer" in posix_timer,
-    /// `setitimer(ITIMER_REAL)` and a SIGALRM handler (one measuring thread only).
-    Itimer = "itimer" in itimer,
-    /// Sleep through `ppoll`'s timeout (no descriptors).
-    Poll = "poll" in poll,
-    /// Sleep through `pselect`'s timeout (no descriptors).
-    Select = "select" in select,
-    /// Sleep through an epoll wait's timeout (`epoll_pwait2`, else `epoll_wait`).
-    Epoll = "epoll" in epoll,
-    /// Spin reading the clock until the expiry, optionally napping every N readings.
-    Busy = "busy" in busy,
-    /// Sleep until `expiry − margin`, then spin.
-    Hybrid = "hybrid" in hybrid,
-}
-
-impl MethodKind {
-    /// Parses a name as returned by [`MethodKind::name`]; `None` for anything else.
-    pub fn from_name(name: &str) -> Option<MethodKind> {
-        MethodKind::ALL.iter().copied().find(|m| m.name() == name)
-    }
-
-    /// The kernel call that makes the method, with its manual section (for messages).
-    pub fn kernel_call(self) -> &'static str {
-        self.descriptor().kernel_call
-    }
-
-    /// The one clock the method's kernel timer runs on, for methods whose call takes no
-    /// clock (`nanosleep`, `itimer`, `poll`, `select`, `epoll`); `None` for methods that
-    /// take the run's clock.
-    pub fn fixed_clock(self) -> Option<ClockId> {
-        self.descriptor().fixed_clock
-    }
-
-    /// The method names for help texts: `nanosleep-abs, nanosleep-rel, …` in
-    /// [`MethodKind::ALL`] order.
-    pub fn names_list() -> String {
-        MethodKind::NAMES.join(", ")
-    }
-}
-
 /// Tunables some methods take. Methods ignore the fields that do not concern them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MethodOptions {
     /// `busy`: nap after every N clock readings before the expiry (the Cpp-Periodic-Task
-    /// seed's `step_sleep`, see [`Busy`]); `None`: never.
+    /// Cpp-Periodic-Task's `step_sleep`, see [`Busy`]); `None`: never.
     #[serde(default)]
     pub busy_sleep_every: Option<u32>,
     /// `hybrid`: the margin before the expiry at which the sleep ends (see [`Hybrid`]).
@@ -196,7 +154,8 @@ pub fn create(
     clock: ClockId,
     options: &MethodOptions,
 ) -> io::Result<Box<dyn WakeMethod>> {
-    limits::check_clock(kind, clock).map_err(|e| io::Error::new(io::ErrorKind::Unsupported, e))?;
+    limits::check_clock(kind, clock)
+        .map_err(|msg| io::Error::new(io::ErrorKind::Unsupported, msg))?;
     (kind.descriptor().create)(clock, options)
 }
 
@@ -261,43 +220,6 @@ mod tests {
             assert_eq!(MethodKind::from_name(m.name()), Some(m));
         }
         assert_eq!(MethodKind::from_name("bogus"), None);
-    }
-
-    #[test]
-    fn every_method_file_is_registered_and_reachable_by_name() {
-        // Each method file under wait/ declares a DESCRIPTOR; each must be in the registry.
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/wait");
-        let mut files = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default();
-            if text
-                .lines()
-                .any(|l| l.starts_with("pub(super) const DESCRIPTOR: "))
-            {
-                files += 1;
-            }
-        }
-        assert_eq!(MethodKind::ALL.len(), files);
-        assert_eq!(MethodKind::NAMES.len(), files);
-        for (k, &m) in MethodKind::ALL.iter().enumerate() {
-            assert_eq!(MethodKind::from_name(m.name()), Some(m));
-            assert_eq!(MethodKind::NAMES[k], m.name());
-            let json = serde_json_name(m);
-            assert_eq!(json, m.name());
-        }
-        let mut names = MethodKind::NAMES.to_vec();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), MethodKind::ALL.len(), "duplicate method names");
-    }
-
-    /// The serde name of `m` (from the registry's rename), through serde's own path.
-    fn serde_json_name(m: MethodKind) -> String {
-        use serde::de::value::{Error, StrDeserializer};
-        use serde::de::IntoDeserializer;
-        let d: StrDeserializer<'_, Error> = m.name().into_deserializer();
-        assert_eq!(MethodKind::deserialize(d).unwrap(), m);
-        m.name().to_string()
     }
 
     #[test]

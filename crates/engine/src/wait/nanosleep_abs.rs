@@ -8,10 +8,11 @@ use super::{nanosleep_result, MethodKind, WakeMethod};
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
 use std::io;
 
-/// `nanosleep-abs` in the method registry (see [`super::registry`]).
-pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor::new("clock_nanosleep(2)", |clock, _| {
-    Ok(Box::new(NanosleepAbs::new(clock)))
-});
+/// `nanosleep-abs` in the registry ([`super::registry`]).
+pub(crate) const DESCRIPTOR: MethodDescriptor =
+    MethodDescriptor::sleeping("clock_nanosleep(2)", |clock, _| {
+        Ok(Box::new(NanosleepAbs::new(clock)))
+    });
 
 /// Sleeps to an absolute expiry with `clock_nanosleep(clock, TIMER_ABSTIME, …)`.
 #[derive(Debug)]

@@ -10,10 +10,11 @@ use super::{nanosleep_result, relative_wait, MethodKind, WakeMethod};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 
-/// `nanosleep-rel` in the method registry (see [`super::registry`]).
-pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor::new("clock_nanosleep(2)", |clock, _| {
-    Ok(Box::new(NanosleepRel::new(clock)))
-});
+/// `nanosleep-rel` in the registry ([`super::registry`]).
+pub(crate) const DESCRIPTOR: MethodDescriptor =
+    MethodDescriptor::sleeping("clock_nanosleep(2)", |clock, _| {
+        Ok(Box::new(NanosleepRel::new(clock)))
+    });
 
 /// Sleeps for a relative duration with `clock_nanosleep(clock, 0, …)`.
 #[derive(Debug)]

@@ -10,13 +10,13 @@
 
 use super::registry::MethodDescriptor;
 use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
-use crate::time::{read_clock, ClockId, Nanos};
+use crate::time::{read_clock, Nanos};
 use std::io;
 
-/// `poll` in the method registry (see [`super::registry`]).
-pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
-    fixed_clock: Some(ClockId::Monotonic),
-    ..MethodDescriptor::new("ppoll(2)", |_, _| Ok(Box::new(Poll::new())))
+/// `poll` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(crate::time::ClockId::Monotonic),
+    ..MethodDescriptor::sleeping("ppoll(2)", |_, _| Ok(Box::new(Poll::new())))
 };
 
 /// Sleeps through `ppoll`'s timeout.

@@ -7,13 +7,13 @@
 
 use super::registry::MethodDescriptor;
 use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
-use crate::time::{read_clock, ClockId, Nanos};
+use crate::time::{read_clock, Nanos};
 use std::io;
 
-/// `select` in the method registry (see [`super::registry`]).
-pub(super) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
-    fixed_clock: Some(ClockId::Monotonic),
-    ..MethodDescriptor::new("pselect(2)", |_, _| Ok(Box::new(Select::new())))
+/// `select` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(crate::time::ClockId::Monotonic),
+    ..MethodDescriptor::sleeping("pselect(2)", |_, _| Ok(Box::new(Select::new())))
 };
 
 /// Sleeps through `pselect`'s timeout.

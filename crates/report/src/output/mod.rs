@@ -140,6 +140,15 @@ impl Output {
         &self.named
     }
 
+    /// Where the output goes, for "written to" lines: its path, or "standard output".
+    pub fn shown(&self) -> String {
+        if self.is_stdout() {
+            "standard output".into()
+        } else {
+            self.named.display().to_string()
+        }
+    }
+
     /// True when this output is the process's standard output (`-`, `/dev/stdout`, …), so
     /// that text meant for a person goes to standard error instead.
     pub fn is_stdout(&self) -> bool {
