@@ -23,6 +23,7 @@
 pub mod clocks;
 pub mod compare;
 pub mod document;
+pub mod executive;
 pub mod export;
 pub mod import;
 pub mod live;
