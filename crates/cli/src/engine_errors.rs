@@ -22,6 +22,10 @@ const FLAGS: &[(&str, &str)] = &[
     ),
     ("choose another method", "choose another --method"),
     (
+        "napping every N readings does not prevent it: the naps",
+        "--busy-sleep-every does not prevent it: its naps",
+    ),
+    (
         " (the nanosleep-abs and nanosleep-rel methods sleep on any clock)",
         " (nanosleep-abs and nanosleep-rel sleep on any clock)",
     ),
@@ -55,6 +59,24 @@ pub fn worded(message: &str) -> String {
         out.replace_range(i..list_start + list.len(), &format!("use --clock {clocks}"));
     }
     out
+}
+
+/// The notes of a run's settings (policy, memory lock, PM QoS, method) in the command
+/// line's words, as they read before issue 10 ("… or pass --no-mlock"). For `cmd/run.rs`:
+/// the applied settings of `RunEvent::Started` and of each outcome before the sinks see them.
+#[allow(dead_code)] // until cmd/run.rs (the output half of issue 10) calls it
+pub fn word_notes(applied: &mut tickscope_engine::run::Applied) {
+    for note in [
+        &mut applied.policy_note,
+        &mut applied.mlock_note,
+        &mut applied.pm_qos_note,
+        &mut applied.method_note,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *note = worded(note);
+    }
 }
 
 /// An engine error's sentence for the command line, with the flag of the setting it names.
@@ -168,6 +190,31 @@ mod tests {
     }
 
     #[test]
+    fn notes_of_the_settings_get_their_flags() {
+        use tickscope_engine::run::{run, Backend, RunConfig};
+        let cfg = RunConfig {
+            backend: Backend::Mock {
+                latencies: vec![1_000],
+            },
+            loops: Some(1),
+            ..RunConfig::new(1_000_000)
+        };
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut applied = run(&cfg, &stop, &mut |_| {}).unwrap().applied;
+        applied.pm_qos_note = Some("run as root or leave PM QoS alone".into());
+        applied.mlock_note = Some("raise 'ulimit -l', or do without locking memory".into());
+        word_notes(&mut applied);
+        assert_eq!(
+            applied.pm_qos_note.as_deref(),
+            Some("run as root or pass --no-pm-qos")
+        );
+        assert_eq!(
+            applied.mlock_note.as_deref(),
+            Some("raise 'ulimit -l', or pass --no-mlock")
+        );
+    }
+
+    #[test]
     fn setting_errors_keep_their_flags() {
         use std::io;
         use tickscope_engine::setup::{privileges, Policy};
@@ -196,6 +243,24 @@ mod tests {
             worded(&wait::explain_setup_error(MethodKind::Timerfd, &e)),
             "method timerfd is not supported by this kernel: timerfd_create(2) is not \
              implemented (ENOSYS); choose another --method (nanosleep-abs works on every kernel)"
+        );
+        let o = tickscope_engine::wait::MethodOptions {
+            busy_sleep_every: Some(1000),
+            ..Default::default()
+        };
+        let fifo = Policy::Fifo { priority: 90 };
+        let w = wait::throttle_warning(
+            MethodKind::Busy,
+            &o,
+            &fifo,
+            1_000_000,
+            Some(950_000),
+            Some(1_000_000),
+        );
+        let w = worded(&w.unwrap());
+        assert!(
+            w.contains(" (--busy-sleep-every does not prevent it: its naps give no CPU time back)"),
+            "{w}"
         );
         let e = io::Error::from_raw_os_error(libc::EPERM);
         let m = worded(&privileges::explain_mlock_error(&e));
