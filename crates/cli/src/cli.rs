@@ -252,7 +252,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "NS",
-        default_value = "1",
+        default_value_t = tickscope_engine::run::defaults::TIMER_SLACK_NS.to_string(),
         help_heading = "System settings"
     )]
     pub timer_slack: String,
