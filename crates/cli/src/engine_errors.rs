@@ -64,7 +64,6 @@ pub fn worded(message: &str) -> String {
 /// The notes of a run's settings (policy, memory lock, PM QoS, method) in the command
 /// line's words, as they read before issue 10 ("… or pass --no-mlock"). For `cmd/run.rs`:
 /// the applied settings of `RunEvent::Started` and of each outcome before the sinks see them.
-#[allow(dead_code)] // until cmd/run.rs (the output half of issue 10) calls it
 pub fn word_notes(applied: &mut tickscope_engine::run::Applied) {
     for note in [
         &mut applied.policy_note,

@@ -106,7 +106,8 @@ pub fn measure(
             index,
             total: order.len(),
         };
-        let outcome = run(&cfg, &stop, &mut |event| deliver(&mut sinks, &ctx, &event))?;
+        let mut outcome = run(&cfg, &stop, &mut |event| deliver(&mut sinks, &ctx, &event))?;
+        crate::engine_errors::word_notes(&mut outcome.applied);
         if let Some(e) = &outcome.error {
             let e = match plan.is_comparison() {
                 true => format!("{}: {e}", planned.method.name()),
@@ -160,9 +161,18 @@ pub(crate) fn annotated(sinks: &mut [Box<dyn RunSink>], mut doc: RunDocument) ->
 
 /// Hands one engine event to every sink (on the collector thread).
 pub(crate) fn deliver(sinks: &mut [Box<dyn RunSink>], ctx: &RunContext<'_>, event: &RunEvent<'_>) {
+    // The settings' notes in the command line's words ("… pass --no-mlock").
+    let worded = match event {
+        RunEvent::Started(applied) => {
+            let mut a = (*applied).clone();
+            crate::engine_errors::word_notes(&mut a);
+            Some(a)
+        }
+        _ => None,
+    };
     for s in sinks.iter_mut() {
         match event {
-            RunEvent::Started(applied) => s.started(ctx, applied),
+            RunEvent::Started(_) => s.started(ctx, worded.as_ref().expect("set for Started")),
             RunEvent::Second(second) => s.window(ctx, second),
             RunEvent::Samples { thread, samples } => s.samples(*thread, samples),
         }
