@@ -398,9 +398,9 @@ pub fn keep_up_warning(summary: &ThreadStats, period_ns: i64, applied: &Applied)
         return None;
     }
     let try_this = if applied.policy.is_realtime() {
-        "a longer interval, fewer threads, or 'tickscope doctor' to see what disturbs this machine"
+        "a longer interval, fewer threads, or pinning the threads (-a) away from busy CPUs"
     } else {
-        "a real-time policy (--policy fifo, as root), a longer interval, or 'tickscope doctor'"
+        "a real-time policy (--policy fifo, as root) or a longer interval"
     };
     Some(format!(
         "the machine did not keep up with the {} period under {}: {} of {} periods were \
