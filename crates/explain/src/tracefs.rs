@@ -279,18 +279,39 @@ impl TraceInstance {
             marker: None,
             missing_events: Vec::new(),
         };
-        inst.configure(spec)
+        inst.base(spec)
             .map_err(|e| Unavailable(format!("cannot set up the trace instance: {e}")))?;
+        if !spec.events.is_empty() {
+            inst.start(spec)?;
+        }
         Ok((inst, stale))
+    }
+
+    /// Tracing off, the clock and the buffer size.
+    fn base(&mut self, spec: &InstanceSpec) -> io::Result<()> {
+        let d = self.dir.clone();
+        let ctx = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+        write(&d.join("tracing_on"), "0").map_err(|e| ctx("tracing_on", e))?;
+        write(&d.join("trace_clock"), "mono").map_err(|e| ctx("trace_clock mono", e))?;
+        write(&d.join("buffer_size_kb"), &spec.buffer_kb.to_string())
+            .map_err(|e| ctx("buffer_size_kb", e))
+    }
+
+    /// Sets the CPU mask, enables the events with their filters (for threads known only
+    /// now), opens `trace_pipe` and starts recording. Called again for a later run, it
+    /// replaces the filters.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when a required event is missing or a filter is refused.
+    pub fn start(&mut self, spec: &InstanceSpec) -> Result<(), Unavailable> {
+        self.configure(spec)
+            .map_err(|e| Unavailable(format!("cannot start tracing: {e}")))
     }
 
     fn configure(&mut self, spec: &InstanceSpec) -> io::Result<()> {
         let d = self.dir.clone();
         let ctx = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
         write(&d.join("tracing_on"), "0").map_err(|e| ctx("tracing_on", e))?;
-        write(&d.join("trace_clock"), "mono").map_err(|e| ctx("trace_clock mono", e))?;
-        write(&d.join("buffer_size_kb"), &spec.buffer_kb.to_string())
-            .map_err(|e| ctx("buffer_size_kb", e))?;
         if !spec.cpus.is_empty() {
             write(&d.join("tracing_cpumask"), &cpumask(&spec.cpus))
                 .map_err(|e| ctx("tracing_cpumask", e))?;
@@ -313,14 +334,16 @@ impl TraceInstance {
             }
             write(&dir.join("enable"), "1").map_err(|e| ctx(ev.path, e))?;
         }
-        self.pipe = Some(
+        if self.pipe.is_none() {
+            self.pipe = Some(
             OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_NONBLOCK)
                 .open(d.join("trace_pipe"))
                 .map_err(|e| ctx("trace_pipe", e))?,
-        );
-        self.marker = OpenOptions::new().write(true).open(d.join("trace_marker")).ok();
+            );
+            self.marker = OpenOptions::new().write(true).open(d.join("trace_marker")).ok();
+        }
         write(&d.join("tracing_on"), "1").map_err(|e| ctx("tracing_on", e))
     }
 

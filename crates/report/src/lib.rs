@@ -20,9 +20,11 @@
 
 #![deny(missing_docs)]
 
+pub mod capture;
 pub mod clocks;
 pub mod compare;
 pub mod document;
+pub mod explain_text;
 pub mod export;
 pub mod import;
 pub mod live;

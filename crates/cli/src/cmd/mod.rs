@@ -2,6 +2,7 @@
 
 pub mod clocks;
 pub mod compare;
+pub mod explain;
 pub mod completions;
 pub mod man;
 pub mod report;

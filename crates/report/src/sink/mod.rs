@@ -15,6 +15,8 @@
 //! one new file plus one line there.
 
 pub mod histogram;
+pub mod context;
+pub mod explain;
 pub mod json;
 pub mod load;
 pub mod registry;
