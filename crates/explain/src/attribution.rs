@@ -178,7 +178,8 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         let lower = start.map(|s| s.0).unwrap_or(0);
         (lower..i).rev().find(|&k| {
             let e = &events[k];
-            e.cpu == events[i].cpu && matches!(&e.kind, Kind::VectorEntry { name } if name == "local_timer")
+            e.cpu == events[i].cpu
+                && matches!(&e.kind, Kind::VectorEntry { name } if name == "local_timer")
         })
     });
     if entry.is_some() && lte.is_none() {
@@ -189,7 +190,9 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     let switch_in = entry.and_then(|i| {
         events[i..]
             .iter()
-            .position(|e| on_cpu(e) && matches!(e.kind, Kind::SchedSwitch { next_pid, .. } if next_pid == tid))
+            .position(|e| {
+                on_cpu(e) && matches!(e.kind, Kind::SchedSwitch { next_pid, .. } if next_pid == tid)
+            })
             .map(|k| i + k)
     });
     let sys_exit = events[from..]
@@ -249,7 +252,8 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
 
     // S1: what the CPU was doing when the timer should have fired.
     if let (Some(c), Some(i)) = (cpu, lte.or(entry)) {
-        segments[1].details = delivery_details(events, c, i, tid, setting, segments[1].ns, &mut flags);
+        segments[1].details =
+            delivery_details(events, c, i, tid, setting, segments[1].ns, &mut flags);
     }
     // S2: other callbacks run first in the same interrupt.
     if let (Some(l), Some(i)) = (lte, entry) {
@@ -257,9 +261,11 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         let mut open: Option<(u64, String, Nanos)> = None;
         for e in &events[l..i] {
             match &e.kind {
-                Kind::HrtimerExpireEntry { timer, function, now } if e.cpu == events[i].cpu => {
-                    open = Some((*timer, function.clone(), *now))
-                }
+                Kind::HrtimerExpireEntry {
+                    timer,
+                    function,
+                    now,
+                } if e.cpu == events[i].cpu => open = Some((*timer, function.clone(), *now)),
                 Kind::HrtimerExpireExit { timer } if e.cpu == events[i].cpu => {
                     if let Some((t, f, n)) = open.take().filter(|o| o.0 == *timer) {
                         let _ = t;
@@ -288,7 +294,11 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
 }
 
 /// The thread's `hrtimer_start` for this expiry: (index, timer, expires).
-fn find_start(sample: &LateSample, setting: &Setting, events: &[Event]) -> Option<(usize, u64, Nanos)> {
+fn find_start(
+    sample: &LateSample,
+    setting: &Setting,
+    events: &[Event],
+) -> Option<(usize, u64, Nanos)> {
     let half = (setting.period / 2).max(1);
     let mut best: Option<(usize, u64, Nanos)> = None;
     for (i, e) in events.iter().enumerate() {
@@ -296,10 +306,15 @@ fn find_start(sample: &LateSample, setting: &Setting, events: &[Event]) -> Optio
             continue;
         }
         if let Kind::HrtimerStart { timer, expires, .. } = e.kind {
-            if expires < sample.expiry - half || expires > sample.expiry + half || expires > sample.woke {
+            if expires < sample.expiry - half
+                || expires > sample.expiry + half
+                || expires > sample.woke
+            {
                 continue;
             }
-            let closer = best.is_none_or(|(_, _, b)| (expires - sample.expiry).abs() <= (b - sample.expiry).abs());
+            let closer = best.is_none_or(|(_, _, b)| {
+                (expires - sample.expiry).abs() <= (b - sample.expiry).abs()
+            });
             if closer {
                 best = Some((i, timer, expires));
             }
@@ -310,7 +325,11 @@ fn find_start(sample: &LateSample, setting: &Setting, events: &[Event]) -> Optio
 
 /// Clamps known boundaries into `[previous, woke]`; the span between two known boundaries
 /// that are not adjacent (a missing one between them) becomes residual.
-fn clamp_boundaries(raw: &[Option<Nanos>; 7], expiry: Nanos, woke: Nanos) -> ([Option<Nanos>; 7], Nanos) {
+fn clamp_boundaries(
+    raw: &[Option<Nanos>; 7],
+    expiry: Nanos,
+    woke: Nanos,
+) -> ([Option<Nanos>; 7], Nanos) {
     let mut out = [None; 7];
     let mut prev = expiry;
     for (k, b) in raw.iter().enumerate() {
@@ -339,7 +358,10 @@ fn add(d: &mut Vec<Detail>, kind: &str, name: &str, pid: Option<i32>, ns: Nanos)
     if ns <= 0 {
         return;
     }
-    match d.iter_mut().find(|x| x.kind == kind && x.name == name && x.pid == pid) {
+    match d
+        .iter_mut()
+        .find(|x| x.kind == kind && x.name == name && x.pid == pid)
+    {
         Some(x) => x.ns += ns,
         None => d.push(Detail {
             kind: kind.into(),
@@ -391,7 +413,13 @@ fn delivery_details(
     };
     let mut d = Vec::new();
     match (halted, setting.virtualized) {
-        (true, true) => add(&mut d, "hypervisor", &format!("vCPU halted ({state})"), None, ns),
+        (true, true) => add(
+            &mut d,
+            "hypervisor",
+            &format!("vCPU halted ({state})"),
+            None,
+            ns,
+        ),
         (true, false) => add(&mut d, "exit_from_idle", &state, None, ns),
         (false, _) => add(&mut d, "cpu_busy", &current.1, Some(current.0), ns),
     }
@@ -418,7 +446,9 @@ fn cpu_details(
     let mut stack: Vec<Ctx> = Vec::new();
     // Still inside our own timer interrupt unless it has exited before the callback.
     let own_open = lte.is_some_and(|l| {
-        !events[l..entry].iter().any(|e| e.cpu == cpu && matches!(&e.kind, Kind::VectorExit { name } if name == "local_timer"))
+        !events[l..entry].iter().any(|e| {
+            e.cpu == cpu && matches!(&e.kind, Kind::VectorExit { name } if name == "local_timer")
+        })
     });
     if own_open {
         stack.push(Ctx::OwnIrq);
@@ -427,15 +457,18 @@ fn cpu_details(
     let mut first_task = true;
     let mut d = Vec::new();
     let mut last = b3;
-    let account = |d: &mut Vec<Detail>, stack: &[Ctx], task: &(i32, String), first: bool, ns: Nanos| match stack.last() {
-        Some(Ctx::OwnIrq) => add(d, "own_timer_irq", "local_timer", None, ns),
-        Some(Ctx::Irq(n)) => add(d, "irq", n, None, ns),
-        Some(Ctx::Softirq(n)) => add(d, "softirq", n, None, ns),
-        None if task.0 == 0 => add(d, "idle", "<idle>", Some(0), ns),
-        None if task.0 == tid => add(d, "own_thread", &task.1, Some(tid), ns),
-        None if first => add(d, "blocking_thread", &task.1, Some(task.0), ns),
-        None => add(d, "higher_priority_thread", &task.1, Some(task.0), ns),
-    };
+    let account =
+        |d: &mut Vec<Detail>, stack: &[Ctx], task: &(i32, String), first: bool, ns: Nanos| {
+            match stack.last() {
+                Some(Ctx::OwnIrq) => add(d, "own_timer_irq", "local_timer", None, ns),
+                Some(Ctx::Irq(n)) => add(d, "irq", n, None, ns),
+                Some(Ctx::Softirq(n)) => add(d, "softirq", n, None, ns),
+                None if task.0 == 0 => add(d, "idle", "<idle>", Some(0), ns),
+                None if task.0 == tid => add(d, "own_thread", &task.1, Some(tid), ns),
+                None if first => add(d, "blocking_thread", &task.1, Some(task.0), ns),
+                None => add(d, "higher_priority_thread", &task.1, Some(task.0), ns),
+            }
+        };
     for e in events[entry + 1..].iter().filter(|e| e.cpu == cpu) {
         if e.ts > end {
             break;
@@ -450,7 +483,11 @@ fn cpu_details(
             Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
                 stack.pop();
             }
-            Kind::SchedSwitch { next_pid, next_comm, .. } => {
+            Kind::SchedSwitch {
+                next_pid,
+                next_comm,
+                ..
+            } => {
                 stack.clear();
                 if task.0 != 0 && task.0 != tid {
                     first_task = false;
@@ -497,7 +534,9 @@ fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
         3 => {
             // The largest contributor, if it is at least half of the segment.
             match top.filter(|d| 2 * d.ns >= seg.ns) {
-                Some(d) if d.kind.ends_with("thread") => cause("other thread", Some(d.name.clone())),
+                Some(d) if d.kind.ends_with("thread") => {
+                    cause("other thread", Some(d.name.clone()))
+                }
                 Some(d) if d.kind == "irq" => cause("irq", Some(d.name.clone())),
                 Some(d) if d.kind == "softirq" => cause("softirq", Some(d.name.clone())),
                 _ => cause("kernel path", None),

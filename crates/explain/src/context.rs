@@ -119,7 +119,10 @@ pub fn parse_stat(text: &str) -> BTreeMap<u32, [u64; 3]> {
 /// source, `LABEL: count… [description]`. Numbered IRQs are named `N:description`.
 pub fn parse_per_cpu_table(text: &str) -> BTreeMap<String, Vec<u64>> {
     let mut lines = text.lines();
-    let cpus = lines.next().map(|h| h.split_whitespace().count()).unwrap_or(0);
+    let cpus = lines
+        .next()
+        .map(|h| h.split_whitespace().count())
+        .unwrap_or(0);
     lines
         .filter_map(|l| {
             let (label, rest) = l.split_once(':')?;
@@ -204,7 +207,11 @@ pub fn cpu_deltas(before: &Snapshot, after: &Snapshot, cpus: &[u32]) -> Vec<CpuD
         a.iter()
             .filter_map(|(name, counts)| {
                 let now = *counts.get(cpu as usize)?;
-                let then = b.get(name).and_then(|c| c.get(cpu as usize)).copied().unwrap_or(now);
+                let then = b
+                    .get(name)
+                    .and_then(|c| c.get(cpu as usize))
+                    .copied()
+                    .unwrap_or(now);
                 let d = now.saturating_sub(then);
                 (d > 0).then(|| (name.clone(), d))
             })
@@ -227,13 +234,21 @@ pub fn cpu_deltas(before: &Snapshot, after: &Snapshot, cpus: &[u32]) -> Vec<CpuD
 }
 
 /// One thread's delta between two readings.
-pub fn task_delta(thread: usize, tid: i32, before: &TaskCounters, after: &TaskCounters) -> TaskDelta {
+pub fn task_delta(
+    thread: usize,
+    tid: i32,
+    before: &TaskCounters,
+    after: &TaskCounters,
+) -> TaskDelta {
     TaskDelta {
         thread,
         tid,
         involuntary: after.involuntary.saturating_sub(before.involuntary),
         voluntary: after.voluntary.saturating_sub(before.voluntary),
-        migrations: after.migrations.zip(before.migrations).map(|(a, b)| a.saturating_sub(b)),
+        migrations: after
+            .migrations
+            .zip(before.migrations)
+            .map(|(a, b)| a.saturating_sub(b)),
         cpu: after.cpu,
         policy: after.policy.clone(),
         rt_priority: after.rt_priority,
@@ -256,7 +271,11 @@ impl WindowContext {
                 parts.push(format!("T{} preempted {}×", t.thread, t.involuntary));
             }
             if t.migrations.unwrap_or(0) > 0 {
-                parts.push(format!("T{} migrated {}×", t.thread, t.migrations.unwrap_or(0)));
+                parts.push(format!(
+                    "T{} migrated {}×",
+                    t.thread,
+                    t.migrations.unwrap_or(0)
+                ));
             }
             let now = policy_text(&t.policy, t.rt_priority, t.nice);
             if expected_policy.is_some_and(|e| e != now) {
@@ -312,8 +331,14 @@ mod tests {
         fields[41 - 3] = "1";
         let stat = format!("77 (tick scope) x) {}", fields.join(" "));
         let t = parse_task(status, Some(sched), &stat);
-        assert_eq!((t.voluntary, t.involuntary, t.migrations), (12, 3, Some(23)));
-        assert_eq!((t.cpu, t.policy.as_str(), t.rt_priority, t.nice), (Some(1), "fifo", 90, -5));
+        assert_eq!(
+            (t.voluntary, t.involuntary, t.migrations),
+            (12, 3, Some(23))
+        );
+        assert_eq!(
+            (t.cpu, t.policy.as_str(), t.rt_priority, t.nice),
+            (Some(1), "fifo", 90, -5)
+        );
     }
 
     #[test]

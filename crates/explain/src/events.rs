@@ -151,7 +151,12 @@ pub fn parse_line(line: &str) -> Option<Event> {
     if let Some(rest) = line.trim_start().strip_prefix("CPU:") {
         // "CPU:1 [LOST 123 EVENTS]"
         let (cpu, rest) = rest.split_once(' ')?;
-        let count = rest.strip_prefix("[LOST ")?.split_once(' ')?.0.parse().ok()?;
+        let count = rest
+            .strip_prefix("[LOST ")?
+            .split_once(' ')?
+            .0
+            .parse()
+            .ok()?;
         return Some(Event {
             ts: 0,
             cpu: cpu.parse().ok()?,
@@ -183,7 +188,11 @@ pub fn parse_line(line: &str) -> Option<Event> {
         ts,
         cpu,
         pid,
-        comm: if pid == 0 { "<idle>".into() } else { comm.into() },
+        comm: if pid == 0 {
+            "<idle>".into()
+        } else {
+            comm.into()
+        },
         kind,
     })
 }
@@ -283,7 +292,13 @@ fn decode(name: &str, p: &str) -> Option<Kind> {
         "sched_switch" => Kind::SchedSwitch {
             prev_comm: spaced_field(p, "prev_comm", "prev_pid")?.to_string(),
             prev_pid: spaced_field(p, "prev_pid", "prev_prio")?.parse().ok()?,
-            prev_state: p.split_once("prev_state=")?.1.split(" ==>").next()?.trim().into(),
+            prev_state: p
+                .split_once("prev_state=")?
+                .1
+                .split(" ==>")
+                .next()?
+                .trim()
+                .into(),
             next_comm: spaced_field(p, "next_comm", "next_pid")?.to_string(),
             next_pid: spaced_field(p, "next_pid", "next_prio")?.parse().ok()?,
             next_prio: spaced_field(p, "next_prio", "")?.trim().parse().ok()?,
@@ -293,10 +308,16 @@ fn decode(name: &str, p: &str) -> Option<Kind> {
             pid: spaced_field(p, "pid", "prio")?.parse().ok()?,
         },
         "cpu_idle" => Kind::CpuIdle {
-            state: num::<u64>(p, "state").map(|s| u32::try_from(s).ok().filter(|&s| s != u32::MAX))?,
+            state: num::<u64>(p, "state")
+                .map(|s| u32::try_from(s).ok().filter(|&s| s != u32::MAX))?,
         },
         "sys_exit" => Kind::SysExit {
-            nr: p.strip_prefix("NR ")?.split_whitespace().next()?.parse().ok()?,
+            nr: p
+                .strip_prefix("NR ")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?,
         },
         "tracing_mark_write" => Kind::Marker {
             text: p.to_string(),
@@ -307,7 +328,9 @@ fn decode(name: &str, p: &str) -> Option<Kind> {
         n if n.ends_with("_exit") && field(p, "vector").is_some() => Kind::VectorExit {
             name: n.trim_end_matches("_exit").to_string(),
         },
-        n => Kind::Other { name: n.to_string() },
+        n => Kind::Other {
+            name: n.to_string(),
+        },
     })
 }
 
@@ -318,7 +341,10 @@ mod tests {
     #[test]
     fn decodes_every_event_kind_recorded_here() {
         let e = parse_line(" memfd:sealed-91-8954    [000] d..1.  6170.563860: hrtimer_start: hrtimer=0000000011383357 function=hrtimer_wakeup expires=6170613905961 softexpires=6170613855961 mode=ABS was_armed=0").unwrap();
-        assert_eq!((e.pid, e.cpu, e.comm.as_str()), (8954, 0, "memfd:sealed-91"));
+        assert_eq!(
+            (e.pid, e.cpu, e.comm.as_str()),
+            (8954, 0, "memfd:sealed-91")
+        );
         assert_eq!(e.ts, 6_170_563_860_000);
         assert_eq!(
             e.kind,
@@ -329,7 +355,13 @@ mod tests {
             }
         );
         let e = parse_line("        rust-lld-3484    [000] d.h..  6170.564020: hrtimer_expire_entry: hrtimer=00000000cc854098 function=tick_nohz_handler now=6170564018732").unwrap();
-        assert!(matches!(e.kind, Kind::HrtimerExpireEntry { now: 6170564018732, .. }));
+        assert!(matches!(
+            e.kind,
+            Kind::HrtimerExpireEntry {
+                now: 6170564018732,
+                ..
+            }
+        ));
         let e = parse_line("        rust-lld-3483    [000] d..2.  6170.563817: sched_switch: prev_comm=rust lld prev_pid=3483 prev_prio=120 prev_state=R+ ==> next_comm=memfd:sealed-91 next_pid=8954 next_prio=120").unwrap();
         assert_eq!(
             e.kind,
@@ -342,18 +374,45 @@ mod tests {
                 next_prio: 120
             }
         );
-        let e = parse_line("            bash-3512    [001] .Ns1.  6170.568046: softirq_entry: vec=9 [action=RCU]").unwrap();
-        assert_eq!(e.kind, Kind::SoftirqEntry { action: "RCU".into() });
-        let e = parse_line("            bash-3512    [001] d.h1.  6170.568026: local_timer_entry: vector=236").unwrap();
-        assert_eq!(e.kind, Kind::VectorEntry { name: "local_timer".into() });
+        let e = parse_line(
+            "            bash-3512    [001] .Ns1.  6170.568046: softirq_entry: vec=9 [action=RCU]",
+        )
+        .unwrap();
+        assert_eq!(
+            e.kind,
+            Kind::SoftirqEntry {
+                action: "RCU".into()
+            }
+        );
+        let e = parse_line(
+            "            bash-3512    [001] d.h1.  6170.568026: local_timer_entry: vector=236",
+        )
+        .unwrap();
+        assert_eq!(
+            e.kind,
+            Kind::VectorEntry {
+                name: "local_timer".into()
+            }
+        );
         let e = parse_line("          <idle>-0       [000] d..1.  6170.739591: cpu_idle: state=4294967295 cpu_id=0").unwrap();
         assert_eq!((e.pid, e.kind), (0, Kind::CpuIdle { state: None }));
-        let e = parse_line("          <idle>-0       [000] d..1.  6170.739212: cpu_idle: state=1 cpu_id=0").unwrap();
+        let e = parse_line(
+            "          <idle>-0       [000] d..1.  6170.739212: cpu_idle: state=1 cpu_id=0",
+        )
+        .unwrap();
         assert_eq!(e.kind, Kind::CpuIdle { state: Some(1) });
-        let e = parse_line("            bash-3512    [001] .....  6170.567917: sys_exit: NR 230 = 0").unwrap();
+        let e =
+            parse_line("            bash-3512    [001] .....  6170.567917: sys_exit: NR 230 = 0")
+                .unwrap();
         assert_eq!(e.kind, Kind::SysExit { nr: 230 });
         let e = parse_line("         timeout-3519    [001] d.h..  6170.569777: irq_handler_entry: irq=36 name=virtio1-req.0").unwrap();
-        assert_eq!(e.kind, Kind::IrqEntry { irq: 36, name: "virtio1-req.0".into() });
+        assert_eq!(
+            e.kind,
+            Kind::IrqEntry {
+                irq: 36,
+                name: "virtio1-req.0".into()
+            }
+        );
         let e = parse_line("CPU:1 [LOST 42 EVENTS]").unwrap();
         assert_eq!((e.cpu, e.kind), (1, Kind::Lost { count: 42 }));
     }

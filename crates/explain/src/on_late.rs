@@ -36,7 +36,9 @@ pub struct Rule {
 /// One sentence naming the text.
 pub fn parse_latency(text: &str) -> Result<Nanos, String> {
     let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let value: f64 = num
         .parse()

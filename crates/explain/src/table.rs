@@ -68,7 +68,11 @@ impl CauseTable {
     /// Rows, most frequent first (ties: larger total first).
     pub fn ranked(&self) -> Vec<(&str, &CauseRow)> {
         let mut v: Vec<_> = self.causes.iter().map(|(k, r)| (k.as_str(), r)).collect();
-        v.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(b.1.total_ns.cmp(&a.1.total_ns)));
+        v.sort_by(|a, b| {
+            b.1.count
+                .cmp(&a.1.count)
+                .then(b.1.total_ns.cmp(&a.1.total_ns))
+        });
         v
     }
 }

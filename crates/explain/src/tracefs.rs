@@ -212,7 +212,10 @@ pub fn remove_stale(instances: &Path) -> Vec<String> {
     };
     for entry in dir.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.strip_prefix(PREFIX).and_then(|p| p.parse::<i32>().ok()) else {
+        let Some(pid) = name
+            .strip_prefix(PREFIX)
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
             continue;
         };
         if !alive(pid) && std::fs::remove_dir(entry.path()).is_ok() {
@@ -336,13 +339,16 @@ impl TraceInstance {
         }
         if self.pipe.is_none() {
             self.pipe = Some(
-            OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(d.join("trace_pipe"))
-                .map_err(|e| ctx("trace_pipe", e))?,
+                OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(d.join("trace_pipe"))
+                    .map_err(|e| ctx("trace_pipe", e))?,
             );
-            self.marker = OpenOptions::new().write(true).open(d.join("trace_marker")).ok();
+            self.marker = OpenOptions::new()
+                .write(true)
+                .open(d.join("trace_marker"))
+                .ok();
         }
         write(&d.join("tracing_on"), "1").map_err(|e| ctx("tracing_on", e))
     }
@@ -446,8 +452,14 @@ mod tests {
     #[test]
     fn filters_name_threads_and_wait() {
         let ev = explain_events(&[10, 11], &[230]);
-        assert_eq!(ev[0].filter.as_deref(), Some("(common_pid == 10 || common_pid == 11)"));
-        let exit = ev.iter().find(|e| e.path == "raw_syscalls/sys_exit").unwrap();
+        assert_eq!(
+            ev[0].filter.as_deref(),
+            Some("(common_pid == 10 || common_pid == 11)")
+        );
+        let exit = ev
+            .iter()
+            .find(|e| e.path == "raw_syscalls/sys_exit")
+            .unwrap();
         assert_eq!(
             exit.filter.as_deref(),
             Some("(common_pid == 10 || common_pid == 11) && (id == 230)")

@@ -60,19 +60,38 @@ impl B {
     }
     /// The timer interrupt at `irq`, our callback at `now`, exit 1 µs later, out of the IRQ.
     fn fired(self, irq: Nanos, now: Nanos, current: (i32, &str)) -> Self {
-        self.ev(irq, current.0, current.1, Kind::VectorEntry { name: "local_timer".into() })
-            .ev(
+        self.ev(
+            irq,
+            current.0,
+            current.1,
+            Kind::VectorEntry {
+                name: "local_timer".into(),
+            },
+        )
+        .ev(
+            now,
+            current.0,
+            current.1,
+            Kind::HrtimerExpireEntry {
+                timer: PTR,
+                function: "hrtimer_wakeup".into(),
                 now,
-                current.0,
-                current.1,
-                Kind::HrtimerExpireEntry {
-                    timer: PTR,
-                    function: "hrtimer_wakeup".into(),
-                    now,
-                },
-            )
-            .ev(now + 1_000, current.0, current.1, Kind::HrtimerExpireExit { timer: PTR })
-            .ev(now + 2_000, current.0, current.1, Kind::VectorExit { name: "local_timer".into() })
+            },
+        )
+        .ev(
+            now + 1_000,
+            current.0,
+            current.1,
+            Kind::HrtimerExpireExit { timer: PTR },
+        )
+        .ev(
+            now + 2_000,
+            current.0,
+            current.1,
+            Kind::VectorExit {
+                name: "local_timer".into(),
+            },
+        )
     }
     fn sys_exit(self, ts: Nanos) -> Self {
         self.ev(ts, TID, "tickscope-0", Kind::SysExit { nr: 230 })
@@ -161,7 +180,11 @@ fn the_blocking_thread_and_higher_priority_threads_are_named() {
         .switch(EXPIRY - 500_000, (TID, "tickscope-0"), (77, "spin99"))
         .fired(EXPIRY + 1_000, EXPIRY + 2_000, (77, "spin99"))
         .switch(EXPIRY + 2_000_000, (77, "spin99"), (88, "kworker/1:0"))
-        .switch(EXPIRY + 2_100_000, (88, "kworker/1:0"), (TID, "tickscope-0"))
+        .switch(
+            EXPIRY + 2_100_000,
+            (88, "kworker/1:0"),
+            (TID, "tickscope-0"),
+        )
         .sys_exit(EXPIRY + 2_102_000)
         .events();
     let b = attribute(&sample(EXPIRY + 2_103_000), &setting(true), &ev);
@@ -171,7 +194,11 @@ fn the_blocking_thread_and_higher_priority_threads_are_named() {
     let s3 = &b.segments[3];
     assert_eq!(s3.details[0].kind, "blocking_thread");
     assert_eq!(s3.details[0].pid, Some(77));
-    let hp = s3.details.iter().find(|d| d.kind == "higher_priority_thread").unwrap();
+    let hp = s3
+        .details
+        .iter()
+        .find(|d| d.kind == "higher_priority_thread")
+        .unwrap();
     assert_eq!((hp.name.as_str(), hp.ns), ("kworker/1:0", 100_000));
 }
 
@@ -196,10 +223,32 @@ fn nested_irq_in_softirq_is_counted_net() {
     let ev = B::new()
         .armed(0)
         .fired(EXPIRY + 5_000, EXPIRY + 6_000, (0, "<idle>"))
-        .ev(t, 0, "<idle>", Kind::SoftirqEntry { action: "NET_RX".into() })
-        .ev(t + 100_000, 0, "<idle>", Kind::IrqEntry { irq: 36, name: "virtio1".into() })
+        .ev(
+            t,
+            0,
+            "<idle>",
+            Kind::SoftirqEntry {
+                action: "NET_RX".into(),
+            },
+        )
+        .ev(
+            t + 100_000,
+            0,
+            "<idle>",
+            Kind::IrqEntry {
+                irq: 36,
+                name: "virtio1".into(),
+            },
+        )
         .ev(t + 200_000, 0, "<idle>", Kind::IrqExit { irq: 36 })
-        .ev(t + 400_000, 0, "<idle>", Kind::SoftirqExit { action: "NET_RX".into() })
+        .ev(
+            t + 400_000,
+            0,
+            "<idle>",
+            Kind::SoftirqExit {
+                action: "NET_RX".into(),
+            },
+        )
         .switch(t + 401_000, (0, "<idle>"), (TID, "tickscope-0"))
         .sys_exit(t + 402_000)
         .events();
@@ -244,7 +293,11 @@ fn a_reused_timer_pointer_pairs_each_start_with_the_next_expiry() {
                 expires: EXPIRY - PERIOD,
             },
         )
-        .fired(EXPIRY - PERIOD + 1_000, EXPIRY - PERIOD + 1_500, (0, "<idle>"))
+        .fired(
+            EXPIRY - PERIOD + 1_000,
+            EXPIRY - PERIOD + 1_500,
+            (0, "<idle>"),
+        )
         // (a late previous wake-up: its callback after this period's arming)
         .armed(0)
         .fired(EXPIRY + 800_000, EXPIRY + 800_500, (0, "<idle>"))
@@ -292,8 +345,14 @@ fn no_events_at_all_leave_everything_in_the_residual() {
 fn a_fixture_recorded_on_this_machine_attributes() {
     let text = include_str!("fixtures/late-wakeup.txt");
     let events: Vec<Event> = text.lines().filter_map(parse_line).collect();
-    let meta = text.lines().find_map(|l| l.strip_prefix("# sample ")).expect("sample line");
-    let n: Vec<i64> = meta.split_whitespace().map(|w| w.parse().unwrap()).collect();
+    let meta = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# sample "))
+        .expect("sample line");
+    let n: Vec<i64> = meta
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
     let s = LateSample {
         thread: 0,
         tid: n[0] as i32,

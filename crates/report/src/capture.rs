@@ -43,7 +43,8 @@ pub fn write(dir: &Path, name: &str, bundle: &Bundle) -> io::Result<PathBuf> {
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
         .tempdir_in(dir)?;
-    let json = |v: &dyn erased::Ser| serde_json::to_vec_pretty(&erased::Wrap(v)).map_err(io::Error::other);
+    let json =
+        |v: &dyn erased::Ser| serde_json::to_vec_pretty(&erased::Wrap(v)).map_err(io::Error::other);
     std::fs::write(
         tmp.path().join("capture.json"),
         json(&(&bundle.sample, &bundle.breakdown, &bundle.trace_note))?,
@@ -78,7 +79,10 @@ mod erased {
     pub struct Wrap<'a>(pub &'a dyn Ser);
     impl serde::Serialize for Wrap<'_> {
         fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            self.0.value().map_err(serde::ser::Error::custom)?.serialize(s)
+            self.0
+                .value()
+                .map_err(serde::ser::Error::custom)?
+                .serialize(s)
         }
     }
 }
@@ -105,11 +109,20 @@ mod tests {
             settings: serde_json::json!({"a": 1}),
         };
         let p = write(dir.path(), "capture-0001", &b).unwrap();
-        for f in ["capture.json", "trace.jsonl", "context.json", "settings.json"] {
+        for f in [
+            "capture.json",
+            "trace.jsonl",
+            "context.json",
+            "settings.json",
+        ] {
             assert!(p.join(f).is_file(), "{f}");
         }
         assert!(write(dir.path(), "capture-0001", &b).is_err());
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
         assert_eq!(names.len(), 1, "no temporary directory left: {names:?}");
     }
 }

@@ -30,13 +30,20 @@ pub fn summary_line(label: &str, table: &CauseTable) -> String {
     format!(
         "causes of wake-ups > {label} ({}): {}",
         table.total(),
-        if parts.is_empty() { "none".into() } else { parts.join(" · ") }
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join(" · ")
+        }
     )
 }
 
 /// A cause table: count, total, max per cause.
 pub fn cause_table(table: &CauseTable) -> String {
-    let mut out = format!("  {:<22} {:>7} {:>12} {:>12}", "cause", "count", "total", "max");
+    let mut out = format!(
+        "  {:<22} {:>7} {:>12} {:>12}",
+        "cause", "count", "total", "max"
+    );
     for (k, r) in table.ranked() {
         out.push_str(&format!(
             "\n  {:<22} {:>7} {:>12} {:>12}",
@@ -88,7 +95,11 @@ pub fn breakdown(b: &Breakdown) -> String {
         "residual",
         format_ns_i(b.residual_ns),
         pct(b.residual_ns),
-        if b.flags.is_empty() { String::new() } else { format!("flags: {}", b.flags.join(", ")) }
+        if b.flags.is_empty() {
+            String::new()
+        } else {
+            format!("flags: {}", b.flags.join(", "))
+        }
     ));
     out
 }
@@ -104,7 +115,11 @@ pub fn report(section: &ExplainSection, worst: usize) -> Vec<String> {
     lines.push(summary_line(&section.threshold, &all));
     if section.threads.len() > 1 {
         for t in &section.threads {
-            lines.push(format!("  T{}: {}", t.thread, summary_line(&section.threshold, &t.causes)));
+            lines.push(format!(
+                "  T{}: {}",
+                t.thread,
+                summary_line(&section.threshold, &t.causes)
+            ));
         }
     }
     if all.total() > 0 {

@@ -2,8 +2,8 @@
 
 pub mod clocks;
 pub mod compare;
-pub mod explain;
 pub mod completions;
+pub mod explain;
 pub mod man;
 pub mod report;
 pub mod run;

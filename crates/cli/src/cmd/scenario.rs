@@ -286,9 +286,7 @@ fn run_step(
         Err(Failure::Interrupted(m))
         | Err(Failure::Runtime(m))
         | Err(Failure::Usage(m))
-        | Err(Failure::ThresholdHit(m)) => {
-            rec.error = Some(m)
-        }
+        | Err(Failure::ThresholdHit(m)) => rec.error = Some(m),
     }
     rec.run = doc.clone();
     Ok(doc.map(StepData::Run))

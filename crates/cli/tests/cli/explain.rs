@@ -76,7 +76,18 @@ fn the_thread_that_held_the_cpu_is_named() {
     let stop = Arc::new(AtomicBool::new(false));
     let spin = spinner(Arc::clone(&stop));
     let out = tickscope()
-        .args(["run", "-a", "1", "-p", "90", "-D", "3s", "--explain", "--on-late", "1ms:capture"])
+        .args([
+            "run",
+            "-a",
+            "1",
+            "-p",
+            "90",
+            "-D",
+            "3s",
+            "--explain",
+            "--on-late",
+            "1ms:capture",
+        ])
         .arg("--capture-dir")
         .arg(&caps)
         .arg("--json")
@@ -86,15 +97,21 @@ fn the_thread_that_held_the_cpu_is_named() {
         .unwrap();
     stop.store(true, Ordering::Relaxed);
     spin.join().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("causes of wake-ups > 100 µs"), "{stdout}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let ex = &doc["explain"];
     assert_eq!(ex["backend"], "tracefs");
-    let named = ex["breakdowns"].as_array().unwrap().iter().any(|b| {
-        b["cause"]["category"] == "other thread" && b["cause"]["detail"] == "spin99"
-    });
+    let named = ex["breakdowns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|b| b["cause"]["category"] == "other thread" && b["cause"]["detail"] == "spin99");
     assert!(named, "no breakdown names spin99: {}", ex["threads"]);
     let caps_written = ex["captures"].as_array().unwrap();
     assert!(!caps_written.is_empty());
@@ -123,9 +140,15 @@ fn hypervisor_stalls_are_interrupt_delivery() {
     if list.is_empty() {
         eprintln!("no wake-up later than 100 µs in this run: nothing to attribute");
     }
-    for b in list.iter().filter(|b| b["cause"]["category"] == "hypervisor") {
+    for b in list
+        .iter()
+        .filter(|b| b["cause"]["category"] == "hypervisor")
+    {
         let segs = b["segments"].as_array().unwrap();
-        let largest = segs.iter().max_by_key(|s| s["ns"].as_i64().unwrap()).unwrap();
+        let largest = segs
+            .iter()
+            .max_by_key(|s| s["ns"].as_i64().unwrap())
+            .unwrap();
         assert_eq!(largest["id"], "interrupt_delivery", "{b}");
         assert_eq!(segs[1]["details"][0]["kind"], "hypervisor");
     }
@@ -151,7 +174,11 @@ fn an_ordinary_user_gets_context_mode_and_trace_is_refused() {
         eprintln!("skipped: user nobody cannot run the test binary here");
         return;
     }
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("context mode"));
     assert!(String::from_utf8_lossy(&out.stdout).contains("explain (context)"));
     let out = as_nobody("--explain=trace");
@@ -206,7 +233,11 @@ fn no_instance_remains_after_any_end() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(ours().is_empty(), "after SIGKILL + next start: {:?}", ours());
+    assert!(
+        ours().is_empty(),
+        "after SIGKILL + next start: {:?}",
+        ours()
+    );
     if !was_mounted {
         // The killed run mounted tracefs and could not unmount it; leave the machine as found.
         let _ = Command::new("umount").arg("/sys/kernel/tracing").status();

@@ -73,7 +73,9 @@ impl RunSink for ContextSink {
     }
 
     fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {
-        let Some(before) = self.before.take() else { return };
+        let Some(before) = self.before.take() else {
+            return;
+        };
         let after = read_snapshot();
         let mut cpus: Vec<u32> = Vec::new();
         let mut threads = Vec::new();
@@ -82,7 +84,9 @@ impl RunSink for ContextSink {
             if let (Some(b), Some(a)) = (last.as_ref(), now.as_ref()) {
                 threads.push(task_delta(*thread, *tid, b, a));
             }
-            let cpu = pinned.map(|c| c as u32).or(now.as_ref().and_then(|n| n.cpu));
+            let cpu = pinned
+                .map(|c| c as u32)
+                .or(now.as_ref().and_then(|n| n.cpu));
             cpus.extend(cpu.filter(|c| !cpus.contains(c)));
             if now.is_some() {
                 *last = now;
@@ -129,7 +133,11 @@ impl RunSink for ContextSink {
                 notes.push(format!(
                     "worst window {index} (max {}) coincided with: {}",
                     crate::units::ns_i(max),
-                    if what.is_empty() { "nothing unusual in /proc".into() } else { what }
+                    if what.is_empty() {
+                        "nothing unusual in /proc".into()
+                    } else {
+                        what
+                    }
                 ));
             }
         }

@@ -253,7 +253,12 @@ impl ExplainSink {
             Threshold::P99 => "p99".into(),
         };
         let section = ExplainSection {
-            backend: if trace.is_some() { "tracefs" } else { "context" }.into(),
+            backend: if trace.is_some() {
+                "tracefs"
+            } else {
+                "context"
+            }
+            .into(),
             note: note.clone(),
             threshold,
             timestamp_resolution_ns: trace.as_ref().map(|_| 1000),
@@ -354,7 +359,7 @@ impl ExplainSink {
             return;
         }
         list.push(b);
-        list.sort_by(|a, b| b.latency_ns.cmp(&a.latency_ns));
+        list.sort_by_key(|b| std::cmp::Reverse(b.latency_ns));
         list.truncate(self.opts.keep_breakdowns);
     }
 
@@ -363,7 +368,9 @@ impl ExplainSink {
     fn act(&mut self, p: &Pending, found: Option<&(Breakdown, Vec<tickscope_explain::Event>)>) {
         let s = p.sample;
         self.hits += 1;
-        let cause = found.map(|(b, _)| b.cause.to_string()).unwrap_or_else(|| "not traced".into());
+        let cause = found
+            .map(|(b, _)| b.cause.to_string())
+            .unwrap_or_else(|| "not traced".into());
         let mut record = CaptureRecord {
             index: self.hits,
             thread: s.thread,
@@ -426,9 +433,15 @@ impl ExplainSink {
         record: &mut CaptureRecord,
     ) -> Result<String, String> {
         if self.hits > self.opts.capture_limit {
-            return Ok(format!("skipped: --capture-limit {}", self.opts.capture_limit));
+            return Ok(format!(
+                "skipped: --capture-limit {}",
+                self.opts.capture_limit
+            ));
         }
-        if self.last_capture.is_some_and(|t| t.elapsed() < self.opts.cooldown) {
+        if self
+            .last_capture
+            .is_some_and(|t| t.elapsed() < self.opts.cooldown)
+        {
             return Ok("skipped: cool-down".into());
         }
         let bundle = crate::capture::Bundle {
@@ -450,13 +463,22 @@ impl ExplainSink {
         Ok("ok".into())
     }
 
-    fn exec(&mut self, cmd: &str, s: &LateSample, cpu: Option<u32>, bundle: &str) -> Result<String, String> {
+    fn exec(
+        &mut self,
+        cmd: &str,
+        s: &LateSample,
+        cpu: Option<u32>,
+        bundle: &str,
+    ) -> Result<String, String> {
         let mut child = std::process::Command::new("/bin/sh")
             .arg("-c")
             .arg(cmd)
             .env("TICKSCOPE_LATENCY_NS", s.latency().to_string())
             .env("TICKSCOPE_TID", s.tid.to_string())
-            .env("TICKSCOPE_CPU", cpu.map(|c| c.to_string()).unwrap_or_default())
+            .env(
+                "TICKSCOPE_CPU",
+                cpu.map(|c| c.to_string()).unwrap_or_default(),
+            )
             .env("TICKSCOPE_EXPIRY_NS", s.expiry.to_string())
             .env("TICKSCOPE_BUNDLE", bundle)
             .stdin(std::process::Stdio::null())
@@ -486,14 +508,26 @@ impl ExplainSink {
 /// `kernel/time/posix-timers.c`, `kernel/time/itimer.c`).
 fn method_waits(method: &str) -> (Vec<i64>, Vec<String>) {
     let (nrs, functions): (Vec<i64>, &[&str]) = match method {
-        "nanosleep-abs" | "nanosleep-rel" | "hybrid" => (vec![libc::SYS_clock_nanosleep], &["hrtimer_wakeup"]),
-        "nanosleep" => (vec![libc::SYS_nanosleep, libc::SYS_clock_nanosleep], &["hrtimer_wakeup"]),
+        "nanosleep-abs" | "nanosleep-rel" | "hybrid" => {
+            (vec![libc::SYS_clock_nanosleep], &["hrtimer_wakeup"])
+        }
+        "nanosleep" => (
+            vec![libc::SYS_nanosleep, libc::SYS_clock_nanosleep],
+            &["hrtimer_wakeup"],
+        ),
         "timerfd" => (vec![libc::SYS_read], &["timerfd_tmrproc"]),
         "posix-timer" => (vec![libc::SYS_rt_sigtimedwait], &["posix_timer_fn"]),
         "itimer" => (Vec::new(), &["it_real_fn"]),
         "poll" => (vec![libc::SYS_ppoll], &["hrtimer_wakeup"]),
         "select" => (vec![libc::SYS_pselect6], &["hrtimer_wakeup"]),
-        "epoll" => (vec![libc::SYS_epoll_pwait2, libc::SYS_epoll_wait, libc::SYS_epoll_pwait], &["hrtimer_wakeup"]),
+        "epoll" => (
+            vec![
+                libc::SYS_epoll_pwait2,
+                libc::SYS_epoll_wait,
+                libc::SYS_epoll_pwait,
+            ],
+            &["hrtimer_wakeup"],
+        ),
         _ => (Vec::new(), &["hrtimer_wakeup"]),
     };
     (nrs, functions.iter().map(|s| s.to_string()).collect())
@@ -583,7 +617,8 @@ impl RunSink for ExplainSink {
             };
             if self.pending.len() >= PENDING_CAP {
                 if let Some(row) = self.section.threads.get_mut(thread) {
-                    row.causes.add_unexplained("not explained (too many)", latency);
+                    row.causes
+                        .add_unexplained("not explained (too many)", latency);
                 }
                 continue;
             }

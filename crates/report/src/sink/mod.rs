@@ -14,9 +14,9 @@
 //! (every wake-up, streamed). [`registry`] names the file formats; a new output format is
 //! one new file plus one line there.
 
-pub mod histogram;
 pub mod context;
 pub mod explain;
+pub mod histogram;
 pub mod json;
 pub mod load;
 pub mod registry;
