@@ -31,6 +31,18 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page, or write every page into a directory.
     Man(ManArgs),
+    /// Schedulability of several periodic tasks in one thread: hyperperiod, utilisation,
+    /// worst-case response times, coincidences.
+    Plan(PlanArgs),
+}
+
+/// Options of `tickscope plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The tasks: PERIOD[+PHASE][:BUDGET][:deadline=D][:prio=N][:name=S],… for example
+    /// '1ms:50us,2.5ms:200us,10ms'.
+    #[arg(long, value_name = "TASKS")]
+    pub tasks: String,
 }
 
 /// `tickscope scenario` subcommands.
@@ -313,6 +325,12 @@ pub struct RunArgs {
     /// Files exported from the run (histogram, CSV, raw samples).
     #[command(flatten)]
     pub exports: ExportArgs,
+
+    /// Run several periodic tasks in one thread with the library's executive and synthetic
+    /// work instead: PERIOD[:work=D][:deadline=D][:prio=N],… for example
+    /// '1ms:work=50us,2.5ms:work=200us,10ms'; prints per-task latency, response and misses.
+    #[arg(long, value_name = "TASKS")]
+    pub tasks: Option<String>,
 
     /// Why wake-ups were late: `--explain` options.
     #[command(flatten)]

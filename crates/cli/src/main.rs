@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         cli::Command::Scenario(c) => cmd::scenario::execute(c),
         cli::Command::Completions(args) => cmd::completions::execute(&args),
         cli::Command::Man(args) => cmd::man::execute(&args),
+        cli::Command::Plan(args) => cmd::plan::execute(&args),
     };
     exit::report(console::settle(result))
 }

@@ -19,7 +19,7 @@
 //! Layout: [`time`] clocks; [`wait`] wake-up methods (one file each); [`setup`] guards for
 //! everything changed on the system; [`worker`] the measuring loop; [`grid`] the overrun
 //! rule; [`record`], [`histogram`], [`moments`] recording; [`stats`] summaries; [`run`](mod@run) the
-//! coordinator; [`compare`] the order of a comparison of methods; [`system`] facts about
+//! coordinator; [`schedule`] the order of a comparison of methods; [`system`] facts about
 //! the machine; [`mock`] a virtual clock for tests.
 
 #![deny(missing_docs)]

@@ -1,7 +1,7 @@
 //! The histogram the measuring loop records into: HdrHistogram's buckets, without its
 //! general-purpose machinery.
 //!
-//! HdrHistogram (Gil Tene, http://hdrhistogram.org; the `hdrhistogram` crate) places a
+//! HdrHistogram (Gil Tene, <http://hdrhistogram.org>; the `hdrhistogram` crate) places a
 //! value in sub-bucket `s` of bucket `b` of a log-linear layout. With the layout
 //! [`SignedHistogram`](crate::histogram::SignedHistogram) uses — lowest discernible value
 //! 1 ns, [`SIGNIFICANT_FIGURES`] = 2, highest trackable [`HIGHEST_TRACKABLE`] — there are
@@ -13,7 +13,7 @@
 //! any layout.
 //!
 //! The bucket boundaries are exactly HdrHistogram's, so quantiles and the exported
-//! [`HistogramBuckets`] are the same as [`SignedHistogram`]'s for the same values (a
+//! [`HistogramBuckets`] are the same as [`SignedHistogram`](crate::histogram::SignedHistogram)'s for the same values (a
 //! property test checks it). Each half (values ≥ 0 and magnitudes of values < 0) remembers
 //! the highest index it touched, so the collector clears, merges and walks only the counters
 //! up to it; the number of values is counted only for the negative half (rare) and summed

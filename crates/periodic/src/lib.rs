@@ -32,8 +32,11 @@
 //!   use, readable between any two waits while the loop goes on.
 //! * **Setup on request** ([`Builder`], [`Periodic::set_policy`] …): scheduling policy and
 //!   priority, CPU affinity, `mlockall`, timer slack; each restored when the loop is dropped.
-//! * **C ABI** ([`ffi`]): the same loop for C and C++ through `include/tickscope.h`,
-//!   `libtickscope.a` and `libtickscope.so`.
+//! * **Several rates in one thread** ([`Executive`]): periodic tasks, each on its own exact
+//!   grid, dispatched by priority in the calling thread, with per-task statistics and a
+//!   schedulability [`Plan`].
+//! * **C ABI** ([`ffi`], [`ffi_executive`]): the same loop and executive for C and C++
+//!   through `include/tickscope.h`, `libtickscope.a` and `libtickscope.so`.
 //!
 //! ## A fixed grid instead of "sleep for the period"
 //!
@@ -55,11 +58,16 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod executive;
 pub mod ffi;
+pub mod ffi_executive;
 mod periodic;
 mod strategy;
 
 pub use error::Error;
+pub use executive::{
+    Control, Executive, Plan, QueueKind, Release, StopHandle, Task, TaskId, TaskStats,
+};
 pub use periodic::{Builder, Periodic, Stats, Tick, MAX_PERIOD_NS};
 pub use strategy::{Strategy, DEFAULT_SLEEP_EVERY};
 pub use tickscope_engine::grid::OverrunPolicy;

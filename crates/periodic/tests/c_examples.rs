@@ -245,3 +245,42 @@ fn readme_c_snippet_compiles_and_runs() {
     let out = run(&mut Command::new(&exe));
     assert!(out.starts_with("1000 ticks, p99 latency "), "{out}");
 }
+
+/// Checks the executive examples' output: a plan line, a count line and three task lines
+/// whose release counts add up to it.
+fn check_executive_output(out: &str) {
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("plan: hyperperiod 10000 us"), "{out}");
+    let total: u64 = lines
+        .iter()
+        .find(|l| l.ends_with("releases in 200 ms"))
+        .unwrap_or_else(|| panic!("no count line:\n{out}"))
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let tasks: Vec<&&str> = lines.iter().filter(|l| l.starts_with("task ")).collect();
+    assert_eq!(tasks.len(), 3, "{out}");
+    let sum: u64 = tasks
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let at = f.iter().position(|w| *w == "releases").unwrap();
+            f[at + 1].parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(sum, total, "{out}");
+    assert!(total > 0, "{out}");
+}
+
+#[test]
+fn c_executive_example_runs_three_tasks() {
+    let dir = scratch("executive");
+    let exe = dir.join("executive_c");
+    gcc_static(&repo_dir().join("examples/executive.c"), &exe);
+    let out = run(Command::new(&exe).arg("200"));
+    check_executive_output(&out);
+    let status = Command::new(&exe).arg("-5").status().unwrap();
+    assert_eq!(status.code(), Some(2));
+}

@@ -1,4 +1,5 @@
-//! `include/tickscope.h` is what cbindgen generates from `src/ffi.rs` today.
+//! `include/tickscope.h` is what cbindgen generates from `src/ffi.rs` and `src/ffi_executive.rs`
+//! today.
 //!
 //! Set `TICKSCOPE_BLESS=1` to rewrite the committed header instead of comparing.
 
@@ -65,6 +66,7 @@ fn committed_header_is_up_to_date() {
     cbindgen::Builder::new()
         .with_config(config)
         .with_src(crate_dir.join("src/ffi.rs"))
+        .with_src(crate_dir.join("src/ffi_executive.rs"))
         .generate()
         .expect("cbindgen parses src/ffi.rs")
         .write(&mut generated);
@@ -89,6 +91,9 @@ fn committed_header_is_up_to_date() {
         "TS_STRATEGY_HYBRID",
         "} ts_tick;",
         "} ts_stats;",
+        "ts_executive_add",
+        "ts_task_fn",
+        "} ts_release;",
     ] {
         assert!(generated.contains(name), "{name} missing from the header");
     }

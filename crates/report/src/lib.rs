@@ -24,6 +24,7 @@ pub mod capture;
 pub mod clocks;
 pub mod compare;
 pub mod document;
+pub mod executive;
 pub mod explain_text;
 pub mod export;
 pub mod import;

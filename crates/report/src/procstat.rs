@@ -2,7 +2,7 @@
 //! CPUs, context switches and interrupts per second.
 //!
 //! Fields as documented in proc(5) ("/proc/stat", The Linux man-pages project,
-//! https://man7.org/linux/man-pages/man5/proc_stat.5.html): per-CPU lines `cpuN user nice
+//! <https://man7.org/linux/man-pages/man5/proc_stat.5.html>): per-CPU lines `cpuN user nice
 //! system idle iowait irq softirq steal guest guest_nice` in USER_HZ ticks, where `guest`
 //! and `guest_nice` are already counted in `user` and `nice`; `ctxt` (context switches
 //! since boot) and `intr` (its first number: interrupts since boot).

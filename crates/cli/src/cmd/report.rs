@@ -6,10 +6,11 @@ use crate::console;
 use crate::exit::Failure;
 use crate::output_path::{finish, prepare_outputs};
 use std::path::{Path, PathBuf};
+use tickscope_report::export::foreign_html;
 use tickscope_report::export::html::HtmlReport;
 use tickscope_report::export::Exporter;
 use tickscope_report::import::ImportError;
-use tickscope_report::plot::{plots_with, PlotOptions};
+use tickscope_report::plot::{plots_with, NamedPlot, PlotOptions};
 use tickscope_report::{quoted, RunDocument, RUN_SCHEMA};
 
 /// What a result file holds.
@@ -58,12 +59,12 @@ fn read_document(path: &Path) -> Result<Input, Failure> {
 /// prepared and checked against the others and the input before anything is written.
 ///
 /// # Errors
-/// [`Failure::Usage`] when the result file cannot be read or is not a tickscope result, or
+/// [`Failure::Usage`] when the result file cannot be read or is not a known result, or
 /// an output cannot be written or names the input; [`Failure::Runtime`] when writing fails.
 pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
     let range_ns =
         crate::options::parse_duration(&args.range, "--range", 1_000).map_err(Failure::Usage)?;
-    let plot_options = PlotOptions { range_ns };
+    let opts = PlotOptions { range_ns };
     if args.result.as_os_str() == "-" && args.output.is_none() {
         return Err(Failure::Usage(
             "a result read from standard input has no name to derive the report's from: \
@@ -71,30 +72,59 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
                 .into(),
         ));
     }
-    let mut doc = match read_document(&args.result)? {
-        Input::Run(doc) => *doc,
-        Input::Foreign(found) => return foreign(args, &found, &plot_options),
+    let source = args.result.display().to_string();
+    let (html, plots, what) = match read_document(&args.result)? {
+        Input::Run(mut doc) => {
+            if args.redact {
+                doc.redact();
+            }
+            let html = HtmlReport {
+                source,
+                plots: opts,
+            }
+            .render(&doc);
+            (html, plots_with(&doc, &opts), "report".to_string())
+        }
+        Input::Foreign(found) => {
+            let html = foreign_html::render(&found, &source, &opts);
+            let plots = found
+                .iter()
+                .flat_map(|m| foreign_html::foreign_plots(m, &opts))
+                .collect();
+            let what = format!("report of a {} result", found[0].format.name());
+            (html, plots, what)
+        }
     };
-    if args.redact {
-        doc.redact();
-    }
+    let html = html.map_err(|e| Failure::Runtime(format!("cannot render the report: {e}")))?;
+    write_report(args, &html, &plots, &what)
+}
+
+/// Prepares every output (the report first, checked before a plot directory is created),
+/// then writes the page and the plot files asked for.
+///
+/// # Errors
+/// As [`execute`].
+fn write_report(
+    args: &ReportArgs,
+    html: &[u8],
+    plots: &[NamedPlot],
+    what: &str,
+) -> Result<(), Failure> {
     let output = args
         .output
         .clone()
         .unwrap_or_else(|| args.result.with_extension("html"));
-    let plots = if args.png.is_some() || args.svg.is_some() {
-        plots_with(&doc, &plot_options)
-    } else {
-        Vec::new()
-    };
-    // The report itself is checked before a plot directory is created.
     drop(prepare_outputs(&[("-o", &output)], &[&args.result])?);
-    let mut names: Vec<(String, PathBuf)> = vec![("-o".into(), output.clone())];
-    for (dir, ext, flag) in [(&args.png, "png", "--png"), (&args.svg, "svg", "--svg")] {
-        let Some(dir) = dir else { continue };
+    let dirs: Vec<(&PathBuf, &str, &str)> =
+        [(&args.png, "png", "--png"), (&args.svg, "svg", "--svg")]
+            .into_iter()
+            .filter_map(|(d, ext, flag)| d.as_ref().map(|d| (d, ext, flag)))
+            .collect();
+    let mut names: Vec<(String, PathBuf)> = vec![("-o".into(), output)];
+    for (dir, ext, flag) in &dirs {
         plot_dir(flag, dir)?;
-        for p in &plots {
-            names.push((flag.into(), dir.join(format!("{}.{ext}", p.stem))));
+        for p in plots {
+            names.push((flag.to_string(), dir.join(format!("{}.{ext}", p.stem))));
         }
     }
     let wanted: Vec<(&str, &Path)> = names
@@ -102,23 +132,15 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
         .map(|(f, p)| (f.as_str(), p.as_path()))
         .collect();
     let mut outputs = prepare_outputs(&wanted, &[&args.result])?.into_iter();
-    let html = HtmlReport {
-        source: args.result.display().to_string(),
-        plots: plot_options,
-    }
-    .render(&doc)
-    .map_err(|e| Failure::Runtime(format!("cannot render the report: {e}")))?;
     let html_out = outputs.next().expect("the HTML output is first");
     let to = html_out.shown();
-    finish(html_out, &html)?;
-    console::line(format!("report written to {to}"));
-    for (dir, ext) in [(&args.png, "png"), (&args.svg, "svg")] {
-        let Some(dir) = dir else { continue };
-        for p in &plots {
-            let bytes = if ext == "png" {
-                p.png()
-            } else {
-                p.svg().map(String::into_bytes)
+    finish(html_out, html)?;
+    console::line(format!("{what} written to {to}"));
+    for (dir, ext, _) in dirs {
+        for p in plots {
+            let bytes = match ext {
+                "png" => p.png(),
+                _ => p.svg().map(String::into_bytes),
             }
             .map_err(|e| Failure::Runtime(format!("cannot draw {}: {e}", p.stem)))?;
             finish(outputs.next().expect("one output per plot"), &bytes)?;
@@ -143,62 +165,4 @@ fn plot_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
             quoted(dir)
         ))
     })
-}
-
-/// The report of another tool's result: the HTML page and, when asked, its plots.
-///
-/// # Errors
-/// As [`execute`].
-fn foreign(
-    args: &ReportArgs,
-    found: &[tickscope_report::import::Measurement],
-    opts: &PlotOptions,
-) -> Result<(), Failure> {
-    use tickscope_report::export::foreign_html;
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| args.result.with_extension("html"));
-    let plots: Vec<_> = found
-        .iter()
-        .flat_map(|m| foreign_html::foreign_plots(m, opts))
-        .collect();
-    let mut names: Vec<(String, PathBuf)> = vec![("-o".into(), output)];
-    for (dir, ext, flag) in [(&args.png, "png", "--png"), (&args.svg, "svg", "--svg")] {
-        let Some(dir) = dir else { continue };
-        plot_dir(flag, dir)?;
-        for p in &plots {
-            names.push((flag.into(), dir.join(format!("{}.{ext}", p.stem))));
-        }
-    }
-    let wanted: Vec<(&str, &Path)> = names
-        .iter()
-        .map(|(f, p)| (f.as_str(), p.as_path()))
-        .collect();
-    let mut outputs = prepare_outputs(&wanted, &[&args.result])?.into_iter();
-    let source = args.result.display().to_string();
-    let html = foreign_html::render(found, &source, opts)
-        .map_err(|e| Failure::Runtime(format!("cannot render the report: {e}")))?;
-    let html_out = outputs.next().expect("the HTML output is first");
-    let to = html_out.shown();
-    finish(html_out, &html)?;
-    console::line(format!(
-        "report of a {} result written to {to}",
-        found[0].format.name()
-    ));
-    for (dir, ext) in [(&args.png, "png"), (&args.svg, "svg")] {
-        if dir.is_none() {
-            continue;
-        }
-        for p in &plots {
-            let bytes = if ext == "png" {
-                p.png()
-            } else {
-                p.svg().map(String::into_bytes)
-            }
-            .map_err(|e| Failure::Runtime(format!("cannot draw {}: {e}", p.stem)))?;
-            finish(outputs.next().expect("one output per plot"), &bytes)?;
-        }
-    }
-    Ok(())
 }

@@ -28,6 +28,9 @@ use tickscope_report::{MethodRun, RunDocument};
 /// setting that cannot be applied — all before the first wake-up; [`Failure::Runtime`]
 /// when a result file cannot be written or a thread fails.
 pub fn execute(args: &RunArgs) -> Result<(), Failure> {
+    if let Some(tasks) = &args.tasks {
+        return super::tasks::execute(args, tasks);
+    }
     measure(args, Vec::new(), &mut |_| {})
 }
 

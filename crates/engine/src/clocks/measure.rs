@@ -66,7 +66,7 @@ impl<'a> Buffers<'a> {
 /// kernel does not say its frequency).
 ///
 /// # Errors
-/// [`Error::Config`] for a budget ≤ 0; [`Error::Setup`] when the thread cannot be pinned to
+/// An invalid-config [`Error`] for a budget ≤ 0; a setup [`Error`] when the thread cannot be pinned to
 /// `cfg.cpu`. A condition of `idle_compare` that cannot be set up (PM QoS without
 /// permission, no second CPU) is reported in its [`ClocksPass::skipped`], not as an error.
 pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {

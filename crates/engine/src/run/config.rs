@@ -29,7 +29,7 @@ pub const MAX_RUN_NS: Nanos = 100 * 365 * 24 * 3600 * NS_PER_SEC;
 #[serde(rename_all = "lowercase")]
 pub enum PolicyRequest {
     /// SCHED_FIFO priority [`AUTO_PRIORITY`] where the process may set it, else SCHED_OTHER
-    /// (nice 0); the outcome and the reason are reported in [`Applied::policy_note`].
+    /// (nice 0); the outcome and the reason are reported in [`Applied::policy_note`](super::Applied::policy_note).
     Auto,
     /// Exactly this policy, or an error that says what is missing.
     Exact(Policy),
@@ -66,7 +66,7 @@ pub struct RunConfig {
     pub overrun: OverrunPolicy,
     /// Length of a statistics window, ns (normally one second).
     pub window_ns: Nanos,
-    /// Stream every raw wake-up to the observer ([`RunEvent::Samples`]).
+    /// Stream every raw wake-up to the observer ([`RunEvent::Samples`](super::RunEvent::Samples)).
     pub stream_samples: bool,
     /// What the run measures with (the real system unless a test asks for virtual time);
     /// not written to result files.

@@ -37,7 +37,7 @@ use thread::{worker_thread, SetupReport, Start, WorkerEnd, WorkerPorts};
 ///
 /// The steps, each a function below: the process-wide guards, the measuring threads and
 /// their setup handshake, the settings as applied, the collection loop, the teardown. With
-/// [`Backend::Mock`] in `cfg` the same steps run on virtual time (see [`backend`]).
+/// [`Backend::Mock`] in `cfg` the same steps run on virtual time (see [`Backend`]).
 ///
 /// # Errors
 /// [`ErrorKind::InvalidConfig`](crate::error::ErrorKind) for an invalid configuration,

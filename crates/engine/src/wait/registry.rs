@@ -3,7 +3,7 @@
 //! A method is a file in `wait/` holding its [`WakeMethod`] and a `DESCRIPTOR`
 //! ([`MethodDescriptor`]): its kernel call, the clock it is bound to, how to create it, its
 //! limits, the process-wide set-up it needs and how much of each period it spins. The
-//! [`methods!`] invocation at the bottom of this file is the only other place a method is
+//! `methods!` invocation at the bottom of this file is the only other place a method is
 //! named: from its line come the [`MethodKind`] variant, its name in `--method` and in
 //! result files, [`MethodKind::ALL`] (the order of `--method all`) and
 //! [`MethodKind::descriptor`]. A test fails if a name does not lead back to its method.

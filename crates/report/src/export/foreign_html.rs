@@ -4,7 +4,7 @@
 //! cyclictest or jitterdebugger run gets the same pictures as a tickscope run. Self-contained
 //! like [`super::html`].
 
-use super::html::{escape, inline_svg};
+use super::html::escape;
 use super::ExportError;
 use crate::compare::Comparison;
 use crate::import::{Measurement, Setting};
@@ -93,17 +93,11 @@ pub fn render(
         let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
     }
     out += "<h2>Plots</h2>\n";
-    for m in measurements {
-        for p in foreign_plots(m, opts) {
-            let _ = write!(
-                out,
-                "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
-                escape(&p.stem),
-                inline_svg(&p.svg()?),
-                escape(&p.caption)
-            );
-        }
-    }
+    let plots: Vec<NamedPlot> = measurements
+        .iter()
+        .flat_map(|m| foreign_plots(m, opts))
+        .collect();
+    out += &super::html::figures(&plots)?;
     let _ = writeln!(
         out,
         "<footer>Written by tickscope {} from <code>{}</code>. This page is self-contained: \

@@ -204,6 +204,24 @@ fn applied(doc: &RunDocument) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Plots as inline SVG figures with their captions (shared with [`super::foreign_html`]).
+///
+/// # Errors
+/// [`ExportError`] when a plot cannot be drawn.
+pub fn figures(plots: &[crate::plot::NamedPlot]) -> Result<String, ExportError> {
+    let mut out = String::new();
+    for p in plots {
+        let _ = write!(
+            out,
+            "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
+            escape(&p.stem),
+            inline_svg(&p.svg()?),
+            escape(&p.caption)
+        );
+    }
+    Ok(out)
+}
+
 /// A thread-per-column summary table.
 fn summary_table(
     threads: &[tickscope_engine::result::ThreadStats],
@@ -356,15 +374,7 @@ impl Exporter for HtmlReport {
             out += &windows_table(&doc.summary.windows);
         }
         out += "<h2>Plots</h2>\n";
-        for p in plots_with(doc, &self.plots) {
-            let _ = write!(
-                out,
-                "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
-                escape(&p.stem),
-                inline_svg(&p.svg()?),
-                escape(&p.caption)
-            );
-        }
+        out += &figures(&plots_with(doc, &self.plots))?;
         let _ = writeln!(
             out,
             "<footer>Written by {} {} from <code>{}</code>. This page is self-contained: \

@@ -29,7 +29,7 @@ use tickscope_engine::result::ThreadStats;
 /// Size of every plot, pixels (SVG user units): width, height.
 pub const SIZE: (u32, u32) = (1200, 600);
 
-/// Series colours (Tableau 10, https://www.tableau.com/blog/colors-upgrade-tableau-10-56782),
+/// Series colours (Tableau 10, <https://www.tableau.com/blog/colors-upgrade-tableau-10-56782>),
 /// in order.
 pub const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
