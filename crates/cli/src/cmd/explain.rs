@@ -28,7 +28,12 @@ pub fn sinks(
 ) -> Result<Option<Vec<Box<dyn RunSink>>>, Failure> {
     let e = &args.explain;
     if e.explain.is_none() && e.on_late.is_empty() && e.break_us.is_none() {
-        return Ok(None);
+        return match e.explain_threshold.is_some() || e.capture_dir.is_some() {
+            true => Err(Failure::Usage(
+                "--explain-threshold and --capture-dir need --explain, --on-late or --break".into(),
+            )),
+            false => Ok(None),
+        };
     }
     let mode = match e.explain.as_deref() {
         Some("trace") => Mode::Trace,

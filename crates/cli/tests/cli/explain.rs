@@ -247,3 +247,76 @@ fn no_instance_remains_after_any_end() {
         let _ = Command::new("umount").arg("/sys/kernel/tracing").status();
     }
 }
+
+#[test]
+fn on_late_stop_ends_the_run_with_status_3_and_exec_gets_the_wake_up() {
+    // Virtual time (no root, nothing changed on the system), context mode.
+    let dir = tempfile::tempdir().unwrap();
+    let env_file = dir.path().join("env");
+    let json = dir.path().join("r.json");
+    let exec = format!(
+        "exec=env | grep ^TICKSCOPE_ | sort > '{}'",
+        env_file.display()
+    );
+    let out = tickscope()
+        .args(["run", "--debug-mock", "20us,30us,2.5ms", "-l", "3000"])
+        .args([
+            "--explain=context",
+            "--on-late",
+            &format!("1ms:{exec}"),
+            "--on-late",
+            "2ms:stop",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let ex = &doc["explain"];
+    assert_eq!(ex["backend"], "context");
+    let caps = ex["captures"].as_array().unwrap();
+    assert_eq!(caps[0]["actions"][0]["name"], "exec");
+    assert_eq!(caps[0]["actions"][1]["name"], "stop");
+    assert_eq!(
+        ex["threads"][0]["causes"]["not traced"]["count"]
+            .as_u64()
+            .map(|n| n > 0),
+        Some(true)
+    );
+    // The command ran off the measuring thread and was waited for before the exit.
+    let env = std::fs::read_to_string(&env_file).unwrap();
+    assert!(env.contains("TICKSCOPE_LATENCY_NS=2500000"), "{env}");
+    assert!(
+        env.contains("TICKSCOPE_TID=") && env.contains("TICKSCOPE_EXPIRY_NS="),
+        "{env}"
+    );
+}
+
+#[test]
+fn bad_explain_flags_are_one_line_and_exit_2() {
+    for args in [
+        ["--on-late", "1ms"],
+        ["--on-late", "1ms:jump"],
+        ["--explain-threshold", "fast"],
+        ["--break", "x"],
+    ] {
+        let out = tickscope()
+            .args(["run", "-D", "1s"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).lines().count(),
+            1,
+            "{args:?}"
+        );
+    }
+}
