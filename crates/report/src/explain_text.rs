@@ -128,6 +128,20 @@ pub fn report(section: &ExplainSection, worst: usize) -> Vec<String> {
     for b in section.breakdowns.iter().take(worst) {
         lines.push(breakdown(b));
     }
+    if let Some(o) = &section.observer {
+        lines.push(format!(
+            "observer effect (traced − untraced, {} and {} runs): p50 {:+.1} µs · p99 {:+.1} µs · max {:+.1} µs{}",
+            o.traced_runs,
+            o.untraced_runs,
+            o.p50_delta_ns / 1e3,
+            o.p99_delta_ns / 1e3,
+            o.max_delta_ns / 1e3,
+            section
+                .events_per_s
+                .map(|e| format!(" · {e:.0} events/s traced"))
+                .unwrap_or_default()
+        ));
+    }
     for c in &section.captures {
         lines.push(format!(
             "capture {} (+{}, {}) written to {}",

@@ -142,6 +142,24 @@ pub struct ExplainSection {
     /// `--on-late` hits.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub captures: Vec<CaptureRecord>,
+    /// With `--rounds N` (N ≥ 2): odd runs are traced, even ones not; the difference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer: Option<ObserverEffect>,
+}
+
+/// Traced minus untraced runs (`--rounds`): what tracing did to the measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObserverEffect {
+    /// Runs traced and not traced.
+    pub traced_runs: u32,
+    /// Runs not traced.
+    pub untraced_runs: u32,
+    /// Mean p50 of the traced runs minus that of the untraced ones, ns.
+    pub p50_delta_ns: f64,
+    /// The same for p99, ns.
+    pub p99_delta_ns: f64,
+    /// The same for the maximum, ns.
+    pub max_delta_ns: f64,
 }
 
 /// A late wake-up waiting for the trace to catch up.
@@ -170,6 +188,10 @@ pub struct ExplainSink {
     children: Vec<std::thread::JoinHandle<()>>,
     traced_since: Option<Instant>,
     run_settings: serde_json::Value,
+    /// Whether the current run is traced (with `--rounds`, every other run is not).
+    traced_now: bool,
+    /// Per finished run: (traced, p50, p99, max) of the merged latency.
+    rounds: Vec<(bool, i64, i64, i64)>,
 }
 
 /// The latency p99 fallback before the first window, ns.
@@ -283,6 +305,8 @@ impl ExplainSink {
                 children: Vec::new(),
                 traced_since: None,
                 run_settings: serde_json::Value::Null,
+                traced_now: false,
+                rounds: Vec::new(),
             },
             fallback,
         ))
@@ -331,7 +355,7 @@ impl ExplainSink {
         let s = p.sample;
         let row = &mut self.section.threads[s.thread];
         let breakdown = match (&self.trace, &self.setting) {
-            (Some(_), Some(setting)) => {
+            (Some(_), Some(setting)) if self.traced_now => {
                 let from = s.expiry - 2 * setting.period - CATCH_UP_NS;
                 let events = self.window.range(from, s.woke + CATCH_UP_NS);
                 let b = attribute(&s, setting, &events);
@@ -561,7 +585,12 @@ impl RunSink for ExplainSink {
             }
             self.section.threads[t.thread].tid = t.tid;
         }
-        if let Some(trace) = self.trace.as_mut() {
+        // The observer effect, stated: with several rounds every second run is not traced.
+        self.traced_now = self.trace.is_some() && !(ctx.rounds > 1 && ctx.index % 2 == 1);
+        if let (Some(trace), false) = (self.trace.as_ref(), self.traced_now) {
+            trace.freeze();
+        }
+        if let (Some(trace), true) = (self.trace.as_mut(), self.traced_now) {
             let pinned: Option<Vec<usize>> = applied.threads.iter().map(|t| t.cpu).collect();
             let spec = InstanceSpec {
                 buffer_kb: self.opts.buffer_kb,
@@ -636,15 +665,23 @@ impl RunSink for ExplainSink {
             let secs = since.elapsed().as_secs_f64();
             self.section.events_per_s = (secs > 0.0).then(|| self.window.seen as f64 / secs);
         }
+        self.section.observer = observer_effect(&self.rounds);
         self.section.events_read = self.window.seen;
         self.section.events_lost = self.window.lost;
         doc.explain = Some(self.section.clone());
     }
 
-    fn run_finished(&mut self, _ctx: &RunContext<'_>, _doc: &RunDocument) -> Result<(), SinkError> {
+    fn run_finished(&mut self, _ctx: &RunContext<'_>, doc: &RunDocument) -> Result<(), SinkError> {
         // The last wake-ups' events are in the buffer by now.
         std::thread::sleep(Duration::from_millis(20));
         self.pump(true);
+        let summary = match doc.runs.last() {
+            Some(r) => &r.summary,
+            None => &doc.summary,
+        };
+        if let Some(l) = &summary.latency_ns {
+            self.rounds.push((self.traced_now, l.p50, l.p99, l.max));
+        }
         Ok(())
     }
 
@@ -682,5 +719,38 @@ impl Drop for ExplainSink {
         for c in self.children.drain(..) {
             let _ = c.join();
         }
+    }
+}
+
+/// Traced minus untraced means of p50, p99 and max; `None` unless both kinds of run exist.
+fn observer_effect(rounds: &[(bool, i64, i64, i64)]) -> Option<ObserverEffect> {
+    let mean = |traced: bool, f: fn(&(bool, i64, i64, i64)) -> i64| {
+        let v: Vec<i64> = rounds.iter().filter(|r| r.0 == traced).map(f).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<i64>() as f64 / v.len() as f64)
+    };
+    let delta = |f: fn(&(bool, i64, i64, i64)) -> i64| Some(mean(true, f)? - mean(false, f)?);
+    Some(ObserverEffect {
+        traced_runs: rounds.iter().filter(|r| r.0).count() as u32,
+        untraced_runs: rounds.iter().filter(|r| !r.0).count() as u32,
+        p50_delta_ns: delta(|r| r.1)?,
+        p99_delta_ns: delta(|r| r.2)?,
+        max_delta_ns: delta(|r| r.3)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn observer_effect_is_traced_minus_untraced() {
+        assert_eq!(observer_effect(&[(true, 10, 20, 30)]), None);
+        let o =
+            observer_effect(&[(true, 10, 20, 30), (false, 8, 20, 40), (true, 12, 20, 30)]).unwrap();
+        assert_eq!((o.traced_runs, o.untraced_runs), (2, 1));
+        assert_eq!(
+            (o.p50_delta_ns, o.p99_delta_ns, o.max_delta_ns),
+            (3.0, 0.0, -10.0)
+        );
     }
 }
