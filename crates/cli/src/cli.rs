@@ -34,6 +34,11 @@ pub enum Command {
     /// Schedulability of several periodic tasks in one thread: hyperperiod, utilisation,
     /// worst-case response times, coincidences.
     Plan(PlanArgs),
+    /// Measure until stopped and serve Prometheus metrics (and/or a node_exporter textfile).
+    Monitor(MonitorArgs),
+    /// Interval histogram logs (.hlog): merge them, or exact percentiles over a time range.
+    #[command(subcommand)]
+    Hlog(HlogCommand),
 }
 
 /// Options of `tickscope plan`.
@@ -247,7 +252,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "NS",
-        default_value = "1",
+        default_value_t = tickscope_engine::run::defaults::TIMER_SLACK_NS.to_string(),
         help_heading = "System settings"
     )]
     pub timer_slack: String,
@@ -405,8 +410,14 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     pub samples: Option<std::path::PathBuf>,
 
-    /// Write FORMAT to PATH; repeatable. Formats: json, histogram, csv, samples (the same as
-    /// --json, --histogram-file, --csv, --samples). PATH '-' is standard output.
+    /// Write one HdrHistogram per window per thread (tags T<k>, all, T<k>.early) as an
+    /// HdrHistogram interval log to FILE, streamed as the windows finish.
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<std::path::PathBuf>,
+
+    /// Write FORMAT to PATH; repeatable. Formats: json, histogram, csv, samples, hlog (the
+    /// same as --json, --histogram-file, --csv, --samples, --hlog). PATH '-' is standard
+    /// output.
     #[arg(long, value_name = "FORMAT=PATH")]
     pub export: Vec<String>,
 }
@@ -477,4 +488,77 @@ pub struct ClocksArgs {
     /// on a sibling CPU, to show what idle states cost.
     #[arg(long)]
     pub idle_compare: bool,
+}
+
+/// Options of `tickscope monitor`: every option of `run` (one method; -D bounds the run,
+/// which otherwise goes on until SIGTERM or Ctrl-C) plus where the metrics go.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// The measurement, as for `tickscope run`.
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Serve /metrics and /healthz on ADDR:PORT. Loopback by default; any other address is
+    /// reachable from other machines and is said so at start.
+    #[arg(long, default_value = crate::http::DEFAULT_LISTEN, value_name = "ADDR:PORT")]
+    pub listen: String,
+
+    /// Do not serve HTTP (use with --textfile).
+    #[arg(long)]
+    pub no_listen: bool,
+
+    /// Rewrite a node_exporter textfile (e.g. /var/lib/node_exporter/tickscope.prom)
+    /// atomically every --textfile-interval.
+    #[arg(long, value_name = "FILE")]
+    pub textfile: Option<std::path::PathBuf>,
+
+    /// How often the textfile is rewritten: 15s, 1m.
+    #[arg(long, default_value = "15s", value_name = "DURATION")]
+    pub textfile_interval: String,
+
+    /// CPUs for the collector, HTTP and textfile threads. Default: the CPUs not measured.
+    /// Overlapping a measured CPU is refused.
+    #[arg(long, value_name = "CPULIST")]
+    pub housekeeping_cpus: Option<String>,
+}
+
+/// `tickscope hlog …`.
+#[derive(Debug, Subcommand)]
+pub enum HlogCommand {
+    /// Merge interval logs (several machines, or several runs) into one, interval by interval.
+    Merge(HlogMergeArgs),
+    /// Exact percentiles of the intervals in a time range, per tag, from one or more logs.
+    Stat(HlogStatArgs),
+}
+
+/// Options of `tickscope hlog merge`.
+#[derive(Debug, Args)]
+pub struct HlogMergeArgs {
+    /// Interval logs (HdrHistogram log format).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// Where to write the merged log.
+    #[arg(short = 'o', long, value_name = "OUT")]
+    pub output: std::path::PathBuf,
+}
+
+/// Options of `tickscope hlog stat`.
+#[derive(Debug, Args)]
+pub struct HlogStatArgs {
+    /// Interval logs (HdrHistogram log format).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// Start of the range, from the log's start: 90s, 12m (default: the beginning).
+    #[arg(long, value_name = "TIME")]
+    pub from: Option<String>,
+
+    /// End of the range, from the log's start (default: the end).
+    #[arg(long, value_name = "TIME")]
+    pub to: Option<String>,
+
+    /// Only this tag (e.g. all, T0, T0.early); default: every tag.
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
 }

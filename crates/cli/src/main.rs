@@ -12,10 +12,13 @@ mod console;
 mod cyclictest_flags;
 mod engine_errors;
 mod exit;
+mod housekeeping;
+mod http;
 mod load;
 mod options;
 mod output_path;
 mod scenario;
+mod textfile;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -39,6 +42,8 @@ fn main() -> ExitCode {
         cli::Command::Completions(args) => cmd::completions::execute(&args),
         cli::Command::Man(args) => cmd::man::execute(&args),
         cli::Command::Plan(args) => cmd::plan::execute(&args),
+        cli::Command::Monitor(args) => cmd::monitor::execute(&args),
+        cli::Command::Hlog(c) => cmd::hlog::execute(&c),
     };
     exit::report(console::settle(result))
 }

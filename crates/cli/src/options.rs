@@ -544,7 +544,7 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
     let duration = match (&a.duration, loops) {
         (Some(d), _) => Some(parse_duration(d, "--duration", NS_PER_SEC)?),
         (None, Some(_)) => None,
-        (None, None) => Some(10 * NS_PER_SEC),
+        (None, None) => Some(tickscope_engine::run::defaults::DURATION_NS),
     };
     check_run_length(duration, loops, period)?;
     let clock =
@@ -589,7 +589,7 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
             }
             (Some(us), true)
         }
-        (None, false) => (Some(0), false),
+        (None, false) => (Some(tickscope_engine::run::defaults::PM_QOS_US), false),
     };
     Ok(RunConfig {
         method: methods[0],

@@ -106,7 +106,8 @@ pub fn measure(
             index,
             total: order.len(),
         };
-        let outcome = run(&cfg, &stop, &mut |event| deliver(&mut sinks, &ctx, &event))?;
+        let mut outcome = run(&cfg, &stop, &mut |event| deliver(&mut sinks, &ctx, &event))?;
+        crate::engine_errors::word_notes(&mut outcome.applied);
         if let Some(e) = &outcome.error {
             let e = match plan.is_comparison() {
                 true => format!("{}: {e}", planned.method.name()),
@@ -156,7 +157,7 @@ pub fn measure(
 }
 
 /// The document with every sink's section added.
-fn annotated(sinks: &mut [Box<dyn RunSink>], mut doc: RunDocument) -> RunDocument {
+pub(crate) fn annotated(sinks: &mut [Box<dyn RunSink>], mut doc: RunDocument) -> RunDocument {
     for s in sinks.iter_mut() {
         s.annotate(&mut doc);
     }
@@ -164,10 +165,19 @@ fn annotated(sinks: &mut [Box<dyn RunSink>], mut doc: RunDocument) -> RunDocumen
 }
 
 /// Hands one engine event to every sink (on the collector thread).
-fn deliver(sinks: &mut [Box<dyn RunSink>], ctx: &RunContext<'_>, event: &RunEvent<'_>) {
+pub(crate) fn deliver(sinks: &mut [Box<dyn RunSink>], ctx: &RunContext<'_>, event: &RunEvent<'_>) {
+    // The settings' notes in the command line's words ("… pass --no-mlock").
+    let worded = match event {
+        RunEvent::Started(applied) => {
+            let mut a = (*applied).clone();
+            crate::engine_errors::word_notes(&mut a);
+            Some(a)
+        }
+        _ => None,
+    };
     for s in sinks.iter_mut() {
         match event {
-            RunEvent::Started(applied) => s.started(ctx, applied),
+            RunEvent::Started(_) => s.started(ctx, worded.as_ref().expect("set for Started")),
             RunEvent::Second(second) => s.window(ctx, second),
             RunEvent::Samples { thread, samples } => s.samples(*thread, samples),
         }

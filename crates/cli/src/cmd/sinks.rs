@@ -27,6 +27,7 @@ fn wanted(args: &RunArgs) -> Result<Vec<(&'static Format, PathBuf)>, Failure> {
         ("histogram", &e.histogram_file),
         ("csv", &e.csv),
         ("samples", &e.samples),
+        ("hlog", &e.hlog),
     ] {
         if let Some(p) = path {
             out.push((registry::format(name).expect("registered"), p.clone()));

@@ -8,12 +8,12 @@
 //! Every buffer is allocated before the loops; the timed region (one batch) only reads the
 //! clock and stores the value.
 
-use super::source::{clock_resolution, read_clock_syscall};
+use super::kind::{clock_resolution, read_clock_syscall};
 use super::spinner::{sibling_cpu, Spinner};
 use super::stats::{access_verdict, cost_stats, pair_stats, DeltaAccumulator};
 use super::tsc::{self, TscFrequency};
 use super::{
-    Access, ClockMeasurement, ClockOutcome, ClockReport, ClockSource, ClocksConfig, ClocksPass,
+    Access, ClockKind, ClockMeasurement, ClockOutcome, ClockReport, ClocksConfig, ClocksPass,
     ClocksResult, Condition, CostStats, DeltaStats, PairStats, IDLE_GAP_NS, READS_PER_BATCH,
 };
 use crate::error::Error;
@@ -61,7 +61,7 @@ impl<'a> Buffers<'a> {
     }
 }
 
-/// Measures every clock of [`ClockSource::all`] as described in [`super`], on the calling
+/// Measures every clock of [`ClockKind::all`] as described in [`super`], on the calling
 /// thread, within about `cfg.budget_ns` (plus 50–100 ms to calibrate the TSC where the
 /// kernel does not say its frequency).
 ///
@@ -196,7 +196,7 @@ fn skipped(condition: Condition, reason: String) -> ClocksPass {
 }
 
 /// The budget weight of one clock.
-fn weight(source: ClockSource) -> Nanos {
+fn weight(source: ClockKind) -> Nanos {
     match source.clock_id() {
         Some(_) => LIBRARY_WEIGHT + SYSCALL_WEIGHT + IDLE_WEIGHT,
         None => LIBRARY_WEIGHT + IDLE_WEIGHT,
@@ -209,7 +209,7 @@ fn measure_pass(
     tsc: Option<&TscFrequency>,
     b: &mut Buffers<'_>,
 ) -> Vec<ClockReport> {
-    let all = ClockSource::all();
+    let all = ClockKind::all();
     let unit_ns = budget_ns / all.iter().map(|&s| weight(s)).sum::<Nanos>();
     all.iter()
         .map(|&source| ClockReport {
@@ -256,12 +256,12 @@ fn measure_kernel_clock(id: libc::clockid_t, unit_ns: Nanos, b: &mut Buffers<'_>
 /// One TSC read (`rdtsc` or `rdtscp`): cost, deltas in ticks and ns, pairs.
 #[cfg(target_arch = "x86_64")]
 fn measure_tsc(
-    source: ClockSource,
+    source: ClockKind,
     unit_ns: Nanos,
     freq: Option<&TscFrequency>,
     b: &mut Buffers<'_>,
 ) -> ClockOutcome {
-    let with_p = source == ClockSource::Rdtscp;
+    let with_p = source == ClockKind::Rdtscp;
     if let Err(reason) = tsc::available(with_p) {
         return ClockOutcome::Unsupported { reason };
     }
@@ -299,7 +299,7 @@ fn measure_tsc(
 
 #[cfg(not(target_arch = "x86_64"))]
 fn measure_tsc(
-    _source: ClockSource,
+    _source: ClockKind,
     _unit_ns: Nanos,
     _freq: Option<&TscFrequency>,
     _b: &mut Buffers<'_>,
@@ -384,12 +384,12 @@ mod tests {
             idle_compare: false,
         };
         let r = measure(&cfg).unwrap();
-        assert_eq!(r.clocks.len(), ClockSource::all().len());
+        assert_eq!(r.clocks.len(), ClockKind::all().len());
         assert!(r.idle_compare.is_empty());
         let mono = r.clocks[2]
             .measured()
             .expect("CLOCK_MONOTONIC is always there");
-        assert_eq!(r.clocks[2].clock, ClockSource::Monotonic);
+        assert_eq!(r.clocks[2].clock, ClockKind::Monotonic);
         assert!(mono.cost.median_ns > 0.0 && mono.cost.batches >= MIN_BATCHES as u64);
         assert_eq!(mono.deltas.backward_steps, 0);
         assert!(mono.after_idle.samples >= MIN_IDLE_PAIRS as u64);

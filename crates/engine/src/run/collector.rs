@@ -32,6 +32,7 @@ pub(super) struct Collector {
     pending: BTreeMap<u64, PendingSecond>,
     period: Nanos,
     window: Nanos,
+    keep_windows: bool,
 }
 
 impl Collector {
@@ -57,6 +58,7 @@ impl Collector {
             pending: BTreeMap::new(),
             period: cfg.period_ns,
             window: cfg.window_ns,
+            keep_windows: cfg.keep_windows,
         }
     }
 
@@ -106,7 +108,9 @@ impl Collector {
                 acc.total.merge(&rec);
                 acc.delivered_through = Some(rec.index + rec.span - 1);
                 if rec.samples() > 0 {
-                    acc.windows.push(stats.clone());
+                    if self.keep_windows {
+                        acc.windows.push(stats.clone());
+                    }
                     let entry = self.pending.entry(rec.index).or_default();
                     if threads > 1 {
                         // Merged record for the second, allocated only when there is

@@ -1,5 +1,6 @@
 //! What a run is asked to do: [`RunConfig`] and the policy request.
 
+use super::defaults;
 use crate::error::{Error, Setting};
 use crate::grid::OverrunPolicy;
 use crate::histogram::HIGHEST_TRACKABLE;
@@ -7,9 +8,6 @@ use crate::setup::Policy;
 use crate::time::{ClockId, Nanos, NS_PER_SEC};
 use crate::wait::{self, MethodKind, MethodOptions};
 use serde::{Deserialize, Serialize};
-
-/// The real-time priority `auto` tries (cyclictest's usual `-p 90`).
-pub const AUTO_PRIORITY: u8 = 90;
 
 /// The longest period a run (and a `tickscope` library loop) accepts, ns: one hour, the
 /// range the statistics' histograms record exactly ([`HIGHEST_TRACKABLE`]), so that no
@@ -28,8 +26,9 @@ pub const MAX_RUN_NS: Nanos = 100 * 365 * 24 * 3600 * NS_PER_SEC;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PolicyRequest {
-    /// SCHED_FIFO priority [`AUTO_PRIORITY`] where the process may set it, else SCHED_OTHER
-    /// (nice 0); the outcome and the reason are reported in [`Applied::policy_note`](super::Applied::policy_note).
+    /// SCHED_FIFO priority [`super::AUTO_PRIORITY`] where the process may set it, else
+    /// SCHED_OTHER (nice 0); the outcome and the reason are reported in
+    /// [`Applied::policy_note`](super::Applied::policy_note).
     Auto,
     /// Exactly this policy, or an error that says what is missing.
     Exact(Policy),
@@ -68,10 +67,22 @@ pub struct RunConfig {
     pub window_ns: Nanos,
     /// Stream every raw wake-up to the observer ([`RunEvent::Samples`](super::RunEvent::Samples)).
     pub stream_samples: bool,
+    /// Keep every window's statistics for [`ThreadStats::windows`] (the default). `false`
+    /// keeps none, so that memory does not grow with the length of the run (`tickscope
+    /// monitor`); the windows are still reported as they finish.
+    ///
+    /// [`ThreadStats::windows`]: crate::result::ThreadStats::windows
+    #[serde(default = "keep_windows_default", skip_serializing_if = "Clone::clone")]
+    pub keep_windows: bool,
     /// What the run measures with (the real system unless a test asks for virtual time);
     /// not written to result files.
     #[serde(skip)]
     pub backend: super::Backend,
+}
+
+/// [`RunConfig::keep_windows`]'s default: keep them.
+fn keep_windows_default() -> bool {
+    true
 }
 
 impl RunConfig {
@@ -84,16 +95,17 @@ impl RunConfig {
             clock: ClockId::Monotonic,
             period_ns,
             loops: None,
-            duration_ns: Some(10 * NS_PER_SEC),
+            duration_ns: Some(defaults::DURATION_NS),
             policy: PolicyRequest::Auto,
             cpus: vec![None],
             mlock: true,
-            timer_slack_ns: Some(1),
-            pm_qos_us: Some(0),
+            timer_slack_ns: Some(defaults::TIMER_SLACK_NS),
+            pm_qos_us: Some(defaults::PM_QOS_US),
             pm_qos_required: false,
             overrun: OverrunPolicy::Skip,
             window_ns: NS_PER_SEC,
             stream_samples: false,
+            keep_windows: true,
             backend: super::Backend::System,
         }
     }

@@ -8,13 +8,13 @@
 mod backend;
 mod collector;
 mod config;
+pub mod defaults;
 mod events;
 mod thread;
 
 pub use backend::{Backend, MOCK_FIRST_EXPIRY, MOCK_TID_BASE};
-pub use config::{
-    loops_span_ns, PolicyRequest, RunConfig, AUTO_PRIORITY, MAX_PERIOD_NS, MAX_RUN_NS,
-};
+pub use config::{loops_span_ns, PolicyRequest, RunConfig, MAX_PERIOD_NS, MAX_RUN_NS};
+pub use defaults::AUTO_PRIORITY;
 pub use events::{Applied, AppliedThread, RunEvent, RunOutcome, SecondReport};
 
 use crate::error::Error;

@@ -196,7 +196,8 @@ fn prepare(
             }
             None => None,
         };
-        let method = wait::create(cfg.method, cfg.clock, &cfg.method_options)
+        // The method's limits were checked once, by RunConfig::validate.
+        let method = (cfg.method.descriptor().create)(cfg.clock, &cfg.method_options)
             .map_err(|e| wait::explain_setup_error(cfg.method, &e))?;
         let mut cpu_clock: libc::clockid_t = 0;
         // SAFETY: pthread_self is this thread; `cpu_clock` is writable.

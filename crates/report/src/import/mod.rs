@@ -10,6 +10,7 @@
 //! ([`Measurement::resolution_ns`]).
 
 pub mod cyclictest;
+pub mod hlog;
 pub mod jitterdebugger;
 pub mod tickscope;
 pub mod validate;
@@ -31,6 +32,8 @@ pub enum SourceFormat {
     Cyclictest,
     /// jitterdebugger's `results.json` (`-o DIR`), or its JSON on stdout.
     Jitterdebugger,
+    /// An HdrHistogram interval log (`--hlog`, jHiccup, cassandra-stress, …).
+    Hlog,
 }
 
 impl SourceFormat {
@@ -40,6 +43,7 @@ impl SourceFormat {
             SourceFormat::Tickscope => "tickscope",
             SourceFormat::Cyclictest => "cyclictest",
             SourceFormat::Jitterdebugger => "jitterdebugger",
+            SourceFormat::Hlog => "hlog",
         }
     }
 }
@@ -298,6 +302,11 @@ pub fn parse(name: &str, stem: &str, text: &str) -> Result<Vec<Measurement>, Imp
     };
     if text.trim().is_empty() {
         return Err(fail("the file is empty".into()));
+    }
+    if hlog::looks_like_hlog(text) {
+        let mut m = hlog::import(text, stem).map_err(|p| fail(format!("interval log: {p}")))?;
+        m.source = name.to_string();
+        return Ok(vec![m]);
     }
     let json: Value = serde_json::from_str(text).map_err(|e| {
         fail(if e.is_eof() {

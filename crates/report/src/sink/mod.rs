@@ -17,11 +17,15 @@
 pub mod context;
 pub mod explain;
 pub mod histogram;
+pub mod hlog;
 pub mod json;
 pub mod load;
+pub mod prometheus;
 pub mod registry;
 pub mod rendered;
 pub mod samples;
+#[cfg(test)]
+pub(crate) mod synthetic;
 pub mod terminal;
 
 use crate::document::RunDocument;

@@ -6,6 +6,7 @@
 //! [`RunSink`] for one written while the run goes on) plus one line in [`FORMATS`].
 
 use super::histogram::HistogramSink;
+use super::hlog::HlogSink;
 use super::json::JsonSink;
 use super::rendered::RenderedSink;
 use super::samples::SamplesSink;
@@ -40,6 +41,7 @@ pub const FORMATS: &[Format] = &[
     Format { name: "histogram", flag: "--histogram-file", single_run_only: true, about: "the latency histogram in cyclictest's -h format", open: |o| Ok(Box::new(HistogramSink::new(o, HistogramOptions::default()))) },
     Format { name: "csv", flag: "--csv", single_run_only: true, about: "the summary and the per-second windows as CSV", open: |o| Ok(Box::new(RenderedSink::new(o, Box::new(CsvExport)))) },
     Format { name: "samples", flag: "--samples", single_run_only: true, about: "every wake-up as CSV, streamed", open: |o| SamplesSink::new(o).map(|s| Box::new(s) as Box<dyn RunSink>) },
+    Format { name: "hlog", flag: "--hlog", single_run_only: true, about: "an HdrHistogram interval log: one histogram per window per thread, streamed", open: |o| HlogSink::new(o).map(|s| Box::new(s) as Box<dyn RunSink>) },
 ];
 
 /// The format called `name`, if any.

@@ -11,7 +11,7 @@ use std::io;
 /// counter read by an instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ClockSource {
+pub enum ClockKind {
     /// `CLOCK_REALTIME`: wall-clock time; steps when the time is set.
     Realtime,
     /// `CLOCK_REALTIME_COARSE`: the wall-clock time of the last tick (Linux 2.6.32).
@@ -36,12 +36,12 @@ pub enum ClockSource {
     Rdtscp,
 }
 
-impl ClockSource {
+impl ClockKind {
     /// Every clock measured on this architecture, in the order results list them: the nine
     /// `clock_gettime` clocks, then on x86-64 the two TSC reads.
-    pub fn all() -> &'static [ClockSource] {
-        use ClockSource::*;
-        const ALL: [ClockSource; 11] = [
+    pub fn all() -> &'static [ClockKind] {
+        use ClockKind::*;
+        const ALL: [ClockKind; 11] = [
             Realtime,
             RealtimeCoarse,
             Monotonic,
@@ -64,33 +64,33 @@ impl ClockSource {
     /// The usual name: `CLOCK_REALTIME`, …, `TSC (rdtsc)`, `TSC (rdtscp)`.
     pub fn name(self) -> &'static str {
         match self {
-            ClockSource::Realtime => "CLOCK_REALTIME",
-            ClockSource::RealtimeCoarse => "CLOCK_REALTIME_COARSE",
-            ClockSource::Monotonic => "CLOCK_MONOTONIC",
-            ClockSource::MonotonicCoarse => "CLOCK_MONOTONIC_COARSE",
-            ClockSource::MonotonicRaw => "CLOCK_MONOTONIC_RAW",
-            ClockSource::Boottime => "CLOCK_BOOTTIME",
-            ClockSource::Tai => "CLOCK_TAI",
-            ClockSource::ProcessCputimeId => "CLOCK_PROCESS_CPUTIME_ID",
-            ClockSource::ThreadCputimeId => "CLOCK_THREAD_CPUTIME_ID",
-            ClockSource::Rdtsc => "TSC (rdtsc)",
-            ClockSource::Rdtscp => "TSC (rdtscp)",
+            ClockKind::Realtime => "CLOCK_REALTIME",
+            ClockKind::RealtimeCoarse => "CLOCK_REALTIME_COARSE",
+            ClockKind::Monotonic => "CLOCK_MONOTONIC",
+            ClockKind::MonotonicCoarse => "CLOCK_MONOTONIC_COARSE",
+            ClockKind::MonotonicRaw => "CLOCK_MONOTONIC_RAW",
+            ClockKind::Boottime => "CLOCK_BOOTTIME",
+            ClockKind::Tai => "CLOCK_TAI",
+            ClockKind::ProcessCputimeId => "CLOCK_PROCESS_CPUTIME_ID",
+            ClockKind::ThreadCputimeId => "CLOCK_THREAD_CPUTIME_ID",
+            ClockKind::Rdtsc => "TSC (rdtsc)",
+            ClockKind::Rdtscp => "TSC (rdtscp)",
         }
     }
 
     /// The `clock_gettime` id, or `None` for the TSC.
     pub fn clock_id(self) -> Option<libc::clockid_t> {
         Some(match self {
-            ClockSource::Realtime => libc::CLOCK_REALTIME,
-            ClockSource::RealtimeCoarse => libc::CLOCK_REALTIME_COARSE,
-            ClockSource::Monotonic => libc::CLOCK_MONOTONIC,
-            ClockSource::MonotonicCoarse => libc::CLOCK_MONOTONIC_COARSE,
-            ClockSource::MonotonicRaw => libc::CLOCK_MONOTONIC_RAW,
-            ClockSource::Boottime => libc::CLOCK_BOOTTIME,
-            ClockSource::Tai => libc::CLOCK_TAI,
-            ClockSource::ProcessCputimeId => libc::CLOCK_PROCESS_CPUTIME_ID,
-            ClockSource::ThreadCputimeId => libc::CLOCK_THREAD_CPUTIME_ID,
-            ClockSource::Rdtsc | ClockSource::Rdtscp => return None,
+            ClockKind::Realtime => libc::CLOCK_REALTIME,
+            ClockKind::RealtimeCoarse => libc::CLOCK_REALTIME_COARSE,
+            ClockKind::Monotonic => libc::CLOCK_MONOTONIC,
+            ClockKind::MonotonicCoarse => libc::CLOCK_MONOTONIC_COARSE,
+            ClockKind::MonotonicRaw => libc::CLOCK_MONOTONIC_RAW,
+            ClockKind::Boottime => libc::CLOCK_BOOTTIME,
+            ClockKind::Tai => libc::CLOCK_TAI,
+            ClockKind::ProcessCputimeId => libc::CLOCK_PROCESS_CPUTIME_ID,
+            ClockKind::ThreadCputimeId => libc::CLOCK_THREAD_CPUTIME_ID,
+            ClockKind::Rdtsc | ClockKind::Rdtscp => return None,
         })
     }
 
@@ -101,12 +101,12 @@ impl ClockSource {
     pub fn is_monotonic(self) -> bool {
         matches!(
             self,
-            ClockSource::Monotonic
-                | ClockSource::MonotonicCoarse
-                | ClockSource::MonotonicRaw
-                | ClockSource::Boottime
-                | ClockSource::ProcessCputimeId
-                | ClockSource::ThreadCputimeId
+            ClockKind::Monotonic
+                | ClockKind::MonotonicCoarse
+                | ClockKind::MonotonicRaw
+                | ClockKind::Boottime
+                | ClockKind::ProcessCputimeId
+                | ClockKind::ThreadCputimeId
         )
     }
 }
@@ -154,12 +154,12 @@ mod tests {
 
     #[test]
     fn names_and_ids() {
-        let all = ClockSource::all();
+        let all = ClockKind::all();
         assert!(all.len() >= 9);
         for c in all {
             assert!(c.name().starts_with("CLOCK_") == c.clock_id().is_some());
         }
-        assert!(ClockSource::Monotonic.is_monotonic() && !ClockSource::Realtime.is_monotonic());
+        assert!(ClockKind::Monotonic.is_monotonic() && !ClockKind::Realtime.is_monotonic());
     }
 
     #[test]
