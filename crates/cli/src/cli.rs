@@ -336,6 +336,51 @@ pub struct RunArgs {
     /// '1ms:work=50us,2.5ms:work=200us,10ms'; prints per-task latency, response and misses.
     #[arg(long, value_name = "TASKS")]
     pub tasks: Option<String>,
+
+    /// Why wake-ups were late: `--explain` options.
+    #[command(flatten)]
+    pub explain: ExplainArgs,
+}
+
+/// `--explain` and `--on-late` options of `tickscope run`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Why was it late?")]
+pub struct ExplainArgs {
+    /// Break every late wake-up into its causes: trace (a private tracefs instance, root),
+    /// context (/proc counters per window only) or auto (trace when permitted).
+    #[arg(
+        long,
+        value_name = "MODE",
+        num_args = 0..=1,
+        default_missing_value = "auto",
+        value_parser = ["auto", "trace", "context"]
+    )]
+    pub explain: Option<String>,
+
+    /// Which wake-ups get a breakdown: later than a latency (100us, 1ms) or than the
+    /// previous window's p99 (p99). Default 100us.
+    #[arg(long, value_name = "LATENCY|p99")]
+    pub explain_threshold: Option<String>,
+
+    /// When a wake-up is later than THRESHOLD, act: mark (trace_marker line), capture (a
+    /// bundle directory), stop (end the run, exit status 3), exec=CMD (a shell command
+    /// with TICKSCOPE_LATENCY_NS, _TID, _CPU, _EXPIRY_NS, _BUNDLE). Repeatable; implies
+    /// --explain.
+    #[arg(long, value_name = "THRESHOLD:ACTION[,ACTION…]")]
+    pub on_late: Vec<String>,
+
+    /// cyclictest's -b: on the first wake-up later than US µs, mark, capture and stop.
+    #[arg(long = "break", value_name = "US")]
+    pub break_us: Option<String>,
+
+    /// At most N capture bundles.
+    #[arg(long, value_name = "N", default_value = "10")]
+    pub capture_limit: u32,
+
+    /// Where capture bundles go. Default: FILE.captures beside --json FILE, else
+    /// ./tickscope-captures.
+    #[arg(long, value_name = "DIR")]
+    pub capture_dir: Option<std::path::PathBuf>,
 }
 
 /// Export options of `tickscope run`: files written, atomically, when the run ends.

@@ -11,6 +11,9 @@ pub enum Failure {
     Runtime(String),
     /// Stopped by a signal before anything complete could be shown: exit status 130.
     Interrupted(String),
+    /// A `--on-late …:stop` (or `--break`) rule ended the run: exit status 3, as
+    /// cyclictest's `-b` is told apart from a normal end.
+    ThresholdHit(String),
 }
 
 impl From<tickscope_engine::Error> for Failure {
@@ -37,6 +40,10 @@ pub fn report(result: Result<(), Failure>) -> ExitCode {
         Err(Failure::Runtime(m)) => {
             eprintln!("tickscope: {m}");
             ExitCode::from(1)
+        }
+        Err(Failure::ThresholdHit(m)) => {
+            eprintln!("tickscope: {m}");
+            ExitCode::from(3)
         }
         Err(Failure::Interrupted(m)) => {
             eprintln!("tickscope: {m}");

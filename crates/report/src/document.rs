@@ -69,6 +69,14 @@ pub struct RunDocument {
     /// written before it was recorded).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command_line: Vec<String>,
+    /// `--explain`: causes of late wake-ups per thread, the worst breakdowns, `--on-late`
+    /// hits; absent without `--explain`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::sink::explain::ExplainSection>,
+    /// `--explain`: the `/proc` context of every window (steal, interrupts, softirqs per
+    /// measured CPU; switches, migrations, CPU, policy per thread); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_context: Option<Vec<tickscope_explain::context::WindowContext>>,
     /// True when the machine's identity was removed for sharing ([`RunDocument::redact`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub redacted: bool,
@@ -170,6 +178,8 @@ impl RunDocument {
             runs: Vec::new(),
             load: None,
             command_line: Vec::new(),
+            explain: None,
+            window_context: None,
             redacted: false,
         }
     }
@@ -240,6 +250,8 @@ impl RunDocument {
             runs,
             load: None,
             command_line: Vec::new(),
+            explain: None,
+            window_context: None,
             redacted: false,
         }
     }

@@ -20,10 +20,12 @@
 
 #![deny(missing_docs)]
 
+pub mod capture;
 pub mod clocks;
 pub mod compare;
 pub mod document;
 pub mod executive;
+pub mod explain_text;
 pub mod export;
 pub mod import;
 pub mod live;

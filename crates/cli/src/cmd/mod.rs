@@ -3,6 +3,7 @@
 pub mod clocks;
 pub mod compare;
 pub mod completions;
+pub mod explain;
 pub mod hlog;
 pub mod man;
 pub mod monitor;

@@ -147,6 +147,11 @@ pub fn measure(
     match (failed, error) {
         (Some(f), _) => Err(f),
         (None, Some(e)) => Err(Failure::Runtime(e)),
+        (None, None) if tickscope_report::sink::explain::threshold_hit() => {
+            Err(Failure::ThresholdHit(
+                "stopped: a wake-up was later than the --on-late/--break threshold".into(),
+            ))
+        }
         (None, None) => Ok(()),
     }
 }

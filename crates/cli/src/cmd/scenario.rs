@@ -117,7 +117,10 @@ fn check(s: &Scenario, from: &str, quick: bool) -> Result<(), Failure> {
             }
         }
         crate::load::request(step.load.as_deref(), None).map_err(|e| match e {
-            Failure::Usage(m) | Failure::Runtime(m) | Failure::Interrupted(m) => bad(m),
+            Failure::Usage(m)
+            | Failure::Runtime(m)
+            | Failure::Interrupted(m)
+            | Failure::ThresholdHit(m) => bad(m),
         })?;
     }
     Ok(())
@@ -280,9 +283,10 @@ fn run_step(
     match result {
         Ok(()) => {}
         Err(Failure::Usage(m)) if doc.is_none() => rec.skipped = Some(m),
-        Err(Failure::Interrupted(m)) | Err(Failure::Runtime(m)) | Err(Failure::Usage(m)) => {
-            rec.error = Some(m)
-        }
+        Err(Failure::Interrupted(m))
+        | Err(Failure::Runtime(m))
+        | Err(Failure::Usage(m))
+        | Err(Failure::ThresholdHit(m)) => rec.error = Some(m),
     }
     rec.run = doc.clone();
     Ok(doc.map(StepData::Run))

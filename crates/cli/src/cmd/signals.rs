@@ -43,6 +43,7 @@ pub fn install() -> std::io::Result<()> {
                 }
                 tickscope_report::output::remove_pending_files();
                 crate::load::child::kill_all_now();
+                tickscope_explain::tracefs::remove_all_now();
                 std::process::exit(IMMEDIATE_EXIT_STATUS);
             }
         })?;

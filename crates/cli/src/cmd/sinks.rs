@@ -122,6 +122,9 @@ pub fn sinks(
         };
         sinks.push(sink);
     }
+    if let Some(explain) = super::explain::sinks(args, stop)? {
+        sinks.extend(explain);
+    }
     sinks.push(Box::new(TerminalSink::new(
         Box::new(Console),
         args.quiet,
@@ -131,7 +134,7 @@ pub fn sinks(
 }
 
 /// The terminal's printer: [`console`].
-struct Console;
+pub(super) struct Console;
 
 impl Printer for Console {
     fn line(&mut self, text: &str) {

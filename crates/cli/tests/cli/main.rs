@@ -7,6 +7,7 @@ mod common;
 mod clocks;
 mod cyclictest;
 mod executive;
+mod explain;
 mod inputs;
 mod install;
 mod load;

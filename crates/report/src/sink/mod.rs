@@ -14,6 +14,8 @@
 //! (every wake-up, streamed). [`registry`] names the file formats; a new output format is
 //! one new file plus one line there.
 
+pub mod context;
+pub mod explain;
 pub mod histogram;
 pub mod hlog;
 pub mod json;

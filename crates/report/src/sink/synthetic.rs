@@ -196,6 +196,8 @@ impl Run {
             runs: Vec::new(),
             load: None,
             command_line: Vec::new(),
+            explain: None,
+            window_context: None,
             redacted: false,
         }
     }

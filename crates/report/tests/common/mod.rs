@@ -178,6 +178,8 @@ pub fn document(threads: usize, seconds: u64) -> RunDocument {
         runs: Vec::new(),
         load: None,
         command_line: Vec::new(),
+        explain: None,
+        window_context: None,
         redacted: false,
     }
 }
