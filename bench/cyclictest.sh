@@ -13,8 +13,8 @@ set -euo pipefail
 secs=${1:-10}
 rounds=${2:-2}
 here=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --manifest-path "$here/Cargo.toml" -q
-ts="$here/target/release/tickscope"
+cargo build --profile profiling --manifest-path "$here/Cargo.toml" -q
+ts="$here/target/profiling/tickscope"
 command -v cyclictest >/dev/null || { echo "cyclictest missing: apt-get install rt-tests" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

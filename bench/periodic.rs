@@ -1,4 +1,4 @@
-//! The periodic library's strategies against a loop written the Cpp-Periodic-Task seed's way.
+//! The periodic library's strategies against a loop written the Cpp-Periodic-Task README's way.
 //!
 //! ```sh
 //! bench/periodic.sh [SECONDS_EACH] [ROUNDS] [FIFO_PRIORITY]     (defaults: 10 s, 5 rounds)
@@ -9,8 +9,8 @@
 //! * `sleep`, `busy`, `hybrid`: [`tickscope::Periodic`] with that strategy and its
 //!   defaults (grid `t0 + k·period`, skip missed periods; busy: a kernel trip every 1000
 //!   clock reads; hybrid: auto margin), and `hybrid-100us` with a fixed 100 µs margin;
-//! * `seed-rel`: after each wake-up, `clock_nanosleep(CLOCK_MONOTONIC, 0, period)` — sleep for
-//!   the period, as the seed's sleep loop does, so each wake-up's lateness is added to the
+//! * `sleep-rel`: after each wake-up, `clock_nanosleep(CLOCK_MONOTONIC, 0, period)` — sleep for
+//!   the period, as the Cpp-Periodic-Task sleep loop does, so each wake-up's lateness is added to the
 //!   next period.
 //!
 //! Each loop runs `SECONDS_EACH` in total, split into `ROUNDS` slices, interleaved with the
@@ -21,7 +21,7 @@
 //!
 //! * the mean period: the slope of a least-squares line through (grid step, wake time),
 //!   pooled over the slices, and its error against the nominal period — the drift (the
-//!   seed's loop runs slow by its mean latency). A fit rather than (last − first) / steps,
+//!   Cpp-Periodic-Task loop runs slow by its mean latency). A fit rather than (last − first) / steps,
 //!   so that one late wake-up at the end of a slice does not pass for drift;
 //! * p99 and max of |dt − period| over consecutive wake-ups;
 //! * p99 wake-up latency against the grid (library loops only);
@@ -148,8 +148,8 @@ impl Meter {
     }
 }
 
-/// Runs one slice of the seed-style loop: sleep for the period after each wake-up.
-fn seed_slice(period: Nanos, slice: Nanos, wakes: &mut Vec<(u64, Nanos)>) -> Slice {
+/// Runs one slice of the Cpp-Periodic-Task-style loop: sleep for the period after each wake-up.
+fn relative_slice(period: Nanos, slice: Nanos, wakes: &mut Vec<(u64, Nanos)>) -> Slice {
     let ts = to_timespec(period);
     let end = now() + slice;
     let mut meter = Meter::new();
@@ -241,7 +241,7 @@ fn main() {
                 margin: Margin::Fixed(100_000),
             }),
         ),
-        Subject::new("seed-rel", None),
+        Subject::new("sleep-rel", None),
     ];
     let n = subjects.len();
     let mut wakes = Vec::with_capacity((slice / period) as usize + 16);
@@ -265,7 +265,7 @@ fn main() {
             wakes.clear();
             let measured = match s.strategy {
                 Some(strategy) => library_slice(s, strategy, period, slice, &mut wakes),
-                None => Some(seed_slice(period, slice, &mut wakes)),
+                None => Some(relative_slice(period, slice, &mut wakes)),
             };
             if let Some(m) = measured {
                 s.cpu_ns += m.cpu_ns;

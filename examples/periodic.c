@@ -1,6 +1,6 @@
 /*
  * A 1 kHz loop with tickscope from C, ending with the statistics block that the
- * Cpp-Periodic-Task seed prints, so the two can be compared line by line.
+ * Cpp-Periodic-Task README prints, so the two can be compared line by line.
  *
  *   periodic_c [TICKS [sleep|busy|hybrid [FIFO_PRIORITY]]]
  *
@@ -37,7 +37,7 @@ static int strategy_named(const char *name, ts_strategy *out)
     return -1;
 }
 
-/* The seed's block: period statistics in microseconds, deviations in % of the period. */
+/* The Cpp-Periodic-Task statistics block: period statistics in microseconds, deviations in % of the period. */
 static void print_block(const char *title, const ts_stats *s)
 {
     double us = 1e3, period = (double)s->period_ns / us;
@@ -55,7 +55,7 @@ static void print_block(const char *title, const ts_stats *s)
     printf("%% deviation  : %15.6f %%\n", 100.0 * sd / period);
     printf("%% minmax     : %15.6f %%\n", 100.0 * (max - min) / period);
     printf("------------------------------\n");
-    /* What the seed does not print: lateness against the grid, misses and CPU. */
+    /* What Cpp-Periodic-Task does not print: lateness against the grid, misses and CPU. */
     printf("latency p99  : %15.3f us (max %.3f us)\n", (double)s->latency_p99_ns / us,
            (double)s->latency_max_ns / us);
     printf("missed       : %15llu\n", (unsigned long long)s->missed);

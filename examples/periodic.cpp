@@ -1,5 +1,5 @@
 // A 1 kHz loop with tickscope from C++: the C ABI behind a small RAII class, ending with the
-// Cpp-Periodic-Task seed's statistics block.
+// Cpp-Periodic-Task README's statistics block.
 //
 //   periodic_cpp [TICKS [sleep|busy|hybrid]]
 //
@@ -51,7 +51,7 @@ class PeriodicLoop {
     std::unique_ptr<ts_periodic, void (*)(ts_periodic *)> loop_;
 };
 
-void print_seed_block(const std::string &title, const ts_stats &s) {
+void print_stats_block(const std::string &title, const ts_stats &s) {
     const double period = s.period_ns / 1e3, mean = s.period_mean_ns / 1e3;
     const double dev = s.period_stddev_ns / 1e3;
     const double lo = s.period_min_ns / 1e3, hi = s.period_max_ns / 1e3;
@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
             const ts_tick tick = loop.wait();
             (void)tick;  // the periodic work goes here
         }
-        print_seed_block(chosen->second.second, loop.stats());
+        print_stats_block(chosen->second.second, loop.stats());
     } catch (const std::exception &e) {
         std::fprintf(stderr, "periodic: %s\n", e.what());
         return 1;

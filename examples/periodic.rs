@@ -1,8 +1,8 @@
-//! A 1 kHz loop with tickscope from Rust, ending with the Cpp-Periodic-Task seed's
-//! statistics block (and what the seed does not show: latency, misses, CPU).
+//! A 1 kHz loop with tickscope from Rust, ending with the Cpp-Periodic-Task README's
+//! statistics block (and what Cpp-Periodic-Task does not show: latency, misses, CPU).
 //!
 //! ```sh
-//! cargo run --release -p tickscope-periodic --example periodic -- [TICKS [sleep|busy|hybrid]]
+//! cargo run --release -p tickscope --example periodic -- [TICKS [sleep|busy|hybrid]]
 //! ```
 
 use tickscope::{Periodic, Stats, Strategy};
@@ -29,11 +29,11 @@ fn run(ticks: u64, strategy: Strategy) -> Result<(), tickscope::Error> {
     for _ in 0..ticks {
         let _tick = looper.wait()?; // the periodic work goes here
     }
-    print_seed_block(&strategy.name().to_uppercase(), &looper.stats());
+    print_stats_block(&strategy.name().to_uppercase(), &looper.stats());
     Ok(())
 }
 
-fn print_seed_block(title: &str, s: &Stats) {
+fn print_stats_block(title: &str, s: &Stats) {
     let Some(p) = &s.period else { return };
     let us = |ns: f64| ns / 1e3;
     let period = us(s.period_ns as f64);

@@ -24,6 +24,21 @@ pub enum Command {
     Report(ReportArgs),
     /// Put results side by side: tickscope, cyclictest --json and jitterdebugger files.
     Compare(CompareArgs),
+    /// The classic experiments (and your own) as one command each: list, show, run.
+    #[command(subcommand)]
+    Scenario(ScenarioCommand),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page, or write every page into a directory.
+    Man(ManArgs),
+    /// Schedulability of several periodic tasks in one thread: hyperperiod, utilisation,
+    /// worst-case response times, coincidences.
+    Plan(PlanArgs),
+    /// Measure until stopped and serve Prometheus metrics (and/or a node_exporter textfile).
+    Monitor(MonitorArgs),
+    /// Interval histogram logs (.hlog): merge them, or exact percentiles over a time range.
+    #[command(subcommand)]
+    Hlog(HlogCommand),
     /// What on this machine limits wake-up latency, with the fix; --measure tries the knobs
     /// tickscope can set itself. Exit status 0 ok/info, 1 warnings, 3 fatal findings.
     Doctor(DoctorArgs),
@@ -62,125 +77,366 @@ pub struct DoctorArgs {
     pub root: Option<std::path::PathBuf>,
 }
 
-/// Options of `tickscope run`.
+/// Options of `tickscope plan`.
 #[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The tasks: PERIOD[+PHASE][:BUDGET][:deadline=D][:prio=N][:name=S],… for example
+    /// '1ms:50us,2.5ms:200us,10ms'.
+    #[arg(long, value_name = "TASKS")]
+    pub tasks: String,
+}
+
+/// `tickscope scenario` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ScenarioCommand {
+    /// List the built-in scenarios.
+    List,
+    /// Print a scenario's file (built-in name or path).
+    Show {
+        /// A built-in name or a scenario file.
+        #[arg(value_name = "NAME|FILE")]
+        scenario: String,
+    },
+    /// Run a scenario and print the source's table beside this machine's numbers.
+    Run(ScenarioRunArgs),
+}
+
+/// Options of `tickscope scenario run`.
+#[derive(Debug, Args)]
+pub struct ScenarioRunArgs {
+    /// A built-in name (see 'tickscope scenario list') or a scenario file.
+    #[arg(value_name = "NAME|FILE")]
+    pub scenario: String,
+
+    /// Write every step's result as one document (schema tickscope.scenario/1) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+
+    /// Shorten every step (for tests and the impatient); said on screen and in the file.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+/// A step's `run` options, parsed exactly as `tickscope run` parses them.
+#[derive(Debug, Parser)]
+#[command(name = "run")]
+pub struct StepRun {
+    /// The options.
+    #[command(flatten)]
+    pub args: RunArgs,
+}
+
+/// A step's `clocks` options, parsed exactly as `tickscope clocks` parses them.
+#[derive(Debug, Parser)]
+#[command(name = "clocks")]
+pub struct StepClocks {
+    /// The options.
+    #[command(flatten)]
+    pub args: ClocksArgs,
+}
+
+/// Options of `tickscope completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell, e.g. `tickscope completions bash > /etc/bash_completion.d/tickscope`.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// Options of `tickscope man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write tickscope.1 and one page per command (tickscope-run.1, …) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
+}
+
+/// `--method`'s help, naming every method of the engine's registry.
+fn method_help() -> String {
+    format!(
+        "How the threads wait for each expiry: {}. Several (a,b,c) or 'all' run one after \
+         another with the same settings and print a comparison table",
+        tickscope_engine::wait::MethodKind::names()
+    )
+}
+
+/// The EXAMPLES section of `tickscope run --help`.
+const RUN_EXAMPLES: &str = "Examples:
+  tickscope run                                  1 ms for 10 s, fifo 90 where permitted
+  tickscope run -p 90 -i 250us -t all -D 1h --json r.json
+                                                 every CPU, 250 µs, one hour, result file
+  tickscope run -m -p90 -i1000 -l100000 -h400 -q > hist.txt
+                                                 cyclictest's histogram (OSADL plots)
+  tickscope run --method all --rounds 3          which way of waiting is best here
+  tickscope run --load cpu --load-cpus 1 -a 0    measure CPU 0 while CPU 1 is loaded
+  tickscope run --json - | jq .summary           the result on standard output
+
+Defaults shown as [default: …] are fixed; \"Default:\" sentences are computed.";
+
+/// Options of `tickscope run`. `-h` is cyclictest's histogram here, so help is `--help`.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true, after_help = RUN_EXAMPLES)]
 pub struct RunArgs {
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+
     /// Period between expiries: 1ms, 250us, 10ms, 2s, or a frequency like 85Hz; a bare
     /// number is µs (as in cyclictest).
-    #[arg(short = 'i', long, default_value = "1ms", value_name = "PERIOD")]
+    #[arg(
+        short = 'i',
+        long,
+        default_value = "1ms",
+        value_name = "PERIOD",
+        help_heading = "Timing"
+    )]
     pub interval: String,
 
     /// Stop after N wake-ups per thread.
-    #[arg(short = 'l', long, value_name = "N")]
+    #[arg(short = 'l', long, value_name = "N", help_heading = "Timing")]
     pub loops: Option<String>,
 
     /// Stop after this long: 10s, 5m, 2h; a bare number is seconds. Default 10s unless
     /// --loops is given.
-    #[arg(short = 'D', long, value_name = "DURATION")]
+    #[arg(short = 'D', long, value_name = "DURATION", help_heading = "Timing")]
     pub duration: Option<String>,
 
-    /// How the threads wait for each expiry: nanosleep-abs, nanosleep-rel, nanosleep,
-    /// timerfd, posix-timer, itimer, poll, select, epoll, busy, hybrid. Several (a,b,c) or
-    /// 'all' run one after another with the same settings and print a comparison table.
+    /// How the threads wait for each expiry (the methods are listed from the engine's
+    /// registry). Several (a,b,c) or 'all' run one after another with the same settings and
+    /// print a comparison table.
     #[arg(
         long,
         default_value = "nanosleep-abs",
-        value_name = "METHOD[,METHOD…]|all"
+        value_name = "METHOD[,METHOD…]|all",
+        help_heading = "Timing",
+        help = method_help()
     )]
     pub method: String,
 
     /// Repeat the whole list of methods N times, interleaved (each round starts one method
     /// further along), so that drift of a noisy machine favours no method.
-    #[arg(long, default_value = "1", value_name = "N")]
+    #[arg(long, default_value = "1", value_name = "N", help_heading = "Timing")]
     pub rounds: String,
 
     /// busy: nap after every N clock readings before the expiry (a clock_nanosleep to the
-    /// time just read, as the Cpp-Periodic-Task seed's step_sleep). Default: never.
-    #[arg(long, value_name = "N")]
+    /// time just read, as the Cpp-Periodic-Task README's step_sleep). Default: never.
+    #[arg(long, value_name = "N", help_heading = "Timing")]
     pub busy_sleep_every: Option<String>,
 
     /// hybrid: sleep until this long before each expiry, then spin (250us, 0.1ms), or
     /// 'auto' to learn it from the measured sleep latency during the run.
-    #[arg(long, default_value = "auto", value_name = "DURATION|auto")]
+    #[arg(
+        long,
+        default_value = "auto",
+        value_name = "DURATION|auto",
+        help_heading = "Timing"
+    )]
     pub margin: String,
 
     /// Scheduling policy: auto, other, batch, idle, fifo, rr, deadline. auto is fifo at
     /// priority 90 where permitted, else other, and says which.
-    #[arg(long, default_value = "auto", value_name = "POLICY")]
+    #[arg(
+        long,
+        default_value = "auto",
+        value_name = "POLICY",
+        help_heading = "Scheduling"
+    )]
     pub policy: String,
 
     /// Real-time priority 1..99 for fifo and rr (with policy auto, -p asks for fifo).
-    #[arg(short = 'p', long, value_name = "PRIO")]
+    #[arg(short = 'p', long, value_name = "PRIO", help_heading = "Scheduling")]
     pub priority: Option<String>,
 
     /// Nice value -20..19 for policies other and batch.
-    #[arg(long, value_name = "NICE", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "NICE",
+        allow_hyphen_values = true,
+        help_heading = "Scheduling"
+    )]
     pub nice: Option<String>,
 
     /// SCHED_DEADLINE runtime per period (deadline = period = interval). Default: a tenth of
     /// the interval, at least 20us.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", help_heading = "Scheduling")]
     pub deadline_runtime: Option<String>,
 
     /// Number of measuring threads, or 'all' for one per CPU (thread k on the k-th CPU).
-    #[arg(short = 't', long, value_name = "N|all")]
+    #[arg(short = 't', long, value_name = "N|all", help_heading = "Scheduling")]
     pub threads: Option<String>,
 
     /// Pin the threads to these CPUs, round-robin (e.g. 0,2-3). Without -t: one thread per
     /// listed CPU.
-    #[arg(short = 'a', long, value_name = "CPULIST")]
+    #[arg(short = 'a', long, value_name = "CPULIST", help_heading = "Scheduling")]
     pub affinity: Option<String>,
 
     /// Lock memory with mlockall (the default).
-    #[arg(short = 'm', long, overrides_with = "no_mlock")]
+    #[arg(
+        short = 'm',
+        long,
+        overrides_with = "no_mlock",
+        help_heading = "System settings"
+    )]
     pub mlock: bool,
 
     /// Do not lock memory.
-    #[arg(long)]
+    #[arg(long, help_heading = "System settings")]
     pub no_mlock: bool,
 
-    /// Timer slack of the measuring threads in ns (default 1, the finest; the kernel's
-    /// default is 50000).
-    #[arg(long, value_name = "NS", default_value = "1")]
+    /// Timer slack of the measuring threads in ns: 1 is the finest, the kernel's own default
+    /// is 50000; at most the interval.
+    #[arg(
+        long,
+        value_name = "NS",
+        default_value_t = tickscope_engine::run::defaults::TIMER_SLACK_NS.to_string(),
+        help_heading = "System settings"
+    )]
     pub timer_slack: String,
+
+    /// Confirm a run that spins on every CPU this process may use at a real-time policy
+    /// (busy, or hybrid with --margin above half the interval, under fifo, rr, deadline or
+    /// auto): every other task then gets only what RT throttling leaves (5 % by default)
+    /// and waits up to ~1 s at a time. Refused without this flag.
+    #[arg(long, help_heading = "Scheduling")]
+    pub allow_rt_spin_all_cpus: bool,
 
     /// Hold this CPU wake-up latency limit (µs) on /dev/cpu_dma_latency for the run. Default:
     /// 0 where writable; given explicitly, failing to hold it is an error.
-    #[arg(long, value_name = "US", conflicts_with = "no_pm_qos")]
+    #[arg(
+        long,
+        value_name = "US",
+        conflicts_with = "no_pm_qos",
+        help_heading = "System settings"
+    )]
     pub pm_qos: Option<String>,
 
     /// Leave /dev/cpu_dma_latency alone.
-    #[arg(long)]
+    #[arg(long, help_heading = "System settings")]
     pub no_pm_qos: bool,
 
     /// Clock to sleep on and read: monotonic, realtime, boottime, tai.
-    #[arg(long, default_value = "monotonic", value_name = "CLOCK")]
+    #[arg(
+        long,
+        default_value = "monotonic",
+        value_name = "CLOCK",
+        help_heading = "Timing"
+    )]
     pub clock: String,
 
     /// After a wake-up later than the next expiry: skip to the next future expiry
     /// (cyclictest) or catch-up (wake once per missed expiry). Both count missed periods.
-    #[arg(long, default_value = "skip", value_name = "skip|catch-up")]
+    #[arg(
+        long,
+        default_value = "skip",
+        value_name = "skip|catch-up",
+        help_heading = "Timing"
+    )]
     pub overrun: String,
 
+    /// Run a load for exactly the length of the measurement: cpu[:N], memory[:N], io[:N],
+    /// sched[:N] (hackbench-style messaging), net[:N] (loopback UDP), stress-ng:"ARGS"
+    /// (verbatim) or exec:"CMD". Needs stress-ng except for exec. The load achieved is
+    /// recorded per window.
+    #[arg(long, value_name = "SPEC", help_heading = "Load")]
+    pub load: Option<String>,
+
+    /// Place the load on these CPUs (e.g. 1 or 0,2-3). Default: anywhere.
+    #[arg(long, value_name = "CPULIST", help_heading = "Load")]
+    pub load_cpus: Option<String>,
+
     /// Write the result as JSON (schema tickscope.run/1) to FILE.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<std::path::PathBuf>,
 
     /// Print only the summary (no header, no per-second lines).
-    #[arg(short = 'q', long)]
+    #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
+
+    /// Leave the host name and the kernel command line out of the result files, for
+    /// sharing them.
+    #[arg(long, help_heading = "Output")]
+    pub redact: bool,
+
+    /// For tests: run on virtual time with this latency script (20us,30us,2.5ms; bare
+    /// numbers are µs), changing nothing on the system, on a made-up machine — so the whole
+    /// output is deterministic.
+    #[arg(long, hide = true, value_name = "LATENCIES")]
+    pub debug_mock: Option<String>,
 
     /// Files exported from the run (histogram, CSV, raw samples).
     #[command(flatten)]
     pub exports: ExportArgs,
+
+    /// Run several periodic tasks in one thread with the library's executive and synthetic
+    /// work instead: PERIOD[:work=D][:deadline=D][:prio=N],… for example
+    /// '1ms:work=50us,2.5ms:work=200us,10ms'; prints per-task latency, response and misses.
+    #[arg(long, value_name = "TASKS")]
+    pub tasks: Option<String>,
+
+    /// Why wake-ups were late: `--explain` options.
+    #[command(flatten)]
+    pub explain: ExplainArgs,
+}
+
+/// `--explain` and `--on-late` options of `tickscope run`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Why was it late?")]
+pub struct ExplainArgs {
+    /// Break every late wake-up into its causes: trace (a private tracefs instance, root),
+    /// context (/proc counters per window only) or auto (trace when permitted).
+    #[arg(
+        long,
+        value_name = "MODE",
+        num_args = 0..=1,
+        default_missing_value = "auto",
+        value_parser = ["auto", "trace", "context"]
+    )]
+    pub explain: Option<String>,
+
+    /// Which wake-ups get a breakdown: later than a latency (100us, 1ms) or than the
+    /// previous window's p99 (p99). Default 100us.
+    #[arg(long, value_name = "LATENCY|p99")]
+    pub explain_threshold: Option<String>,
+
+    /// When a wake-up is later than THRESHOLD, act: mark (trace_marker line), capture (a
+    /// bundle directory), stop (end the run, exit status 3), exec=CMD (a shell command
+    /// with TICKSCOPE_LATENCY_NS, _TID, _CPU, _EXPIRY_NS, _BUNDLE). Repeatable; implies
+    /// --explain.
+    #[arg(long, value_name = "THRESHOLD:ACTION[,ACTION…]")]
+    pub on_late: Vec<String>,
+
+    /// cyclictest's -b: on the first wake-up later than US µs, mark, capture and stop.
+    #[arg(long = "break", value_name = "US")]
+    pub break_us: Option<String>,
+
+    /// At most N capture bundles.
+    #[arg(long, value_name = "N", default_value = "10")]
+    pub capture_limit: u32,
+
+    /// Where capture bundles go. Default: FILE.captures beside --json FILE, else
+    /// ./tickscope-captures.
+    #[arg(long, value_name = "DIR")]
+    pub capture_dir: Option<std::path::PathBuf>,
 }
 
 /// Export options of `tickscope run`: files written, atomically, when the run ends.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Output")]
 pub struct ExportArgs {
-    /// Write the latency histogram in cyclictest's -h text format (1 µs buckets) to FILE.
-    #[arg(long, value_name = "FILE")]
+    /// Write the latency histogram in cyclictest's -h text format (1 µs buckets) to FILE;
+    /// --histfile is cyclictest's name for it.
+    #[arg(long, visible_alias = "histfile", value_name = "FILE")]
     pub histogram_file: Option<std::path::PathBuf>,
+
+    /// cyclictest's -h: after the run, the histogram with 1 µs buckets up to US µs on
+    /// standard output (or --histfile), with real overflow counts and the overflows' cycle
+    /// numbers; the text for a person moves to standard error.
+    #[arg(short = 'h', long, value_name = "US", conflicts_with = "histofall")]
+    pub histogram: Option<String>,
+
+    /// cyclictest's -H: as -h, with a last column summing every thread.
+    #[arg(short = 'H', long, value_name = "US")]
+    pub histofall: Option<String>,
 
     /// Write the summary and the per-second windows as CSV to FILE.
     #[arg(long, value_name = "FILE")]
@@ -189,6 +445,17 @@ pub struct ExportArgs {
     /// Write every wake-up (thread, index, expiry, wake time, latency) as CSV to FILE.
     #[arg(long, value_name = "FILE")]
     pub samples: Option<std::path::PathBuf>,
+
+    /// Write one HdrHistogram per window per thread (tags T<k>, all, T<k>.early) as an
+    /// HdrHistogram interval log to FILE, streamed as the windows finish.
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<std::path::PathBuf>,
+
+    /// Write FORMAT to PATH; repeatable. Formats: json, histogram, csv, samples, hlog (the
+    /// same as --json, --histogram-file, --csv, --samples, --hlog). PATH '-' is standard
+    /// output.
+    #[arg(long, value_name = "FORMAT=PATH")]
+    pub export: Vec<String>,
 }
 
 /// Options of `tickscope report`.
@@ -209,6 +476,15 @@ pub struct ReportArgs {
     /// Also write every plot as an SVG file into DIR (created if missing).
     #[arg(long, value_name = "DIR")]
     pub svg: Option<std::path::PathBuf>,
+
+    /// End of the latency histogram's 1 µs bins (1ms, 400us, 5ms; a bare number is µs):
+    /// fixed, so that plots compare bin for bin; later wake-ups go to a logarithmic tail.
+    #[arg(long, value_name = "DURATION", default_value = "1ms")]
+    pub range: String,
+
+    /// Leave the host name and the kernel command line out of the report, for sharing it.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 /// Options of `tickscope compare`.
@@ -248,4 +524,77 @@ pub struct ClocksArgs {
     /// on a sibling CPU, to show what idle states cost.
     #[arg(long)]
     pub idle_compare: bool,
+}
+
+/// Options of `tickscope monitor`: every option of `run` (one method; -D bounds the run,
+/// which otherwise goes on until SIGTERM or Ctrl-C) plus where the metrics go.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// The measurement, as for `tickscope run`.
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Serve /metrics and /healthz on ADDR:PORT. Loopback by default; any other address is
+    /// reachable from other machines and is said so at start.
+    #[arg(long, default_value = crate::http::DEFAULT_LISTEN, value_name = "ADDR:PORT")]
+    pub listen: String,
+
+    /// Do not serve HTTP (use with --textfile).
+    #[arg(long)]
+    pub no_listen: bool,
+
+    /// Rewrite a node_exporter textfile (e.g. /var/lib/node_exporter/tickscope.prom)
+    /// atomically every --textfile-interval.
+    #[arg(long, value_name = "FILE")]
+    pub textfile: Option<std::path::PathBuf>,
+
+    /// How often the textfile is rewritten: 15s, 1m.
+    #[arg(long, default_value = "15s", value_name = "DURATION")]
+    pub textfile_interval: String,
+
+    /// CPUs for the collector, HTTP and textfile threads. Default: the CPUs not measured.
+    /// Overlapping a measured CPU is refused.
+    #[arg(long, value_name = "CPULIST")]
+    pub housekeeping_cpus: Option<String>,
+}
+
+/// `tickscope hlog …`.
+#[derive(Debug, Subcommand)]
+pub enum HlogCommand {
+    /// Merge interval logs (several machines, or several runs) into one, interval by interval.
+    Merge(HlogMergeArgs),
+    /// Exact percentiles of the intervals in a time range, per tag, from one or more logs.
+    Stat(HlogStatArgs),
+}
+
+/// Options of `tickscope hlog merge`.
+#[derive(Debug, Args)]
+pub struct HlogMergeArgs {
+    /// Interval logs (HdrHistogram log format).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// Where to write the merged log.
+    #[arg(short = 'o', long, value_name = "OUT")]
+    pub output: std::path::PathBuf,
+}
+
+/// Options of `tickscope hlog stat`.
+#[derive(Debug, Args)]
+pub struct HlogStatArgs {
+    /// Interval logs (HdrHistogram log format).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// Start of the range, from the log's start: 90s, 12m (default: the beginning).
+    #[arg(long, value_name = "TIME")]
+    pub from: Option<String>,
+
+    /// End of the range, from the log's start (default: the end).
+    #[arg(long, value_name = "TIME")]
+    pub to: Option<String>,
+
+    /// Only this tag (e.g. all, T0, T0.early); default: every tag.
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
 }

@@ -9,15 +9,22 @@ pub enum Failure {
     Usage(String),
     /// Something failed while running: exit status 1.
     Runtime(String),
+    /// Stopped by a signal before anything complete could be shown: exit status 130.
+    Interrupted(String),
+    /// A `--on-late …:stop` (or `--break`) rule ended the run: exit status 3, as
+    /// cyclictest's `-b` is told apart from a normal end.
+    ThresholdHit(String),
 }
 
 impl From<tickscope_engine::Error> for Failure {
+    /// Bad settings and settings that cannot be applied are the user's to change (exit 2);
+    /// an OS failure is not (exit 1). The sentence gets the CLI's flags
+    /// ([`crate::engine_errors`]).
     fn from(e: tickscope_engine::Error) -> Self {
-        match e {
-            tickscope_engine::Error::Config(m) | tickscope_engine::Error::Setup(m) => {
-                Failure::Usage(m)
-            }
-            other => Failure::Runtime(other.to_string()),
+        let text = crate::engine_errors::sentence(&e);
+        match e.kind() {
+            tickscope_engine::ErrorKind::Os => Failure::Runtime(text),
+            _ => Failure::Usage(text),
         }
     }
 }
@@ -34,28 +41,92 @@ pub fn report(result: Result<(), Failure>) -> ExitCode {
             eprintln!("tickscope: {m}");
             ExitCode::from(1)
         }
+        Err(Failure::ThresholdHit(m)) => {
+            eprintln!("tickscope: {m}");
+            ExitCode::from(3)
+        }
+        Err(Failure::Interrupted(m)) => {
+            eprintln!("tickscope: {m}");
+            ExitCode::from(130)
+        }
     }
 }
 
-/// Help and version go to stdout with status 0; a parse error becomes one line and status 2.
+/// Help and version asked for go to stdout with status 0; a parse error — a missing
+/// subcommand included — becomes one line on stderr and status 2.
 pub fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let _ = e.print();
             ExitCode::SUCCESS
         }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            use clap::CommandFactory;
+            let names: Vec<String> = crate::cli::Cli::command()
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            eprintln!(
+                "tickscope: a subcommand is needed: {} (see 'tickscope --help')",
+                names.join(", ")
+            );
+            ExitCode::from(2)
+        }
         _ => {
-            let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
-            eprintln!("tickscope: {first} (see 'tickscope --help')");
+            eprintln!("tickscope: {}", one_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// A clap error as one line that keeps everything clap would say over several: the error,
+/// the arguments it names, the valid values, "did you mean", a cyclictest flag's tickscope
+/// equivalent, and where to read more.
+pub fn one_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let rendered = e.render().to_string();
+    let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
+    let mut text = lines
+        .next()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    if text.ends_with(':') {
+        // "required arguments were not provided:" lists them on the lines below.
+        let listed: Vec<&str> = lines
+            .take_while(|l| l.starts_with("  "))
+            .map(str::trim)
+            .collect();
+        text = format!("{text} {}", listed.join(", "));
+    }
+    let strings = |kind: ContextKind| match e.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let valid = strings(ContextKind::ValidValue);
+    if !valid.is_empty() {
+        text += &format!("; possible values: {}", valid.join(", "));
+    }
+    let suggested: Vec<String> = [
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedValue,
+        ContextKind::SuggestedSubcommand,
+    ]
+    .into_iter()
+    .flat_map(strings)
+    .collect();
+    let cyclictest = match e.kind() {
+        ErrorKind::UnknownArgument => strings(ContextKind::InvalidArg)
+            .first()
+            .and_then(|a| crate::cyclictest_flags::hint(a)),
+        _ => None,
+    };
+    match (cyclictest, suggested.is_empty()) {
+        (Some(hint), _) => text += &format!("; that is cyclictest's flag: {hint}"),
+        (None, false) => text += &format!("; did you mean '{}'?", suggested.join("' or '")),
+        (None, true) => {}
+    }
+    format!("{text} (see 'tickscope --help')")
 }

@@ -8,14 +8,27 @@
 
 mod cli;
 mod cmd;
+mod console;
+mod cyclictest_flags;
+mod engine_errors;
 mod exit;
+mod housekeeping;
+mod http;
+mod load;
 mod options;
 mod output_path;
+mod scenario;
+mod textfile;
 
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // First of all, so that a signal in the first milliseconds is handled like any other.
+    if let Err(e) = cmd::signals::install() {
+        eprintln!("tickscope: cannot handle signals: {e}");
+        return ExitCode::from(1);
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),
@@ -25,7 +38,13 @@ fn main() -> ExitCode {
         cli::Command::Clocks(args) => cmd::clocks::execute(&args),
         cli::Command::Report(args) => cmd::report::execute(&args),
         cli::Command::Compare(args) => cmd::compare::execute(&args),
+        cli::Command::Scenario(c) => cmd::scenario::execute(c),
+        cli::Command::Completions(args) => cmd::completions::execute(&args),
+        cli::Command::Man(args) => cmd::man::execute(&args),
+        cli::Command::Plan(args) => cmd::plan::execute(&args),
+        cli::Command::Monitor(args) => cmd::monitor::execute(&args),
+        cli::Command::Hlog(c) => cmd::hlog::execute(&c),
         cli::Command::Doctor(args) => return cmd::doctor::main(&args),
     };
-    exit::report(result)
+    exit::report(console::settle(result))
 }

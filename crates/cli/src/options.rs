@@ -3,10 +3,18 @@
 
 use crate::cli::RunArgs;
 use tickscope_engine::grid::OverrunPolicy;
-use tickscope_engine::run::{PolicyRequest, RunConfig, AUTO_PRIORITY};
-use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list, Policy};
+use tickscope_engine::run::{
+    loops_span_ns, PolicyRequest, RunConfig, AUTO_PRIORITY, MAX_PERIOD_NS, MAX_RUN_NS,
+};
+use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list, privileges, Policy};
 use tickscope_engine::time::{ClockId, Nanos, NS_PER_SEC, NS_PER_US};
 use tickscope_engine::wait::{self, Margin, MethodKind, MethodOptions};
+use tickscope_report::units::ns_i;
+
+/// What a duration is called in messages, and its accepted forms.
+const DURATION_FORMS: (&str, &str) = ("a duration", "250us, 1ms, 10s, 1m30s, 2h or 1d");
+/// What an interval is called in messages, and its accepted forms.
+const INTERVAL_FORMS: (&str, &str) = ("a period or a frequency", "250us, 1ms, 85Hz or 1000 (µs)");
 
 /// Parses a duration with a unit (`250us`, `1ms`, `10s`, `5m`, `2h`, `1.5ms`) or a bare
 /// number in `bare_unit_ns` units. Returns ns, > 0.
@@ -15,29 +23,60 @@ use tickscope_engine::wait::{self, Margin, MethodKind, MethodOptions};
 /// One sentence naming `what` when the text is not a number with a known unit, is zero or
 /// negative, or exceeds `i64::MAX` ns (about 292 years).
 pub fn parse_duration(s: &str, what: &str, bare_unit_ns: Nanos) -> Result<Nanos, String> {
+    parse_duration_as(
+        s,
+        what,
+        bare_unit_ns,
+        DURATION_FORMS,
+        (Nanos::MAX, "too large"),
+    )
+}
+
+/// [`parse_duration`] with `forms`, what the value is called and its examples (`"250us, 1ms
+/// …"`) in the message, and `max`: the largest value accepted (ns) and what the message says
+/// of a larger one.
+fn parse_duration_as(
+    s: &str,
+    what: &str,
+    bare_unit_ns: Nanos,
+    forms: (&str, &str),
+    max: (Nanos, &str),
+) -> Result<Nanos, String> {
     let t = s.trim().replace('µ', "u");
-    let err = || format!("{what} '{s}' is not a duration; write it like 250us, 1ms, 10s, 5m or 2h");
+    let err = || format!("{what} '{s}' is not {}; write it like {}", forms.0, forms.1);
     if t.is_empty() {
         return Err(err());
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| err())?;
-    let unit_ns: f64 = match unit.trim() {
-        "" => bare_unit_ns as f64,
-        "ns" | "nsec" => 1.0,
-        "us" | "usec" => 1e3,
-        "ms" | "msec" => 1e6,
-        "s" | "sec" => 1e9,
-        "m" | "min" => 60e9,
-        "h" | "hr" => 3600e9,
-        _ => return Err(err()),
-    };
-    let ns = value * unit_ns;
-    if !ns.is_finite() || ns >= i64::MAX as f64 {
-        return Err(format!("{what} '{s}' is too large"));
+    // Number-and-unit pairs, summed: `1m30s`, `1h 30m`, `1d`; a bare number only alone.
+    let mut ns = 0.0;
+    let mut rest = t.as_str();
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, after) = rest.split_at(split);
+        let value: f64 = num.parse().map_err(|_| err())?;
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_len);
+        let unit_ns: f64 = match unit.trim() {
+            "" if ns == 0.0 && next.is_empty() => bare_unit_ns as f64,
+            "ns" | "nsec" => 1.0,
+            "us" | "usec" => 1e3,
+            "ms" | "msec" => 1e6,
+            "s" | "sec" => 1e9,
+            "m" | "min" => 60e9,
+            "h" | "hr" => 3600e9,
+            "d" | "day" | "days" => 86_400e9,
+            _ => return Err(err()),
+        };
+        ns += value * unit_ns;
+        rest = next.trim_start();
+    }
+    // Compared as f64, before the conversion to integer ns (which would saturate).
+    if !(ns.is_finite() && ns.round() <= max.0 as f64) {
+        return Err(format!("{what} '{s}' is {}", max.1));
     }
     let ns = ns.round() as Nanos;
     if ns <= 0 {
@@ -47,18 +86,23 @@ pub fn parse_duration(s: &str, what: &str, bare_unit_ns: Nanos) -> Result<Nanos,
 }
 
 /// Parses the interval: a duration (bare number = µs, as in cyclictest `-i`) or a frequency
-/// (`85Hz`, `1kHz`). Returns the period in ns, rounded to the nearest ns.
+/// (`85Hz`, `1kHz`). Returns the period in ns, rounded to the nearest ns, in
+/// 1 ..= [`MAX_PERIOD_NS`] (1 h, the limit the engine and the C API share).
 ///
 /// # Errors
 /// One sentence when the text is neither a duration nor a frequency, or gives a period that
-/// is not positive or shorter than 1 ns.
+/// is not positive, shorter than 1 ns or longer than 1 h.
 pub fn parse_interval(s: &str) -> Result<Nanos, String> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();
+    const TOO_LONG: &str = "longer than 1h, the longest period accepted";
     for (suffix, mult) in [("khz", 1e3), ("hz", 1.0)] {
         if let Some(num) = lower.strip_suffix(suffix) {
             let f: f64 = num.trim().parse().map_err(|_| {
-                format!("interval '{s}' is not a frequency; write it like 85Hz or 1kHz")
+                format!(
+                    "interval '{s}' is not {}; write it like {}",
+                    INTERVAL_FORMS.0, INTERVAL_FORMS.1
+                )
             })?;
             let hz = f * mult;
             if !(hz > 0.0 && hz.is_finite()) {
@@ -69,10 +113,45 @@ pub fn parse_interval(s: &str) -> Result<Nanos, String> {
             if hz > 1e9 {
                 return Err(format!("interval '{s}' is shorter than 1 ns"));
             }
-            return Ok((1e9 / hz).round() as Nanos);
+            // Compared as f64, before the conversion (which would saturate).
+            let period = (1e9 / hz).round();
+            if !period.is_finite() || period > MAX_PERIOD_NS as f64 {
+                return Err(format!("interval '{s}' is {TOO_LONG}"));
+            }
+            return Ok(period as Nanos);
         }
     }
-    parse_duration(t, "interval", NS_PER_US)
+    parse_duration_as(
+        t,
+        "interval",
+        NS_PER_US,
+        INTERVAL_FORMS,
+        (MAX_PERIOD_NS, TOO_LONG),
+    )
+}
+
+/// Checks that the run's stop rules fit [`MAX_RUN_NS`] (100 years) with the period: the
+/// duration itself and `loops` × `period`.
+///
+/// # Errors
+/// One sentence naming the flag and the limit.
+fn check_run_length(
+    duration: Option<Nanos>,
+    loops: Option<u64>,
+    period: Nanos,
+) -> Result<(), String> {
+    if duration.is_some_and(|d| d > MAX_RUN_NS) {
+        return Err("--duration must be at most 876000h (100 years)".into());
+    }
+    if let Some(l) = loops {
+        if loops_span_ns(l, period).is_none_or(|ns| ns > MAX_RUN_NS) {
+            return Err(format!(
+                "--loops {l} at this interval would run longer than 100 years (the longest \
+                 run accepted); use fewer loops"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn parse_int<T: std::str::FromStr>(s: &str, what: &str, range: &str) -> Result<T, String> {
@@ -172,7 +251,7 @@ fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
             "--priority applies to fifo and rr, not to policy {name}; use --nice for other and batch"
         ));
     }
-    if nice.is_some() && !matches!(name.as_str(), "other" | "batch") {
+    if nice.is_some() && !matches!(name.as_str(), "other" | "normal" | "batch") {
         return Err(format!(
             "--nice applies to policies other and batch, not to {name}"
         ));
@@ -184,7 +263,8 @@ fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
     Ok(match name.as_str() {
         "auto" if priority.is_some() => PolicyRequest::Exact(Policy::Fifo { priority: prio }),
         "auto" => PolicyRequest::Auto,
-        "other" => PolicyRequest::Exact(Policy::Other {
+        // cyclictest's name for SCHED_OTHER (`--policy normal`).
+        "other" | "normal" => PolicyRequest::Exact(Policy::Other {
             nice: nice.unwrap_or(0),
         }),
         "batch" => PolicyRequest::Exact(Policy::Batch {
@@ -214,14 +294,20 @@ fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
         }
         other => {
             return Err(format!(
-                "unknown policy '{other}'; use one of auto, other, batch, idle, fifo, rr, deadline"
+                "unknown policy '{other}'; use one of auto, other (or normal), batch, idle, fifo, rr, deadline"
             ))
         }
     })
 }
 
-/// Resolves the methods' tunables; a tunable for a method that does not run is an error.
-fn resolve_method_options(a: &RunArgs, methods: &[MethodKind]) -> Result<MethodOptions, String> {
+/// Resolves the methods' tunables; a tunable for a method that does not run is an error, and
+/// so is a fixed `--margin` not shorter than the period (`period`, ns) — it would make the
+/// hybrid a busy-wait; the C API refuses a margin above the period too.
+fn resolve_method_options(
+    a: &RunArgs,
+    methods: &[MethodKind],
+    period: Nanos,
+) -> Result<MethodOptions, String> {
     let busy_sleep_every: Option<u32> = parse_count(
         a.busy_sleep_every.as_deref(),
         "--busy-sleep-every",
@@ -236,7 +322,15 @@ fn resolve_method_options(a: &RunArgs, methods: &[MethodKind]) -> Result<MethodO
             if !methods.contains(&MethodKind::Hybrid) {
                 return Err("--margin applies to --method hybrid".into());
             }
-            Margin::Fixed(parse_duration(m, "--margin", NS_PER_US)?)
+            let margin = parse_duration(m, "--margin", NS_PER_US)?;
+            if margin >= period {
+                return Err(format!(
+                    "--margin {m} is not shorter than the interval ({}): the hybrid would spin \
+                     the whole period; use a smaller margin, or --method busy",
+                    ns_i(period)
+                ));
+            }
+            Margin::Fixed(margin)
         }
     };
     Ok(MethodOptions {
@@ -268,6 +362,98 @@ fn parse_methods(s: &str) -> Result<(Vec<MethodKind>, bool), String> {
     Ok((methods, false))
 }
 
+/// The CPUs this process may use, when the measuring threads `cpus` (one entry per thread,
+/// `None` = unpinned) can hold every one of them at once; `None` when one stays free.
+///
+/// # Errors
+/// One sentence when the CPUs this process may use cannot be read.
+fn holds_every_cpu(cpus: &[Option<usize>]) -> Result<Option<Vec<usize>>, String> {
+    let allowed =
+        allowed_cpus().map_err(|e| format!("cannot read the CPUs this process may use: {e}"))?;
+    let unpinned = cpus.iter().filter(|c| c.is_none()).count();
+    let uncovered = allowed
+        .iter()
+        .filter(|c| !cpus.contains(&Some(**c)))
+        .count();
+    Ok((uncovered <= unpinned).then_some(allowed))
+}
+
+/// The policy the measuring threads will run under: `auto` is fifo where the process may set
+/// it (CAP_SYS_NICE, or RLIMIT_RTPRIO ≥ [`AUTO_PRIORITY`]; sched(7)), else other.
+fn expected_policy(request: &PolicyRequest) -> Policy {
+    match *request {
+        PolicyRequest::Exact(p) => p,
+        PolicyRequest::Auto
+            if privileges::has_cap_sys_nice()
+                || privileges::rtprio_limit() >= u64::from(AUTO_PRIORITY) =>
+        {
+            Policy::Fifo {
+                priority: AUTO_PRIORITY,
+            }
+        }
+        PolicyRequest::Auto => Policy::Other { nice: 0 },
+    }
+}
+
+/// The share of a CPU above which real-time threads spinning on every CPU need
+/// `--allow-rt-spin-all-cpus`: more than half of each CPU — `busy` (all of it, until RT
+/// throttling stops it) or `hybrid` with a fixed margin above half the period (the auto
+/// margin never exceeds half).
+const RT_SPIN_CONFIRM_SHARE: f64 = 0.5;
+
+/// Refuses `kind` when its threads, holding every CPU in `cpus` (the CPUs this process may
+/// use), would spin more than [`RT_SPIN_CONFIRM_SHARE`] of each at a real-time policy: the
+/// message says what that leaves every other task ([`wait::starvation`]) and how to confirm.
+///
+/// # Errors
+/// `--method NAME: spinning … would leave every other task …; … --allow-rt-spin-all-cpus`.
+fn rt_spin_refusal(kind: MethodKind, cfg: &RunConfig, cpus: &[usize]) -> Result<(), String> {
+    let policy = expected_policy(&cfg.policy);
+    let (rt_runtime, rt_period) = (privileges::rt_runtime_us(), privileges::rt_period_us());
+    let Some(s) = wait::starvation(
+        kind,
+        &cfg.method_options,
+        &policy,
+        cfg.period_ns,
+        rt_runtime,
+        rt_period,
+    ) else {
+        return Ok(());
+    };
+    if s.held_share <= RT_SPIN_CONFIRM_SHARE {
+        return Ok(());
+    }
+    let spinning = match wait::spin_share(kind, &cfg.method_options, cfg.period_ns) {
+        Some(share) if share < 1.0 => format!("spinning {:.0} % of every period", 100.0 * share),
+        _ => "spinning".to_string(),
+    };
+    let left = match (s.longest_wait_ns, s.throttling) {
+        (None, _) => format!(
+            "no CPU time until the run ends (RT throttling is off: sched_rt_runtime_us {})",
+            rt_runtime.map_or("unreadable".into(), |r| r.to_string())
+        ),
+        (Some(wait), Some((r, p))) => format!(
+            "only {:.1} % of each CPU — what RT throttling gives back (sched_rt_runtime_us {r} \
+             of sched_rt_period_us {p}) — in waits of up to {}",
+            100.0 * s.others_share,
+            ns_i(wait)
+        ),
+        (Some(wait), None) => format!(
+            "only {:.1} % of each CPU, in waits of up to {}",
+            100.0 * s.others_share,
+            ns_i(wait)
+        ),
+    };
+    Err(format!(
+        "--method {}: {spinning} under {} on every CPU this process may use ({}) would leave \
+         every other task there (shells, sshd, kernel workers) {left}; leave a CPU free \
+         (-a, -t) or confirm with --allow-rt-spin-all-cpus",
+        kind.name(),
+        policy.name(),
+        format_cpu_list(cpus),
+    ))
+}
+
 /// What `tickscope run` is asked to do: one configuration, run once per method and round.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
@@ -295,7 +481,10 @@ impl RunPlan {
 /// One sentence naming the flag, what was wrong and the accepted form.
 pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
     let (listed, all) = parse_methods(&a.method)?;
-    let config = run_config(a, &listed)?;
+    let mut config = run_config(a, &listed)?;
+    if let Some(script) = &a.debug_mock {
+        config.backend = mock_backend(script)?;
+    }
     let rounds: u32 = parse_count(Some(&a.rounds), "--rounds", "1..=1000")?.unwrap_or(1);
     if rounds > 1000 {
         return Err(format!("--rounds must be 1..=1000 (got {rounds})"));
@@ -303,8 +492,15 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
     let threads = config.cpus.len();
     let mut methods = Vec::new();
     let mut left_out = Vec::new();
+    let every_cpu = holds_every_cpu(&config.cpus)?;
     for m in listed {
-        match wait::check(m, config.clock, threads, config.period_ns) {
+        let checked = wait::check(m, config.clock, threads, config.period_ns)
+            .map_err(|why| crate::engine_errors::worded(&why))
+            .and_then(|()| match (&every_cpu, a.allow_rt_spin_all_cpus) {
+                (Some(cpus), false) => rt_spin_refusal(m, &config, cpus),
+                _ => Ok(()),
+            });
+        match checked {
             Ok(()) => methods.push(m),
             Err(why) if all => {
                 let prefix = format!("--method {}: ", m.name());
@@ -328,6 +524,18 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
     })
 }
 
+/// The hidden `--debug-mock LATENCIES`: virtual time with this latency script.
+///
+/// # Errors
+/// One sentence when a latency is not a duration.
+fn mock_backend(script: &str) -> Result<tickscope_engine::run::Backend, String> {
+    let latencies = script
+        .split(',')
+        .map(|l| parse_duration(l, "--debug-mock latency", NS_PER_US))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(tickscope_engine::run::Backend::Mock { latencies })
+}
+
 /// Turns `tickscope run` flags into the configuration every run of `methods` shares (its
 /// `method` is set by [`run_plan`]).
 fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> {
@@ -336,8 +544,9 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
     let duration = match (&a.duration, loops) {
         (Some(d), _) => Some(parse_duration(d, "--duration", NS_PER_SEC)?),
         (None, Some(_)) => None,
-        (None, None) => Some(10 * NS_PER_SEC),
+        (None, None) => Some(tickscope_engine::run::defaults::DURATION_NS),
     };
+    check_run_length(duration, loops, period)?;
     let clock =
         ClockId::from_name(a.clock.trim().to_ascii_lowercase().as_str()).ok_or_else(|| {
             format!(
@@ -350,7 +559,7 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
         "catch-up" | "catchup" => OverrunPolicy::CatchUp,
         o => return Err(format!("unknown --overrun '{o}'; use skip or catch-up")),
     };
-    let method_options = resolve_method_options(a, methods)?;
+    let method_options = resolve_method_options(a, methods, period)?;
     let policy = resolve_policy(a, period)?;
     let cpus = resolve_cpus(a.threads.as_deref(), a.affinity.as_deref())?;
     if matches!(policy, PolicyRequest::Exact(Policy::Deadline { .. }))
@@ -363,6 +572,14 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
         );
     }
     let timer_slack: u64 = parse_int(&a.timer_slack, "--timer-slack", "1..")?;
+    if timer_slack > period as u64 {
+        return Err(format!(
+            "--timer-slack {timer_slack} ns is longer than the interval ({}): the kernel may \
+             delay each wake-up by up to the slack, so periods would pass unmeasured and -D \
+             would be overshot; use at most the interval (default 1)",
+            ns_i(period)
+        ));
+    }
     let (pm_qos_us, pm_qos_required) = match (&a.pm_qos, a.no_pm_qos) {
         (_, true) => (None, false),
         (Some(v), false) => {
@@ -372,7 +589,7 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
             }
             (Some(us), true)
         }
-        (None, false) => (Some(0), false),
+        (None, false) => (Some(tickscope_engine::run::defaults::PM_QOS_US), false),
     };
     Ok(RunConfig {
         method: methods[0],
@@ -411,12 +628,165 @@ mod tests {
     }
 
     #[test]
+    fn intervals_beyond_one_hour_are_refused_at_parse_time() {
+        assert_eq!(parse_interval("1h"), Ok(MAX_PERIOD_NS));
+        assert_eq!(parse_interval("3600000000000ns"), Ok(MAX_PERIOD_NS));
+        for bad in [
+            "1e-300Hz",
+            "0.0000000001Hz",
+            "2562047.7h",
+            "3600000000001ns",
+            "61m",
+            "0.0002Hz",
+            "infHz",
+            "NaNHz",
+            "99999999999999999999999h",
+        ] {
+            let e = parse_interval(bad).unwrap_err();
+            assert!(!e.contains('\n'), "{e}");
+            if !bad.starts_with("inf") && !bad.starts_with("NaN") {
+                assert!(e.contains("longer than 1h"), "{bad}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_interval_message_names_every_form() {
+        for bad in ["fast", "fastHz", "1 parsec", ""] {
+            let e = parse_interval(bad).unwrap_err();
+            assert!(e.contains("250us, 1ms, 85Hz or 1000 (µs)"), "{bad:?}: {e}");
+        }
+        let e = parse_duration("soon", "--duration", NS_PER_SEC).unwrap_err();
+        assert!(e.contains("10s, 1m30s, 2h or 1d"), "{e}");
+    }
+
+    #[test]
+    fn run_length_limits() {
+        assert_eq!(
+            check_run_length(Some(MAX_RUN_NS), None, MAX_PERIOD_NS),
+            Ok(())
+        );
+        assert!(check_run_length(Some(MAX_RUN_NS + 1), None, 1).is_err());
+        let most = (MAX_RUN_NS / MAX_PERIOD_NS) as u64;
+        assert_eq!(check_run_length(None, Some(most), MAX_PERIOD_NS), Ok(()));
+        assert!(check_run_length(None, Some(most + 1), MAX_PERIOD_NS).is_err());
+        assert!(check_run_length(None, Some(u64::MAX), 1).is_err());
+    }
+
+    /// `tickscope run ARGS` parsed into a plan.
+    fn plan(args: &[&str]) -> Result<RunPlan, String> {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["tickscope", "run"].iter().chain(args).copied())
+            .map_err(|e| e.to_string())?;
+        match cli.command {
+            crate::cli::Command::Run(a) => run_plan(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn timer_slack_at_most_the_interval() {
+        assert!(plan(&["-i", "1ms", "--timer-slack", "1000000"]).is_ok());
+        let e = plan(&["-i", "1ms", "--timer-slack", "1000001"]).unwrap_err();
+        assert!(
+            e.starts_with("--timer-slack 1000001 ns is longer than the interval"),
+            "{e}"
+        );
+        assert!(plan(&["--timer-slack", "18446744073709551615"]).is_err());
+    }
+
+    #[test]
+    fn margin_shorter_than_the_interval() {
+        let ok = plan(&["--method", "hybrid", "-i", "1ms", "--margin", "999us"]).unwrap();
+        assert_eq!(ok.config.method_options.margin, Margin::Fixed(999_000));
+        for m in ["1ms", "2ms"] {
+            let e = plan(&["--method", "hybrid", "-i", "1ms", "--margin", m]).unwrap_err();
+            assert!(e.contains("not shorter than the interval"), "{e}");
+        }
+    }
+
+    #[test]
+    fn which_threads_hold_every_cpu() {
+        let allowed = allowed_cpus().unwrap();
+        let n = allowed.len();
+        let all: Vec<Option<usize>> = allowed.iter().copied().map(Some).collect();
+        assert_eq!(holds_every_cpu(&all), Ok(Some(allowed.clone())));
+        assert_eq!(holds_every_cpu(&vec![None; n]), Ok(Some(allowed.clone())));
+        if n > 1 {
+            assert_eq!(holds_every_cpu(&all[1..]), Ok(None));
+            assert_eq!(holds_every_cpu(&vec![None; n - 1]), Ok(None));
+            // The same CPU twice still leaves one free.
+            assert_eq!(holds_every_cpu(&vec![all[0]; n]), Ok(None));
+        }
+    }
+
+    #[test]
+    fn rt_spinning_on_every_cpu_needs_the_flag() {
+        let spin = ["--policy", "fifo", "--method", "busy", "-t", "all"];
+        let e = plan(&spin).unwrap_err();
+        assert!(
+            e.starts_with("--method busy: spinning under fifo on every CPU"),
+            "{e}"
+        );
+        assert!(
+            e.contains("--allow-rt-spin-all-cpus") && !e.contains('\n'),
+            "{e}"
+        );
+        let mut confirmed = spin.to_vec();
+        confirmed.push("--allow-rt-spin-all-cpus");
+        assert!(plan(&confirmed).is_ok());
+        // Not real-time, not spinning, or a CPU left free: no confirmation needed.
+        assert!(plan(&["--policy", "other", "--method", "busy", "-t", "all"]).is_ok());
+        assert!(plan(&["--policy", "fifo", "--method", "hybrid", "-t", "all"]).is_ok());
+        let half = ["--method", "hybrid", "--margin", "500us", "-i", "1ms"];
+        assert!(plan(&[&half[..], &["--policy", "fifo", "-t", "all"]].concat()).is_ok());
+        // SCHED_DEADLINE holds each CPU for its runtime only (a tenth of the period here).
+        let n = allowed_cpus().unwrap().len().to_string();
+        assert!(plan(&["--policy", "deadline", "--method", "busy", "-t", &n]).is_ok());
+        if allowed_cpus().unwrap().len() > 1 {
+            assert!(plan(&["--policy", "fifo", "--method", "busy", "-t", "1"]).is_ok());
+        }
+        // --method all leaves the spinning method out, with the reason.
+        let p = plan(&["--policy", "rr", "--method", "all", "-t", "all"]).unwrap();
+        assert!(!p.methods.contains(&MethodKind::Busy));
+        assert!(p
+            .left_out
+            .iter()
+            .any(|l| l.starts_with("--method all: leaving out busy: spinning under rr")));
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("10s", "d", NS_PER_SEC), Ok(10 * NS_PER_SEC));
         assert_eq!(parse_duration("5m", "d", NS_PER_SEC), Ok(300 * NS_PER_SEC));
         assert_eq!(parse_duration("2h", "d", NS_PER_SEC), Ok(7200 * NS_PER_SEC));
         assert_eq!(parse_duration("3", "d", NS_PER_SEC), Ok(3 * NS_PER_SEC));
         assert!(parse_duration("soon", "d", NS_PER_SEC).is_err());
+        // cyclictest's forms: days, and units combined.
+        assert_eq!(
+            parse_duration("1d", "d", NS_PER_SEC),
+            Ok(86_400 * NS_PER_SEC)
+        );
+        assert_eq!(
+            parse_duration("1m30s", "d", NS_PER_SEC),
+            Ok(90 * NS_PER_SEC)
+        );
+        assert_eq!(
+            parse_duration("1h 30m", "d", NS_PER_SEC),
+            Ok(5400 * NS_PER_SEC)
+        );
+        assert_eq!(parse_duration("1.5ms", "d", NS_PER_SEC), Ok(1_500_000));
+        for bad in ["1m30", "30 s5", "1x", "m", "1m-5s"] {
+            assert!(parse_duration(bad, "d", NS_PER_SEC).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn normal_is_cyclictests_name_for_other() {
+        assert_eq!(
+            plan(&["--policy", "normal"]).unwrap().config.policy,
+            plan(&["--policy", "other"]).unwrap().config.policy
+        );
     }
 
     #[test]

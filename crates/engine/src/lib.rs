@@ -19,13 +19,12 @@
 //! Layout: [`time`] clocks; [`wait`] wake-up methods (one file each); [`setup`] guards for
 //! everything changed on the system; [`worker`] the measuring loop; [`grid`] the overrun
 //! rule; [`record`], [`histogram`], [`moments`] recording; [`stats`] summaries; [`run`](mod@run) the
-//! coordinator; [`compare`] the order of a comparison of methods; [`system`] facts about
+//! coordinator; [`schedule`] the order of a comparison of methods; [`system`] facts about
 //! the machine; [`mock`] a virtual clock for tests.
 
 #![deny(missing_docs)]
 
 pub mod clocks;
-pub mod compare;
 pub mod doctor;
 pub mod error;
 pub mod facts;
@@ -37,12 +36,14 @@ pub mod record;
 pub mod result;
 pub mod run;
 pub mod sample;
+pub mod schedule;
 pub mod setup;
 pub mod stats;
 pub mod system;
 pub mod time;
 pub mod wait;
+pub mod window_histogram;
 pub mod worker;
 
-pub use error::Error;
+pub use error::{Error, ErrorKind, Setting};
 pub use run::{run, PolicyRequest, RunConfig, RunEvent, RunOutcome};

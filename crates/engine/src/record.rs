@@ -5,9 +5,9 @@
 //! into the run's totals, clears it and hands it back. So the measuring thread records each
 //! sample once, into memory it already owns, and never allocates or locks.
 
-use crate::histogram::SignedHistogram;
 use crate::moments::Moments;
 use crate::time::Nanos;
+use crate::window_histogram::WindowHistogram;
 
 /// Samples of one window (normally one second of expiries) of one measuring thread.
 #[derive(Debug, Clone, Default)]
@@ -21,11 +21,11 @@ pub struct WindowRecord {
     /// Wake-up latency (woke − expiry, ns) of every sample.
     pub latency: Moments,
     /// Distribution of the latency.
-    pub latency_hist: SignedHistogram,
+    pub latency_hist: WindowHistogram,
     /// Period dt (woke − previous woke, ns); the first sample of a run has none.
     pub period: Moments,
     /// Distribution of the period deviation dt − nominal period (ns).
-    pub period_dev_hist: SignedHistogram,
+    pub period_dev_hist: WindowHistogram,
     /// Expiries that passed before the thread woke for the previous one (missed periods).
     pub overruns: u64,
     /// Raw samples not streamed because the sample ring was full (the writer fell behind).
@@ -36,7 +36,7 @@ pub struct WindowRecord {
 }
 
 impl WindowRecord {
-    /// A fresh record; allocates its histograms (about 1 MiB).
+    /// A fresh record; allocates its histograms (4 × 37 KiB).
     pub fn new() -> Self {
         Self::default()
     }
@@ -65,8 +65,8 @@ impl WindowRecord {
         self.span = 1;
     }
 
-    /// Forgets every value, keeping the allocations. Touches about 1 MiB, so the collector
-    /// does it, never the measuring thread.
+    /// Forgets every value, keeping the allocations. Touches only the histogram counters
+    /// that were used; the collector does it, never the measuring thread.
     pub fn clear(&mut self) {
         self.index = 0;
         self.span = 1;

@@ -47,7 +47,7 @@ pub struct PeriodStats {
     pub mean: f64,
     /// Population standard deviation of dt about its mean, ns.
     pub stddev: f64,
-    /// Root-mean-square deviation of dt from the nominal period, ns (the 2013 `rt` seed's "SD").
+    /// Root-mean-square deviation of dt from the nominal period, ns (the rt 2013 post's "SD").
     pub rms_jitter: f64,
     /// Smallest dt (exact), ns.
     pub min: Nanos,

@@ -1,13 +1,13 @@
 //! Turning recorded windows into [`crate::result`] statistics.
 
-use crate::histogram::SignedHistogram;
 use crate::moments::Moments;
 use crate::record::WindowRecord;
 use crate::result::{LatencyStats, PeriodStats, WindowStats};
 use crate::time::Nanos;
+use crate::window_histogram::WindowHistogram;
 
 /// Latency statistics of a record; `None` without samples.
-pub fn latency_stats(m: &Moments, h: &SignedHistogram) -> Option<LatencyStats> {
+pub fn latency_stats(m: &Moments, h: &WindowHistogram) -> Option<LatencyStats> {
     let (min, max) = (m.min()?, m.max()?);
     // Bucket upper bounds can lie beyond the exact extremes; clamp to them.
     let q = |q: f64| h.value_at_quantile(q).map_or(max, |v| v.clamp(min, max));
@@ -27,7 +27,7 @@ pub fn latency_stats(m: &Moments, h: &SignedHistogram) -> Option<LatencyStats> {
 }
 
 /// Period statistics of a record against `nominal` ns; `None` without periods.
-pub fn period_stats(m: &Moments, dev: &SignedHistogram, nominal: Nanos) -> Option<PeriodStats> {
+pub fn period_stats(m: &Moments, dev: &WindowHistogram, nominal: Nanos) -> Option<PeriodStats> {
     let max_dev = m.max()?.abs_diff(nominal).max(m.min()?.abs_diff(nominal)) as Nanos;
     let q = |q: f64| {
         dev.abs_value_at_quantile(q)
@@ -102,6 +102,6 @@ mod tests {
         let p = period_stats(&r.period, &r.period_dev_hist, 1000).unwrap();
         assert_eq!((p.samples, p.min, p.max), (4, 955, 1010));
         assert_eq!(p.abs_deviation_p99, 45);
-        assert!(latency_stats(&Moments::default(), &SignedHistogram::new()).is_none());
+        assert!(latency_stats(&Moments::default(), &WindowHistogram::new()).is_none());
     }
 }

@@ -104,6 +104,27 @@ pub fn detect() -> SystemInfo {
     }
 }
 
+/// A made-up machine, the same everywhere, for runs on virtual time
+/// ([`crate::run::Backend::Mock`]) whose whole output tests pin.
+pub fn mock() -> SystemInfo {
+    SystemInfo {
+        hostname: "mock".into(),
+        kernel_release: "0.0.0-mock".into(),
+        kernel_version: "#1 SMP PREEMPT_DYNAMIC".into(),
+        machine: "x86_64".into(),
+        cpu_model: Some("virtual CPU".into()),
+        cpu_count: 2,
+        clocksource: Some("mock".into()),
+        preemption_model: Some("none (mock)".into()),
+        virtualization: None,
+        default_timer_slack_ns: 50_000,
+        cpuidle_driver: None,
+        rt_runtime_us: Some(950_000),
+        rt_period_us: Some(1_000_000),
+        cmdline: None,
+    }
+}
+
 fn preemption_model(banner: &str) -> Option<String> {
     if banner.contains("PREEMPT_RT") || read_trim("/sys/kernel/realtime").as_deref() == Some("1") {
         return Some("rt (PREEMPT_RT)".to_string());

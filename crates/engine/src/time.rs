@@ -99,7 +99,12 @@ pub fn read_clock(id: libc::clockid_t) -> Nanos {
     };
     // SAFETY: `ts` is a valid, writable timespec; clock_gettime writes only into it.
     unsafe { libc::clock_gettime(id, &mut ts) };
-    from_timespec(&ts)
+    // A clock's reading fits: i64 ns reach the year 2262 on CLOCK_REALTIME, so the
+    // saturating checks of `from_timespec` are not needed on this per-wake-up path.
+    #[allow(clippy::unnecessary_cast)] // time_t and c_long are i32 on 32-bit targets
+    (ts.tv_sec as i64)
+        .wrapping_mul(NS_PER_SEC)
+        .wrapping_add(ts.tv_nsec as i64)
 }
 
 /// Converts a `timespec` to ns. Saturates instead of overflowing for absurd inputs.

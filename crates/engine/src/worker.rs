@@ -51,12 +51,14 @@ pub struct CollectorLink {
     pub empty: rtrb::Producer<Box<WindowRecord>>,
 }
 
-/// Creates the two rings and the records that circulate in them: one record for the
-/// measuring thread to start with, the rest waiting cleared. Allocates about 4 MiB.
-pub fn window_link() -> (WindowLink, CollectorLink, Box<WindowRecord>) {
-    let (full_tx, full_rx) = rtrb::RingBuffer::new(WINDOW_RECORDS);
-    let (mut empty_tx, empty_rx) = rtrb::RingBuffer::new(WINDOW_RECORDS);
-    for _ in 1..WINDOW_RECORDS {
+/// Creates the two rings and the `records` (≥ 2; normally [`WINDOW_RECORDS`]) that circulate
+/// in them: one for the measuring thread to start with, the rest waiting cleared. Allocates
+/// about 150 KiB per record.
+pub fn window_link(records: usize) -> (WindowLink, CollectorLink, Box<WindowRecord>) {
+    let records = records.max(2);
+    let (full_tx, full_rx) = rtrb::RingBuffer::new(records);
+    let (mut empty_tx, empty_rx) = rtrb::RingBuffer::new(records);
+    for _ in 1..records {
         let _ = empty_tx.push(Box::new(WindowRecord::new()));
     }
     (
@@ -70,6 +72,61 @@ pub fn window_link() -> (WindowLink, CollectorLink, Box<WindowRecord>) {
         },
         Box::new(WindowRecord::new()),
     )
+}
+
+/// One wake-up as [`wake_step`] took it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// The expiry waited for (absolute ns).
+    pub expiry: Nanos,
+    /// When the thread woke (absolute ns).
+    pub woke: Nanos,
+    /// Expiries that passed before this wake-up and were skipped (or will be returned at
+    /// once under catch-up): the overruns it caused.
+    pub missed: u64,
+}
+
+/// One wake-up of a periodic loop — the step the measuring loop and the periodic library
+/// share: wait for the grid's next expiry (a wait cut short by a signal is resumed while
+/// `resume()` says so), record its latency and, unless it is the `first`, its period, then
+/// advance the grid past the wake-up and count the expiries it missed. `last_woke` is the
+/// previous wake time (or the start) and becomes this one. Allocates nothing.
+///
+/// Returns `Ok(None)` when a signal cut the wait short and `resume()` said stop.
+///
+/// # Errors
+/// Any error of the wait but `EINTR`; nothing is recorded then.
+#[inline(always)]
+pub fn wake_step<M: WakeMethod + ?Sized>(
+    method: &mut M,
+    grid: &mut Grid,
+    record: &mut WindowRecord,
+    last_woke: &mut Nanos,
+    first: bool,
+    mut resume: impl FnMut() -> bool,
+) -> io::Result<Option<Step>> {
+    let expiry = grid.expiry();
+    let woke = loop {
+        match method.wait(expiry, *last_woke) {
+            Ok(t) => break t,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                if !resume() {
+                    return Ok(None);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let period = (!first).then_some((woke - *last_woke, grid.period()));
+    record.record(woke - expiry, period);
+    let missed = grid.advance(woke);
+    record.overruns += missed;
+    *last_woke = woke;
+    Ok(Some(Step {
+        expiry,
+        woke,
+        missed,
+    }))
 }
 
 /// How a measuring loop ended.
@@ -125,17 +182,22 @@ pub fn measure<M: WakeMethod + ?Sized>(
                 Err(_) => current.span = index - current.index + 1,
             }
         }
-        let woke = match method.wait(expiry, last_woke) {
-            Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+        let step = wake_step(
+            &mut *method,
+            &mut grid,
+            &mut current,
+            &mut last_woke,
+            samples == 0,
+            || !stop.load(Ordering::Relaxed),
+        );
+        let Step { expiry, woke, .. } = match step {
+            Ok(Some(s)) => s,
+            Ok(None) => break,
             Err(e) => {
                 error = Some(e);
                 break;
             }
         };
-        let period = (samples > 0).then_some((woke - last_woke, params.period));
-        current.record(woke - expiry, period);
-        current.overruns += grid.advance(woke);
         if let Some(ring) = stream.as_deref_mut() {
             let sample = RawSample {
                 seq: samples,
@@ -146,7 +208,6 @@ pub fn measure<M: WakeMethod + ?Sized>(
                 current.samples_dropped += 1;
             }
         }
-        last_woke = woke;
         samples += 1;
     }
     current.thread_cpu_ns = Some(crate::time::read_clock(libc::CLOCK_THREAD_CPUTIME_ID));

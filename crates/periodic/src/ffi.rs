@@ -165,13 +165,13 @@ thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
 }
 
-fn set_last_error(message: &str) {
+pub(crate) fn set_last_error(message: &str) {
     let c = CString::new(message.replace('\0', " ")).unwrap_or_default();
     LAST_ERROR.with(|e| *e.borrow_mut() = c);
 }
 
 /// Runs `f`, turning a panic into `on_panic` with the reason in `ts_last_error`.
-fn shielded<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
+pub(crate) fn shielded<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => v,
         Err(payload) => {
@@ -187,7 +187,7 @@ fn shielded<T>(on_panic: T, f: impl FnOnce() -> T) -> T {
 }
 
 /// 0, or the error's negative errno with its message kept for `ts_last_error`.
-fn status(r: Result<(), Error>) -> c_int {
+pub(crate) fn status(r: Result<(), Error>) -> c_int {
     match r {
         Ok(()) => 0,
         Err(e) => {
@@ -197,11 +197,11 @@ fn status(r: Result<(), Error>) -> c_int {
     }
 }
 
-fn null(what: &str) -> Error {
+pub(crate) fn null(what: &str) -> Error {
     Error::InvalidArgument(format!("{what} is NULL"))
 }
 
-fn strategy_from_c(
+pub(crate) fn strategy_from_c(
     strategy: ts_strategy,
     sleep_every: u32,
     margin_ns: i64,

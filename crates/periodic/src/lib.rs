@@ -32,12 +32,15 @@
 //!   use, readable between any two waits while the loop goes on.
 //! * **Setup on request** ([`Builder`], [`Periodic::set_policy`] …): scheduling policy and
 //!   priority, CPU affinity, `mlockall`, timer slack; each restored when the loop is dropped.
-//! * **C ABI** ([`ffi`]): the same loop for C and C++ through `include/tickscope.h`,
-//!   `libtickscope.a` and `libtickscope.so`.
+//! * **Several rates in one thread** ([`Executive`]): periodic tasks, each on its own exact
+//!   grid, dispatched by priority in the calling thread, with per-task statistics and a
+//!   schedulability [`Plan`].
+//! * **C ABI** ([`ffi`], [`ffi_executive`]): the same loop and executive for C and C++
+//!   through `include/tickscope.h`, `libtickscope.a` and `libtickscope.so`.
 //!
 //! ## A fixed grid instead of "sleep for the period"
 //!
-//! The Cpp-Periodic-Task seed (`shared/seeds/cpp-periodic-task-sleep-vs-busy.txt`) takes its
+//! The Cpp-Periodic-Task README (docs/sources.md) takes its
 //! next deadline from the time it woke. Each wake-up's lateness is then added to the
 //! following period, so the mean period is the nominal period plus the mean latency (its own
 //! sleep results show 7519 µs for a 7500 µs period), and a correction term would be needed
@@ -55,11 +58,16 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod executive;
 pub mod ffi;
+pub mod ffi_executive;
 mod periodic;
 mod strategy;
 
 pub use error::Error;
+pub use executive::{
+    Control, Executive, Plan, QueueKind, Release, StopHandle, Task, TaskId, TaskStats,
+};
 pub use periodic::{Builder, Periodic, Stats, Tick, MAX_PERIOD_NS};
 pub use strategy::{Strategy, DEFAULT_SLEEP_EVERY};
 pub use tickscope_engine::grid::OverrunPolicy;

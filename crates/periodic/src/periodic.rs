@@ -6,7 +6,6 @@ use crate::strategy::Strategy;
 use std::io;
 use std::marker::PhantomData;
 use tickscope_engine::grid::{Grid, OverrunPolicy};
-use tickscope_engine::histogram::HIGHEST_TRACKABLE;
 use tickscope_engine::record::WindowRecord;
 use tickscope_engine::result::{LatencyStats, PeriodStats};
 use tickscope_engine::setup::{
@@ -15,9 +14,9 @@ use tickscope_engine::setup::{
 use tickscope_engine::stats::{latency_stats, period_stats};
 use tickscope_engine::time::{read_clock, ClockId, Nanos};
 use tickscope_engine::wait::{self, MethodReport, WakeMethod};
+use tickscope_engine::worker::{wake_step, Step};
 
-/// The longest period a loop accepts, ns: one hour, the range of the statistics' histograms.
-pub const MAX_PERIOD_NS: Nanos = HIGHEST_TRACKABLE as Nanos;
+pub use tickscope_engine::run::MAX_PERIOD_NS;
 
 /// One wake-up of the loop, as returned by [`Periodic::wait`]. Times are ns on the loop's
 /// clock (`CLOCK_MONOTONIC` unless [`Builder::clock`] chose another).
@@ -272,6 +271,20 @@ impl Periodic {
         Periodic::builder(period).strategy(strategy).build()
     }
 
+    /// [`Periodic::new`] with the period as a [`Duration`](std::time::Duration).
+    ///
+    /// # Errors
+    /// As [`Builder::build`]; a period beyond `i64` ns (292 years) is out of range like any
+    /// period above the one-hour limit.
+    pub fn every(period: std::time::Duration, strategy: Strategy) -> Result<Periodic, Error> {
+        Periodic::new(duration_ns(period), strategy)
+    }
+
+    /// [`Periodic::builder`] with the period as a [`Duration`](std::time::Duration).
+    pub fn builder_every(period: std::time::Duration) -> Builder {
+        Periodic::builder(duration_ns(period))
+    }
+
     /// Options for a loop waking every `period` ns (checked by [`Builder::build`]).
     pub fn builder(period: Nanos) -> Builder {
         Builder {
@@ -306,27 +319,21 @@ impl Periodic {
                 self.running.insert(started)
             }
         };
-        let expiry = running.grid.expiry();
-        let woke = loop {
-            match self.method.wait(expiry, running.last_woke) {
-                Ok(t) => break t,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Err(Error::os(
-                        format!("the {} wait failed", self.strategy.name()),
-                        e,
-                    ))
-                }
-            }
-        };
+        let step = wake_step(
+            self.method.as_mut(),
+            &mut running.grid,
+            &mut self.record,
+            &mut running.last_woke,
+            !running.ticked,
+            || true,
+        )
+        .map_err(|e| Error::os(format!("the {} wait failed", self.strategy.name()), e))?;
+        let Step {
+            expiry,
+            woke,
+            missed,
+        } = step.expect("a wait that resumes on every signal always ends in a wake-up");
         let latency = woke - expiry;
-        let dt = running
-            .ticked
-            .then_some((woke - running.last_woke, self.period));
-        self.record.record(latency, dt);
-        let missed = running.grid.advance(woke);
-        self.record.overruns += missed;
-        running.last_woke = woke;
         running.ticked = true;
         Ok(Tick {
             index: ((expiry - running.first_expiry) / self.period) as u64,
@@ -483,9 +490,28 @@ fn thread_cpu() -> Nanos {
     read_clock(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
+/// A `Duration` as ns; one beyond `i64` saturates, so [`Builder::build`] refuses it as out of
+/// range.
+fn duration_ns(d: std::time::Duration) -> Nanos {
+    Nanos::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_period_may_be_a_duration() {
+        use std::time::Duration;
+        let p = Periodic::every(Duration::from_micros(500), Strategy::Sleep).unwrap();
+        assert_eq!(p.period(), 500_000);
+        assert!(Periodic::every(Duration::ZERO, Strategy::Sleep).is_err());
+        assert!(Periodic::every(Duration::from_secs(u64::MAX), Strategy::Sleep).is_err());
+        let b = Periodic::builder_every(Duration::from_millis(2))
+            .build()
+            .unwrap();
+        assert_eq!(b.period(), 2_000_000);
+    }
     use tickscope_engine::setup::{allowed_cpus, current_policy, current_timer_slack};
 
     #[test]

@@ -19,7 +19,7 @@ pub enum Strategy {
     ///
     /// With `sleep_every: Some(n)` the spin enters the kernel (a `clock_nanosleep` to the
     /// time just read, which returns at once) after every `n` clock reads before the expiry,
-    /// as the Cpp-Periodic-Task seed's `step_sleep` does: a point where the scheduler can
+    /// as the Cpp-Periodic-Task README's `step_sleep` does: a point where the scheduler can
     /// run something else, but no CPU time given back. Under SCHED_FIFO/RR a spinning
     /// thread still meets RT throttling (about 50 ms stopped per second when other tasks
     /// wait for its CPU); the guard does not prevent that.

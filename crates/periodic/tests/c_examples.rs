@@ -1,5 +1,5 @@
 //! The C and C++ programs in `examples/` build with the system's gcc and g++ against the
-//! library cargo built for this test run, run a short 1 kHz loop and print the seed's
+//! library cargo built for this test run, run a short 1 kHz loop and print the Cpp-Periodic-Task
 //! statistics block; `tests/c/bad_args.c` drives bad arguments through the C ABI.
 //!
 //! Linking is tested three ways: the C example against `libtickscope.a` (static), the C++
@@ -97,7 +97,7 @@ fn gcc_static(src: &Path, exe: &Path) {
         .arg(exe));
 }
 
-/// Checks the seed's statistics block: every line, in order, with plausible numbers.
+/// Checks the Cpp-Periodic-Task statistics block: every line, in order, with plausible numbers.
 fn check_block(output: &str, title: &str) {
     let lines: Vec<&str> = output.lines().collect();
     let start = lines
@@ -153,7 +153,7 @@ fn check_block(output: &str, title: &str) {
 }
 
 #[test]
-fn c_example_links_statically_and_prints_the_seed_block() {
+fn c_example_links_statically_and_prints_the_statistics_block() {
     let dir = scratch("c");
     let exe = dir.join("periodic_c");
     gcc_static(&repo_dir().join("examples/periodic.c"), &exe);
@@ -166,12 +166,38 @@ fn c_example_links_statically_and_prints_the_seed_block() {
     assert_eq!(status.code(), Some(2));
 }
 
+/// The shared library installed as a system would hold it: `libtickscope.so.<major>` (its
+/// SONAME) and the `libtickscope.so` link the linker looks for, in `dir`.
+fn install_shared_library(dir: &Path) {
+    let major = env!("CARGO_PKG_VERSION_MAJOR");
+    let versioned = format!("libtickscope.so.{major}");
+    std::fs::copy(lib_dir().join("libtickscope.so"), dir.join(&versioned)).unwrap();
+    std::os::unix::fs::symlink(&versioned, dir.join("libtickscope.so")).unwrap();
+    match Command::new("readelf")
+        .arg("-d")
+        .arg(dir.join(&versioned))
+        .output()
+    {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                text.contains(&format!("Library soname: [{versioned}]")),
+                "the library's SONAME:\n{text}"
+            );
+        }
+        Err(e) => eprintln!("SONAME not checked: readelf is not available ({e})"),
+    }
+}
+
 #[test]
 fn cpp_example_links_the_shared_library_through_pkg_config() {
     let dir = scratch("cpp");
+    let libdir = dir.join("lib");
+    std::fs::create_dir_all(&libdir).unwrap();
+    install_shared_library(&libdir);
     let pc = std::fs::read_to_string(crate_dir().join("tickscope.pc.in"))
         .unwrap()
-        .replace("@LIBDIR@", lib_dir().to_str().unwrap())
+        .replace("@LIBDIR@", libdir.to_str().unwrap())
         .replace("@INCLUDEDIR@", repo_dir().join("include").to_str().unwrap())
         .replace("@VERSION@", env!("CARGO_PKG_VERSION"));
     std::fs::write(dir.join("tickscope.pc"), pc).unwrap();
@@ -191,7 +217,7 @@ fn cpp_example_links_the_shared_library_through_pkg_config() {
         ])
         .arg(repo_dir().join("examples/periodic.cpp"))
         .args(flags.split_whitespace())
-        .arg(format!("-Wl,-rpath,{}", lib_dir().display()))
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
         .arg("-o")
         .arg(&exe));
     for (name, title) in [("sleep", "SLEEP"), ("busy", "BUSY WAIT")] {
@@ -218,4 +244,43 @@ fn readme_c_snippet_compiles_and_runs() {
     gcc_static(&src, &exe);
     let out = run(&mut Command::new(&exe));
     assert!(out.starts_with("1000 ticks, p99 latency "), "{out}");
+}
+
+/// Checks the executive examples' output: a plan line, a count line and three task lines
+/// whose release counts add up to it.
+fn check_executive_output(out: &str) {
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("plan: hyperperiod 10000 us"), "{out}");
+    let total: u64 = lines
+        .iter()
+        .find(|l| l.ends_with("releases in 200 ms"))
+        .unwrap_or_else(|| panic!("no count line:\n{out}"))
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let tasks: Vec<&&str> = lines.iter().filter(|l| l.starts_with("task ")).collect();
+    assert_eq!(tasks.len(), 3, "{out}");
+    let sum: u64 = tasks
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let at = f.iter().position(|w| *w == "releases").unwrap();
+            f[at + 1].parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(sum, total, "{out}");
+    assert!(total > 0, "{out}");
+}
+
+#[test]
+fn c_executive_example_runs_three_tasks() {
+    let dir = scratch("executive");
+    let exe = dir.join("executive_c");
+    gcc_static(&repo_dir().join("examples/executive.c"), &exe);
+    let out = run(Command::new(&exe).arg("200"));
+    check_executive_output(&out);
+    let status = Command::new(&exe).arg("-5").status().unwrap();
+    assert_eq!(status.code(), Some(2));
 }

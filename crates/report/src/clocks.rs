@@ -11,7 +11,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
 use tickscope_engine::clocks::{
-    Access, ClockMeasurement, ClockOutcome, ClockReport, ClockSource, ClocksConfig, ClocksResult,
+    Access, ClockKind, ClockMeasurement, ClockOutcome, ClockReport, ClocksConfig, ClocksResult,
     TscFrequency, TscFrequencySource,
 };
 use tickscope_engine::system::SystemInfo;
@@ -218,7 +218,7 @@ pub fn cost_table(clocks: &[ClockReport]) -> String {
 }
 
 /// The table of successive reads: back-to-back deltas, granularity, backward steps, and the
-/// after-idle pairs (the 2010 seed's measurement).
+/// after-idle pairs (the clock_gettime 2010 post's measurement).
 pub fn delta_table(clocks: &[ClockReport]) -> String {
     let mut t = new_table(vec![
         "clock",
@@ -316,7 +316,7 @@ pub fn notes(clocks: &[ClockReport]) -> String {
     }
     let mono = clocks
         .iter()
-        .find(|c| c.clock == ClockSource::Monotonic)
+        .find(|c| c.clock == ClockKind::Monotonic)
         .and_then(ClockReport::measured);
     if let Some(m) = mono {
         out.push(format!(
@@ -336,7 +336,7 @@ mod tests {
         ClockMeasurement, ClocksPass, Condition, CostStats, DeltaStats, PairStats,
     };
 
-    fn measured(source: ClockSource, median: f64, access: Access) -> ClockReport {
+    fn measured(source: ClockKind, median: f64, access: Access) -> ClockReport {
         let c = CostStats {
             batches: 10,
             reads_per_batch: 1000,
@@ -387,9 +387,9 @@ mod tests {
             batch_clock: "CLOCK_MONOTONIC_RAW".into(),
             tsc: None,
             clocks: vec![
-                measured(ClockSource::Monotonic, 22.9, Access::Vdso),
+                measured(ClockKind::Monotonic, 22.9, Access::Vdso),
                 ClockReport {
-                    clock: ClockSource::Tai,
+                    clock: ClockKind::Tai,
                     name: "CLOCK_TAI".into(),
                     monotonic: false,
                     outcome: ClockOutcome::Unsupported {

@@ -156,7 +156,13 @@ pub fn summary_line(doc: &DoctorDocument) -> String {
 pub fn measure_text(rows: &[KnobResult]) -> String {
     let us = |ns: i64| format!("{:.1}", ns as f64 / 1000.0);
     let mut t = new_table(vec![
-        "knob", "without", "with", "p50 µs", "p99 µs", "max µs", "p99 ratio",
+        "knob",
+        "without",
+        "with",
+        "p50 µs",
+        "p99 µs",
+        "max µs",
+        "p99 ratio",
     ]);
     for r in rows {
         let cell = |f: fn(&tickscope_engine::doctor::measure::Side) -> i64| match (
@@ -216,6 +222,9 @@ mod tests {
         let back: DoctorDocument = serde_json::from_str(&j).unwrap();
         assert_eq!(back, d);
         let text = findings_text(&d.findings);
-        assert!(text.contains("[MEDIUM] x.y") && text.contains("docs.kernel.org"), "{text}");
+        assert!(
+            text.contains("[MEDIUM] x.y") && text.contains("docs.kernel.org"),
+            "{text}"
+        );
     }
 }

@@ -61,6 +61,25 @@ pub struct RunDocument {
     /// single run, which the top-level `applied`, `threads` and `summary` describe.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<MethodRun>,
+    /// The load run beside the measurement (`--load`) and the load it achieved; absent
+    /// without a load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::load::LoadSection>,
+    /// The command line that produced the document, program name first (absent in files
+    /// written before it was recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_line: Vec<String>,
+    /// `--explain`: causes of late wake-ups per thread, the worst breakdowns, `--on-late`
+    /// hits; absent without `--explain`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::sink::explain::ExplainSection>,
+    /// `--explain`: the `/proc` context of every window (steal, interrupts, softirqs per
+    /// measured CPU; switches, migrations, CPU, policy per thread); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_context: Option<Vec<tickscope_explain::context::WindowContext>>,
+    /// True when the machine's identity was removed for sharing ([`RunDocument::redact`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redacted: bool,
 }
 
 /// One run of several in a document: one method in one round.
@@ -157,6 +176,11 @@ impl RunDocument {
             threads: outcome.threads,
             summary: outcome.summary,
             runs: Vec::new(),
+            load: None,
+            command_line: Vec::new(),
+            explain: None,
+            window_context: None,
+            redacted: false,
         }
     }
 
@@ -224,7 +248,21 @@ impl RunDocument {
             threads: first.threads,
             summary: first.summary,
             runs,
+            load: None,
+            command_line: Vec::new(),
+            explain: None,
+            window_context: None,
+            redacted: false,
         }
+    }
+
+    /// Removes what identifies the machine before a result is shared: the host name (set to
+    /// `redacted`) and the kernel command line (which can hold UUIDs, paths and addresses).
+    /// Kernel release, CPU model and settings stay: they are what the numbers mean.
+    pub fn redact(&mut self) {
+        self.system.hostname = "redacted".into();
+        self.system.cmdline = None;
+        self.redacted = true;
     }
 
     /// The document as pretty-printed JSON.

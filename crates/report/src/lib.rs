@@ -4,32 +4,42 @@
 //! and programs parse, and never measures. One file per format:
 //!
 //! * [`document`] — the `tickscope.run/1` result document (schema in `docs/result-schema.md`);
-//! * [`file`](mod@file) — writing any result file atomically (temporary file + rename);
+//! * [`output`] — where a result file goes: checked before measuring, `-` and special files
+//!   written directly, regular files replaced atomically;
 //! * [`quote`] — paths in one-line messages;
 //! * [`units`] — nanoseconds in units that read well, always labelled;
-//! * [`terminal`] — the header, the per-second lines and the summary table;
+//! * [`terminal`] — the header and the summary table; [`live`] — the per-second lines;
 //! * [`import`] — reading tickscope, cyclictest and jitterdebugger result files;
 //! * [`compare`] — results side by side (table, Markdown, CSV, JSON);
 //! * [`export`] — files rendered from a run: cyclictest-style histogram, CSV, raw samples,
 //!   the HTML report;
 //! * [`plot`] — histogram, percentile and timeline plots as SVG and PNG;
+//! * [`sink`] — where a run's results go while it runs and when it ends: terminal, result
+//!   document, exported files, every wake-up;
 //! * [`methods_table`] — the comparison of wake-up methods (`--method a,b` or `all`).
 
 #![deny(missing_docs)]
 
+pub mod capture;
 pub mod clocks;
 pub mod compare;
 pub mod doctor;
 pub mod document;
+pub mod executive;
+pub mod explain_text;
 pub mod export;
-pub mod file;
 pub mod import;
+pub mod live;
+pub mod load;
 pub mod methods_table;
+pub mod output;
 pub mod plot;
+pub mod procstat;
 pub mod quote;
+pub mod sink;
 pub mod terminal;
 pub mod units;
 
 pub use document::{MethodRun, RunDocument, RunView, ToolInfo, RUN_SCHEMA};
-pub use file::{write_atomic, AtomicFile};
+pub use output::{write_atomic, Output, OutputError, OutputStream};
 pub use quote::quoted;

@@ -183,64 +183,92 @@ impl MethodRows<'_> {
     }
 }
 
-/// The comparison table: one row per method, in the order of the first round, and notes
-/// below it (how rounds combine, the warnings the runs gave).
-pub fn methods_table(runs: &[MethodRun]) -> String {
-    let mut rows: Vec<MethodRows<'_>> = Vec::new();
-    for r in runs {
-        match rows.iter_mut().find(|m| m.method == r.method) {
-            Some(m) => m.runs.push(r),
-            None => rows.push(MethodRows {
-                method: &r.method,
-                runs: vec![r],
-            }),
+/// The comparison as data: the column heads, one row of cells per method (in the order of
+/// the first round), and the notes that go below it — how rounds combine and the warnings
+/// the runs gave. The terminal ([`methods_table`]) and the HTML report render the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodsTable {
+    /// Column heads, `method` first.
+    pub head: Vec<&'static str>,
+    /// One row per method.
+    pub rows: Vec<Vec<String>>,
+    /// Lines of explanation and warnings.
+    pub notes: Vec<String>,
+}
+
+impl MethodsTable {
+    /// The comparison of `runs`.
+    pub fn of(runs: &[MethodRun]) -> MethodsTable {
+        let mut methods: Vec<MethodRows<'_>> = Vec::new();
+        for r in runs {
+            match methods.iter_mut().find(|m| m.method == r.method) {
+                Some(m) => m.runs.push(r),
+                None => methods.push(MethodRows {
+                    method: &r.method,
+                    runs: vec![r],
+                }),
+            }
+        }
+        let mut notes = vec![
+            "lat: wake-up latency (woke − expiry). dt SD: period about its mean. |dt−T| p99: \
+             period deviation from the interval."
+                .to_string(),
+            "CPU: the measuring thread(s), % of one core. step: the coarsest timeout the \
+             method can express (blank: 1 ns)."
+                .to_string(),
+        ];
+        let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
+        if rounds > 1 {
+            notes.push(format!(
+                "{rounds} rounds: percentiles, dt SD, |dt−T| p99, CPU and margin are medians \
+                 over the rounds; samples and missed are totals; lat max is the largest."
+            ));
+        }
+        let mut warned: Vec<&str> = Vec::new();
+        for r in runs {
+            if let Some(w) = r.applied.method_note.as_deref() {
+                if !warned.contains(&w) {
+                    warned.push(w);
+                    notes.push(format!("warning: {w}"));
+                }
+            }
+        }
+        MethodsTable {
+            head: vec![
+                "method",
+                "samples",
+                "lat p50",
+                "lat p99",
+                "lat p99.9",
+                "lat max",
+                "dt SD",
+                "|dt−T| p99",
+                "missed",
+                "CPU",
+                "step",
+                "notes",
+            ],
+            rows: methods.iter().map(MethodRows::cells).collect(),
+            notes,
         }
     }
+}
+
+/// The comparison table for the terminal: one row per method, and the notes below it.
+pub fn methods_table(runs: &[MethodRun]) -> String {
+    let t = MethodsTable::of(runs);
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
-    table.set_header(vec![
-        "method",
-        "samples",
-        "lat p50",
-        "lat p99",
-        "lat p99.9",
-        "lat max",
-        "dt SD",
-        "|dt−T| p99",
-        "missed",
-        "CPU",
-        "step",
-        "notes",
-    ]);
-    for m in &rows {
-        table.add_row(m.cells());
+    table.set_header(t.head.clone());
+    for row in &t.rows {
+        table.add_row(row.clone());
     }
     for (i, col) in table.column_iter_mut().enumerate() {
         if (1..=10).contains(&i) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let mut out = table.to_string();
-    out += "\nlat: wake-up latency (woke − expiry). dt SD: period about its mean. |dt−T| p99: \
-            period deviation from the interval.\nCPU: the measuring thread(s), % of one core. \
-            step: the coarsest timeout the method can express (blank: 1 ns).";
-    let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
-    if rounds > 1 {
-        out += &format!(
-            "\n{rounds} rounds: percentiles, dt SD, |dt−T| p99, CPU and margin are medians over \
-             the rounds; samples and missed are totals; lat max is the largest."
-        );
-    }
-    let mut warned: Vec<&str> = Vec::new();
-    for r in runs {
-        if let Some(w) = r.applied.method_note.as_deref() {
-            if !warned.contains(&w) {
-                warned.push(w);
-                out += &format!("\nwarning: {w}");
-            }
-        }
-    }
-    out
+    format!("{table}\n{}", t.notes.join("\n"))
 }
 
 #[cfg(test)]

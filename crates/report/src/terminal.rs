@@ -1,20 +1,17 @@
 //! What a person sees on the terminal during and after `tickscope run`.
 //!
-//! Functions return text; the caller prints it. Per-second lines follow the 2013 `rt` seed's
-//! idea (statistics of that second alone, dt with percent-of-period columns), extended with
-//! wake-up latency; the summary is one column per thread plus the merged column.
+//! Functions return text; the caller prints it. The per-second lines are in
+//! [`crate::live`]; the summary is one column per thread plus the merged column, or, with
+//! more than [`crate::live::PER_THREAD_LINES_UP_TO`] threads, one row per thread.
 
-use crate::units::{interval, ns, ns_i, us};
+use crate::live::PER_THREAD_LINES_UP_TO;
+use crate::units::{interval, ns, ns_i, signed_percent};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
-use tickscope_engine::result::{ThreadStats, WindowStats};
-use tickscope_engine::run::{Applied, RunConfig, SecondReport};
+use tickscope_engine::result::ThreadStats;
+use tickscope_engine::run::{Applied, RunConfig};
 use tickscope_engine::setup::Policy;
 use tickscope_engine::system::SystemInfo;
 use tickscope_engine::wait::{MarginReport, MethodReport};
-
-/// Threads up to which every thread gets its own per-second line; beyond, one merged line
-/// and the worst thread.
-pub const PER_THREAD_LINES_UP_TO: usize = 4;
 
 /// A policy as a person writes it: `fifo 90`, `other nice 0`, `deadline 100 µs/1.00 ms`.
 pub fn policy(p: &Policy) -> String {
@@ -137,83 +134,9 @@ pub fn system_line(system: &SystemInfo) -> String {
     )
 }
 
-/// The column header of the per-second lines (two lines).
-pub fn second_header() -> String {
-    format!(
-        "{:>6} {:>4} {:>6} │{:>8} {:>8} {:>8} {:>9} │{:>10} {:>8} {:>6} {:>6} {:>6} │{:>6} {:>5}\n\
-         {:>6} {:>4} {:>6} │{:>35} │{:>40} │{:>6} {:>5}",
-        "time",
-        "T",
-        "n",
-        "lat min",
-        "avg",
-        "p99",
-        "max",
-        "dt mean",
-        "SD",
-        "SD%",
-        "min%",
-        "max%",
-        "missed",
-        "cpu%",
-        "[s]",
-        "",
-        "",
-        "wake-up latency [µs]",
-        "period dt [µs], % of period",
-        "",
-        "",
-    )
-}
-
-/// The per-second line(s) of one window: one per thread up to [`PER_THREAD_LINES_UP_TO`]
-/// threads, else the merged line and the thread with the largest maximum latency.
-pub fn second_lines(r: &SecondReport, period_ns: i64, thread_count: usize) -> String {
-    let t_end = (r.merged.start_ns + r.merged.span as i64 * 1_000_000_000) as f64 / 1e9;
-    if thread_count <= PER_THREAD_LINES_UP_TO {
-        return r
-            .threads
-            .iter()
-            .map(|(t, w)| window_line(t_end, &format!("T{t}"), w, period_ns))
-            .collect::<Vec<_>>()
-            .join("\n");
-    }
-    let mut out = window_line(t_end, "all", &r.merged, period_ns);
-    if let Some((t, w)) = r
-        .threads
-        .iter()
-        .max_by_key(|(_, w)| w.latency_max.unwrap_or(i64::MIN))
-    {
-        out += "\n";
-        out += &window_line(t_end, &format!("T{t}"), w, period_ns);
-        out += " ← worst";
-    }
-    out
-}
-
-fn window_line(t_end: f64, who: &str, w: &WindowStats, period_ns: i64) -> String {
-    let t = period_ns as f64;
-    let o = |v: Option<f64>| v.map_or("-".to_string(), us);
-    let oi = |v: Option<i64>| o(v.map(|x| x as f64));
-    let pct = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
-    format!(
-        "{:>6.0} {:>4} {:>6} │{:>8} {:>8} {:>8} {:>9} │{:>10} {:>8} {:>6} {:>6} {:>6} │{:>6} {:>5}",
-        t_end,
-        who,
-        w.samples,
-        oi(w.latency_min),
-        o(w.latency_mean),
-        oi(w.latency_p99),
-        oi(w.latency_max),
-        w.period_mean
-            .map_or("-".to_string(), |v| format!("{:.3}", v / 1e3)),
-        o(w.period_stddev),
-        pct(w.period_stddev.map(|s| 100.0 * s / t)),
-        pct(w.period_min.map(|m| 100.0 * (t - m as f64) / t)),
-        pct(w.period_max.map(|m| 100.0 * (m as f64 - t) / t)),
-        w.overruns,
-        w.cpu_percent.map_or("-".to_string(), |c| format!("{c:.1}")),
-    )
+/// How far `value` is from `nominal`, in % of `nominal` (signed: negative when shorter).
+fn deviation_percent(value: i64, nominal: i64) -> f64 {
+    100.0 * (value as f64 - nominal as f64) / nominal as f64
 }
 
 fn method_report(t: &ThreadStats) -> Option<&MethodReport> {
@@ -260,8 +183,13 @@ pub fn summary_columns<'a>(
 /// A row of the summary: its label and how a column's cell is written.
 pub type SummaryRow = (&'static str, fn(&ThreadStats) -> String);
 
-/// The final summary: one column per thread and, with several threads, the merged one.
+/// The final summary: one column per thread and, with several threads, the merged one; with
+/// more than [`PER_THREAD_LINES_UP_TO`] threads, one row per thread ([`summary_by_thread`]),
+/// so that the table's width does not grow with the number of CPUs.
 pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
+    if threads.len() > PER_THREAD_LINES_UP_TO {
+        return summary_by_thread(threads, merged);
+    }
     let cols = summary_columns(threads, merged);
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
@@ -341,18 +269,18 @@ pub fn summary_rows() -> Vec<SummaryRow> {
         ("dt min", |t| {
             t.period_ns.as_ref().map_or("-".into(), |p| {
                 format!(
-                    "{} (−{:.2} %)",
+                    "{} ({})",
                     ns_i(p.min),
-                    100.0 * (p.nominal - p.min) as f64 / p.nominal as f64
+                    signed_percent(deviation_percent(p.min, p.nominal), 2)
                 )
             })
         }),
         ("dt max", |t| {
             t.period_ns.as_ref().map_or("-".into(), |p| {
                 format!(
-                    "{} (+{:.2} %)",
+                    "{} ({})",
                     ns_i(p.max),
-                    100.0 * (p.max - p.nominal) as f64 / p.nominal as f64
+                    signed_percent(deviation_percent(p.max, p.nominal), 2)
                 )
             })
         }),
@@ -386,56 +314,165 @@ pub fn method_rows(cols: &[(String, &ThreadStats)]) -> Vec<(&'static str, Vec<St
         .collect()
 }
 
+/// The summary as one row per thread and a last row for all threads: samples, missed
+/// periods, latency min/p50/p99/p99.9/max, dt SD and CPU — about 100 columns whatever the
+/// number of threads.
+pub fn summary_by_thread(threads: &[ThreadStats], merged: &ThreadStats) -> String {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    table.set_header(vec![
+        "thread", "CPU", "samples", "missed", "lat min", "p50", "p99", "p99.9", "max", "dt SD",
+        "CPU %",
+    ]);
+    let row = |name: String, t: &ThreadStats| {
+        let lat = |f: fn(&tickscope_engine::result::LatencyStats) -> i64| {
+            t.latency_ns
+                .as_ref()
+                .map_or("-".to_string(), |l| ns_i(f(l)))
+        };
+        vec![
+            name,
+            t.cpu.map_or("-".into(), |c| c.to_string()),
+            t.samples.to_string(),
+            t.overruns.to_string(),
+            lat(|l| l.min),
+            lat(|l| l.p50),
+            lat(|l| l.p99),
+            lat(|l| l.p99_9),
+            lat(|l| l.max),
+            t.period_ns.as_ref().map_or("-".into(), |p| ns(p.stddev)),
+            format!("{:.1}", t.cpu_percent),
+        ]
+    };
+    for (i, t) in threads.iter().enumerate() {
+        table.add_row(row(format!("T{}", t.thread.unwrap_or(i)), t));
+    }
+    table.add_row(row("all".into(), merged));
+    for (i, col) in table.column_iter_mut().enumerate() {
+        if i > 0 {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.to_string()
+}
+
+/// The settings in force as one line, for `-q` and under the summary:
+/// `settings: fifo 90 · mlock on · PM QoS 0 µs · timer slack 0 ns · 2 threads, unpinned`.
+pub fn settings_line(applied: &Applied) -> String {
+    let pinned: Vec<String> = applied
+        .threads
+        .iter()
+        .filter_map(|t| t.cpu.map(|c| c.to_string()))
+        .collect();
+    let placement = if pinned.is_empty() {
+        "unpinned".to_string()
+    } else {
+        format!("on CPU {}", pinned.join(","))
+    };
+    format!(
+        "settings: {} · mlock {} · PM QoS {} · timer slack {} ns · {} thread{}, {}",
+        policy(&applied.policy),
+        if applied.mlock { "on" } else { "off" },
+        applied
+            .pm_qos_us
+            .map_or("not held".to_string(), |v| format!("{v} µs")),
+        applied.timer_slack_ns,
+        applied.threads.len(),
+        if applied.threads.len() == 1 { "" } else { "s" },
+        placement
+    )
+}
+
+/// Share of missed periods above which a run is said not to have kept up: 1 %.
+pub const KEEP_UP_LIMIT: f64 = 0.01;
+
+/// A sentence when the machine did not keep up with the period — more than
+/// [`KEEP_UP_LIMIT`] of the periods missed (overruns) — with what to try; `None` otherwise.
+pub fn keep_up_warning(summary: &ThreadStats, period_ns: i64, applied: &Applied) -> Option<String> {
+    let expected = summary.samples + summary.overruns;
+    if expected == 0 {
+        return None;
+    }
+    let share = summary.overruns as f64 / expected as f64;
+    if share <= KEEP_UP_LIMIT {
+        return None;
+    }
+    let try_this = if applied.policy.is_realtime() {
+        "a longer interval, fewer threads, or pinning the threads (-a) away from busy CPUs"
+    } else {
+        "a real-time policy (--policy fifo, as root) or a longer interval"
+    };
+    Some(format!(
+        "the machine did not keep up with the {} period under {}: {} of {} periods were \
+         missed (overruns, {:.1} %); try {try_this}",
+        interval(period_ns),
+        policy(&applied.policy),
+        summary.overruns,
+        expected,
+        100.0 * share
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tickscope_engine::record::WindowRecord;
-    use tickscope_engine::stats::window_stats;
 
-    fn window(index: u64, base: i64) -> WindowStats {
-        let mut r = WindowRecord::new();
-        r.begin(index);
-        let mut last = None;
-        for k in 0..1000i64 {
-            let lat = base + (k % 7) * 1_000;
-            let woke = k * 1_000_000 + lat;
-            r.record(lat, last.map(|l: i64| (woke - l, 1_000_000)));
-            last = Some(woke);
+    /// A thread whose shortest and longest dt are `min` and `max` at a 1 ms period.
+    fn thread_with_dt(min: i64, max: i64) -> ThreadStats {
+        use tickscope_engine::histogram::HistogramBuckets;
+        use tickscope_engine::result::PeriodStats;
+        ThreadStats {
+            thread: Some(0),
+            tid: Some(1),
+            cpu: None,
+            samples: 3,
+            overruns: 0,
+            samples_dropped: 0,
+            latency_ns: None,
+            period_ns: Some(PeriodStats {
+                nominal: 1_000_000,
+                samples: 2,
+                mean: (min + max) as f64 / 2.0,
+                stddev: 0.0,
+                rms_jitter: 0.0,
+                min,
+                max,
+                abs_deviation_p50: 0,
+                abs_deviation_p99: 0,
+                abs_deviation_p99_9: 0,
+                deviation_histogram: HistogramBuckets::default(),
+            }),
+            cpu_time_ns: 0,
+            wall_time_ns: 1,
+            cpu_percent: 0.0,
+            method_report: None,
+            windows: Vec::new(),
         }
-        r.overruns = (base / 10_000) as u64;
-        window_stats(&r, 1_000_000_000, 1_000_000, Some(1.5))
     }
 
-    fn report(threads: usize) -> SecondReport {
-        let per: Vec<(usize, WindowStats)> = (0..threads)
-            .map(|t| (t, window(2, 10_000 + 5_000 * t as i64)))
-            .collect();
-        SecondReport {
-            index: 2,
-            merged: per[0].1.clone(),
-            threads: per,
+    fn row(name: &str, t: &ThreadStats) -> String {
+        let (_, f) = summary_rows()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .unwrap();
+        f(t)
+    }
+
+    #[test]
+    fn dt_min_and_max_carry_one_sign_whichever_side_of_the_period_they_are() {
+        // The usual case: shortest dt below the period, longest above.
+        let t = thread_with_dt(990_000, 1_010_000);
+        assert_eq!(row("dt min", &t), "990 µs (−1.00 %)");
+        assert_eq!(row("dt max", &t), "1.01 ms (+1.00 %)");
+        // Every dt longer than the period (a late machine): the shortest is above it too.
+        let t = thread_with_dt(3_010_000, 3_020_000);
+        assert_eq!(row("dt min", &t), "3.01 ms (+201.00 %)");
+        // Every dt shorter: the longest is below it.
+        let t = thread_with_dt(500_000, 900_000);
+        assert_eq!(row("dt max", &t), "900 µs (−10.00 %)");
+        for name in ["dt min", "dt max"] {
+            let cell = row(name, &thread_with_dt(3_010_000, 3_020_000));
+            assert!(!cell.contains("−-") && !cell.contains("+-"), "{cell}");
         }
-    }
-
-    #[test]
-    fn per_thread_lines_up_to_four_threads() {
-        insta::assert_snapshot!(second_lines(&report(2), 1_000_000, 2));
-    }
-
-    #[test]
-    fn merged_line_and_worst_thread_beyond_four() {
-        let text = second_lines(&report(8), 1_000_000, 8);
-        assert_eq!(text.lines().count(), 2);
-        assert!(text.lines().next().unwrap().contains(" all "));
-        assert!(text.ends_with("← worst"));
-        assert!(
-            text.contains(" T7 "),
-            "the thread with the largest max: {text}"
-        );
-    }
-
-    #[test]
-    fn header_lines() {
-        insta::assert_snapshot!(second_header());
     }
 }

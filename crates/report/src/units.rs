@@ -44,6 +44,24 @@ pub fn interval(period_ns: i64) -> String {
     }
 }
 
+/// A signed percentage with `decimals` decimals and a unit: `+0.52 %`, `−3.10 %` (with the
+/// minus sign U+2212, as the terminal summary writes it), `0.00 %` when it rounds to zero.
+/// The sign comes from the value alone, so a deviation the other way than usual (a shortest
+/// period longer than the nominal one) reads `+…`, never a double sign.
+pub fn signed_percent(v: f64, decimals: usize) -> String {
+    let magnitude = format!("{:.decimals$}", v.abs());
+    let sign = if magnitude.bytes().all(|b| b == b'0' || b == b'.') {
+        ""
+    } else if v < 0.0 {
+        "−"
+    } else if v > 0.0 {
+        "+"
+    } else {
+        "" // NaN
+    };
+    format!("{sign}{magnitude} %")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,5 +76,16 @@ mod tests {
         assert_eq!(ns(187_000.0), "187 µs");
         assert_eq!(interval(1_000_000), "1.00 ms");
         assert_eq!(interval(11_764_706), "11.8 ms (85.0 Hz)");
+    }
+
+    #[test]
+    fn signed_percentages_have_exactly_one_sign() {
+        assert_eq!(signed_percent(-0.5, 2), "−0.50 %");
+        assert_eq!(signed_percent(0.52, 2), "+0.52 %");
+        assert_eq!(signed_percent(300_900.0, 2), "+300900.00 %");
+        assert_eq!(signed_percent(-300_900.0, 2), "−300900.00 %");
+        assert_eq!(signed_percent(0.0, 2), "0.00 %");
+        assert_eq!(signed_percent(-0.001, 2), "0.00 %");
+        assert_eq!(signed_percent(f64::NAN, 2), "NaN %");
     }
 }

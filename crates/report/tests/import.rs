@@ -144,7 +144,7 @@ fn truncated_files_say_so() {
         let cut = &t[..t.len() / 2];
         let e = import::parse(name, "x", cut).unwrap_err();
         assert!(e.problem.starts_with("truncated"), "{e}");
-        assert!(e.to_string().starts_with(name));
+        assert!(e.to_string().starts_with(&format!("'{name}'")));
         assert_eq!(e.to_string().lines().count(), 1);
     }
 }
@@ -160,7 +160,7 @@ fn malformed_files_name_what_is_wrong() {
     let e = parse_value("c.json", &no_cycles).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "c.json: cyclictest result: thread 1 has no whole number 'cycles'"
+        "'c.json': cyclictest result: thread 1 has no whole number 'cycles'"
     );
     let mut bad_bucket = ct.clone();
     bad_bucket["thread"]["0"]["histogram"]["abc"] = 1.into();
@@ -177,7 +177,7 @@ fn malformed_files_name_what_is_wrong() {
     let e = parse_value("j.json", &no_cpus).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "j.json: jitterdebugger result: no cpu in the file"
+        "'j.json': jitterdebugger result: no cpu in the file"
     );
     let mut odd_unit = jd;
     odd_unit["sysinfo"]["resolution_in_ns"] = 7.into();
@@ -197,5 +197,24 @@ fn malformed_files_name_what_is_wrong() {
 #[test]
 fn missing_file_is_an_error_naming_it() {
     let e = import::read(&fixture("nope.json")).unwrap_err();
-    assert!(e.to_string().contains("nope.json: cannot read"), "{e}");
+    assert!(e.to_string().contains("nope.json': cannot read"), "{e}");
+}
+
+/// The cases found by trying files a careless or hostile user could give: a maximum below
+/// the minimum (which made `report` panic in its plots) and counts of 2^64 − 1 (whose sum
+/// used to wrap) are refused, naming the problem.
+#[test]
+fn inconsistent_documents_are_refused() {
+    let mut ts: Value = serde_json::from_str(&text("tickscope-fifo-2threads.json")).unwrap();
+    ts["summary"]["latency_ns"]["max"] = Value::from(1);
+    let e = parse_value("t.json", &ts).unwrap_err();
+    assert!(e.problem.contains("is above max"), "{e}");
+
+    let mut ct: Value = serde_json::from_str(&text("cyclictest-fifo-2threads.json")).unwrap();
+    for t in ["0", "1"] {
+        ct["thread"][t]["cycles"] = Value::from(u64::MAX);
+        ct["thread"][t]["histogram"]["5"] = Value::from(u64::MAX);
+    }
+    let e = parse_value("c.json", &ct).unwrap_err();
+    assert!(e.problem.contains("more than any run holds"), "{e}");
 }

@@ -10,6 +10,7 @@ use tickscope_report::plot::{plots_of, Plot};
 fn html(doc: &tickscope_report::RunDocument) -> String {
     let r = HtmlReport {
         source: "result.json".into(),
+        ..Default::default()
     };
     String::from_utf8(r.render(doc).unwrap()).unwrap()
 }
@@ -57,7 +58,26 @@ fn html_two_methods_side_by_side() {
     let page = html(&common::two_method_document(1, 2));
     assert!(page.contains("<h2>Methods side by side</h2>"));
     assert!(page.contains("id=\"methods-percentiles\""));
-    assert!(page.contains("<h3>nanosleep-rel</h3>"));
+    // Each run's own summary is still there, folded, after the comparison and its notes.
+    assert!(page.contains("<summary>nanosleep-rel</summary>"));
+    let comparison = page.find("<h2>Methods side by side</h2>").unwrap();
+    assert!(comparison < page.find("<h2>Summary</h2>").unwrap());
+    assert!(page.contains("|dt−T| p99") && page.contains("step: the coarsest timeout"));
+}
+
+#[test]
+fn html_has_the_command_line_the_seconds_and_the_period_plot() {
+    let mut doc = common::document(2, 3);
+    doc.command_line = vec!["tickscope".into(), "run".into(), "-t".into(), "2".into()];
+    let page = html(&doc);
+    assert!(page.contains("<td>tickscope run -t 2</td>"));
+    assert!(page.contains("<h2>Second by second</h2>"));
+    assert_eq!(
+        page.matches("<th>3 s</th>").count(),
+        1,
+        "one row per window"
+    );
+    assert!(page.contains("id=\"period\""), "the dt plot is drawn");
 }
 
 #[test]
@@ -69,15 +89,20 @@ fn plot_set_of_one_and_of_several_runs() {
             .collect::<Vec<_>>()
     };
     let (one, two) = (common::document(2, 3), common::two_method_document(1, 2));
-    assert_eq!(stems(&one), ["histogram", "percentiles", "timeline"]);
+    assert_eq!(
+        stems(&one),
+        ["histogram", "percentiles", "period", "timeline"]
+    );
     assert_eq!(
         stems(&two),
         [
             "00-nanosleep-abs-histogram",
             "00-nanosleep-abs-percentiles",
+            "00-nanosleep-abs-period",
             "00-nanosleep-abs-timeline",
             "01-nanosleep-rel-histogram",
             "01-nanosleep-rel-percentiles",
+            "01-nanosleep-rel-period",
             "01-nanosleep-rel-timeline",
             "methods-percentiles",
             "methods-histogram",
@@ -86,21 +111,37 @@ fn plot_set_of_one_and_of_several_runs() {
 }
 
 #[test]
-fn histogram_bins_and_hides_the_far_tail() {
+fn histogram_bins_are_fixed_and_the_tail_keeps_the_maximum() {
     let doc = common::document(2, 3);
     let plots = plots_of(&doc);
     let Plot::Histogram(h) = &plots[0].plot else {
         panic!("first plot is the histogram")
     };
-    // p99.9 is 150 µs, the stalls 2.5 and 2.6 ms: the axis ends at 1 ms, two are beyond.
-    assert_eq!(h.hidden(), 2);
-    assert_eq!(h.bin_ns(), 5_000);
+    // 1 µs bins up to the default 1 ms range, whatever the data; the stalls of 2.5 and
+    // 2.6 ms are in the logarithmic tail, so every wake-up is drawn.
+    assert_eq!(h.bin_ns(), 1_000);
+    assert_eq!(h.range_ns(), 1_000_000);
+    assert_eq!(h.in_tail(), 2);
     let counted: u64 = h
         .series()
         .iter()
-        .flat_map(|s| s.bins.iter().map(|b| b.1))
+        .flat_map(|s| s.bins.iter().chain(&s.tail).map(|b| b.1))
         .sum();
-    assert_eq!(counted + h.hidden(), 6000);
+    assert_eq!(counted, 6000);
+    let wide = tickscope_report::plot::plots_with(
+        &doc,
+        &tickscope_report::plot::PlotOptions {
+            range_ns: 5_000_000,
+        },
+    );
+    let Plot::Histogram(w) = &wide[0].plot else {
+        panic!("first plot is the histogram")
+    };
+    assert_eq!(
+        (w.bin_ns(), w.in_tail()),
+        (5_000, 0),
+        "a 5 ms range: 5 µs bins, no tail"
+    );
     insta::assert_snapshot!(plots
         .iter()
         .map(|p| format!("{}: {}", p.stem, p.caption))
@@ -131,18 +172,41 @@ fn percentile_curves_rise_to_the_maximum() {
 }
 
 #[test]
+fn twelve_series_have_twelve_distinct_styles() {
+    let styles: Vec<_> = (0..12).map(tickscope_report::plot::series_style).collect();
+    for (i, a) in styles.iter().enumerate() {
+        for b in &styles[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+}
+
+#[test]
+fn plots_carry_the_system_stamp() {
+    let doc = common::document(1, 2);
+    let p = &plots_of(&doc)[0];
+    assert!(p.stamp.contains(&doc.system.kernel_release), "{}", p.stamp);
+    assert!(p.svg().unwrap().contains(&doc.system.kernel_release));
+}
+
+#[test]
 fn plots_render_as_png_and_svg() {
     for p in plots_of(&common::two_method_document(2, 3)) {
-        let png = p.plot.png().unwrap();
+        let png = p.png().unwrap();
         let decoder = png::Decoder::new(std::io::Cursor::new(png));
         let reader = decoder.read_info().unwrap();
         assert_eq!(
             (reader.info().width, reader.info().height),
             tickscope_report::plot::SIZE
         );
-        let svg = p.plot.svg().unwrap();
+        let svg = p.svg().unwrap();
         assert!(svg.starts_with("<svg"), "{}", p.stem);
-        assert!(svg.contains("wake-up latency [µs]"), "{}", p.stem);
+        let axis = if p.stem.ends_with("period") {
+            "period dt − interval [µs]"
+        } else {
+            "wake-up latency [µs]"
+        };
+        assert!(svg.contains(axis), "{}", p.stem);
         assert!(svg.trim_end().ends_with("</svg>"));
     }
 }

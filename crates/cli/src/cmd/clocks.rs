@@ -2,16 +2,17 @@
 //! result file.
 
 use crate::cli::ClocksArgs;
+use crate::console;
 use crate::exit::Failure;
 use crate::options::parse_duration;
-use crate::output_path::check_output_dir;
+use crate::output_path::{finish, prepare_outputs};
+use std::sync::atomic::Ordering;
 use std::time::SystemTime;
-use tickscope_engine::clocks::{measure, ClocksConfig};
+use tickscope_engine::clocks::{measure_until, ClocksConfig};
 use tickscope_engine::setup::{allowed_cpus, format_cpu_list};
 use tickscope_engine::system;
 use tickscope_engine::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 use tickscope_report::clocks::{self as render, ClocksDocument};
-use tickscope_report::write_atomic;
 
 /// The budget without `--duration`, ns: 3 s, doubled with `--idle-compare` (three passes).
 pub const DEFAULT_BUDGET_NS: Nanos = 3 * NS_PER_SEC;
@@ -62,33 +63,55 @@ pub fn clocks_config(a: &ClocksArgs) -> Result<ClocksConfig, String> {
     })
 }
 
-/// Runs the measurement described by `args` and prints it.
+/// Runs the measurement described by `args`, writes the result file, then prints it.
+///
+/// Ctrl-C (or SIGTERM, SIGHUP) ends the measurement within a few milliseconds per clock;
+/// a shortened measurement is neither printed nor written, and says so in one line.
 ///
 /// # Errors
-/// [`Failure::Usage`] for bad flags or a CPU that cannot be pinned; [`Failure::Runtime`]
-/// when the result file cannot be written.
+/// [`Failure::Usage`] for bad flags, an output that cannot be written (checked before
+/// measuring) or a CPU that cannot be pinned; [`Failure::Interrupted`] after a stop;
+/// [`Failure::Runtime`] when the result file cannot be written.
 pub fn execute(args: &ClocksArgs) -> Result<(), Failure> {
     let cfg = clocks_config(args).map_err(Failure::Usage)?;
-    if let Some(path) = &args.json {
-        check_output_dir("--json", path)?;
-    }
+    let json = match &args.json {
+        Some(p) => prepare_outputs(&[("--json", p)], &[])?.pop(),
+        None => None,
+    };
+    let stop = super::signals::stoppable();
     let system = system::detect();
     let started = SystemTime::now();
-    let result = measure(&cfg)?;
+    let result = measure_until(&cfg, &stop)?;
     let ended = SystemTime::now();
-    println!("{}", render::header(&system, &cfg, &result));
-    println!("{}\n", render::cost_table(&result.clocks));
-    println!("{}\n", render::delta_table(&result.clocks));
-    let idle = render::idle_compare_table(&result);
-    if !idle.is_empty() {
-        println!("{idle}\n");
+    if stop.load(Ordering::Relaxed) {
+        return Err(Failure::Interrupted(
+            "interrupted; clocks measures every clock in turn, so a shortened measurement is \
+             neither printed nor written"
+                .into(),
+        ));
     }
-    println!("{}", render::notes(&result.clocks));
-    if let Some(path) = &args.json {
+    let mut written = None;
+    let text = [
+        render::header(&system, &cfg, &result),
+        format!("{}\n", render::cost_table(&result.clocks)),
+        format!("{}\n", render::delta_table(&result.clocks)),
+        match render::idle_compare_table(&result) {
+            t if t.is_empty() => t,
+            t => format!("{t}\n"),
+        },
+        render::notes(&result.clocks),
+    ];
+    if let Some(out) = json {
+        let to = out.shown();
         let doc = ClocksDocument::new(system, cfg, result, started, ended);
-        write_atomic(path, doc.to_json().as_bytes())
-            .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
-        println!("result written to {}", path.display());
+        finish(out, doc.to_json().as_bytes())?;
+        written = Some(format!("result written to {to}"));
+    }
+    for t in text.iter().filter(|t| !t.is_empty()) {
+        console::line(t);
+    }
+    if let Some(w) = written {
+        console::line(w);
     }
     Ok(())
 }

@@ -2,7 +2,6 @@
 
 use crate::cli::CompareArgs;
 use crate::exit::Failure;
-use std::io::Write;
 use tickscope_report::compare::{format_by_name, Comparison};
 use tickscope_report::import;
 
@@ -10,7 +9,8 @@ use tickscope_report::import;
 ///
 /// # Errors
 /// [`Failure::Usage`] naming the first file that cannot be read or understood, or for more
-/// labels than columns; [`Failure::Runtime`] when stdout cannot be written.
+/// labels than columns. A standard output that cannot be written is handled by
+/// [`crate::console`].
 pub fn execute(args: &CompareArgs) -> Result<(), Failure> {
     let mut columns = Vec::new();
     for path in &args.files {
@@ -19,7 +19,6 @@ pub fn execute(args: &CompareArgs) -> Result<(), Failure> {
     let cmp = Comparison::new(columns, &args.labels).map_err(Failure::Usage)?;
     let format = format_by_name(&args.format)
         .ok_or_else(|| Failure::Usage(format!("unknown format '{}'", args.format)))?;
-    std::io::stdout()
-        .write_all(format.render(&cmp).as_bytes())
-        .map_err(|e| Failure::Runtime(format!("cannot write the comparison: {e}")))
+    crate::console::raw(format.render(&cmp).as_bytes());
+    Ok(())
 }

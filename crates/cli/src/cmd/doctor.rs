@@ -4,11 +4,11 @@
 //! Exit status: 0 when every finding is ok, info or unknown; 1 when the worst is medium or
 //! high; 3 when one is fatal; 2 for bad input (one line on stderr), as for every command.
 
-use super::signals::stop_flag;
 use crate::cli::DoctorArgs;
+use crate::console;
 use crate::exit::{self, Failure};
 use crate::options::parse_duration;
-use crate::output_path::check_output_dir;
+use crate::output_path::{finish, prepare_outputs};
 use std::process::ExitCode;
 use std::time::Duration;
 use tickscope_engine::doctor::measure::{measure, MeasureConfig};
@@ -18,7 +18,7 @@ use tickscope_engine::setup::{format_cpu_list, parse_cpu_list};
 use tickscope_engine::system::{self, SystemInfo};
 use tickscope_engine::time::NS_PER_SEC;
 use tickscope_report::doctor::{findings_text, measure_text, summary_line, DoctorDocument};
-use tickscope_report::{quoted, write_atomic};
+use tickscope_report::quoted;
 
 /// Runs `tickscope doctor` and returns its exit status (see the module docs).
 pub fn main(args: &DoctorArgs) -> ExitCode {
@@ -49,11 +49,15 @@ fn execute(args: &DoctorArgs) -> Result<u8, Failure> {
         .ok()
         .filter(|&r| r >= 1)
         .ok_or_else(|| {
-            Failure::Usage(format!("--rounds '{}' is not a whole number ≥ 1", args.rounds))
+            Failure::Usage(format!(
+                "--rounds '{}' is not a whole number ≥ 1",
+                args.rounds
+            ))
         })?;
-    if let Some(path) = &args.json {
-        check_output_dir("--json", path)?;
-    }
+    let json = match &args.json {
+        Some(p) => prepare_outputs(&[("--json", p)], &[])?.pop(),
+        None => None,
+    };
     let root = match &args.root {
         Some(dir) if args.measure => {
             return Err(Failure::Usage(format!(
@@ -62,13 +66,17 @@ fn execute(args: &DoctorArgs) -> Result<u8, Failure> {
             )))
         }
         Some(dir) if !dir.is_dir() => {
-            return Err(Failure::Usage(format!("--root {} is not a directory", quoted(dir))))
+            return Err(Failure::Usage(format!(
+                "--root {} is not a directory",
+                quoted(dir)
+            )))
         }
         Some(dir) => Root::at(dir),
         None => Root::live(),
     };
     let facts = Facts::gather(&root, steal);
-    let ctx = context(&facts, cpus, root.is_live()).map_err(|e| Failure::Usage(format!("--cpus: {e}")))?;
+    let ctx = context(&facts, cpus, root.is_live())
+        .map_err(|e| Failure::Usage(format!("--cpus: {e}")))?;
     let system = if root.is_live() {
         system::detect()
     } else {
@@ -80,16 +88,23 @@ fn execute(args: &DoctorArgs) -> Result<u8, Failure> {
         }
     };
     let findings = run_checks(&facts, &ctx);
-    println!(
+    console::line(format!(
         "tickscope doctor: {} {} ({}), measured CPUs {}\n",
         system.hostname,
         system.kernel_release,
-        if root.is_live() { "this machine".to_string() } else { format!("tree {}", quoted(args.root.as_deref().unwrap_or(std::path::Path::new("/")))) },
+        if root.is_live() {
+            "this machine".to_string()
+        } else {
+            format!(
+                "tree {}",
+                quoted(args.root.as_deref().unwrap_or(std::path::Path::new("/")))
+            )
+        },
         format_cpu_list(&ctx.cpus)
-    );
-    print!("{}", findings_text(&findings));
+    ));
+    console::line(findings_text(&findings).trim_end());
     let table = if args.measure {
-        let stop = stop_flag().map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
+        let stop = super::signals::stoppable();
         let cfg = MeasureConfig {
             duration_ns,
             rounds,
@@ -106,17 +121,17 @@ fn execute(args: &DoctorArgs) -> Result<u8, Failure> {
     };
     let doc = DoctorDocument::new(system, ctx.cpus.clone(), findings, table);
     if let Some(rows) = &doc.measure {
-        println!("\nWhat the knobs tickscope can set are worth here (each changes one setting of an ordinary program):");
-        print!("{}", measure_text(rows));
+        console::line("\nWhat the knobs tickscope can set are worth here (each changes one setting of an ordinary program):");
+        console::line(measure_text(rows).trim_end());
     }
-    println!("\n{}", summary_line(&doc));
-    if let Some(path) = &args.json {
+    console::line(format!("\n{}", summary_line(&doc)));
+    if let Some(out) = json {
+        let to = out.shown();
         let text = serde_json::to_vec_pretty(&doc)
             .map_err(|e| Failure::Runtime(format!("cannot encode the findings: {e}")))?;
-        write_atomic(path, &text).map_err(|e| {
-            Failure::Runtime(format!("cannot write {}: {e}", quoted(path)))
-        })?;
-        println!("findings written to {}", quoted(path));
+        finish(out, &text)?;
+        console::line(format!("findings written to {to}"));
     }
+    console::settle(Ok(()))?;
     Ok(doc.summary.exit_status)
 }

@@ -2,8 +2,17 @@
 
 pub mod clocks;
 pub mod compare;
+pub mod completions;
 pub mod doctor;
-pub mod exports;
+pub mod explain;
+pub mod hlog;
+pub mod man;
+pub mod monitor;
+pub mod plan;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod signals;
+pub mod sinks;
+pub mod task_spec;
+pub mod tasks;

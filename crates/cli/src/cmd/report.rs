@@ -2,20 +2,30 @@
 //! plot as PNG and SVG files.
 
 use crate::cli::ReportArgs;
+use crate::console;
 use crate::exit::Failure;
+use crate::output_path::{finish, prepare_outputs};
 use std::path::{Path, PathBuf};
+use tickscope_report::export::foreign_html;
 use tickscope_report::export::html::HtmlReport;
 use tickscope_report::export::Exporter;
 use tickscope_report::import::ImportError;
-use tickscope_report::plot::plots_of;
-use tickscope_report::{write_atomic, RunDocument, RUN_SCHEMA};
+use tickscope_report::plot::{plots_with, NamedPlot, PlotOptions};
+use tickscope_report::{quoted, RunDocument, RUN_SCHEMA};
 
-/// Reads a tickscope result file.
+/// What a result file holds.
+enum Input {
+    /// A tickscope result.
+    Run(Box<RunDocument>),
+    /// Another tool's result (cyclictest, jitterdebugger), as `compare` reads it.
+    Foreign(Vec<tickscope_report::import::Measurement>),
+}
+
+/// Reads a result file of any known format.
 ///
 /// # Errors
-/// [`Failure::Usage`] naming the file: unreadable, not JSON, truncated, another tool's
-/// result, or not a `tickscope.run/1` document.
-fn read_document(path: &Path) -> Result<RunDocument, Failure> {
+/// [`Failure::Usage`] naming the file: unreadable, not JSON, truncated, or no known result.
+fn read_document(path: &Path) -> Result<Input, Failure> {
     let name = path.display().to_string();
     let usage = |problem: String| {
         Failure::Usage(
@@ -26,75 +36,133 @@ fn read_document(path: &Path) -> Result<RunDocument, Failure> {
             .to_string(),
         )
     };
-    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read: {e}")))?;
+    let text =
+        tickscope_report::import::read_input(path).map_err(|e| Failure::Usage(e.to_string()))?;
     // The importers recognise any known format and explain what is wrong with it.
-    let found = tickscope_report::import::parse(&name, "run", &text)
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "run".to_string(), |s| s.to_string_lossy().into_owned());
+    let found = tickscope_report::import::parse(&name, &stem, &text)
         .map_err(|e| Failure::Usage(e.to_string()))?;
     if found
         .first()
         .is_some_and(|m| m.format != tickscope_report::import::SourceFormat::Tickscope)
     {
-        return Err(usage(format!(
-            "a {} result; report reads tickscope result files ({RUN_SCHEMA}) — use \
-             'tickscope compare' for it",
-            found[0].format.name()
-        )));
+        return Ok(Input::Foreign(found));
     }
-    serde_json::from_str(&text).map_err(|e| usage(e.to_string()))
+    serde_json::from_str(&text)
+        .map(|d| Input::Run(Box::new(d)))
+        .map_err(|e| usage(format!("not a {RUN_SCHEMA} document: {e}")))
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    write_atomic(path, bytes)
-        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))
-}
-
-fn plot_dir(dir: &Path) -> Result<(), Failure> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", dir.display())))
-}
-
-/// Writes the report of one result file.
+/// Writes the report of one result file: every output (the HTML, each plot file) is
+/// prepared and checked against the others and the input before anything is written.
 ///
 /// # Errors
-/// [`Failure::Usage`] when the result file cannot be read or is not a tickscope result;
-/// [`Failure::Runtime`] when an output cannot be written.
+/// [`Failure::Usage`] when the result file cannot be read or is not a known result, or
+/// an output cannot be written or names the input; [`Failure::Runtime`] when writing fails.
 pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
-    let doc = read_document(&args.result)?;
+    let range_ns =
+        crate::options::parse_duration(&args.range, "--range", 1_000).map_err(Failure::Usage)?;
+    let opts = PlotOptions { range_ns };
+    if args.result.as_os_str() == "-" && args.output.is_none() {
+        return Err(Failure::Usage(
+            "a result read from standard input has no name to derive the report's from: \
+             give -o FILE"
+                .into(),
+        ));
+    }
+    let source = args.result.display().to_string();
+    let (html, plots, what) = match read_document(&args.result)? {
+        Input::Run(mut doc) => {
+            if args.redact {
+                doc.redact();
+            }
+            let html = HtmlReport {
+                source,
+                plots: opts,
+            }
+            .render(&doc);
+            (html, plots_with(&doc, &opts), "report".to_string())
+        }
+        Input::Foreign(found) => {
+            let html = foreign_html::render(&found, &source, &opts);
+            let plots = found
+                .iter()
+                .flat_map(|m| foreign_html::foreign_plots(m, &opts))
+                .collect();
+            let what = format!("report of a {} result", found[0].format.name());
+            (html, plots, what)
+        }
+    };
+    let html = html.map_err(|e| Failure::Runtime(format!("cannot render the report: {e}")))?;
+    write_report(args, &html, &plots, &what)
+}
+
+/// Prepares every output (the report first, checked before a plot directory is created),
+/// then writes the page and the plot files asked for.
+///
+/// # Errors
+/// As [`execute`].
+fn write_report(
+    args: &ReportArgs,
+    html: &[u8],
+    plots: &[NamedPlot],
+    what: &str,
+) -> Result<(), Failure> {
     let output = args
         .output
         .clone()
         .unwrap_or_else(|| args.result.with_extension("html"));
-    let html = HtmlReport {
-        source: args.result.display().to_string(),
+    drop(prepare_outputs(&[("-o", &output)], &[&args.result])?);
+    let dirs: Vec<(&PathBuf, &str, &str)> =
+        [(&args.png, "png", "--png"), (&args.svg, "svg", "--svg")]
+            .into_iter()
+            .filter_map(|(d, ext, flag)| d.as_ref().map(|d| (d, ext, flag)))
+            .collect();
+    let mut names: Vec<(String, PathBuf)> = vec![("-o".into(), output)];
+    for (dir, ext, flag) in &dirs {
+        plot_dir(flag, dir)?;
+        for p in plots {
+            names.push((flag.to_string(), dir.join(format!("{}.{ext}", p.stem))));
+        }
     }
-    .render(&doc)
-    .map_err(|e| Failure::Runtime(format!("cannot render the report: {e}")))?;
-    write(&output, &html)?;
-    println!("report written to {}", output.display());
-    let dirs: Vec<(&PathBuf, &str)> = [(&args.png, "png"), (&args.svg, "svg")]
-        .into_iter()
-        .filter_map(|(d, ext)| d.as_ref().map(|d| (d, ext)))
+    let wanted: Vec<(&str, &Path)> = names
+        .iter()
+        .map(|(f, p)| (f.as_str(), p.as_path()))
         .collect();
-    if dirs.is_empty() {
-        return Ok(());
-    }
-    let plots = plots_of(&doc);
-    for (dir, ext) in dirs {
-        plot_dir(dir)?;
-        for p in &plots {
-            let bytes = if ext == "png" {
-                p.plot.png()
-            } else {
-                p.plot.svg().map(String::into_bytes)
+    let mut outputs = prepare_outputs(&wanted, &[&args.result])?.into_iter();
+    let html_out = outputs.next().expect("the HTML output is first");
+    let to = html_out.shown();
+    finish(html_out, html)?;
+    console::line(format!("{what} written to {to}"));
+    for (dir, ext, _) in dirs {
+        for p in plots {
+            let bytes = match ext {
+                "png" => p.png(),
+                _ => p.svg().map(String::into_bytes),
             }
             .map_err(|e| Failure::Runtime(format!("cannot draw {}: {e}", p.stem)))?;
-            write(&dir.join(format!("{}.{ext}", p.stem)), &bytes)?;
+            finish(outputs.next().expect("one output per plot"), &bytes)?;
         }
-        println!(
+        console::line(format!(
             "{} plots written to {} as {ext}",
             plots.len(),
             dir.display()
-        );
+        ));
     }
     Ok(())
+}
+
+/// Creates a plot directory (and its parents) if missing.
+///
+/// # Errors
+/// [`Failure::Usage`] naming the flag when it cannot be created or is not a directory.
+fn plot_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Failure::Usage(format!(
+            "{flag}: cannot create the directory {}: {e}",
+            quoted(dir)
+        ))
+    })
 }

@@ -1,193 +1,185 @@
 //! `tickscope run`: measure, show each second, summarise, write the result file — or, with
 //! several methods or rounds, run each in turn and print one comparison table.
 //!
-//! A comparison runs the methods in the order of [`tickscope_engine::compare::schedule`]
+//! A comparison runs the methods in the order of [`tickscope_engine::schedule::schedule`]
 //! (each round rotated by one), every run with the same configuration but its method and
 //! started the same way by the engine (fresh threads, same setup, first expiry the same
 //! distance ahead, no sample discarded). Per-second lines are left out; one line per
 //! finished run shows progress. The result file is rewritten after every run, so an
 //! interruption or a crash keeps what was measured.
 
-use super::signals::stop_flag;
+use super::signals::stoppable;
+use super::sinks::sinks;
 use crate::cli::RunArgs;
 use crate::exit::Failure;
-use crate::options::{run_plan, RunPlan};
-use crate::output_path::check_output_dir;
-use std::io::Write;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use tickscope_engine::compare::schedule;
+use crate::options::run_plan;
+use std::sync::atomic::Ordering;
 use tickscope_engine::run::{run, RunConfig, RunEvent};
-use tickscope_engine::system::{self, SystemInfo};
-use tickscope_engine::wait::MethodKind;
-use tickscope_report::methods_table::{comparison_header, methods_table, run_line};
-use tickscope_report::{terminal, write_atomic, MethodRun, RunDocument};
+use tickscope_engine::schedule::schedule;
+use tickscope_engine::system;
+use tickscope_report::sink::{RunContext, RunSink, SinkNeeds};
+use tickscope_report::{MethodRun, RunDocument};
 
-/// Runs the measurement described by `args`.
+/// Runs the measurement described by `args`: plan, sinks, then each run of the plan with
+/// every event handed to every sink.
 ///
 /// # Errors
-/// [`Failure::Usage`] for bad flags or a requested setting that cannot be applied;
-/// [`Failure::Runtime`] when the result file cannot be written or a thread fails.
+/// [`Failure::Usage`] for bad flags, an output that cannot be written, or a requested
+/// setting that cannot be applied — all before the first wake-up; [`Failure::Runtime`]
+/// when a result file cannot be written or a thread fails.
 pub fn execute(args: &RunArgs) -> Result<(), Failure> {
+    if let Some(tasks) = &args.tasks {
+        return super::tasks::execute(args, tasks);
+    }
+    measure(args, Vec::new(), &mut |_| {})
+}
+
+/// [`execute`] with `extra` sinks (placed first, so that their sections are in the
+/// document every other sink sees) and `on_doc` called with the final document, before the
+/// sinks finish. With `--load`, the load is started and settled before the first wake-up
+/// and stopped and reaped after the last (on every path: its guard is dropped).
+///
+/// # Errors
+/// As [`execute`]; a load that cannot be started is [`Failure::Usage`].
+pub fn measure(
+    args: &RunArgs,
+    extra: Vec<Box<dyn RunSink>>,
+    on_doc: &mut dyn FnMut(&RunDocument),
+) -> Result<(), Failure> {
     let plan = run_plan(args).map_err(Failure::Usage)?;
-    let e = &args.exports;
-    if plan.is_comparison()
-        && (e.histogram_file.is_some() || e.csv.is_some() || e.samples.is_some())
-    {
-        return Err(Failure::Usage(
-            "--histogram-file, --csv and --samples describe a single run; with several methods \
-             or rounds use --json (it holds every run) and 'tickscope report'"
-                .into(),
-        ));
+    let load = crate::load::request(args.load.as_deref(), args.load_cpus.as_deref())?;
+    let stop = stoppable();
+    let mut sinks = sinks(args, plan.is_comparison(), &stop)?;
+    let mut running = match &load {
+        Some(l) => {
+            let (child, record) = l.start()?;
+            sinks.insert(0, l.sink(record));
+            Some(child)
+        }
+        None => None,
+    };
+    for (i, s) in extra.into_iter().enumerate() {
+        sinks.insert(i, s);
     }
-    if let Some(path) = &args.json {
-        check_output_dir("--json", path)?;
-    }
+    let needs = sinks
+        .iter()
+        .fold(SinkNeeds::default(), |n, s| n.union(s.needs()));
     for note in &plan.left_out {
         eprintln!("tickscope: {note}");
     }
-    let system = system::detect();
-    let stop = stop_flag().map_err(|e| Failure::Runtime(format!("cannot handle signals: {e}")))?;
-    if plan.is_comparison() {
-        compare(args, &plan, &system, &stop)
-    } else {
-        single(args, &plan.config, &system, &stop)
-    }
-}
-
-/// One method, one round: header, per-second lines, summary, export files.
-fn single(
-    args: &RunArgs,
-    cfg: &RunConfig,
-    system: &SystemInfo,
-    stop: &Arc<AtomicBool>,
-) -> Result<(), Failure> {
-    let mut cfg = cfg.clone();
-    let mut exports = super::exports::Exports::prepare(&args.exports, &mut cfg)?;
-    let cfg = &cfg;
-    let threads = cfg.cpus.len();
-    let quiet = args.quiet;
-    let mut stdout = std::io::stdout();
-    let mut observer = |event: RunEvent<'_>| {
-        exports.observe(&event);
-        if let RunEvent::Started(applied) = &event {
-            if let Some(note) = &applied.method_note {
-                eprintln!("tickscope: warning: {note}");
-            }
-        }
-        if quiet {
-            return;
-        }
-        let text = match event {
-            RunEvent::Started(applied) => format!(
-                "{}\n{}",
-                terminal::header(system, cfg, applied),
-                terminal::second_header()
-            ),
-            RunEvent::Second(report) => terminal::second_lines(report, cfg.period_ns, threads),
-            RunEvent::Samples { .. } => return,
-        };
-        let _ = writeln!(stdout, "{text}");
-        let _ = stdout.flush();
+    let system = match plan.config.backend.is_mock() {
+        true => system::mock(),
+        false => system::detect(),
     };
-    let outcome = run(cfg, stop, &mut observer)?;
-    if outcome.interrupted {
-        eprintln!("tickscope: interrupted; the summary covers what ran");
-    }
-    println!(
-        "\n{}",
-        terminal::summary(&outcome.threads, &outcome.summary)
-    );
-    let error = outcome.error.clone();
-    let doc = RunDocument::new(system.clone(), cfg.clone(), outcome);
-    if let Some(path) = &args.json {
-        write_document(path, &doc)?;
-        if !quiet {
-            println!("result written to {}", path.display());
-        }
-    }
-    exports.finish(&doc, quiet)?;
-    match error {
-        Some(e) => Err(Failure::Runtime(e)),
-        None => Ok(()),
-    }
-}
-
-/// Several methods or rounds: one line per run, then the comparison table.
-fn compare(
-    args: &RunArgs,
-    plan: &RunPlan,
-    system: &SystemInfo,
-    stop: &Arc<AtomicBool>,
-) -> Result<(), Failure> {
+    let base = RunConfig {
+        stream_samples: needs.raw_samples,
+        ..plan.config.clone()
+    };
     let order = schedule(&plan.methods, plan.rounds);
-    let quiet = args.quiet;
     let mut runs: Vec<MethodRun> = Vec::new();
     let mut error: Option<String> = None;
-    let mut warned: Vec<MethodKind> = Vec::new();
-    for planned in &order {
+    let document = |runs: &[MethodRun], error: &Option<String>| {
+        let mut doc =
+            RunDocument::from_runs(system.clone(), base.clone(), runs.to_vec(), error.clone());
+        if !plan.is_comparison() {
+            doc.runs.clear(); // a single run is described by the top-level fields
+        }
+        doc.command_line = std::env::args().collect();
+        if args.redact {
+            doc.redact();
+        }
+        doc
+    };
+    for (index, planned) in order.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         let cfg = RunConfig {
             method: planned.method,
-            ..plan.config.clone()
+            ..base.clone()
         };
-        let first = runs.is_empty();
-        let mut observer = |event: RunEvent<'_>| {
-            let RunEvent::Started(applied) = event else {
-                return;
-            };
-            if let Some(note) = &applied.method_note {
-                if !warned.contains(&applied.method) {
-                    warned.push(applied.method);
-                    eprintln!("tickscope: warning: {note}");
-                }
-            }
-            if first && !quiet {
-                println!(
-                    "{}",
-                    comparison_header(system, &cfg, applied, &plan.methods, plan.rounds)
-                );
-            }
+        let ctx = RunContext {
+            system: &system,
+            config: &cfg,
+            methods: &plan.methods,
+            rounds: plan.rounds,
+            index,
+            total: order.len(),
         };
-        let outcome = run(&cfg, stop, &mut observer)?;
-        let entry = MethodRun::new(planned.round, planned.order, &outcome);
-        if !quiet {
-            println!("{}", run_line(&entry, order.len()));
-        }
+        let mut outcome = run(&cfg, &stop, &mut |event| deliver(&mut sinks, &ctx, &event))?;
+        crate::engine_errors::word_notes(&mut outcome.applied);
         if let Some(e) = &outcome.error {
-            error.get_or_insert(format!("{}: {e}", planned.method.name()));
+            let e = match plan.is_comparison() {
+                true => format!("{}: {e}", planned.method.name()),
+                false => e.clone(),
+            };
+            error.get_or_insert(e);
         }
-        runs.push(entry);
-        if let Some(path) = &args.json {
-            let doc = RunDocument::from_runs(
-                system.clone(),
-                plan.config.clone(),
-                runs.clone(),
-                error.clone(),
-            );
-            write_document(path, &doc)?;
-        }
-    }
-    if stop.load(Ordering::Relaxed) {
-        eprintln!("tickscope: interrupted; the table covers the runs that took place");
-    }
-    if !runs.is_empty() {
-        println!("\n{}", methods_table(&runs));
-        if let (Some(path), false) = (&args.json, quiet) {
-            println!("result written to {}", path.display());
+        runs.push(MethodRun::new(planned.round, planned.order, &outcome));
+        let doc = annotated(&mut sinks, document(&runs, &error));
+        for s in &mut sinks {
+            s.run_finished(&ctx, &doc)
+                .map_err(|e| Failure::Runtime(e.to_string()))?;
         }
     }
-    match error {
-        Some(e) => Err(Failure::Runtime(e)),
-        None => Ok(()),
+    if let Some(child) = running.as_mut() {
+        child.stop(); // after the last wake-up, before the document records its exit
+    }
+    if runs.is_empty() {
+        return Ok(()); // stopped before any run: nothing to write, as for any unfinished output
+    }
+    // Files first, the terminal (last in the list) after: a closed or full standard output
+    // must not cost the result.
+    let doc = annotated(&mut sinks, document(&runs, &error));
+    on_doc(&doc);
+    let mut notes: Vec<String> = doc
+        .load
+        .iter()
+        .map(|l| format!("load: {}", l.describe()))
+        .collect();
+    let mut failed = None;
+    for s in &mut sinks {
+        if let Err(e) = s.finish(&doc, &mut notes) {
+            eprintln!("tickscope: {e}");
+            failed.get_or_insert(Failure::Runtime(e.to_string()));
+        }
+    }
+    match (failed, error) {
+        (Some(f), _) => Err(f),
+        (None, Some(e)) => Err(Failure::Runtime(e)),
+        (None, None) if tickscope_report::sink::explain::threshold_hit() => {
+            Err(Failure::ThresholdHit(
+                "stopped: a wake-up was later than the --on-late/--break threshold".into(),
+            ))
+        }
+        (None, None) => Ok(()),
     }
 }
 
-/// Writes a result document atomically.
-fn write_document(path: &Path, doc: &RunDocument) -> Result<(), Failure> {
-    write_atomic(path, doc.to_json().as_bytes())
-        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))
+/// The document with every sink's section added.
+pub(crate) fn annotated(sinks: &mut [Box<dyn RunSink>], mut doc: RunDocument) -> RunDocument {
+    for s in sinks.iter_mut() {
+        s.annotate(&mut doc);
+    }
+    doc
+}
+
+/// Hands one engine event to every sink (on the collector thread).
+pub(crate) fn deliver(sinks: &mut [Box<dyn RunSink>], ctx: &RunContext<'_>, event: &RunEvent<'_>) {
+    // The settings' notes in the command line's words ("… pass --no-mlock").
+    let worded = match event {
+        RunEvent::Started(applied) => {
+            let mut a = (*applied).clone();
+            crate::engine_errors::word_notes(&mut a);
+            Some(a)
+        }
+        _ => None,
+    };
+    for s in sinks.iter_mut() {
+        match event {
+            RunEvent::Started(_) => s.started(ctx, worded.as_ref().expect("set for Started")),
+            RunEvent::Second(second) => s.window(ctx, second),
+            RunEvent::Samples { thread, samples } => s.samples(*thread, samples),
+        }
+    }
 }

@@ -8,17 +8,18 @@
 //! Every buffer is allocated before the loops; the timed region (one batch) only reads the
 //! clock and stores the value.
 
-use super::source::{clock_resolution, read_clock_syscall};
+use super::kind::{clock_resolution, read_clock_syscall};
 use super::spinner::{sibling_cpu, Spinner};
 use super::stats::{access_verdict, cost_stats, pair_stats, DeltaAccumulator};
 use super::tsc::{self, TscFrequency};
 use super::{
-    Access, ClockMeasurement, ClockOutcome, ClockReport, ClockSource, ClocksConfig, ClocksPass,
+    Access, ClockKind, ClockMeasurement, ClockOutcome, ClockReport, ClocksConfig, ClocksPass,
     ClocksResult, Condition, CostStats, DeltaStats, PairStats, IDLE_GAP_NS, READS_PER_BATCH,
 };
 use crate::error::Error;
 use crate::setup::{AffinityGuard, PmQosGuard, PM_QOS_PATH};
 use crate::time::{read_clock, Nanos, NS_PER_MS, NS_PER_SEC};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Budget weight of the library (or instruction) reads: cost and back-to-back deltas.
@@ -39,17 +40,19 @@ pub const MAX_IDLE_PAIRS: usize = 1 << 14;
 /// The clock that times each batch.
 const BATCH_CLOCK: libc::clockid_t = libc::CLOCK_MONOTONIC_RAW;
 
-/// Everything the loops write into, allocated once.
-struct Buffers {
+/// Everything the loops write into, allocated once, and the stop flag they check.
+struct Buffers<'a> {
+    stop: &'a AtomicBool,
     reads: Vec<i64>,
     batch_ns: Vec<Nanos>,
     pairs: Vec<Nanos>,
     deltas: DeltaAccumulator,
 }
 
-impl Buffers {
-    fn new() -> Self {
+impl<'a> Buffers<'a> {
+    fn new(stop: &'a AtomicBool) -> Self {
         Buffers {
+            stop,
             reads: vec![0; READS_PER_BATCH],
             batch_ns: Vec::with_capacity(MAX_BATCHES),
             pairs: Vec::with_capacity(MAX_IDLE_PAIRS),
@@ -58,20 +61,34 @@ impl Buffers {
     }
 }
 
-/// Measures every clock of [`ClockSource::all`] as described in [`super`], on the calling
+/// Measures every clock of [`ClockKind::all`] as described in [`super`], on the calling
 /// thread, within about `cfg.budget_ns` (plus 50–100 ms to calibrate the TSC where the
 /// kernel does not say its frequency).
 ///
 /// # Errors
-/// [`Error::Config`] for a budget ≤ 0; [`Error::Setup`] when the thread cannot be pinned to
+/// An invalid-config [`Error`] for a budget ≤ 0; a setup [`Error`] when the thread cannot be pinned to
 /// `cfg.cpu`. A condition of `idle_compare` that cannot be set up (PM QoS without
 /// permission, no second CPU) is reported in its [`ClocksPass::skipped`], not as an error.
 pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
+    measure_until(cfg, &AtomicBool::new(false))
+}
+
+/// [`measure()`], ended early when `stop` becomes true: every clock still measured takes
+/// only its minimum of batches and pairs, and the idle-comparison passes are skipped, so
+/// the call returns within a few milliseconds per clock. A result after a stop is
+/// shortened; the caller should say so or discard it.
+///
+/// # Errors
+/// As [`measure()`].
+pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResult, Error> {
     if cfg.budget_ns <= 0 {
-        return Err(Error::Config(format!(
-            "the time budget must be positive (got {} ns)",
-            cfg.budget_ns
-        )));
+        return Err(Error::config(
+            crate::error::Setting::Budget,
+            format!(
+                "the time budget must be positive (got {} ns)",
+                cfg.budget_ns
+            ),
+        ));
     }
     let (cpu, cpu_note) = match (cfg.cpu, cfg.idle_compare) {
         (Some(c), _) => (Some(c), Some("as asked".to_string())),
@@ -92,18 +109,18 @@ pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
     let _pin = cpu
         .map(|c| {
             AffinityGuard::pin(c)
-                .map_err(|e| Error::Setup(format!("cannot pin the measurement to CPU {c}: {e}")))
+                .map_err(|e| Error::setup(format!("cannot pin the measurement to CPU {c}: {e}")))
         })
         .transpose()?;
 
     let passes = if cfg.idle_compare { 3 } else { 1 };
     let pass_ns = cfg.budget_ns / passes;
     let tsc = tsc::frequency((pass_ns / 10).clamp(50 * NS_PER_MS, 100 * NS_PER_MS));
-    let mut bufs = Buffers::new();
+    let mut bufs = Buffers::new(stop);
     let clocks = measure_pass(pass_ns, tsc.as_ref(), &mut bufs);
 
     let mut idle_compare = Vec::new();
-    if cfg.idle_compare {
+    if cfg.idle_compare && !stop.load(Ordering::Relaxed) {
         idle_compare.push(match PmQosGuard::hold(0) {
             Ok(guard) => {
                 let clocks = measure_pass(pass_ns, tsc.as_ref(), &mut bufs);
@@ -179,7 +196,7 @@ fn skipped(condition: Condition, reason: String) -> ClocksPass {
 }
 
 /// The budget weight of one clock.
-fn weight(source: ClockSource) -> Nanos {
+fn weight(source: ClockKind) -> Nanos {
     match source.clock_id() {
         Some(_) => LIBRARY_WEIGHT + SYSCALL_WEIGHT + IDLE_WEIGHT,
         None => LIBRARY_WEIGHT + IDLE_WEIGHT,
@@ -187,8 +204,12 @@ fn weight(source: ClockSource) -> Nanos {
 }
 
 /// Measures every clock once within about `budget_ns`.
-fn measure_pass(budget_ns: Nanos, tsc: Option<&TscFrequency>, b: &mut Buffers) -> Vec<ClockReport> {
-    let all = ClockSource::all();
+fn measure_pass(
+    budget_ns: Nanos,
+    tsc: Option<&TscFrequency>,
+    b: &mut Buffers<'_>,
+) -> Vec<ClockReport> {
+    let all = ClockKind::all();
     let unit_ns = budget_ns / all.iter().map(|&s| weight(s)).sum::<Nanos>();
     all.iter()
         .map(|&source| ClockReport {
@@ -204,7 +225,7 @@ fn measure_pass(budget_ns: Nanos, tsc: Option<&TscFrequency>, b: &mut Buffers) -
 }
 
 /// One `clock_gettime` clock: resolution, library and system-call cost, deltas, pairs.
-fn measure_kernel_clock(id: libc::clockid_t, unit_ns: Nanos, b: &mut Buffers) -> ClockOutcome {
+fn measure_kernel_clock(id: libc::clockid_t, unit_ns: Nanos, b: &mut Buffers<'_>) -> ClockOutcome {
     let resolution_ns = match clock_resolution(id) {
         Ok(r) => r,
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
@@ -235,12 +256,12 @@ fn measure_kernel_clock(id: libc::clockid_t, unit_ns: Nanos, b: &mut Buffers) ->
 /// One TSC read (`rdtsc` or `rdtscp`): cost, deltas in ticks and ns, pairs.
 #[cfg(target_arch = "x86_64")]
 fn measure_tsc(
-    source: ClockSource,
+    source: ClockKind,
     unit_ns: Nanos,
     freq: Option<&TscFrequency>,
-    b: &mut Buffers,
+    b: &mut Buffers<'_>,
 ) -> ClockOutcome {
-    let with_p = source == ClockSource::Rdtscp;
+    let with_p = source == ClockKind::Rdtscp;
     if let Err(reason) = tsc::available(with_p) {
         return ClockOutcome::Unsupported { reason };
     }
@@ -278,10 +299,10 @@ fn measure_tsc(
 
 #[cfg(not(target_arch = "x86_64"))]
 fn measure_tsc(
-    _source: ClockSource,
+    _source: ClockKind,
     _unit_ns: Nanos,
     _freq: Option<&TscFrequency>,
-    _b: &mut Buffers,
+    _b: &mut Buffers<'_>,
 ) -> ClockOutcome {
     ClockOutcome::Unsupported {
         reason: "the TSC is read only on x86-64".into(),
@@ -295,7 +316,7 @@ fn measure_tsc(
 fn time_batches<F: FnMut() -> i64>(
     mut read: F,
     share_ns: Nanos,
-    b: &mut Buffers,
+    b: &mut Buffers<'_>,
 ) -> (CostStats, DeltaStats) {
     b.batch_ns.clear();
     b.deltas.reset();
@@ -309,7 +330,8 @@ fn time_batches<F: FnMut() -> i64>(
         b.batch_ns.push(t1 - t0); // within the capacity reserved in Buffers::new
         b.deltas.add_run(&b.reads);
         let n = b.batch_ns.len();
-        if n >= MAX_BATCHES || (n >= MIN_BATCHES && t1 - start >= share_ns) {
+        let enough = t1 - start >= share_ns || b.stop.load(Ordering::Relaxed);
+        if n >= MAX_BATCHES || (n >= MIN_BATCHES && enough) {
             break;
         }
     }
@@ -321,7 +343,7 @@ fn time_batches<F: FnMut() -> i64>(
     )
 }
 
-/// The 2010 seed's measurement: sleep [`IDLE_GAP_NS`], read twice back to back, keep the
+/// The clock_gettime 2010 post's measurement: sleep [`IDLE_GAP_NS`], read twice back to back, keep the
 /// difference (× `unit_ns`, rounded to ns); repeated for about `share_ns` (at least
 /// [`MIN_IDLE_PAIRS`], at most [`MAX_IDLE_PAIRS`] times).
 #[inline(always)]
@@ -329,7 +351,7 @@ fn after_idle_pairs<F: FnMut() -> i64>(
     mut read: F,
     unit_ns: f64,
     share_ns: Nanos,
-    b: &mut Buffers,
+    b: &mut Buffers<'_>,
 ) -> PairStats {
     b.pairs.clear();
     let start = read_clock(BATCH_CLOCK);
@@ -341,7 +363,8 @@ fn after_idle_pairs<F: FnMut() -> i64>(
         b.pairs.push((delta as f64 * unit_ns).round() as Nanos);
         let n = b.pairs.len();
         if n >= MAX_IDLE_PAIRS
-            || (n >= MIN_IDLE_PAIRS && read_clock(BATCH_CLOCK) - start >= share_ns)
+            || (n >= MIN_IDLE_PAIRS
+                && (read_clock(BATCH_CLOCK) - start >= share_ns || b.stop.load(Ordering::Relaxed)))
         {
             break;
         }
@@ -361,12 +384,12 @@ mod tests {
             idle_compare: false,
         };
         let r = measure(&cfg).unwrap();
-        assert_eq!(r.clocks.len(), ClockSource::all().len());
+        assert_eq!(r.clocks.len(), ClockKind::all().len());
         assert!(r.idle_compare.is_empty());
         let mono = r.clocks[2]
             .measured()
             .expect("CLOCK_MONOTONIC is always there");
-        assert_eq!(r.clocks[2].clock, ClockSource::Monotonic);
+        assert_eq!(r.clocks[2].clock, ClockKind::Monotonic);
         assert!(mono.cost.median_ns > 0.0 && mono.cost.batches >= MIN_BATCHES as u64);
         assert_eq!(mono.deltas.backward_steps, 0);
         assert!(mono.after_idle.samples >= MIN_IDLE_PAIRS as u64);
@@ -374,6 +397,9 @@ mod tests {
             budget_ns: 0,
             ..cfg
         };
-        assert!(matches!(measure(&bad), Err(Error::Config(_))));
+        assert!(matches!(
+            measure(&bad).map_err(|e| e.kind().clone()),
+            Err(crate::error::ErrorKind::InvalidConfig { .. })
+        ));
     }
 }

@@ -13,18 +13,18 @@
 //! * the back-to-back deltas between successive reads in a batch (min, p50, p99, max), the
 //!   observed granularity (the smallest non-zero step) and the backward steps;
 //! * the delta of a pair of reads taken right after the thread slept ([`IDLE_GAP_NS`]): the
-//!   2010 `clock_gettime` seed's measurement, which idle states make slower.
+//!   clock_gettime 2010 post's measurement, which idle states make slower.
 //!
 //! With `idle_compare`, everything is repeated with `/dev/cpu_dma_latency` held at 0 and with
 //! a thread spinning on a sibling CPU ([`spinner`]).
 //!
-//! Layout: [`source`] the clocks and how to read them; [`tsc`] the time-stamp counter and its
+//! Layout: [`kind`] the clocks and how to read them; [`tsc`] the time-stamp counter and its
 //! frequency; [`stats`] the pure statistics; [`mod@measure`] the loops and the passes;
 //! [`spinner`] the bounded busy thread. Result types are here. The engine measures and never
 //! formats: `tickscope-report` renders these types.
 
+pub mod kind;
 pub mod measure;
-pub mod source;
 pub mod spinner;
 pub mod stats;
 pub mod tsc;
@@ -32,8 +32,8 @@ pub mod tsc;
 use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
 
-pub use measure::measure;
-pub use source::ClockSource;
+pub use kind::ClockKind;
+pub use measure::{measure, measure_until};
 pub use tsc::{TscFrequency, TscFrequencySource};
 
 /// Reads in one timed batch. Large enough that the two reads of the batch clock around it
@@ -153,7 +153,7 @@ pub struct ClockMeasurement {
     /// For the TSC, the same deltas in ticks, unrounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_ticks: Option<DeltaStats>,
-    /// Pairs of reads right after a sleep (the 2010 seed's measurement).
+    /// Pairs of reads right after a sleep (the clock_gettime 2010 post's measurement).
     pub after_idle: PairStats,
 }
 
@@ -175,10 +175,10 @@ pub enum ClockOutcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockReport {
     /// Which clock.
-    pub clock: ClockSource,
+    pub clock: ClockKind,
     /// Its usual name: `CLOCK_MONOTONIC`, …, `TSC (rdtsc)`.
     pub name: String,
-    /// Whether the clock promises never to go back (see [`ClockSource::is_monotonic`]).
+    /// Whether the clock promises never to go back (see [`ClockKind::is_monotonic`]).
     pub monotonic: bool,
     /// The measurement, or why there is none.
     #[serde(flatten)]
@@ -228,7 +228,7 @@ pub struct ClocksPass {
     pub note: Option<String>,
     /// Why this condition could not be set up; then `clocks` is empty.
     pub skipped: Option<String>,
-    /// One report per clock, in [`ClockSource::all`] order.
+    /// One report per clock, in [`ClockKind::all`] order.
     pub clocks: Vec<ClockReport>,
 }
 
@@ -244,7 +244,7 @@ pub struct ClocksResult {
     /// The TSC frequency used to convert ticks to ns, and where it came from; `None` off
     /// x86-64 or without a usable TSC.
     pub tsc: Option<TscFrequency>,
-    /// Every clock, measured as the system is, in [`ClockSource::all`] order.
+    /// Every clock, measured as the system is, in [`ClockKind::all`] order.
     pub clocks: Vec<ClockReport>,
     /// With `idle_compare`: the passes under [`Condition::PmQosZero`] and
     /// [`Condition::SiblingSpin`] (`clocks` is the [`Condition::AsIs`] pass); else empty.

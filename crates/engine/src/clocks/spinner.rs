@@ -1,6 +1,6 @@
 //! A thread that keeps a sibling CPU busy, for a bounded time, and is always stopped.
 //!
-//! The 2010 `clock_gettime` seed saw two reads take 58 ns instead of 113 ns while another
+//! The clock_gettime 2010 post saw two reads take 58 ns instead of 113 ns while another
 //! shell ran `while(1);`: a busy package does not drop into deep idle states. [`Spinner`]
 //! reproduces that next to the measuring CPU. It spins with plain arithmetic rather than
 //! `pause`, which a hypervisor may turn into a VM exit (pause-loop exiting).

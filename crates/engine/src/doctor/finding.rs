@@ -148,6 +148,7 @@ impl Finding {
     ///
     /// # Errors
     /// The unknown finding, when `fact` is unknown.
+    #[allow(clippy::result_large_err)] // a cold path, once per check: the size does not matter
     pub fn need<'a, T>(&self, fact: &'a Fact<T>) -> Result<&'a T, Finding> {
         match fact {
             Fact::Known { value, .. } => Ok(value),

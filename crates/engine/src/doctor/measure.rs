@@ -4,7 +4,7 @@
 //! Each row changes one knob from the settings an ordinary program gets — SCHED_OTHER, no
 //! PM QoS request, the default timer slack, unpinned, `clock_nanosleep(TIMER_ABSTIME)` —
 //! so that the row says what that one knob is worth here. Like a comparison of methods
-//! ([`crate::compare`]), rounds alternate the order (round 1: without, with; round 2: with,
+//! ([`crate::schedule`]), rounds alternate the order (round 1: without, with; round 2: with,
 //! without; …) so that drift of a noisy machine favours neither side. Every setting is held
 //! by the run's guards (policy and slack per measuring thread, PM QoS through an open file
 //! that is closed at the end, placement per thread): nothing outlives the run, and boot
@@ -305,9 +305,17 @@ fn verdict(knob: Knob, with: &str, x: &Side, y: &Side) -> String {
     let us = |ns: Nanos| format!("{:.0}", ns as f64 / 1000.0);
     let (a, b) = (x.p99_ns as f64, y.p99_ns as f64);
     if b < a * 0.9 {
-        format!("on this machine, {what} cut p99 from {} to {} µs", us(x.p99_ns), us(y.p99_ns))
+        format!(
+            "on this machine, {what} cut p99 from {} to {} µs",
+            us(x.p99_ns),
+            us(y.p99_ns)
+        )
     } else if b > a * 1.1 {
-        format!("on this machine, {what} raised p99 from {} to {} µs", us(x.p99_ns), us(y.p99_ns))
+        format!(
+            "on this machine, {what} raised p99 from {} to {} µs",
+            us(x.p99_ns),
+            us(y.p99_ns)
+        )
     } else {
         format!(
             "on this machine, {what} made no clear difference to p99 ({} vs {} µs)",
@@ -329,8 +337,11 @@ mod tests {
             max_ns: 0,
             samples: 1,
         };
-        assert!(verdict(Knob::PmQos, "0 µs", &s(212_000), &s(69_000)).contains("cut p99 from 212 to 69 µs"));
+        assert!(verdict(Knob::PmQos, "0 µs", &s(212_000), &s(69_000))
+            .contains("cut p99 from 212 to 69 µs"));
         assert!(verdict(Knob::Method, "hybrid", &s(10_000), &s(20_000)).contains("raised"));
-        assert!(verdict(Knob::Method, "hybrid", &s(10_000), &s(10_500)).contains("no clear difference"));
+        assert!(
+            verdict(Knob::Method, "hybrid", &s(10_000), &s(10_500)).contains("no clear difference")
+        );
     }
 }

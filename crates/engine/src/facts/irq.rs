@@ -85,7 +85,12 @@ fn parse(root: &Root, text: &str, ncols: usize) -> Vec<Irq> {
             .map_while(|w| w.parse().ok())
             .collect();
         // After the counts: chip, hwirq/type, then the action names.
-        let name = words.iter().skip(counts.len() + 2).copied().collect::<Vec<_>>().join(" ");
+        let name = words
+            .iter()
+            .skip(counts.len() + 2)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
         let dir = format!("/proc/irq/{number}");
         let list = |f: &str| {
             root.fact(&format!("{dir}/{f}"))
@@ -110,7 +115,8 @@ mod tests {
 
     #[test]
     fn parses_names_and_counts() {
-        let t = "           CPU0       CPU1\n 26:          0         14  IO-APIC   4-edge      ttyS0\n\
+        let t =
+            "           CPU0       CPU1\n 26:          0         14  IO-APIC   4-edge      ttyS0\n\
                  LOC:    3835846    4078952   Local timer interrupts\n";
         let irqs = parse(&Root::at("/nonexistent"), t, 2);
         assert_eq!(irqs.len(), 1);

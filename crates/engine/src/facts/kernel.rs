@@ -81,7 +81,9 @@ pub fn read(root: &Root) -> KernelFacts {
     let preemption = preemption(root, &version, &config, &line);
     KernelFacts {
         hrtimer_resolution_ns: hrtimer_resolution(root),
-        online: root.fact("/sys/devices/system/cpu/online").and_then(|s| cpu_list(&s)),
+        online: root
+            .fact("/sys/devices/system/cpu/online")
+            .and_then(|s| cpu_list(&s)),
         isolated: root
             .fact("/sys/devices/system/cpu/isolated")
             .and_then(|s| cpu_list(&s)),
@@ -174,7 +176,12 @@ fn preemption(
             source,
         )
     };
-    if root.fact("/sys/kernel/realtime").value().map(String::as_str) == Some("1") {
+    if root
+        .fact("/sys/kernel/realtime")
+        .value()
+        .map(String::as_str)
+        == Some("1")
+    {
         return found("rt", "/sys/kernel/realtime");
     }
     if banner.contains("PREEMPT_RT") {
@@ -235,7 +242,10 @@ fn preemption(
     if config.value().is_some() || !banner.is_empty() {
         return found("none", "/proc/sys/kernel/version (uname -v)");
     }
-    Fact::unknown("neither the banner nor the build configuration is readable", "uname -v")
+    Fact::unknown(
+        "neither the banner nor the build configuration is readable",
+        "uname -v",
+    )
 }
 
 fn hrtimer_resolution(root: &Root) -> Fact<u64> {

@@ -118,7 +118,10 @@ mod tests {
         let t = "Limit                     Soft Limit           Hard Limit           Units     \n\
                  Max locked memory         8388608              8388608              bytes     \n\
                  Max realtime priority     unlimited            unlimited                      \n";
-        assert_eq!(limit(t, "Max locked memory").unwrap(), Limit::Value(8_388_608));
+        assert_eq!(
+            limit(t, "Max locked memory").unwrap(),
+            Limit::Value(8_388_608)
+        );
         assert_eq!(limit(t, "Max realtime priority").unwrap(), Limit::Unlimited);
         assert!(limit(t, "Max nice priority").is_err());
     }

@@ -92,7 +92,7 @@ impl Root {
                     .collect()
             })
             .unwrap_or_default();
-        v.sort_by(|a, b| natural(a).cmp(&natural(b)));
+        v.sort_by_key(|a| natural(a));
         v
     }
 

@@ -107,7 +107,11 @@ fn cpu_power(root: &Root, cpu: usize) -> CpuPower {
             let d = format!("{base}/cpuidle/state{index}");
             IdleState {
                 index,
-                name: root.fact(&format!("{d}/name")).value().cloned().unwrap_or_default(),
+                name: root
+                    .fact(&format!("{d}/name"))
+                    .value()
+                    .cloned()
+                    .unwrap_or_default(),
                 latency_us: root.parsed(&format!("{d}/latency")).value().copied(),
                 residency_us: root.parsed(&format!("{d}/residency")).value().copied(),
                 disabled: root
@@ -118,16 +122,24 @@ fn cpu_power(root: &Root, cpu: usize) -> CpuPower {
         })
         .collect();
     let f = format!("{base}/cpufreq");
-    let cpufreq = root.fact(&format!("{f}/scaling_driver")).map(|driver| CpuFreq {
-        driver,
-        governor: root
-            .fact(&format!("{f}/scaling_governor"))
-            .value()
-            .cloned()
-            .unwrap_or_default(),
-        min_khz: root.parsed(&format!("{f}/scaling_min_freq")).value().copied(),
-        max_khz: root.parsed(&format!("{f}/scaling_max_freq")).value().copied(),
-    });
+    let cpufreq = root
+        .fact(&format!("{f}/scaling_driver"))
+        .map(|driver| CpuFreq {
+            driver,
+            governor: root
+                .fact(&format!("{f}/scaling_governor"))
+                .value()
+                .cloned()
+                .unwrap_or_default(),
+            min_khz: root
+                .parsed(&format!("{f}/scaling_min_freq"))
+                .value()
+                .copied(),
+            max_khz: root
+                .parsed(&format!("{f}/scaling_max_freq"))
+                .value()
+                .copied(),
+        });
     CpuPower {
         cpu,
         idle_states,
@@ -155,9 +167,9 @@ fn holders(root: &Root) -> (Vec<Holder>, usize) {
                 continue;
             }
         };
-        let holds = entries.filter_map(|e| e.ok()).any(|e| {
-            std::fs::read_link(e.path()).is_ok_and(|t| t.as_os_str() == PM_QOS_DEVICE)
-        });
+        let holds = entries
+            .filter_map(|e| e.ok())
+            .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t.as_os_str() == PM_QOS_DEVICE));
         if holds {
             let comm = root
                 .fact(&format!("/proc/{pid}/comm"))

@@ -108,7 +108,12 @@ pub fn parse_stat(line: &str) -> Option<(String, u64)> {
     let close = line.rfind(')')?;
     let comm = line.get(open + 1..close)?.to_string();
     // After ")": state(3) ppid(4) pgrp(5) session(6) tty_nr(7) tpgid(8) flags(9).
-    let flags = line.get(close + 1..)?.split_whitespace().nth(6)?.parse().ok()?;
+    let flags = line
+        .get(close + 1..)?
+        .split_whitespace()
+        .nth(6)?
+        .parse()
+        .ok()?;
     Some((comm, flags))
 }
 
@@ -163,7 +168,7 @@ mod tests {
     fn stat_with_spaces_in_comm() {
         let l = "14 (ksoftirqd/0) S 2 0 0 0 -1 69238848 0 0";
         assert_eq!(parse_stat(l), Some(("ksoftirqd/0".into(), 69_238_848)));
-        assert!(69_238_848 & PF_KTHREAD != 0);
+        const { assert!(69_238_848 & PF_KTHREAD != 0) };
         let l = "7 (a (b) c) R 1 7 7 0 -1 4194560 0";
         assert_eq!(parse_stat(l).map(|x| x.0), Some("a (b) c".into()));
         assert_eq!(parse_stat("garbage"), None);

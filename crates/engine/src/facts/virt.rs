@@ -46,10 +46,16 @@ pub fn read(root: &Root, sample: Duration) -> VirtFacts {
                         (*cpu, t1.saturating_sub(t0) as f64 / USER_HZ / secs * 100.0)
                     })
                     .collect();
-                Fact::known(rates, format!("{source} (two readings {} ms apart)", sample.as_millis()))
+                Fact::known(
+                    rates,
+                    format!("{source} (two readings {} ms apart)", sample.as_millis()),
+                )
             }
             (_, Fact::Unknown { reason, source }) => Fact::unknown(reason, source),
-            (None, _) => Fact::unknown(first.reason().unwrap_or("unreadable").to_string(), "/proc/stat"),
+            (None, _) => Fact::unknown(
+                first.reason().unwrap_or("unreadable").to_string(),
+                "/proc/stat",
+            ),
         }
     };
     VirtFacts {
@@ -101,7 +107,10 @@ fn hypervisor(root: &Root) -> Fact<String> {
             return Fact::known(v, "CPUID leaf 0x40000000");
         }
     }
-    for f in ["/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"] {
+    for f in [
+        "/sys/class/dmi/id/sys_vendor",
+        "/sys/class/dmi/id/product_name",
+    ] {
         if let Some(v) = root.fact(f).value() {
             return Fact::known(v.clone(), f);
         }

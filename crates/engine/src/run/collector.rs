@@ -32,6 +32,7 @@ pub(super) struct Collector {
     pending: BTreeMap<u64, PendingSecond>,
     period: Nanos,
     window: Nanos,
+    keep_windows: bool,
 }
 
 impl Collector {
@@ -57,6 +58,7 @@ impl Collector {
             pending: BTreeMap::new(),
             period: cfg.period_ns,
             window: cfg.window_ns,
+            keep_windows: cfg.keep_windows,
         }
     }
 
@@ -71,6 +73,12 @@ impl Collector {
     /// Takes every finished window; emits the seconds every thread has delivered (all of
     /// them when `final_drain`).
     pub(super) fn drain(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
+        self.drain_samples(observer);
+        self.drain_windows(observer, final_drain);
+    }
+
+    /// Hands the raw samples waiting in every thread's ring to the observer.
+    fn drain_samples(&mut self, observer: &mut dyn FnMut(RunEvent<'_>)) {
         for (thread, ring) in self.sample_rings.iter_mut().enumerate() {
             let Some(ring) = ring else { continue };
             let n = ring.slots();
@@ -87,6 +95,10 @@ impl Collector {
                 chunk.commit_all();
             }
         }
+    }
+
+    /// Takes the finished window records into the totals and emits the complete seconds.
+    fn drain_windows(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
         let threads = self.links.len();
         for (t, link) in self.links.iter_mut().enumerate() {
             let acc = &mut self.accums[t];
@@ -96,7 +108,9 @@ impl Collector {
                 acc.total.merge(&rec);
                 acc.delivered_through = Some(rec.index + rec.span - 1);
                 if rec.samples() > 0 {
-                    acc.windows.push(stats.clone());
+                    if self.keep_windows {
+                        acc.windows.push(stats.clone());
+                    }
                     let entry = self.pending.entry(rec.index).or_default();
                     if threads > 1 {
                         // Merged record for the second, allocated only when there is

@@ -1,21 +1,34 @@
 //! What a run is asked to do: [`RunConfig`] and the policy request.
 
-use crate::error::Error;
+use super::defaults;
+use crate::error::{Error, Setting};
 use crate::grid::OverrunPolicy;
+use crate::histogram::HIGHEST_TRACKABLE;
 use crate::setup::Policy;
 use crate::time::{ClockId, Nanos, NS_PER_SEC};
 use crate::wait::{self, MethodKind, MethodOptions};
 use serde::{Deserialize, Serialize};
 
-/// The real-time priority `auto` tries (cyclictest's usual `-p 90`).
-pub const AUTO_PRIORITY: u8 = 90;
+/// The longest period a run (and a `tickscope` library loop) accepts, ns: one hour, the
+/// range the statistics' histograms record exactly ([`HIGHEST_TRACKABLE`]), so that no
+/// latency or period of a valid run is clamped. The one home of this limit: the CLI's `-i`
+/// and the C API's period check use it from here.
+pub const MAX_PERIOD_NS: Nanos = HIGHEST_TRACKABLE as Nanos;
+
+/// The longest run, ns: 100 years (365-day years), as a duration (`-D`) or as loops × period
+/// (`-l`). Far beyond any real measurement; it exists so that every expiry
+/// (`start + k·period`, on any clock — `CLOCK_REALTIME` counts from 1970) stays within the
+/// signed 64-bit ns range: about 56 years of `CLOCK_REALTIME` today, plus this, plus one
+/// period, is below `i64::MAX` (about 292 years) until the 22nd century.
+pub const MAX_RUN_NS: Nanos = 100 * 365 * 24 * 3600 * NS_PER_SEC;
 
 /// Which policy to run the measuring threads under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PolicyRequest {
-    /// SCHED_FIFO priority [`AUTO_PRIORITY`] where the process may set it, else SCHED_OTHER
-    /// (nice 0); the outcome and the reason are reported in [`Applied::policy_note`].
+    /// SCHED_FIFO priority [`super::AUTO_PRIORITY`] where the process may set it, else
+    /// SCHED_OTHER (nice 0); the outcome and the reason are reported in
+    /// [`Applied::policy_note`](super::Applied::policy_note).
     Auto,
     /// Exactly this policy, or an error that says what is missing.
     Exact(Policy),
@@ -52,8 +65,24 @@ pub struct RunConfig {
     pub overrun: OverrunPolicy,
     /// Length of a statistics window, ns (normally one second).
     pub window_ns: Nanos,
-    /// Stream every raw wake-up to the observer ([`RunEvent::Samples`]).
+    /// Stream every raw wake-up to the observer ([`RunEvent::Samples`](super::RunEvent::Samples)).
     pub stream_samples: bool,
+    /// Keep every window's statistics for [`ThreadStats::windows`] (the default). `false`
+    /// keeps none, so that memory does not grow with the length of the run (`tickscope
+    /// monitor`); the windows are still reported as they finish.
+    ///
+    /// [`ThreadStats::windows`]: crate::result::ThreadStats::windows
+    #[serde(default = "keep_windows_default", skip_serializing_if = "Clone::clone")]
+    pub keep_windows: bool,
+    /// What the run measures with (the real system unless a test asks for virtual time);
+    /// not written to result files.
+    #[serde(skip)]
+    pub backend: super::Backend,
+}
+
+/// [`RunConfig::keep_windows`]'s default: keep them.
+fn keep_windows_default() -> bool {
+    true
 }
 
 impl RunConfig {
@@ -66,36 +95,88 @@ impl RunConfig {
             clock: ClockId::Monotonic,
             period_ns,
             loops: None,
-            duration_ns: Some(10 * NS_PER_SEC),
+            duration_ns: Some(defaults::DURATION_NS),
             policy: PolicyRequest::Auto,
             cpus: vec![None],
             mlock: true,
-            timer_slack_ns: Some(1),
-            pm_qos_us: Some(0),
+            timer_slack_ns: Some(defaults::TIMER_SLACK_NS),
+            pm_qos_us: Some(defaults::PM_QOS_US),
             pm_qos_required: false,
             overrun: OverrunPolicy::Skip,
             window_ns: NS_PER_SEC,
             stream_samples: false,
+            keep_windows: true,
+            backend: super::Backend::System,
         }
     }
 
+    /// Checks what the engine relies on: a period in 1 ..= [`MAX_PERIOD_NS`], a duration and
+    /// loops × period of at most [`MAX_RUN_NS`], at least one thread, a method that can run
+    /// with these settings.
     pub(super) fn validate(&self) -> Result<(), Error> {
-        let bad = |s: &str| Err(Error::Config(s.to_string()));
+        let bad = |setting, s: &str| Err(Error::config(setting, s));
         if self.period_ns <= 0 {
-            return bad("the interval must be positive");
+            return bad(Setting::Interval, "the interval must be positive");
+        }
+        if self.period_ns > MAX_PERIOD_NS {
+            return bad(Setting::Interval, "the interval must be at most 1 h");
         }
         if self.window_ns <= 0 {
-            return bad("the statistics window must be positive");
+            return bad(Setting::Interval, "the statistics window must be positive");
         }
         if self.cpus.is_empty() {
-            return bad("at least one measuring thread is needed");
+            return bad(Setting::Threads, "at least one measuring thread is needed");
         }
         if self.loops == Some(0) {
-            return bad("--loops must be at least 1");
+            return bad(Setting::Loops, "the number of wake-ups must be at least 1");
         }
         if self.duration_ns.is_some_and(|d| d <= 0) {
-            return bad("--duration must be positive");
+            return bad(Setting::Duration, "the duration must be positive");
         }
-        wait::check(self.method, self.clock, self.cpus.len(), self.period_ns).map_err(Error::Config)
+        if self.duration_ns.is_some_and(|d| d > MAX_RUN_NS) {
+            return bad(Setting::Duration, "the duration must be at most 100 years");
+        }
+        if let Some(loops) = self.loops {
+            if loops_span_ns(loops, self.period_ns).is_none_or(|ns| ns > MAX_RUN_NS) {
+                return bad(
+                    Setting::Loops,
+                    "the number of wake-ups times the interval must be at most 100 years",
+                );
+            }
+        }
+        wait::check(self.method, self.clock, self.cpus.len(), self.period_ns)
+            .map_err(|m| Error::config(Setting::Method, m))
+    }
+}
+
+/// How long `loops` periods of `period` ns last, ns; `None` when that exceeds `i64::MAX`.
+pub fn loops_span_ns(loops: u64, period: Nanos) -> Option<Nanos> {
+    i64::try_from(loops).ok()?.checked_mul(period)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_of_period_duration_and_loops() {
+        let ok = RunConfig::new(MAX_PERIOD_NS);
+        assert!(ok.validate().is_ok());
+        assert!(RunConfig::new(MAX_PERIOD_NS + 1).validate().is_err());
+        let long = RunConfig {
+            duration_ns: Some(MAX_RUN_NS + 1),
+            ..RunConfig::new(1_000_000)
+        };
+        assert!(long.validate().is_err());
+        for loops in [u64::MAX, (MAX_RUN_NS / MAX_PERIOD_NS) as u64 + 1] {
+            let c = RunConfig {
+                loops: Some(loops),
+                duration_ns: None,
+                ..RunConfig::new(MAX_PERIOD_NS)
+            };
+            assert!(c.validate().is_err(), "{loops}");
+        }
+        assert_eq!(loops_span_ns(u64::MAX, 1), None);
+        assert_eq!(loops_span_ns(3, 7), Some(21));
     }
 }

@@ -73,7 +73,7 @@ pub enum RunEvent<'a> {
     Started(&'a Applied),
     /// A window is complete for every thread.
     Second(&'a SecondReport),
-    /// Raw wake-ups of one thread, in order (only with [`RunConfig::stream_samples`]).
+    /// Raw wake-ups of one thread, in order (only with [`RunConfig::stream_samples`](super::RunConfig::stream_samples)).
     Samples {
         /// Thread index.
         thread: usize,

@@ -1,6 +1,7 @@
 //! The body of a measuring thread: per-thread setup, report, wait for the start, measure.
 
-use super::{PolicyRequest, RunConfig, AUTO_PRIORITY};
+use super::{Backend, PolicyRequest, RunConfig, AUTO_PRIORITY, MOCK_TID_BASE};
+use crate::mock::MockMethod;
 use crate::record::WindowRecord;
 use crate::sample::RawSample;
 use crate::setup::{self, privileges, AffinityGuard, Policy, PolicyGuard, TimerSlackGuard};
@@ -41,9 +42,17 @@ pub(super) struct WorkerPorts {
     pub(super) go_rx: mpsc::Receiver<Start>,
 }
 
-/// Body of a measuring thread: per-thread setup, report, wait for the start, measure.
+/// What a thread holds while it measures: its affinity, policy and timer slack guards.
+type ThreadGuards = (
+    Option<AffinityGuard>,
+    Option<PolicyGuard>,
+    Option<TimerSlackGuard>,
+);
+
+/// Body of measuring thread `index`: per-thread setup, report, wait for the start, measure.
 pub(super) fn worker_thread(
     cfg: &RunConfig,
+    index: usize,
     cpu: Option<usize>,
     stop: &AtomicBool,
     ports: WorkerPorts,
@@ -61,7 +70,94 @@ pub(super) fn worker_thread(
         error: Some(msg),
         report: None,
     };
-    let prepared = (|| -> Result<_, String> {
+    let prepared = match &cfg.backend {
+        Backend::System => prepare(cfg, cpu),
+        Backend::Mock { latencies } => Ok(prepare_mock(index, latencies)),
+    };
+    let (guards, mut method, report) = match prepared {
+        Ok(p) => p,
+        Err(msg) => {
+            let _ = setup_tx.send(Err(msg.clone()));
+            return fail(msg);
+        }
+    };
+    let _ = setup_tx.send(Ok(report));
+    let first_expiry = match go_rx.recv() {
+        Ok(Start::Go { first_expiry }) => first_expiry,
+        _ => return fail("aborted before the start".into()),
+    };
+    if let Err(e) = method.arm(first_expiry, cfg.period_ns) {
+        return fail(wait::explain_setup_error(cfg.method, &e));
+    }
+    setup::prefault_stack();
+    let params = loop_params(cfg, first_expiry);
+    let cpu0 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
+    let end = measure(
+        method.as_mut(),
+        &params,
+        stop,
+        &mut link,
+        first_record,
+        samples.as_mut(),
+    );
+    let cpu1 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
+    let report = method.report();
+    drop(method);
+    drop(guards);
+    WorkerEnd {
+        cpu_time: if cfg.backend.is_mock() {
+            0
+        } else {
+            cpu1 - cpu0
+        },
+        wall: end.last_woke - end.started,
+        error: end.error.map(|e| format!("measuring thread stopped: {e}")),
+        report: Some(report),
+    }
+}
+
+/// The measuring loop's parameters for a run starting at `first_expiry`.
+fn loop_params(cfg: &RunConfig, first_expiry: Nanos) -> LoopParams {
+    LoopParams {
+        first_expiry,
+        period: cfg.period_ns,
+        max_samples: cfg.loops.unwrap_or(u64::MAX),
+        end: cfg
+            .duration_ns
+            .map_or(Nanos::MAX, |d| first_expiry.saturating_add(d)),
+        overrun: cfg.overrun,
+        window: cfg.window_ns,
+    }
+}
+
+/// A mock thread: no setting changed, a [`MockMethod`] on virtual time, a made-up thread id
+/// and no CPU clock (so no CPU time is reported).
+fn prepare_mock(
+    index: usize,
+    latencies: &[Nanos],
+) -> (ThreadGuards, Box<dyn wait::WakeMethod>, SetupReport) {
+    let method: Box<dyn wait::WakeMethod> = Box::new(MockMethod::new(0, latencies.to_vec()));
+    let report = SetupReport {
+        tid: MOCK_TID_BASE + index as i32,
+        cpu_clock: -1, // no such clock: the collector reads no CPU time
+        policy: Policy::Other { nice: 0 },
+        policy_note: Some("mock: virtual time, nothing set".into()),
+        slack: 50_000,
+        interface: method.interface(),
+        granularity: 1,
+    };
+    ((None, None, None), method, report)
+}
+
+/// A real thread: pinned, its policy and timer slack set (each a guard), its method made.
+///
+/// # Errors
+/// One sentence for the setting that could not be applied.
+fn prepare(
+    cfg: &RunConfig,
+    cpu: Option<usize>,
+) -> Result<(ThreadGuards, Box<dyn wait::WakeMethod>, SetupReport), String> {
+    {
         let affinity = match cpu {
             Some(c) => Some(
                 AffinityGuard::pin(c)
@@ -100,7 +196,8 @@ pub(super) fn worker_thread(
             }
             None => None,
         };
-        let method = wait::create(cfg.method, cfg.clock, &cfg.method_options)
+        // The method's limits were checked once, by RunConfig::validate.
+        let method = (cfg.method.descriptor().create)(cfg.clock, &cfg.method_options)
             .map_err(|e| wait::explain_setup_error(cfg.method, &e))?;
         let mut cpu_clock: libc::clockid_t = 0;
         // SAFETY: pthread_self is this thread; `cpu_clock` is writable.
@@ -114,51 +211,6 @@ pub(super) fn worker_thread(
             interface: method.interface(),
             granularity: method.granularity_ns(),
         };
-        Ok(((affinity, policy_guard, slack), method, report))
-    })();
-    let (guards, mut method, report) = match prepared {
-        Ok(p) => p,
-        Err(msg) => {
-            let _ = setup_tx.send(Err(msg.clone()));
-            return fail(msg);
-        }
-    };
-    let _ = setup_tx.send(Ok(report));
-    let first_expiry = match go_rx.recv() {
-        Ok(Start::Go { first_expiry }) => first_expiry,
-        _ => return fail("aborted before the start".into()),
-    };
-    if let Err(e) = method.arm(first_expiry, cfg.period_ns) {
-        return fail(wait::explain_setup_error(cfg.method, &e));
-    }
-    setup::prefault_stack();
-    let params = LoopParams {
-        first_expiry,
-        period: cfg.period_ns,
-        max_samples: cfg.loops.unwrap_or(u64::MAX),
-        end: cfg
-            .duration_ns
-            .map_or(Nanos::MAX, |d| first_expiry.saturating_add(d)),
-        overrun: cfg.overrun,
-        window: cfg.window_ns,
-    };
-    let cpu0 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
-    let end = measure(
-        method.as_mut(),
-        &params,
-        stop,
-        &mut link,
-        first_record,
-        samples.as_mut(),
-    );
-    let cpu1 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
-    let report = method.report();
-    drop(method);
-    drop(guards);
-    WorkerEnd {
-        cpu_time: cpu1 - cpu0,
-        wall: end.last_woke - end.started,
-        error: end.error.map(|e| format!("measuring thread stopped: {e}")),
-        report: Some(report),
+        Ok(((affinity, Some(policy_guard), slack), method, report))
     }
 }

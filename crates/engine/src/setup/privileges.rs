@@ -63,7 +63,7 @@ pub fn explain_policy_error(policy: &Policy, err: &io::Error) -> String {
         (Policy::Deadline { .. }, libc::EBUSY) => reasons.push(
             "SCHED_DEADLINE admission control refused the bandwidth: the runtime/period of all \
              deadline threads must fit in sched_rt_runtime_us/sched_rt_period_us per CPU; \
-             lower --deadline-runtime or use fewer threads"
+             lower the deadline runtime or use fewer threads"
                 .to_string(),
         ),
         (Policy::Deadline { .. }, libc::EINVAL) => reasons.push(
@@ -73,7 +73,7 @@ pub fn explain_policy_error(policy: &Policy, err: &io::Error) -> String {
         ),
         (Policy::Deadline { .. }, libc::EPERM) if has_cap_sys_nice() => reasons.push(
             "a SCHED_DEADLINE thread's CPU affinity must span its whole root domain: run it \
-             without -a/--affinity and without --threads all, or put it in an exclusive cpuset"
+             unpinned rather than one thread per CPU, or put it in an exclusive cpuset"
                 .to_string(),
         ),
         (_, libc::EPERM) => {
@@ -93,7 +93,7 @@ pub fn explain_policy_error(policy: &Policy, err: &io::Error) -> String {
                     ),
                     _ => reasons.push(
                         "a negative nice value needs CAP_SYS_NICE or RLIMIT_NICE \
-                         ('ulimit -e'); use --nice 0 or higher, or run as root"
+                         ('ulimit -e'); use a nice value of 0 or higher, or run as root"
                             .to_string(),
                     ),
                 }
@@ -152,7 +152,7 @@ pub fn explain_mlock_error(err: &io::Error) -> String {
         format!(
             "cannot lock memory ({err}): RLIMIT_MEMLOCK is {limit} ('ulimit -l'); run as root, \
              grant 'sudo setcap cap_ipc_lock+ep <path to tickscope>', raise 'ulimit -l', or \
-             pass --no-mlock"
+             do without locking memory"
         )
     }
 }
@@ -161,8 +161,8 @@ pub fn explain_mlock_error(err: &io::Error) -> String {
 pub fn explain_pm_qos_error(err: &io::Error) -> String {
     match err.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => format!(
-            "cannot hold {}: permission denied (the device is root-only); run as root or pass \
-             --no-pm-qos",
+            "cannot hold {}: permission denied (the device is root-only); run as root or \
+             leave PM QoS alone",
             super::PM_QOS_PATH
         ),
         Some(libc::ENOENT) => format!(
@@ -209,7 +209,7 @@ mod tests {
         assert!(s.contains("admission control"), "{s}");
         assert!(
             explain_pm_qos_error(&io::Error::from_raw_os_error(libc::EACCES))
-                .contains("--no-pm-qos")
+                .contains("leave PM QoS alone")
         );
     }
 }

@@ -4,7 +4,7 @@
 //! or wake-up path stands between the expiry and the wake time — and the most expensive: a
 //! whole CPU. With `--busy-sleep-every N` the spin calls
 //! `clock_nanosleep(TIMER_ABSTIME)` for the time it just read after every N readings
-//! before the expiry, as the Cpp-Periodic-Task seed's `step_sleep` does. That call returns
+//! before the expiry, as the Cpp-Periodic-Task README's `step_sleep` does. That call returns
 //! at once (its time has passed): it is a trip through the kernel where the scheduler may
 //! run something else, not a sleep, and it gives back no CPU time.
 //!
@@ -14,10 +14,19 @@
 //! other tasks wait (Documentation/scheduler/sched-rt-group.rst): a ~50 ms gap per second.
 //! [`super::throttle_warning`] says so before such a run.
 
+use super::registry::MethodDescriptor;
 use super::spin::{spin_until, KernelClock, NapCounter, SpinClock};
 use super::{MethodKind, MethodReport, WakeMethod};
 use crate::time::{ClockId, Nanos};
 use std::io;
+
+/// `busy` in the registry ([`super::registry`]): spins the whole period.
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    spin_share: |_, _| Some(1.0),
+    ..MethodDescriptor::sleeping("clock_gettime(2)", |clock, options| {
+        Ok(Box::new(Busy::new(clock, options.busy_sleep_every)))
+    })
+};
 
 /// Spins on a clock until each expiry, optionally napping every N readings.
 #[derive(Debug)]

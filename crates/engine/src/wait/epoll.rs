@@ -8,10 +8,17 @@
 //! `expiry − last_woke`, with the slack rules of `poll`; the method runs on
 //! CLOCK_MONOTONIC only.
 
+use super::registry::MethodDescriptor;
 use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
 use crate::time::{read_clock, Nanos, NS_PER_MS};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// `epoll` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(crate::time::ClockId::Monotonic),
+    ..MethodDescriptor::sleeping("epoll_wait(2)", |_, _| Ok(Box::new(Epoll::new()?)))
+};
 
 /// Which epoll call waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

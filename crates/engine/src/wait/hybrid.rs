@@ -8,10 +8,23 @@
 //! CPU cost per period is about `margin − overshoot` of spinning plus one sleep.
 
 use super::margin::{Margin, MarginTuner};
+use super::registry::MethodDescriptor;
 use super::spin::{spin_until, KernelClock, NapCounter, SpinClock};
 use super::{MethodKind, MethodReport, WakeMethod};
 use crate::time::{ClockId, Nanos, NS_PER_MS};
 use std::io;
+
+/// `hybrid` in the registry ([`super::registry`]): spins its margin of each period (the
+/// auto margin never exceeds half the period, see [`super::margin`]).
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    spin_share: |options, period| match options.margin {
+        Margin::Fixed(m) if period > 0 && m > 0 => Some((m as f64 / period as f64).min(1.0)),
+        _ => None,
+    },
+    ..MethodDescriptor::sleeping("clock_nanosleep(2)", |clock, options| {
+        Ok(Box::new(Hybrid::new(clock, options.margin)))
+    })
+};
 
 /// Sleeps to a margin before each expiry, then spins.
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-//! `itimer`: `setitimer(ITIMER_REAL)` and SIGALRM, the 2013 `rt` seed's way.
+//! `itimer`: `setitimer(ITIMER_REAL)` and SIGALRM, the rt 2013 post's way.
 //!
 //! The interval timer is one per process and its SIGALRM is sent to the process, not to a
 //! thread (`setitimer(2)`, `signal(7)`), so it can drive only one measuring thread;
@@ -9,17 +9,43 @@
 //! offset is part of every latency measured. Missed periods merge into one pending SIGALRM
 //! and are not counted by the kernel; the engine counts them.
 //!
-//! The seed does its periodic work in the SIGALRM handler, so the wake time is read there:
+//! The rt 2013 post does its periodic work in the SIGALRM handler, so the wake time is read there:
 //! the handler reads the clock and stores it; the measuring thread keeps SIGALRM blocked
 //! except inside `sigsuspend(2)`, where the handler runs on it. A SIGALRM that lands on
 //! another thread (one that does not block it) is passed on to the measuring thread with
 //! `tgkill(2)`; `run` blocks SIGALRM in the coordinating thread so that this is rare.
 
-use super::periodic::{wait_for, Fire, Fired};
+use super::kernel_timer::{wait_for, Fire, Fired};
+use super::registry::MethodDescriptor;
 use super::{signals, MethodKind, WakeMethod};
 use crate::time::{read_clock, Nanos, NS_PER_US};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
+
+/// `itimer` in the registry ([`super::registry`]): CLOCK_MONOTONIC, one measuring thread,
+/// whole µs, and SIGALRM blocked in the coordinating thread for the run ([`AlarmBlock`]).
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(crate::time::ClockId::Monotonic),
+    limits: |_, threads, period| {
+        if threads > 1 {
+            return Err(format!(
+                "method itimer: setitimer(ITIMER_REAL) is one timer per process and its \
+                 SIGALRM goes to the whole process, so it can drive only one measuring thread \
+                 (asked for {threads}); use one thread, or the posix-timer method, which aims \
+                 a timer at each thread"
+            ));
+        }
+        if period % crate::time::NS_PER_US != 0 {
+            return Err(format!(
+                "method itimer: setitimer(2) takes its interval in whole µs (a struct \
+                 timeval) and {period} ns is not; choose an interval of whole µs"
+            ));
+        }
+        Ok(())
+    },
+    process_guard: Some(|| Ok(Box::new(AlarmBlock::new()?))),
+    ..MethodDescriptor::sleeping("setitimer(2)", |_, _| Ok(Box::new(Itimer::new()?)))
+};
 
 /// Set while an `Itimer` exists: the interval timer is one per process.
 static IN_USE: AtomicBool = AtomicBool::new(false);
@@ -28,7 +54,7 @@ static TARGET_TID: AtomicI32 = AtomicI32::new(0);
 /// The wake time the handler read last (ns on CLOCK_MONOTONIC); 0 before the first.
 static STAMP: AtomicI64 = AtomicI64::new(0);
 
-/// The SIGALRM handler: on the measuring thread, reads the clock (the seed's point of
+/// The SIGALRM handler: on the measuring thread, reads the clock (the rt 2013 post's point of
 /// measurement); on any other thread, passes the signal on. Async-signal-safe: only
 /// `clock_gettime`, `gettid`, `getpid`, `tgkill` and atomics (`signal-safety(7)`).
 extern "C" fn on_alarm(_sig: libc::c_int) {

@@ -2,27 +2,28 @@
 //!
 //! A method is asked to block until an absolute expiry on the run's clock and to return the
 //! time it woke, read once from that clock. Everything else — latency, period, overruns — is
-//! the worker's business, so a new method is one file behind [`WakeMethod`] plus one line
-//! each in [`MethodKind`] (its variant, [`MethodKind::ALL`], [`MethodKind::name`]),
-//! [`create`] and [`MethodKind::kernel_call`]. What a method cannot do (a clock, several
-//! threads) is said before a run starts by [`check`]; methods that spin share [`spin`],
-//! periodic kernel timers share [`periodic`].
+//! the worker's business, so a new method is one file behind [`WakeMethod`] with its
+//! `DESCRIPTOR` ([`MethodDescriptor`]: kernel call, clock, constructor, limits, process-wide
+//! set-up, spin share) plus one line in the [`registry`]. What a method cannot do (a clock,
+//! several threads) is said before a run starts by [`check`]; methods that spin share
+//! [`spin`], periodic kernel timers share [`kernel_timer`].
 
 mod busy;
 mod epoll;
 mod hybrid;
 mod itimer;
+pub mod kernel_timer;
+mod limits;
 pub mod margin;
 mod nanosleep;
 mod nanosleep_abs;
 mod nanosleep_rel;
-pub mod periodic;
 mod poll;
 mod posix_timer;
+pub mod registry;
 mod select;
 mod signals;
 pub mod spin;
-mod support;
 mod throttle;
 mod timerfd;
 
@@ -30,16 +31,17 @@ pub use busy::Busy;
 pub use epoll::{Epoll, EpollForm};
 pub use hybrid::Hybrid;
 pub use itimer::{AlarmBlock, Itimer};
+pub use limits::{check, explain_setup_error};
 pub use margin::{Margin, MarginReport, MarginTuner};
 pub use nanosleep::Nanosleep;
 pub use nanosleep_abs::NanosleepAbs;
 pub use nanosleep_rel::NanosleepRel;
 pub use poll::Poll;
 pub use posix_timer::{timer_signal, PosixTimer};
+pub use registry::{MethodDescriptor, MethodKind};
 pub use select::Select;
 pub use spin::{KernelClock, SpinClock};
-pub use support::{check, explain_setup_error};
-pub use throttle::throttle_warning;
+pub use throttle::{spin_share, starvation, throttle_warning, Starvation};
 pub use timerfd::Timerfd;
 
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
@@ -128,89 +130,11 @@ impl MethodReport {
     }
 }
 
-/// The wake-up methods tickscope knows, by the name used in `--method`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum MethodKind {
-    /// `clock_nanosleep(clock, TIMER_ABSTIME, expiry)`: sleeps to an absolute expiry. The default,
-    /// as in cyclictest and the hrtimers seed.
-    #[serde(rename = "nanosleep-abs")]
-    NanosleepAbs,
-    /// `clock_nanosleep(clock, 0, expiry - last_woke)`: a relative sleep aimed at the same grid.
-    #[serde(rename = "nanosleep-rel")]
-    NanosleepRel,
-    /// `nanosleep(expiry - last_woke)`: the plain call, relative, CLOCK_MONOTONIC only.
-    #[serde(rename = "nanosleep")]
-    Nanosleep,
-    /// A periodic `timerfd` read for its expiration count.
-    #[serde(rename = "timerfd")]
-    Timerfd,
-    /// A periodic POSIX timer signalling the measuring thread, taken with `sigwaitinfo`.
-    #[serde(rename = "posix-timer")]
-    PosixTimer,
-    /// `setitimer(ITIMER_REAL)` and a SIGALRM handler (one measuring thread only).
-    #[serde(rename = "itimer")]
-    Itimer,
-    /// Sleep through `ppoll`'s timeout (no descriptors).
-    #[serde(rename = "poll")]
-    Poll,
-    /// Sleep through `pselect`'s timeout (no descriptors).
-    #[serde(rename = "select")]
-    Select,
-    /// Sleep through an epoll wait's timeout (`epoll_pwait2`, else `epoll_wait`).
-    #[serde(rename = "epoll")]
-    Epoll,
-    /// Spin reading the clock until the expiry, optionally napping every N readings.
-    #[serde(rename = "busy")]
-    Busy,
-    /// Sleep until `expiry − margin`, then spin.
-    #[serde(rename = "hybrid")]
-    Hybrid,
-}
-
-impl MethodKind {
-    /// Every method, in the order `--method all` runs them.
-    pub const ALL: &'static [MethodKind] = &[
-        MethodKind::NanosleepAbs,
-        MethodKind::NanosleepRel,
-        MethodKind::Nanosleep,
-        MethodKind::Timerfd,
-        MethodKind::PosixTimer,
-        MethodKind::Itimer,
-        MethodKind::Poll,
-        MethodKind::Select,
-        MethodKind::Epoll,
-        MethodKind::Busy,
-        MethodKind::Hybrid,
-    ];
-
-    /// The name used on the command line and in result files.
-    pub fn name(self) -> &'static str {
-        match self {
-            MethodKind::NanosleepAbs => "nanosleep-abs",
-            MethodKind::NanosleepRel => "nanosleep-rel",
-            MethodKind::Nanosleep => "nanosleep",
-            MethodKind::Timerfd => "timerfd",
-            MethodKind::PosixTimer => "posix-timer",
-            MethodKind::Itimer => "itimer",
-            MethodKind::Poll => "poll",
-            MethodKind::Select => "select",
-            MethodKind::Epoll => "epoll",
-            MethodKind::Busy => "busy",
-            MethodKind::Hybrid => "hybrid",
-        }
-    }
-
-    /// Parses a name as returned by [`MethodKind::name`]; `None` for anything else.
-    pub fn from_name(name: &str) -> Option<MethodKind> {
-        MethodKind::ALL.iter().copied().find(|m| m.name() == name)
-    }
-}
-
 /// Tunables some methods take. Methods ignore the fields that do not concern them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MethodOptions {
     /// `busy`: nap after every N clock readings before the expiry (the Cpp-Periodic-Task
-    /// seed's `step_sleep`, see [`Busy`]); `None`: never.
+    /// Cpp-Periodic-Task's `step_sleep`, see [`Busy`]); `None`: never.
     #[serde(default)]
     pub busy_sleep_every: Option<u32>,
     /// `hybrid`: the margin before the expiry at which the sleep ends (see [`Hybrid`]).
@@ -230,21 +154,9 @@ pub fn create(
     clock: ClockId,
     options: &MethodOptions,
 ) -> io::Result<Box<dyn WakeMethod>> {
-    support::check_clock(kind, clock)
+    limits::check_clock(kind, clock)
         .map_err(|msg| io::Error::new(io::ErrorKind::Unsupported, msg))?;
-    Ok(match kind {
-        MethodKind::NanosleepAbs => Box::new(NanosleepAbs::new(clock)),
-        MethodKind::NanosleepRel => Box::new(NanosleepRel::new(clock)),
-        MethodKind::Nanosleep => Box::new(Nanosleep::new()),
-        MethodKind::Timerfd => Box::new(Timerfd::new(clock)?),
-        MethodKind::PosixTimer => Box::new(PosixTimer::new(clock)?),
-        MethodKind::Itimer => Box::new(Itimer::new()?),
-        MethodKind::Poll => Box::new(Poll::new()),
-        MethodKind::Select => Box::new(Select::new()),
-        MethodKind::Epoll => Box::new(Epoll::new()?),
-        MethodKind::Busy => Box::new(Busy::new(clock, options.busy_sleep_every)),
-        MethodKind::Hybrid => Box::new(Hybrid::new(clock, options.margin)),
-    })
+    (kind.descriptor().create)(clock, options)
 }
 
 /// Sum of two optional counts; `None` only when both are.

@@ -6,9 +6,16 @@
 //! `nanosleep-rel`, each sleep asks for `expiry − last_woke` from the previous wake-up's
 //! clock read.
 
+use super::registry::MethodDescriptor;
 use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
 use crate::time::{read_clock, Nanos};
 use std::io;
+
+/// `nanosleep` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(crate::time::ClockId::Monotonic),
+    ..MethodDescriptor::sleeping("nanosleep(2)", |_, _| Ok(Box::new(Nanosleep::new())))
+};
 
 /// Sleeps for a relative duration with `nanosleep`.
 #[derive(Debug, Default)]

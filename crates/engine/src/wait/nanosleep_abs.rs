@@ -3,9 +3,16 @@
 //! The kernel arms an hrtimer for exactly the expiry, so nothing between two wake-ups shifts
 //! the grid (`clock_nanosleep(2)`; Gleixner & Niehaus, "hrtimers and beyond", OLS 2006).
 
+use super::registry::MethodDescriptor;
 use super::{nanosleep_result, MethodKind, WakeMethod};
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
 use std::io;
+
+/// `nanosleep-abs` in the registry ([`super::registry`]).
+pub(crate) const DESCRIPTOR: MethodDescriptor =
+    MethodDescriptor::sleeping("clock_nanosleep(2)", |clock, _| {
+        Ok(Box::new(NanosleepAbs::new(clock)))
+    });
 
 /// Sleeps to an absolute expiry with `clock_nanosleep(clock, TIMER_ABSTIME, …)`.
 #[derive(Debug)]

@@ -8,9 +8,16 @@
 //! `expiry − last_woke`, as for `nanosleep-rel`. The call takes no clock, so the method
 //! runs on CLOCK_MONOTONIC only.
 
+use super::registry::MethodDescriptor;
 use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
 use crate::time::{read_clock, Nanos};
 use std::io;
+
+/// `poll` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(crate::time::ClockId::Monotonic),
+    ..MethodDescriptor::sleeping("ppoll(2)", |_, _| Ok(Box::new(Poll::new())))
+};
 
 /// Sleeps through `ppoll`'s timeout.
 #[derive(Debug, Default)]

@@ -9,10 +9,17 @@
 //! clock is read before that call, so it does not add to the latency. How the kernel's
 //! re-arming fits the engine's skip / catch-up rule: [`super::periodic`].
 
-use super::periodic::{periodic_spec, wait_for, Fire, Fired};
+use super::kernel_timer::{periodic_spec, wait_for, Fire, Fired};
+use super::registry::MethodDescriptor;
 use super::{signals, MethodKind, MethodReport, WakeMethod};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
+
+/// `posix-timer` in the registry ([`super::registry`]).
+pub(crate) const DESCRIPTOR: MethodDescriptor =
+    MethodDescriptor::sleeping("timer_create(2)", |clock, _| {
+        Ok(Box::new(PosixTimer::new(clock)?))
+    });
 
 /// The signal the timers send: `SIGRTMIN + 4` (glibc keeps the first real-time signals for
 /// itself; real-time signals queue and carry the overrun count, `signal(7)`).

@@ -5,9 +5,16 @@
 //! the timeout is relative, `expiry − last_woke`, and the method runs on CLOCK_MONOTONIC
 //! only.
 
+use super::registry::MethodDescriptor;
 use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
 use crate::time::{read_clock, Nanos};
 use std::io;
+
+/// `select` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    fixed_clock: Some(crate::time::ClockId::Monotonic),
+    ..MethodDescriptor::sleeping("pselect(2)", |_, _| Ok(Box::new(Select::new())))
+};
 
 /// Sleeps through `pselect`'s timeout.
 #[derive(Debug, Default)]

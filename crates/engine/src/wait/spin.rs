@@ -58,7 +58,7 @@ impl SpinClock for KernelClock {
 }
 
 /// Decides when a spin naps: every `every`-th clock reading that is still before the expiry
-/// (the Cpp-Periodic-Task seed's `step_sleep`). The count runs on across waits.
+/// (the Cpp-Periodic-Task README's `step_sleep`). The count runs on across waits.
 #[derive(Debug, Clone, Default)]
 pub struct NapCounter {
     every: u32,
@@ -108,7 +108,7 @@ pub struct Spin {
 }
 
 /// Reads `clock` until it reaches `expiry` (absolute ns). When `naps` says a nap is due,
-/// sleeps until the time just read — the seed's `clock_nanosleep(TIMER_ABSTIME, now)`,
+/// sleeps until the time just read — the Cpp-Periodic-Task `clock_nanosleep(TIMER_ABSTIME, now)`,
 /// which enters the kernel and returns at once (a point where the scheduler can run
 /// something else), not a real sleep.
 ///

@@ -7,11 +7,29 @@
 //! [`super::periodic`]. `timerfd_create` accepts CLOCK_MONOTONIC, CLOCK_REALTIME and
 //! CLOCK_BOOTTIME (and their alarm variants), not CLOCK_TAI.
 
-use super::periodic::{periodic_spec, wait_for, Fire, Fired};
+use super::kernel_timer::{periodic_spec, wait_for, Fire, Fired};
+use super::registry::MethodDescriptor;
 use super::{MethodKind, MethodReport, WakeMethod};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// `timerfd` in the registry ([`super::registry`]): any clock but CLOCK_TAI.
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
+    limits: |clock, _, _| {
+        if clock == ClockId::Tai {
+            return Err(
+                "method timerfd: timerfd_create(2) does not accept CLOCK_TAI; measure \
+                 CLOCK_MONOTONIC, CLOCK_REALTIME or CLOCK_BOOTTIME"
+                    .into(),
+            );
+        }
+        Ok(())
+    },
+    ..MethodDescriptor::sleeping("timerfd_create(2)", |clock, _| {
+        Ok(Box::new(Timerfd::new(clock)?))
+    })
+};
 
 /// Waits by reading a periodic `timerfd`.
 #[derive(Debug)]

@@ -1,5 +1,5 @@
 //! `tickscope compare`: results side by side, one column per measurement (a file, or a run
-//! inside a file), in the shape of the seeds' tables — figures first, then the settings
+//! inside a file), in the shape of the source documents' tables (docs/sources.md) — figures first, then the settings
 //! that differ between the columns.
 //!
 //! The columns come from [`crate::import`]; this module only arranges them. One file per

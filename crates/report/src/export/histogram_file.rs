@@ -12,8 +12,12 @@
 //! SIGNIFICANT_FIGURES`); each of its buckets is assigned by its upper bound, so a value
 //! within one bucket width below a whole µs may be counted one µs higher. The buckets run
 //! up to the largest latency, at most [`MAX_BUCKETS`] µs; beyond, values are overflows.
-//! tickscope does not keep the cycle numbers of overflows, so each thread's line says
-//! `# NNNNN others` as cyclictest does when its list is full. Latencies below zero (early
+//! With a range ([`HistogramOptions::range_us`], cyclictest's `-h N`) the buckets are
+//! 0 … N−1 µs and every latency of N µs or more is an overflow, excluded from `# Total` as
+//! in cyclictest; the overflows' cycle numbers (wake-up numbers from 0) are listed when the
+//! caller collected them (the first [`CYCLES_KEPT`] per thread, then `# NNNNN others` as
+//! cyclictest does when its list is full). With [`HistogramOptions::all_column`]
+//! (cyclictest's `-H`) a last column sums every thread. Latencies below zero (early
 //! wake-ups, which cyclictest cannot represent) are counted in bucket 0 and reported in a
 //! comment line. A document with several runs has one column per thread of each run.
 
@@ -25,9 +29,24 @@ use tickscope_engine::result::ThreadStats;
 /// The most 1 µs buckets written (100 ms); larger latencies are counted as overflows.
 pub const MAX_BUCKETS: usize = 100_000;
 
-/// cyclictest `-h` histogram text.
+/// Overflow cycle numbers listed per thread; beyond, `# NNNNN others`.
+pub const CYCLES_KEPT: usize = 1000;
+
+/// cyclictest `-h` histogram text, buckets up to the largest latency.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HistogramFile;
+
+/// How the histogram is laid out beyond the default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HistogramOptions {
+    /// Buckets 0 … N−1 µs (cyclictest `-h N`); `None`: up to the largest latency.
+    pub range_us: Option<usize>,
+    /// A last column with every thread summed (cyclictest `-H`).
+    pub all_column: bool,
+    /// Per column (thread), the cycle numbers of overflows collected, at most
+    /// [`CYCLES_KEPT`] each; empty when not collected.
+    pub overflow_cycles: Vec<Vec<u64>>,
+}
 
 struct Column {
     name: String,
@@ -75,6 +94,16 @@ impl Exporter for HistogramFile {
     }
 
     fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
+        Ok(render_with(doc, &HistogramOptions::default()).into_bytes())
+    }
+}
+
+/// The histogram text of `doc` laid out by `opts`.
+///
+/// # Panics
+/// Never.
+pub fn render_with(doc: &RunDocument, opts: &HistogramOptions) -> String {
+    {
         let runs = doc.each_run();
         let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
         let threads: Vec<(String, &ThreadStats)> = runs
@@ -96,11 +125,18 @@ impl Exporter for HistogramFile {
             .filter_map(|(_, t)| t.latency_ns.as_ref().map(|l| l.max))
             .max()
             .unwrap_or(0);
-        let buckets = ((largest.max(0) / 1000) as usize + 1).min(MAX_BUCKETS);
-        let cols: Vec<Column> = threads
+        let buckets = opts
+            .range_us
+            .unwrap_or((largest.max(0) / 1000) as usize + 1)
+            .clamp(1, MAX_BUCKETS);
+        let mut cols: Vec<Column> = threads
             .into_iter()
             .map(|(n, t)| column(n, t, buckets))
             .collect();
+        if opts.all_column && cols.len() > 1 {
+            let all = all_column(&cols);
+            cols.push(all);
+        }
 
         let mut out = String::new();
         let names: Vec<&str> = cols.iter().map(|c| c.name.as_str()).collect();
@@ -129,10 +165,16 @@ impl Exporter for HistogramFile {
         out += &line("Max Latencies", &|c| format!("{:05}", c.max_us));
         out += &line("Histogram Overflows", &|c| format!("{:05}", c.overflows));
         out += "# Histogram Overflow at cycle number:\n";
-        for (i, c) in cols.iter().enumerate() {
+        // Cycle numbers belong to threads; the summed column (-H) has none.
+        for (i, c) in cols.iter().enumerate().filter(|(_, c)| c.name != "all") {
             let _ = write!(out, "# Thread {i}:");
-            if c.overflows > 0 {
-                let _ = write!(out, " # {:05} others", c.overflows);
+            let listed = opts.overflow_cycles.get(i).map_or(&[][..], Vec::as_slice);
+            for cycle in listed {
+                let _ = write!(out, " {cycle:05}");
+            }
+            let others = c.overflows.saturating_sub(listed.len() as u64);
+            if others > 0 {
+                let _ = write!(out, " # {others:05} others");
             }
             out += "\n";
         }
@@ -142,6 +184,28 @@ impl Exporter for HistogramFile {
             });
         }
         out += "\n";
-        Ok(out.into_bytes())
+        out
+    }
+}
+
+/// Every thread's column summed (cyclictest `-H`): counts and overflows added, the smallest
+/// minimum, the largest maximum, the sample-weighted mean.
+fn all_column(cols: &[Column]) -> Column {
+    let n = |c: &Column| c.counts.iter().sum::<u64>() as f64;
+    let total: f64 = cols.iter().map(n).sum();
+    Column {
+        name: "all".into(),
+        counts: (0..cols[0].counts.len())
+            .map(|b| cols.iter().map(|c| c.counts[b]).sum())
+            .collect(),
+        overflows: cols.iter().map(|c| c.overflows).sum(),
+        early: cols.iter().map(|c| c.early).sum(),
+        min_us: cols.iter().map(|c| c.min_us).min().unwrap_or(0),
+        avg_us: if total > 0.0 {
+            (cols.iter().map(|c| c.avg_us as f64 * n(c)).sum::<f64>() / total) as i64
+        } else {
+            0
+        },
+        max_us: cols.iter().map(|c| c.max_us).max().unwrap_or(0),
     }
 }

@@ -7,7 +7,8 @@ use super::{ExportError, Exporter};
 use crate::compare::Comparison;
 use crate::document::RunDocument;
 use crate::import::tickscope::measurements;
-use crate::plot::plots_of;
+use crate::methods_table::MethodsTable;
+use crate::plot::plots_with;
 use crate::terminal::{policy, summary_columns, summary_rows};
 use crate::units::{interval, ns_i};
 use std::fmt::Write;
@@ -17,6 +18,8 @@ use std::fmt::Write;
 pub struct HtmlReport {
     /// The result file's name, shown in the report and used to label runs.
     pub source: String,
+    /// How the plots are drawn.
+    pub plots: crate::plot::PlotOptions,
 }
 
 /// Escapes text for HTML element content and attribute values.
@@ -41,7 +44,9 @@ pub fn inline_svg(svg: &str) -> String {
     svg.replace(" xmlns=\"http://www.w3.org/2000/svg\"", "")
 }
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1250px;padding:0 1em;\
+/// The page's style sheet, shared with [`super::foreign_html`].
+pub const STYLE: &str =
+    "body{font-family:sans-serif;margin:2em auto;max-width:1250px;padding:0 1em;\
 color:#222;line-height:1.4}h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ddd;padding:.25em .6em;\
 vertical-align:top}th{background:#f3f3f3;text-align:left}td.n{text-align:right;\
@@ -147,7 +152,20 @@ fn system(doc: &RunDocument) -> Vec<(&'static str, String)> {
                 _ => "unknown".into(),
             },
         ),
-        ("kernel command line", or(&s.cmdline)),
+        (
+            "kernel command line",
+            match (&s.cmdline, doc.redacted) {
+                (_, true) => "redacted".into(),
+                (c, false) => or(c),
+            },
+        ),
+        (
+            "tickscope command line",
+            match doc.command_line.is_empty() {
+                true => "not recorded".into(),
+                false => doc.command_line.join(" "),
+            },
+        ),
     ]
 }
 
@@ -184,6 +202,116 @@ fn applied(doc: &RunDocument) -> Vec<(&'static str, String)> {
         ("timeout granularity", ns_i(a.granularity_ns)),
         ("threads", threads.join(", ")),
     ]
+}
+
+/// Plots as inline SVG figures with their captions (shared with [`super::foreign_html`]).
+///
+/// # Errors
+/// [`ExportError`] when a plot cannot be drawn.
+pub fn figures(plots: &[crate::plot::NamedPlot]) -> Result<String, ExportError> {
+    let mut out = String::new();
+    for p in plots {
+        let _ = write!(
+            out,
+            "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
+            escape(&p.stem),
+            inline_svg(&p.svg()?),
+            escape(&p.caption)
+        );
+    }
+    Ok(out)
+}
+
+/// A thread-per-column summary table.
+fn summary_table(
+    threads: &[tickscope_engine::result::ThreadStats],
+    summary: &tickscope_engine::result::ThreadStats,
+) -> String {
+    let cols = summary_columns(threads, summary);
+    let head: Vec<String> = cols.iter().map(|(n, _)| n.clone()).collect();
+    let rows: Vec<Vec<String>> = summary_rows()
+        .into_iter()
+        .map(|(name, f)| {
+            std::iter::once(name.to_string())
+                .chain(cols.iter().map(|(_, t)| f(t)))
+                .collect()
+        })
+        .collect();
+    grid_table(&head, &rows)
+}
+
+/// The terminal's comparison of methods, with its notes and warnings.
+fn methods_comparison(doc: &RunDocument) -> String {
+    let t = MethodsTable::of(&doc.runs);
+    let head: Vec<String> = t.head[1..].iter().map(|h| h.to_string()).collect();
+    let mut out = grid_table(&head, &t.rows);
+    for n in &t.notes {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
+    }
+    out
+}
+
+/// Every figure and the settings that differ, one column per run (as `tickscope compare`).
+fn figures_side_by_side(
+    doc: &RunDocument,
+    source: &str,
+    rounds: u32,
+) -> Result<String, ExportError> {
+    let stem = std::path::Path::new(source)
+        .file_stem()
+        .map_or("run".into(), |s| s.to_string_lossy().into_owned());
+    let mut cols = measurements(doc, &stem);
+    for (c, r) in cols.iter_mut().zip(doc.each_run()) {
+        c.label = r.name(rounds);
+    }
+    let cmp = Comparison::new(cols, &[]).map_err(ExportError)?;
+    let head: Vec<String> = cmp.columns.iter().map(|c| c.label.clone()).collect();
+    let rows: Vec<Vec<String>> = cmp
+        .figure_rows()
+        .into_iter()
+        .chain(cmp.setting_rows(true))
+        .map(|r| {
+            std::iter::once(r.name)
+                .chain(r.cells.iter().map(|c| c.human()))
+                .collect()
+        })
+        .collect();
+    Ok(format!(
+        "<details><summary>every figure, run by run</summary>\n{}</details>\n",
+        grid_table(&head, &rows)
+    ))
+}
+
+/// One row per second of all threads merged: the statistics of that second alone.
+fn windows_table(windows: &[tickscope_engine::result::WindowStats]) -> String {
+    let opt = |v: Option<i64>| v.map_or("-".to_string(), ns_i);
+    let head: Vec<String> = [
+        "samples", "missed", "lat min", "lat mean", "lat p99", "lat max", "dt SD", "CPU %",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = windows
+        .iter()
+        .map(|w| {
+            vec![
+                format!("{} s", w.index + w.span),
+                w.samples.to_string(),
+                w.overruns.to_string(),
+                opt(w.latency_min),
+                w.latency_mean.map_or("-".into(), crate::units::ns),
+                opt(w.latency_p99),
+                opt(w.latency_max),
+                w.period_stddev.map_or("-".into(), crate::units::ns),
+                w.cpu_percent.map_or("-".into(), |c| format!("{c:.1}")),
+            ]
+        })
+        .collect();
+    format!(
+        "<details><summary>{} windows of one second, all threads merged</summary>\n{}</details>\n",
+        windows.len(),
+        grid_table(&head, &rows)
+    )
 }
 
 impl Exporter for HtmlReport {
@@ -223,56 +351,30 @@ impl Exporter for HtmlReport {
         out += &kv_table(&system(doc));
         out += "<h2>Settings applied</h2>\n";
         out += &kv_table(&applied(doc));
-        out += "<h2>Summary</h2>\n";
-        for run in &runs {
-            if runs.len() > 1 {
-                let _ = writeln!(out, "<h3>{}</h3>", escape(&run.name(rounds)));
-            }
-            let cols = summary_columns(run.threads, run.summary);
-            let head: Vec<String> = cols.iter().map(|(n, _)| n.clone()).collect();
-            let rows: Vec<Vec<String>> = summary_rows()
-                .into_iter()
-                .map(|(name, f)| {
-                    std::iter::once(name.to_string())
-                        .chain(cols.iter().map(|(_, t)| f(t)))
-                        .collect()
-                })
-                .collect();
-            out += &grid_table(&head, &rows);
-        }
         if runs.len() > 1 {
             out += "<h2>Methods side by side</h2>\n";
-            let stem = std::path::Path::new(&self.source)
-                .file_stem()
-                .map_or("run".into(), |s| s.to_string_lossy().into_owned());
-            let mut cols = measurements(doc, &stem);
-            for (c, r) in cols.iter_mut().zip(&runs) {
-                c.label = r.name(rounds);
+            out += &methods_comparison(doc);
+            out += &figures_side_by_side(doc, &self.source, rounds)?;
+        }
+        out += "<h2>Summary</h2>\n";
+        for run in &runs {
+            let table = summary_table(run.threads, run.summary);
+            if runs.len() > 1 {
+                let _ = writeln!(
+                    out,
+                    "<details><summary>{}</summary>\n{table}</details>",
+                    escape(&run.name(rounds))
+                );
+            } else {
+                out += &table;
             }
-            let cmp = Comparison::new(cols, &[]).map_err(ExportError)?;
-            let head: Vec<String> = cmp.columns.iter().map(|c| c.label.clone()).collect();
-            let rows: Vec<Vec<String>> = cmp
-                .figure_rows()
-                .into_iter()
-                .chain(cmp.setting_rows(true))
-                .map(|r| {
-                    std::iter::once(r.name)
-                        .chain(r.cells.iter().map(|c| c.human()))
-                        .collect()
-                })
-                .collect();
-            out += &grid_table(&head, &rows);
+        }
+        if runs.len() == 1 {
+            out += "<h2>Second by second</h2>\n";
+            out += &windows_table(&doc.summary.windows);
         }
         out += "<h2>Plots</h2>\n";
-        for p in plots_of(doc) {
-            let _ = write!(
-                out,
-                "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
-                escape(&p.stem),
-                inline_svg(&p.plot.svg()?),
-                escape(&p.caption)
-            );
-        }
+        out += &figures(&plots_with(doc, &self.plots))?;
         let _ = writeln!(
             out,
             "<footer>Written by {} {} from <code>{}</code>. This page is self-contained: \

@@ -3,6 +3,7 @@
 //! goes on. Exporters only read the document: they never measure.
 
 pub mod csv;
+pub mod foreign_html;
 pub mod histogram_file;
 pub mod html;
 pub mod samples;

@@ -59,7 +59,8 @@ impl Importer for CyclictestImporter {
             let (policy, priority) = opts.policy();
             settings.insert(Setting::Policy, policy);
             settings.insert(Setting::Priority, priority);
-            settings.insert(Setting::Interval, opts.interval());
+            // The threads the file holds (its "num_threads" is not trusted for a size).
+            settings.insert(Setting::Interval, opts.intervals(parsed.len()));
             settings.insert(Setting::Clock, opts.clock().into());
             settings.insert(
                 Setting::PmQos,
@@ -216,6 +217,35 @@ impl CommandLine {
         crate::units::interval((us * 1000.0).round() as i64)
     }
 
+    /// The intervals of `threads` threads: cyclictest gives thread k the interval
+    /// `-i + k·-d` (distance, default 500 µs) unless a histogram is asked for (`-h`/`-H`),
+    /// in which case every thread uses `-i` (rt-tests `cyclictest.c`, `main`: "same interval
+    /// on CPUs" only `if (histogram)`). One value when all are equal, else each thread's.
+    pub fn intervals(&self, threads: usize) -> String {
+        let distance: f64 = self
+            .value("distance")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(500.0);
+        let same = threads <= 1
+            || distance == 0.0
+            || self.value("histogram").is_some()
+            || self.value("histofall").is_some();
+        if same {
+            return self.interval();
+        }
+        let us: f64 = self
+            .value("interval")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1000.0);
+        let each: Vec<String> = (0..threads)
+            .map(|k| {
+                let ns = ((us + k as f64 * distance) * 1000.0).round() as i64;
+                format!("T{k} {}", crate::units::interval(ns))
+            })
+            .collect();
+        format!("{} (cyclictest -d {distance} without -h)", each.join(", "))
+    }
+
     /// How cyclictest waited, in tickscope's method names: `nanosleep-abs` (absolute
     /// `clock_nanosleep`, its default), `nanosleep-rel` with `-r`, `posix-timer` with `-x`.
     pub fn method(&self) -> &'static str {
@@ -267,5 +297,15 @@ mod tests {
         assert_eq!(rr.policy(), ("rr".into(), "5".into()));
         assert_eq!(rr.method(), "nanosleep-rel");
         assert_eq!(rr.interval(), "1.00 ms");
+        // Without -h each thread's interval grows by the distance (default 500 µs).
+        let two = CommandLine::parse("cyclictest -t 2 -i 1000 -q");
+        assert_eq!(
+            two.intervals(2),
+            "T0 1.00 ms, T1 1.50 ms (cyclictest -d 500 without -h)"
+        );
+        let hist = CommandLine::parse("cyclictest -t 2 -i 1000 -h 400");
+        assert_eq!(hist.intervals(2), "1.00 ms");
+        let d0 = CommandLine::parse("cyclictest -t 2 -i 1000 -d 0");
+        assert_eq!(d0.intervals(2), "1.00 ms");
     }
 }

@@ -10,8 +10,10 @@
 //! ([`Measurement::resolution_ns`]).
 
 pub mod cyclictest;
+pub mod hlog;
 pub mod jitterdebugger;
 pub mod tickscope;
+pub mod validate;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -30,6 +32,8 @@ pub enum SourceFormat {
     Cyclictest,
     /// jitterdebugger's `results.json` (`-o DIR`), or its JSON on stdout.
     Jitterdebugger,
+    /// An HdrHistogram interval log (`--hlog`, jHiccup, cassandra-stress, …).
+    Hlog,
 }
 
 impl SourceFormat {
@@ -39,6 +43,7 @@ impl SourceFormat {
             SourceFormat::Tickscope => "tickscope",
             SourceFormat::Cyclictest => "cyclictest",
             SourceFormat::Jitterdebugger => "jitterdebugger",
+            SourceFormat::Hlog => "hlog",
         }
     }
 }
@@ -69,6 +74,8 @@ pub enum Setting {
     PmQos,
     /// Timer slack of the measuring threads.
     TimerSlack,
+    /// The load run beside the measurement and what it achieved (tickscope `--load`).
+    Load,
     /// The command line that produced the file, when the file records it.
     Command,
 }
@@ -88,6 +95,7 @@ impl Setting {
             Setting::Clock => ("clock", "clock"),
             Setting::PmQos => ("PM QoS", "pm_qos"),
             Setting::TimerSlack => ("timer slack", "timer_slack"),
+            Setting::Load => ("load", "load"),
             Setting::Command => ("command", "command"),
         }
     }
@@ -153,6 +161,12 @@ pub struct Measurement {
     pub cpu_percent: Option<f64>,
     /// Remarks on how the figures were obtained (histogram overflows, no histogram, …).
     pub notes: Vec<String>,
+    /// Another tool's threads as latency distributions, for plotting (`tickscope report`
+    /// of a cyclictest or jitterdebugger file); empty for tickscope files, whose documents
+    /// are plotted directly. Percentiles and the standard deviation are read from the
+    /// tool's histogram; wake-ups beyond its range are left out of the distribution.
+    #[serde(skip)]
+    pub threads: Vec<(String, tickscope_engine::result::ThreadStats)>,
 }
 
 /// A file that cannot be read as a result: names the file and says what is wrong.
@@ -165,8 +179,14 @@ pub struct ImportError {
 }
 
 impl fmt::Display for ImportError {
+    /// `'path': problem`, the path quoted so the message stays one line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.problem)
+        write!(
+            f,
+            "{}: {}",
+            crate::quoted(Path::new(&self.path)),
+            self.problem
+        )
     }
 }
 
@@ -201,14 +221,73 @@ pub fn importers() -> [&'static dyn Importer; 3] {
 /// is of no known format or lacks what its format requires.
 pub fn read(path: &Path) -> Result<Vec<Measurement>, ImportError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ImportError {
-        path: name.clone(),
-        problem: format!("cannot read: {e}"),
-    })?;
+    let text = read_input(path)?;
     let stem = path
         .file_stem()
         .map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
     parse(&name, &stem, &text)
+}
+
+/// The largest result file read: 256 MiB. A day-long `-t all` run on 64 CPUs stays well
+/// below it; anything larger is not a result (or is `/dev/zero`).
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// The text of a result file: a regular file, or standard input for `-`, at most
+/// [`MAX_INPUT_BYTES`]. The file is opened without blocking and checked before it is read, so
+/// a FIFO, a device or a directory is refused at once instead of blocking or reading
+/// forever.
+///
+/// # Errors
+/// [`ImportError`] naming the file: cannot be opened, not a regular file, too large, not
+/// UTF-8.
+pub fn read_input(path: &Path) -> Result<String, ImportError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = path.display().to_string();
+    let fail = |problem: String| ImportError {
+        path: name.clone(),
+        problem,
+    };
+    let mut bytes = Vec::new();
+    let limit = MAX_INPUT_BYTES + 1;
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|e| fail(format!("cannot read standard input: {e}")))?;
+    } else {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| fail(format!("cannot read: {e}")))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| fail(format!("cannot read: {e}")))?;
+        if !meta.is_file() {
+            return Err(fail(
+                "not a regular file; give a result file, or '-' for standard input".into(),
+            ));
+        }
+        if meta.len() > MAX_INPUT_BYTES {
+            return Err(fail(format!(
+                "{} bytes, larger than any result file (at most {} MiB)",
+                meta.len(),
+                MAX_INPUT_BYTES >> 20
+            )));
+        }
+        file.take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|e| fail(format!("cannot read: {e}")))?;
+    }
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(fail(format!(
+            "larger than any result file (at most {} MiB)",
+            MAX_INPUT_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| fail("not text (UTF-8)".into()))
 }
 
 /// Reads result-file contents; `name` is used in errors and as the measurements' source,
@@ -223,6 +302,11 @@ pub fn parse(name: &str, stem: &str, text: &str) -> Result<Vec<Measurement>, Imp
     };
     if text.trim().is_empty() {
         return Err(fail("the file is empty".into()));
+    }
+    if hlog::looks_like_hlog(text) {
+        let mut m = hlog::import(text, stem).map_err(|p| fail(format!("interval log: {p}")))?;
+        m.source = name.to_string();
+        return Ok(vec![m]);
     }
     let json: Value = serde_json::from_str(text).map_err(|e| {
         fail(if e.is_eof() {
@@ -274,6 +358,12 @@ pub fn bucket_quantile(buckets: &[(Nanos, u64)], q: f64) -> Option<Nanos> {
         (seen >= rank).then_some(v)
     })
 }
+
+/// The most wake-ups a result may hold: 2^53 (every count stays exact as a JSON number and
+/// in an `f64`; a 1 µs loop would need 285 years to reach it). A larger count is refused.
+pub const MAX_SAMPLES: u64 = 1 << 53;
+/// The largest latency a result may hold, ns: one hour, the longest period tickscope accepts.
+pub const MAX_LATENCY_NS: Nanos = 3_600_000_000_000;
 
 /// One thread (cyclictest) or CPU (jitterdebugger) of another tool's result, already in ns.
 #[derive(Debug, Clone, PartialEq)]
@@ -333,27 +423,57 @@ pub(crate) fn tool_threads(
                 let c = v.as_u64().ok_or_else(|| {
                     format!("{what} {key}: histogram count of bucket {k} is not a whole number")
                 })?;
-                Ok((value * unit_ns, c))
+                let ns = value
+                    .checked_mul(unit_ns)
+                    .filter(|ns| ns.abs() <= MAX_LATENCY_NS);
+                let ns = ns.ok_or_else(|| {
+                    format!("{what} {key}: histogram bucket '{k}' is beyond any latency")
+                })?;
+                Ok((ns, c))
             })
             .collect::<Result<Vec<_>, String>>()?;
         histogram.sort();
-        let in_histogram: u64 = histogram.iter().map(|b| b.1).sum();
+        let in_histogram = histogram
+            .iter()
+            .try_fold(0u64, |sum, b| sum.checked_add(b.1))
+            .filter(|&n| n <= MAX_SAMPLES)
+            .ok_or_else(|| {
+                format!("{what} {key}: the histogram's counts add up to more than any run holds")
+            })?;
+        if count > MAX_SAMPLES {
+            return Err(format!(
+                "{what} {key}: '{count_key}' is {count}, more than any run holds"
+            ));
+        }
         if in_histogram > count {
             return Err(format!(
                 "{what} {key}: the histogram holds {in_histogram} samples but '{count_key}' is {count}"
             ));
         }
-        threads.push(ToolThread {
+        let t = ToolThread {
             count,
             min: (num("min")? * unit_ns as f64).round() as Nanos,
             max: (num("max")? * unit_ns as f64).round() as Nanos,
             mean: num("avg")? * unit_ns as f64,
             histogram,
-        });
+        };
+        if count > 0 && !(t.min <= t.max && t.mean >= t.min as f64 && t.mean <= t.max as f64) {
+            return Err(format!(
+                "{what} {key}: min, avg and max are not in order ({} ≤ {} ≤ {} ns expected)",
+                t.min, t.mean, t.max
+            ));
+        }
+        threads.push(t);
     }
     if threads.is_empty() {
         return Err(format!("no {what} in the file"));
     }
+    // Every later sum (merging threads and buckets) then fits too.
+    threads
+        .iter()
+        .try_fold(0u64, |sum, t| sum.checked_add(t.count))
+        .filter(|&n| n <= MAX_SAMPLES)
+        .ok_or_else(|| format!("the {what}s' counts add up to more than any run holds"))?;
     Ok(threads)
 }
 
@@ -466,6 +586,60 @@ pub(crate) fn tool_measurement(
         missed_periods: None,
         cpu_percent: None,
         notes,
+        threads: threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.count > 0)
+            .map(|(i, t)| (format!("T{i}"), thread_stats(i, t)))
+            .collect(),
+    }
+}
+
+/// A tool's thread as [`ThreadStats`] with only the latency filled in: min, max and mean as
+/// the tool recorded them, percentiles and standard deviation from its histogram.
+fn thread_stats(index: usize, t: &ToolThread) -> tickscope_engine::result::ThreadStats {
+    use tickscope_engine::histogram::HistogramBuckets;
+    use tickscope_engine::result::{LatencyStats, ThreadStats};
+    let n: u64 = t.histogram.iter().map(|b| b.1).sum();
+    let q = |x: f64| bucket_quantile(&t.histogram, x).unwrap_or(t.max);
+    let variance = if n > 0 {
+        t.histogram
+            .iter()
+            .map(|&(v, c)| c as f64 * (v as f64 - t.mean).powi(2))
+            .sum::<f64>()
+            / n as f64
+    } else {
+        0.0
+    };
+    ThreadStats {
+        thread: Some(index),
+        tid: None,
+        cpu: None,
+        samples: t.count,
+        overruns: 0,
+        samples_dropped: 0,
+        latency_ns: Some(LatencyStats {
+            min: t.min,
+            max: t.max,
+            mean: t.mean,
+            stddev: variance.sqrt(),
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p99_9: q(0.999),
+            p99_99: q(0.9999),
+            early: 0,
+            histogram: HistogramBuckets {
+                significant_figures: 0,
+                buckets: t.histogram.clone(),
+            },
+        }),
+        period_ns: None,
+        cpu_time_ns: 0,
+        wall_time_ns: 0,
+        cpu_percent: 0.0,
+        method_report: None,
+        windows: Vec::new(),
     }
 }
 
@@ -494,7 +668,7 @@ mod tests {
     #[test]
     fn unknown_empty_and_broken_files_name_the_problem() {
         let e = parse("x.json", "x", "").unwrap_err();
-        assert_eq!(e.to_string(), "x.json: the file is empty");
+        assert_eq!(e.to_string(), "'x.json': the file is empty");
         let e = parse("x.json", "x", "{\"a\": [1, 2").unwrap_err();
         assert!(e.problem.starts_with("truncated"), "{e}");
         let e = parse("x.json", "x", "hello").unwrap_err();

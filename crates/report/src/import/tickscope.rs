@@ -32,6 +32,7 @@ impl Importer for TickscopeImporter {
             None => return Err("'schema' is not a string".into()),
         }
         let doc: RunDocument = serde_json::from_value(json).map_err(|e| e.to_string())?;
+        super::validate::check(&doc)?;
         Ok(measurements(&doc, stem))
     }
 }
@@ -102,6 +103,12 @@ fn measurement(doc: &RunDocument, run: &RunView<'_>, label: String) -> Measureme
         Setting::TimerSlack,
         format!("{} ns", applied.timer_slack_ns),
     );
+    settings.insert(
+        Setting::Load,
+        doc.load
+            .as_ref()
+            .map_or("none".to_string(), |l| l.describe()),
+    );
     let mut notes = Vec::new();
     if run.interrupted {
         notes.push("interrupted: the figures cover what ran".to_string());
@@ -126,5 +133,6 @@ fn measurement(doc: &RunDocument, run: &RunView<'_>, label: String) -> Measureme
         missed_periods: Some(summary.overruns),
         cpu_percent: Some(summary.cpu_percent),
         notes,
+        threads: Vec::new(),
     }
 }

@@ -97,6 +97,27 @@ impl Axis {
         }
     }
 
+    /// A latency axis in µs for `values_us` that is always logarithmic (values at or below
+    /// zero drawn on the bottom edge): the rule of the per-second plots, so that the plots
+    /// of two runs read the same way whatever their spread.
+    pub fn latency_log(values_us: impl IntoIterator<Item = f64>, desc: &str) -> Axis {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in values_us.into_iter().filter(|v| *v > 0.0) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if !lo.is_finite() {
+            (lo, hi) = (1.0, 10.0);
+        }
+        Axis {
+            scale: Scale::Log10,
+            lo: round_down(lo * 0.9),
+            hi: round_up((hi * 1.1).max(lo * 10.0)),
+            desc: desc.into(),
+            format: number,
+        }
+    }
+
     /// The same axis with the top `fraction` (0 ..= 0.9) of its height left free above the
     /// data, for a legend.
     pub fn with_headroom(mut self, fraction: f64) -> Axis {

@@ -5,7 +5,8 @@
 //! * [`histogram`] — wake-ups per latency bin, counts on a log scale (the OSADL look), with
 //!   percentiles marked;
 //! * [`percentiles`] — latency against 1 − quantile on a log axis (the HdrHistogram look);
-//! * [`timeline`] — p99 and maximum latency of every window (second) over the run.
+//! * [`timeline`] — p99 and maximum latency of every window (second) over the run;
+//! * [`period`] — the distribution of period dt − interval (period jitter).
 //!
 //! Plots only read statistics from the result document; they never measure.
 
@@ -13,6 +14,7 @@ pub mod axis;
 pub mod font;
 pub mod histogram;
 pub mod percentiles;
+pub mod period;
 pub mod timeline;
 
 use crate::document::RunDocument;
@@ -27,8 +29,9 @@ use tickscope_engine::result::ThreadStats;
 /// Size of every plot, pixels (SVG user units): width, height.
 pub const SIZE: (u32, u32) = (1200, 600);
 
-/// Series colours (Tableau 10), in order.
-pub const PALETTE: [RGBColor; 8] = [
+/// Series colours (Tableau 10, <https://www.tableau.com/blog/colors-upgrade-tableau-10-56782>),
+/// in order.
+pub const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -37,11 +40,51 @@ pub const PALETTE: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
 ];
 
 /// The colour of series `i`.
 pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
+}
+
+/// The style of series `i`: its colour and whether its line is dashed. The first
+/// [`PALETTE`]`.len()` series are solid, the next as many dashed, so no two of the first 20
+/// series look alike (11 methods of `--method all` included).
+pub fn series_style(i: usize) -> (RGBColor, bool) {
+    (color(i), (i / PALETTE.len()) % 2 == 1)
+}
+
+/// Options of the plot set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlotOptions {
+    /// End of the histogram's linear part, ns (see [`histogram`]).
+    pub range_ns: tickscope_engine::time::Nanos,
+}
+
+impl Default for PlotOptions {
+    fn default() -> Self {
+        PlotOptions {
+            range_ns: histogram::DEFAULT_RANGE_NS,
+        }
+    }
+}
+
+/// The line drawn under every plot so that an image cut out of its page still says where
+/// it comes from (as OSADL's plots do): host, kernel, CPU, start time, tool.
+pub fn stamp(doc: &RunDocument) -> String {
+    let s = &doc.system;
+    format!(
+        "{} · Linux {} · {} × {} · {} · {} {}",
+        s.hostname,
+        s.kernel_release,
+        s.cpu_count,
+        s.cpu_model.as_deref().unwrap_or("unknown CPU"),
+        doc.started_at.get(..19).unwrap_or(&doc.started_at),
+        doc.tool.name,
+        doc.tool.version
+    )
 }
 
 /// A kind of plot: how to draw it on any plotters backend.
@@ -65,15 +108,34 @@ pub enum Plot {
     Percentiles(percentiles::PercentileChart),
     /// Per-window p99 and maximum over time.
     Timeline(timeline::TimelineChart),
+    /// The distribution of dt − interval.
+    Period(period::PeriodChart),
 }
 
 impl Plot {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        stamp: Option<&str>,
+    ) -> Result<(), String> {
         root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let root = match stamp {
+            Some(text) => {
+                let (plot, foot) = root.split_vertically(root.dim_in_pixel().1 as i32 - 26);
+                let style =
+                    TextStyle::from((font::FAMILY, 15).into_font()).color(&RGBColor(110, 110, 110));
+                foot.draw_text(text, &style, (20, 4))
+                    .map_err(|e| e.to_string())?;
+                plot
+            }
+            None => root.clone(),
+        };
+        let root = &root;
         match self {
             Plot::Histogram(c) => c.draw(root),
             Plot::Percentiles(c) => c.draw(root),
             Plot::Timeline(c) => c.draw(root),
+            Plot::Period(c) => c.draw(root),
         }?;
         root.present().map_err(|e| e.to_string())
     }
@@ -83,11 +145,19 @@ impl Plot {
     /// # Errors
     /// A drawing error (none is expected with in-memory output).
     pub fn svg(&self) -> Result<String, ExportError> {
+        self.svg_stamped(None)
+    }
+
+    /// The plot as SVG with `stamp` (see [`stamp`]) drawn under it.
+    ///
+    /// # Errors
+    /// A drawing error (none is expected with in-memory output).
+    pub fn svg_stamped(&self, stamp: Option<&str>) -> Result<String, ExportError> {
         font::ensure();
         let mut out = String::new();
         {
             let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
-            self.draw(&root).map_err(ExportError)?;
+            self.draw(&root, stamp).map_err(ExportError)?;
         }
         Ok(out)
     }
@@ -97,12 +167,20 @@ impl Plot {
     /// # Errors
     /// A drawing or encoding error.
     pub fn png(&self) -> Result<Vec<u8>, ExportError> {
+        self.png_stamped(None)
+    }
+
+    /// The plot as PNG with `stamp` (see [`stamp`]) drawn under it.
+    ///
+    /// # Errors
+    /// A drawing or encoding error.
+    pub fn png_stamped(&self, stamp: Option<&str>) -> Result<Vec<u8>, ExportError> {
         font::ensure();
         let (w, h) = SIZE;
         let mut pixels = vec![0u8; w as usize * h as usize * 3];
         {
             let root = BitMapBackend::with_buffer(&mut pixels, SIZE).into_drawing_area();
-            self.draw(&root).map_err(ExportError)?;
+            self.draw(&root, stamp).map_err(ExportError)?;
         }
         let mut out = Vec::new();
         let mut encoder = png::Encoder::new(&mut out, w, h);
@@ -125,14 +203,41 @@ pub struct NamedPlot {
     pub caption: String,
     /// The plot.
     pub plot: Plot,
+    /// The line under the plot naming host, kernel, CPU and time ([`stamp`]).
+    pub stamp: String,
+}
+
+impl NamedPlot {
+    /// The plot as SVG, with its stamp.
+    ///
+    /// # Errors
+    /// A drawing error.
+    pub fn svg(&self) -> Result<String, ExportError> {
+        self.plot.svg_stamped(Some(&self.stamp))
+    }
+
+    /// The plot as PNG, with its stamp.
+    ///
+    /// # Errors
+    /// A drawing or encoding error.
+    pub fn png(&self) -> Result<Vec<u8>, ExportError> {
+        self.plot.png_stamped(Some(&self.stamp))
+    }
 }
 
 /// Threads up to which plots show every thread; beyond, only all threads merged.
 pub const THREADS_SHOWN: usize = 4;
 
-/// The plots of a document: for every run a histogram, a percentile curve and a timeline;
-/// with several runs also the runs' percentile curves and histograms side by side.
+/// The plots of a document with the default [`PlotOptions`].
 pub fn plots_of(doc: &RunDocument) -> Vec<NamedPlot> {
+    plots_with(doc, &PlotOptions::default())
+}
+
+/// The plots of a document: for every run a histogram, a percentile curve, a period plot
+/// and a timeline; with several runs also the runs' percentile curves and histograms side
+/// by side.
+pub fn plots_with(doc: &RunDocument, opts: &PlotOptions) -> Vec<NamedPlot> {
+    let stamp = stamp(doc);
     let runs = doc.each_run();
     let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
     let several = runs.len() > 1;
@@ -168,11 +273,13 @@ pub fn plots_of(doc: &RunDocument) -> Vec<NamedPlot> {
             format!("Latency histogram — {name}"),
             &histogram_series,
             run.summary,
+            opts.range_ns,
         ) {
             out.push(NamedPlot {
                 stem: format!("{prefix}histogram"),
                 caption: c.caption(),
                 plot: Plot::Histogram(c),
+                stamp: stamp.clone(),
             });
         }
         if let Some(c) =
@@ -182,6 +289,22 @@ pub fn plots_of(doc: &RunDocument) -> Vec<NamedPlot> {
                 stem: format!("{prefix}percentiles"),
                 caption: c.caption(),
                 plot: Plot::Percentiles(c),
+                stamp: stamp.clone(),
+            });
+        }
+        let period_series = if run.threads.len() > THREADS_SHOWN {
+            vec![("all threads".to_string(), run.summary)]
+        } else {
+            histogram_series.clone()
+        };
+        if let Some(c) =
+            period::PeriodChart::new(format!("Period dt − interval — {name}"), &period_series)
+        {
+            out.push(NamedPlot {
+                stem: format!("{prefix}period"),
+                caption: c.caption(),
+                plot: Plot::Period(c),
+                stamp: stamp.clone(),
             });
         }
         if let Some(c) =
@@ -191,6 +314,7 @@ pub fn plots_of(doc: &RunDocument) -> Vec<NamedPlot> {
                 stem: format!("{prefix}timeline"),
                 caption: c.caption(),
                 plot: Plot::Timeline(c),
+                stamp: stamp.clone(),
             });
         }
     }
@@ -205,12 +329,14 @@ pub fn plots_of(doc: &RunDocument) -> Vec<NamedPlot> {
                 stem: "methods-percentiles".into(),
                 caption: c.caption(),
                 plot: Plot::Percentiles(c),
+                stamp: stamp.clone(),
             });
         }
         if let Some(c) = histogram::HistogramChart::new(
             "Methods side by side: latency histogram".into(),
             &merged,
             runs[0].summary,
+            opts.range_ns,
         )
         .map(histogram::HistogramChart::without_marks)
         {
@@ -218,6 +344,7 @@ pub fn plots_of(doc: &RunDocument) -> Vec<NamedPlot> {
                 stem: "methods-histogram".into(),
                 caption: c.caption(),
                 plot: Plot::Histogram(c),
+                stamp: stamp.clone(),
             });
         }
     }

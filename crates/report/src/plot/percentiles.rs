@@ -50,7 +50,7 @@ fn curve(name: &str, t: &ThreadStats, decades: u32) -> Option<Curve> {
         let v = if i == 0 {
             l.min
         } else {
-            h.value_at_quantile(1.0 - 1.0 / x)?.clamp(l.min, l.max)
+            h.value_at_quantile(1.0 - 1.0 / x)?.min(l.max).max(l.min)
         };
         // A flat stretch needs only its two ends (collinear points draw badly when thick).
         match points.as_slice() {

@@ -1,7 +1,8 @@
 //! Latency over the run: the p99 and the maximum of every window (normally one second) of
 //! all threads merged, so spikes — and the effect of a change made while the run goes on,
 //! such as `chrt -f -p 1 TID` from another shell — show where they happened. Windows with
-//! missed periods are marked.
+//! missed periods are marked. The latency axis is always logarithmic
+//! ([`Axis::latency_log`]).
 
 use super::axis::{number, Axis, Scale};
 use super::{color, frame, legend, Chart};
@@ -98,7 +99,7 @@ impl Chart for TimelineChart {
             format: number,
         };
         let values = self.points.iter().flat_map(|p| [p.p99, p.max]);
-        let y = Axis::latency(values.map(|v| v as f64 / 1e3), "wake-up latency [µs]")
+        let y = Axis::latency_log(values.map(|v| v as f64 / 1e3), "wake-up latency [µs]")
             .with_headroom(0.25);
         let mut chart = frame(root, &self.title, &x, &y)?;
         let map = |t: f64, v: Nanos| (t, y.map(v as f64 / 1e3));

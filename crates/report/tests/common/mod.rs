@@ -176,6 +176,11 @@ pub fn document(threads: usize, seconds: u64) -> RunDocument {
         threads: (0..threads).map(|t| thread(t, seconds, 0)).collect(),
         summary: summary(threads, seconds, 0),
         runs: Vec::new(),
+        load: None,
+        command_line: Vec::new(),
+        explain: None,
+        window_context: None,
+        redacted: false,
     }
 }
 

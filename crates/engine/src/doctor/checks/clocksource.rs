@@ -21,8 +21,15 @@ impl Check for Clocksource {
             Ok(c) => c.clone(),
             Err(f) => return vec![f.effect("unknown")],
         };
-        let avail = t.available_clocksources.value().map(|v| v.join(" ")).unwrap_or_else(|| "?".into());
-        let f = base.found(format!("{cs} (available: {avail})"), "/sys/devices/system/clocksource/clocksource0/{current,available}_clocksource");
+        let avail = t
+            .available_clocksources
+            .value()
+            .map(|v| v.join(" "))
+            .unwrap_or_else(|| "?".into());
+        let f = base.found(
+            format!("{cs} (available: {avail})"),
+            "/sys/devices/system/clocksource/clocksource0/{current,available}_clocksource",
+        );
         vec![match cs.as_str() {
             "tsc" | "arch_sys_counter" | "riscv_clocksource" | "timebase" => f.effect("clock reads are cheap and in user space (tickscope clocks measures the cost)"),
             "kvm-clock" | "hyperv_clocksource_tsc_page" | "xen" => f.severity(Severity::Info)

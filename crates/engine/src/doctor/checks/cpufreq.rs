@@ -16,20 +16,37 @@ impl Check for Cpufreq {
         let base = Finding::new(self.id(), "CPU frequency scaling", Severity::Ok)
             .expected("governor 'performance' with min = max on the measured CPUs, or no OS frequency scaling")
             .cite("Documentation/admin-guide/pm/cpufreq.rst");
-        let measured: Vec<_> = facts.power.cpus.iter().filter(|c| ctx.cpus.contains(&c.cpu)).collect();
-        let known: Vec<_> = measured.iter().filter_map(|c| c.cpufreq.value().map(|f| (c.cpu, f))).collect();
-        let src = "/sys/devices/system/cpu/cpuN/cpufreq/scaling_{driver,governor,min_freq,max_freq}";
+        let measured: Vec<_> = facts
+            .power
+            .cpus
+            .iter()
+            .filter(|c| ctx.cpus.contains(&c.cpu))
+            .collect();
+        let known: Vec<_> = measured
+            .iter()
+            .filter_map(|c| c.cpufreq.value().map(|f| (c.cpu, f)))
+            .collect();
+        let src =
+            "/sys/devices/system/cpu/cpuN/cpufreq/scaling_{driver,governor,min_freq,max_freq}";
         if known.is_empty() {
-            return vec![base.severity(Severity::Info)
+            return vec![base
+                .severity(Severity::Info)
                 .found("no cpufreq on the measured CPUs", src)
                 .effect("the OS does not scale the frequency; firmware or the hypervisor may")];
         }
-        let slow: Vec<String> = known.iter()
-            .filter(|(_, f)| f.governor != "performance" || (f.min_khz.is_some() && f.min_khz != f.max_khz && f.governor != "performance"))
-            .map(|(c, f)| format!("cpu{c} {}", f.governor)).collect();
+        let slow: Vec<String> = known
+            .iter()
+            .filter(|(_, f)| f.governor != "performance")
+            .map(|(c, f)| format!("cpu{c} {}", f.governor))
+            .collect();
         let (c0, f0) = known[0];
-        let found = format!("cpu{c0}: driver {}, governor {}, {}-{} kHz", f0.driver, f0.governor,
-            f0.min_khz.map_or("?".into(), |v| v.to_string()), f0.max_khz.map_or("?".into(), |v| v.to_string()));
+        let found = format!(
+            "cpu{c0}: driver {}, governor {}, {}-{} kHz",
+            f0.driver,
+            f0.governor,
+            f0.min_khz.map_or("?".into(), |v| v.to_string()),
+            f0.max_khz.map_or("?".into(), |v| v.to_string())
+        );
         let f = base.found(found, src);
         vec![if slow.is_empty() {
             f.effect("the measured CPUs run at full speed")

@@ -14,17 +14,35 @@ impl Check for Haltpoll {
     }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let v = &facts.virt;
-        let base = Finding::new(self.id(), "Guest halt polling (cpuidle-haltpoll)", Severity::Ok)
-            .expected("in a guest: the haltpoll cpuidle driver with guest_halt_poll_ns > 0")
-            .cite("Documentation/virt/guest-halt-polling.rst");
+        let base = Finding::new(
+            self.id(),
+            "Guest halt polling (cpuidle-haltpoll)",
+            Severity::Ok,
+        )
+        .expected("in a guest: the haltpoll cpuidle driver with guest_halt_poll_ns > 0")
+        .cite("Documentation/virt/guest-halt-polling.rst");
         let guest = v.hypervisor.value().is_some_and(|h| h != "none");
-        let driver = facts.power.idle_driver.value().cloned().unwrap_or_else(|| "none".into());
+        let driver = facts
+            .power
+            .idle_driver
+            .value()
+            .cloned()
+            .unwrap_or_else(|| "none".into());
         let src = "/sys/devices/system/cpu/cpuidle/current_driver, /sys/module/haltpoll/parameters/guest_halt_poll_ns";
         if !guest {
-            return vec![base.severity(Severity::Info).found(format!("not a guest (cpuidle driver {driver})"), src).effect("not applicable")];
+            return vec![base
+                .severity(Severity::Info)
+                .found(format!("not a guest (cpuidle driver {driver})"), src)
+                .effect("not applicable")];
         }
         let poll = v.haltpoll_poll_ns.value().copied();
-        let f = base.found(format!("cpuidle driver {driver}, guest_halt_poll_ns {}", poll.map_or("absent".into(), |p| p.to_string())), src);
+        let f = base.found(
+            format!(
+                "cpuidle driver {driver}, guest_halt_poll_ns {}",
+                poll.map_or("absent".into(), |p| p.to_string())
+            ),
+            src,
+        );
         vec![match (driver.as_str(), poll) {
             ("haltpoll", Some(p)) if p > 0 => f.effect(format!("an idle vCPU polls up to {p} ns before halting: a wake-up within that window avoids the host round trip")),
             ("haltpoll", _) => f.severity(Severity::Medium)

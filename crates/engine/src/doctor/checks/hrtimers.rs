@@ -21,7 +21,10 @@ impl Check for HighResTimers {
             Ok(r) => *r,
             Err(f) => return vec![f.fix("run as root to read /proc/timer_list")],
         };
-        let f = base.found(format!("resolution {r} ns"), facts.kernel.hrtimer_resolution_ns.source());
+        let f = base.found(
+            format!("resolution {r} ns"),
+            facts.kernel.hrtimer_resolution_ns.source(),
+        );
         vec![if r <= 1 {
             f
         } else {

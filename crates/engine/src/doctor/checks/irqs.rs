@@ -13,9 +13,13 @@ impl Check for IrqAffinity {
         "irq.affinity"
     }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
-        let base = Finding::new(self.id(), "Device interrupts on the measured CPUs", Severity::Ok)
-            .expected("no device IRQ can fire on a measured CPU")
-            .cite("Documentation/core-api/irq/irq-affinity.rst");
+        let base = Finding::new(
+            self.id(),
+            "Device interrupts on the measured CPUs",
+            Severity::Ok,
+        )
+        .expected("no device IRQ can fire on a measured CPU")
+        .cite("Documentation/core-api/irq/irq-affinity.rst");
         let irqs = match base.need(&facts.irq.irqs) {
             Ok(i) => i,
             Err(f) => return vec![f.effect("unknown which interrupts can delay a wake-up")],
@@ -25,9 +29,18 @@ impl Check for IrqAffinity {
         for irq in irqs {
             match irq.can_fire_on() {
                 Some(set) if ctx.touches(set) => {
-                    let n: u64 = ctx.cpus.iter().filter_map(|&c| {
-                        facts.irq.columns.iter().position(|&col| col == c).and_then(|i| irq.counts.get(i))
-                    }).sum();
+                    let n: u64 = ctx
+                        .cpus
+                        .iter()
+                        .filter_map(|&c| {
+                            facts
+                                .irq
+                                .columns
+                                .iter()
+                                .position(|&col| col == c)
+                                .and_then(|i| irq.counts.get(i))
+                        })
+                        .sum();
                     hits.push((irq, n));
                 }
                 Some(_) => {}
@@ -36,16 +49,33 @@ impl Check for IrqAffinity {
         }
         let src = "/proc/interrupts, /proc/irq/*/effective_affinity_list, smp_affinity_list";
         if hits.is_empty() {
-            let extra = if unreadable > 0 { format!(" ({unreadable} IRQs' affinity unreadable)") } else { String::new() };
-            return vec![base.found(format!("none of {} IRQs{extra}", irqs.len()), src)
+            let extra = if unreadable > 0 {
+                format!(" ({unreadable} IRQs' affinity unreadable)")
+            } else {
+                String::new()
+            };
+            return vec![base
+                .found(format!("none of {} IRQs{extra}", irqs.len()), src)
                 .effect("no device interrupt handler runs on the measured CPUs")];
         }
         hits.sort_by_key(|h| std::cmp::Reverse(h.1));
-        let list: Vec<String> = hits.iter().take(6).map(|(i, n)| {
-            let name = if i.name.is_empty() { String::new() } else { format!(" {}", i.name) };
-            format!("{}{name} ({n} on measured CPUs)", i.number)
-        }).collect();
-        let more = if hits.len() > 6 { format!(", and {} more", hits.len() - 6) } else { String::new() };
+        let list: Vec<String> = hits
+            .iter()
+            .take(6)
+            .map(|(i, n)| {
+                let name = if i.name.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", i.name)
+                };
+                format!("{}{name} ({n} on measured CPUs)", i.number)
+            })
+            .collect();
+        let more = if hits.len() > 6 {
+            format!(", and {} more", hits.len() - 6)
+        } else {
+            String::new()
+        };
         let others = ctx.others();
         let fix = if others.is_empty() {
             "measure fewer CPUs (--cpus) and move the IRQs to the others: 'echo <other CPUs> > /proc/irq/N/smp_affinity_list' for each, or boot with irqaffinity=<other CPUs>".to_string()

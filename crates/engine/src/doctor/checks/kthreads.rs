@@ -22,16 +22,27 @@ impl Check for PerCpuKthreads {
             let Some(set) = &t.cpus_allowed else { continue };
             if set.len() == 1 && ctx.touches(set) {
                 n += 1;
-                let kind = t.comm.split(['/', ':', '-']).next().unwrap_or("").to_string();
+                let kind = t
+                    .comm
+                    .split(['/', ':', '-'])
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
                 *per_kind.entry(kind).or_default() += 1;
             }
         }
         let src = "/proc/*/stat (PF_KTHREAD), /proc/*/status Cpus_allowed_list";
         if facts.sched.kthreads.is_empty() {
-            let why = format!("no kernel thread found in /proc ({} processes unreadable)", facts.sched.unreadable_tasks);
-            return vec![Finding { reason: Some(why), ..base.severity(Severity::Unknown).found("unknown", src) }
-                .effect("unknown which kernel threads share the measured CPUs")
-                .fix("run as root")];
+            let why = format!(
+                "no kernel thread found in /proc ({} processes unreadable)",
+                facts.sched.unreadable_tasks
+            );
+            return vec![Finding {
+                reason: Some(why),
+                ..base.severity(Severity::Unknown).found("unknown", src)
+            }
+            .effect("unknown which kernel threads share the measured CPUs")
+            .fix("run as root")];
         }
         let kinds: Vec<String> = per_kind.iter().map(|(k, c)| format!("{k} ×{c}")).collect();
         vec![base.found(format!("{n} kthreads bound to CPUs {}: {}", cpus(&ctx.cpus), kinds.join(", ")), src)

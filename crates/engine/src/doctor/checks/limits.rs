@@ -24,18 +24,36 @@ impl Check for Limits {
     }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let p = &facts.privileges;
-        let base = Finding::new(self.id(), "Memory-lock and RT-priority limits", Severity::Ok)
-            .expected("RLIMIT_MEMLOCK unlimited (or CAP_IPC_LOCK) and RLIMIT_RTPRIO ≥ 90 (or CAP_SYS_NICE)")
-            .cite("Documentation/scheduler/sched-rt-group.rst");
+        let base = Finding::new(
+            self.id(),
+            "Memory-lock and RT-priority limits",
+            Severity::Ok,
+        )
+        .expected(
+            "RLIMIT_MEMLOCK unlimited (or CAP_IPC_LOCK) and RLIMIT_RTPRIO ≥ 90 (or CAP_SYS_NICE)",
+        )
+        .cite("Documentation/scheduler/sched-rt-group.rst");
         if let Err(f) = base.need(&p.memlock) {
             return vec![f.effect("unknown")];
         }
         let f = base.found(
-            format!("RLIMIT_MEMLOCK {}, RLIMIT_RTPRIO {}, CAP_IPC_LOCK {}, CAP_SYS_NICE {}",
-                show(p.memlock.value(), " bytes"), show(p.rtprio.value(), ""),
-                if p.has(crate::facts::privileges::CAP_IPC_LOCK) { "yes" } else { "no" },
-                if p.has(crate::facts::privileges::CAP_SYS_NICE) { "yes" } else { "no" }),
-            "/proc/self/limits, /proc/self/status CapEff");
+            format!(
+                "RLIMIT_MEMLOCK {}, RLIMIT_RTPRIO {}, CAP_IPC_LOCK {}, CAP_SYS_NICE {}",
+                show(p.memlock.value(), " bytes"),
+                show(p.rtprio.value(), ""),
+                if p.has(crate::facts::privileges::CAP_IPC_LOCK) {
+                    "yes"
+                } else {
+                    "no"
+                },
+                if p.has(crate::facts::privileges::CAP_SYS_NICE) {
+                    "yes"
+                } else {
+                    "no"
+                }
+            ),
+            "/proc/self/limits, /proc/self/status CapEff",
+        );
         let mut missing = Vec::new();
         if !p.may_lock_all() {
             missing.push("memory cannot be fully locked: a page fault in the measuring loop costs µs to ms ('ulimit -l unlimited', or '@realtime - memlock unlimited' in /etc/security/limits.conf)");
@@ -46,7 +64,9 @@ impl Check for Limits {
         vec![if missing.is_empty() {
             f.effect("tickscope can lock its memory and use SCHED_FIFO")
         } else {
-            f.severity(Severity::Medium).effect(missing.join("; ")).fix("raise the limits as above, or run as root")
+            f.severity(Severity::Medium)
+                .effect(missing.join("; "))
+                .fix("raise the limits as above, or run as root")
         }]
     }
 }

@@ -17,16 +17,43 @@ impl Check for PmQos {
         let base = Finding::new(self.id(), "PM QoS (CPU wake-up latency limit)", Severity::Ok)
             .expected("a latency limit of 0 held while measuring (tickscope holds /dev/cpu_dma_latency itself when it may write it)")
             .cite("Documentation/power/pm_qos_interface.rst");
-        let per_cpu: Vec<String> = p.cpus.iter().filter(|c| ctx.cpus.contains(&c.cpu))
-            .map(|c| format!("cpu{}={}", c.cpu, c.resume_latency.value().map_or("?", |v| v.as_str()))).collect();
-        let holders: Vec<String> = p.pm_qos_holders.iter().map(|h| format!("{} (pid {})", h.comm, h.pid)).collect();
-        let mut found = format!("pm_qos_resume_latency_us {}; /dev/cpu_dma_latency held by {}", per_cpu.join(" "),
-            if holders.is_empty() { "nobody".into() } else { holders.join(", ") });
+        let per_cpu: Vec<String> = p
+            .cpus
+            .iter()
+            .filter(|c| ctx.cpus.contains(&c.cpu))
+            .map(|c| {
+                format!(
+                    "cpu{}={}",
+                    c.cpu,
+                    c.resume_latency.value().map_or("?", |v| v.as_str())
+                )
+            })
+            .collect();
+        let holders: Vec<String> = p
+            .pm_qos_holders
+            .iter()
+            .map(|h| format!("{} (pid {})", h.comm, h.pid))
+            .collect();
+        let mut found = format!(
+            "pm_qos_resume_latency_us {}; /dev/cpu_dma_latency held by {}",
+            per_cpu.join(" "),
+            if holders.is_empty() {
+                "nobody".into()
+            } else {
+                holders.join(", ")
+            }
+        );
         if p.pm_qos_unreadable > 0 {
-            found.push_str(&format!(" ({} processes' fds unreadable: needs root)", p.pm_qos_unreadable));
+            found.push_str(&format!(
+                " ({} processes' fds unreadable: needs root)",
+                p.pm_qos_unreadable
+            ));
         }
         let writable = facts.privileges.pm_qos_writable.value().copied();
-        let f = base.found(found, "cpuN/power/pm_qos_resume_latency_us, /proc/*/fd -> /dev/cpu_dma_latency");
+        let f = base.found(
+            found,
+            "cpuN/power/pm_qos_resume_latency_us, /proc/*/fd -> /dev/cpu_dma_latency",
+        );
         vec![match writable {
             Some(true) => f.severity(Severity::Info)
                 .effect("tickscope run holds the limit at 0 by default, removing most of the idle-exit cost; other programs see it only while they hold it too"),

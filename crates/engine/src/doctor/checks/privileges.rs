@@ -33,7 +33,11 @@ impl Check for Privileges {
             "/proc/self/status (Uid, CapEff), /proc/self/limits, faccessat(/dev/cpu_dma_latency, W_OK)");
         let mut grants = Vec::new();
         if !fifo {
-            grants.push(if p.has(CAP_SYS_NICE) { "" } else { "SCHED_FIFO: 'sudo setcap cap_sys_nice+ep $(which tickscope)' or 'ulimit -r 99'" });
+            grants.push(if p.has(CAP_SYS_NICE) {
+                ""
+            } else {
+                "SCHED_FIFO: 'sudo setcap cap_sys_nice+ep $(which tickscope)' or 'ulimit -r 99'"
+            });
         }
         if !lock {
             grants.push(if p.has(CAP_IPC_LOCK) { "" } else { "mlockall: 'sudo setcap cap_ipc_lock+ep $(which tickscope)' or 'ulimit -l unlimited'" });

@@ -23,7 +23,10 @@ impl Check for RtThrottling {
         };
         let period = s.rt_period_us.value().copied();
         let cg = s.cgroup_rt_runtime_us.value().copied();
-        let mut found = format!("sched_rt_runtime_us={runtime}, sched_rt_period_us={}", period.map_or("?".into(), |p| p.to_string()));
+        let mut found = format!(
+            "sched_rt_runtime_us={runtime}, sched_rt_period_us={}",
+            period.map_or("?".into(), |p| p.to_string())
+        );
         let mut src = "/proc/sys/kernel/sched_rt_runtime_us, sched_rt_period_us".to_string();
         if let Some(c) = cg {
             found.push_str(&format!(", cgroup cpu.rt_runtime_us={c}"));
@@ -31,7 +34,8 @@ impl Check for RtThrottling {
         }
         let f = base.found(found, src);
         if runtime == 0 {
-            return vec![f.severity(Severity::High)
+            return vec![f
+                .severity(Severity::High)
                 .effect("no task may use an RT policy: every measurement runs at SCHED_OTHER")
                 .fix("sysctl -w kernel.sched_rt_runtime_us=950000")];
         }
@@ -43,7 +47,9 @@ impl Check for RtThrottling {
         if runtime < 0 {
             return vec![f.effect("no throttling: a runaway RT task can starve the CPU, but a measurement is never paused")];
         }
-        let gap = period.map_or(String::new(), |p| format!(" ({} ms per {} ms)", (p - runtime) / 1000, p / 1000));
+        let gap = period.map_or(String::new(), |p| {
+            format!(" ({} ms per {} ms)", (p - runtime) / 1000, p / 1000)
+        });
         vec![f.severity(Severity::Info)
             .effect(format!("a sleeping measuring thread is unaffected; a spinning one (busy, hybrid) is paused once per period{gap}"))
             .fix("for spinning methods: sysctl -w kernel.sched_rt_runtime_us=-1 (and restore 950000 afterwards)")]

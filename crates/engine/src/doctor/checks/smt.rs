@@ -18,7 +18,12 @@ impl Check for Smt {
             .cite("Documentation/admin-guide/kernel-per-CPU-kthreads.rst");
         let mut pairs = Vec::new();
         let mut unknown = None;
-        for (cpu, sib) in facts.time.siblings.iter().filter(|(c, _)| ctx.cpus.contains(c)) {
+        for (cpu, sib) in facts
+            .time
+            .siblings
+            .iter()
+            .filter(|(c, _)| ctx.cpus.contains(c))
+        {
             match sib.value() {
                 Some(s) => {
                     let others: Vec<usize> = s.iter().copied().filter(|x| x != cpu).collect();
@@ -32,10 +37,16 @@ impl Check for Smt {
         if let (Some(u), true) = (unknown, pairs.is_empty()) {
             return vec![base.need(&u).unwrap_err().effect("unknown")];
         }
-        let control = facts.time.smt_control.value().cloned().unwrap_or_else(|| "?".into());
+        let control = facts
+            .time
+            .smt_control
+            .value()
+            .cloned()
+            .unwrap_or_else(|| "?".into());
         let src = "/sys/devices/system/cpu/cpuN/topology/thread_siblings_list, smt/control";
         if pairs.is_empty() {
-            return vec![base.found(format!("no siblings (smt/control {control})"), src)
+            return vec![base
+                .found(format!("no siblings (smt/control {control})"), src)
                 .effect("the measuring thread has its core to itself")];
         }
         vec![base.severity(Severity::Medium)

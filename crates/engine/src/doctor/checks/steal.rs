@@ -22,11 +22,26 @@ impl Check for Steal {
             .cite("Documentation/filesystems/proc.rst");
         let rates = match base.need(&v.steal_percent) {
             Ok(r) => r,
-            Err(f) => return vec![f.severity(Severity::Unknown).effect("unknown; the steal since boot is in /proc/stat")],
+            Err(f) => {
+                return vec![f
+                    .severity(Severity::Unknown)
+                    .effect("unknown; the steal since boot is in /proc/stat")]
+            }
         };
-        let parts: Vec<String> = ctx.cpus.iter().filter_map(|c| rates.get(c).map(|r| format!("cpu{c} {r:.1} %"))).collect();
-        let worst = ctx.cpus.iter().filter_map(|c| rates.get(c)).fold(0.0f64, |a, &b| a.max(b));
-        let f = base.found(format!("{} (USER_HZ ticks: 10 ms granularity)", parts.join(", ")), v.steal_percent.source());
+        let parts: Vec<String> = ctx
+            .cpus
+            .iter()
+            .filter_map(|c| rates.get(c).map(|r| format!("cpu{c} {r:.1} %")))
+            .collect();
+        let worst = ctx
+            .cpus
+            .iter()
+            .filter_map(|c| rates.get(c))
+            .fold(0.0f64, |a, &b| a.max(b));
+        let f = base.found(
+            format!("{} (USER_HZ ticks: 10 ms granularity)", parts.join(", ")),
+            v.steal_percent.source(),
+        );
         vec![if worst <= 0.0 {
             f.effect("the host did not take the measured vCPUs away during the sample")
         } else {

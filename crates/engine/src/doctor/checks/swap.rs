@@ -23,7 +23,14 @@ impl Check for Swap {
             Ok(s) => s,
             Err(f) => return vec![f.effect("unknown").severity(Severity::Info)],
         };
-        let f = base.found(if swaps.is_empty() { "none".to_string() } else { swaps.join(", ") }, "/proc/swaps");
+        let f = base.found(
+            if swaps.is_empty() {
+                "none".to_string()
+            } else {
+                swaps.join(", ")
+            },
+            "/proc/swaps",
+        );
         vec![if swaps.is_empty() {
             f.effect("no page of a running task is ever written out")
         } else {

@@ -25,7 +25,10 @@ impl Check for Thp {
             Err(f) => return vec![f.effect("unknown").severity(Severity::Info)],
         };
         let defrag = m.thp_defrag.value().cloned().unwrap_or_else(|| "?".into());
-        let f = base.found(format!("enabled [{enabled}], defrag [{defrag}]"), "/sys/kernel/mm/transparent_hugepage/{enabled,defrag}");
+        let f = base.found(
+            format!("enabled [{enabled}], defrag [{defrag}]"),
+            "/sys/kernel/mm/transparent_hugepage/{enabled,defrag}",
+        );
         vec![if enabled == "always" || defrag == "always" {
             f.severity(Severity::Medium)
                 .effect("page faults may compact memory synchronously and khugepaged collapses pages in the background: stalls of other tasks, TLB shootdown IPIs on the measured CPUs")

@@ -28,10 +28,15 @@ impl Check for Tick {
         } else {
             "periodic (HZ_PERIODIC)"
         };
-        let f = base.found(format!("HZ={hz}, {mode}, nohz_full={}", cpus(&k.nohz_full)), k.config.source());
+        let f = base.found(
+            format!("HZ={hz}, {mode}, nohz_full={}", cpus(&k.nohz_full)),
+            k.config.source(),
+        );
         vec![if mode.starts_with("periodic") {
             f.severity(Severity::Medium)
-                .effect(format!("every CPU takes a tick interrupt {hz} times a second, busy or idle"))
+                .effect(format!(
+                    "every CPU takes a tick interrupt {hz} times a second, busy or idle"
+                ))
                 .fix("build with CONFIG_NO_HZ_IDLE=y or CONFIG_NO_HZ_FULL=y")
         } else if mode == "NO_HZ_FULL" && ctx.cpus.iter().all(|c| k.nohz_full.contains(c)) {
             f.effect("a measured CPU running one task takes no tick")

@@ -20,7 +20,10 @@ impl Check for TimerMigration {
             Ok(v) => *v,
             Err(f) => return vec![f.effect("unknown")],
         };
-        let f = base.found(format!("timer_migration={v}"), facts.sched.timer_migration.source());
+        let f = base.found(
+            format!("timer_migration={v}"),
+            facts.sched.timer_migration.source(),
+        );
         vec![if v == 0 {
             f.effect("unpinned timers stay on the CPU that armed them")
         } else {

@@ -20,7 +20,10 @@ impl Check for Workqueue {
             Ok(m) => m,
             Err(f) => return vec![f.effect("unknown where unbound kernel work runs")],
         };
-        let f = base.found(format!("cpumask {}", cpus(mask)), facts.irq.workqueue_cpumask.source());
+        let f = base.found(
+            format!("cpumask {}", cpus(mask)),
+            facts.irq.workqueue_cpumask.source(),
+        );
         let others = ctx.others();
         vec![if !ctx.touches(mask) {
             f.effect("unbound kernel work (writeback, crypto, …) stays off the measured CPUs")

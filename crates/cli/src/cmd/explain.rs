@@ -1,0 +1,85 @@
+//! From `tickscope run`'s `--explain`, `--on-late` and `--break` to the explain and context
+//! sinks (see `tickscope_report::sink::explain`).
+
+use super::sinks::Console;
+use crate::cli::RunArgs;
+use crate::exit::Failure;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+use tickscope_explain::on_late::{break_rule, parse_latency, parse_rule};
+use tickscope_report::sink::context::ContextSink;
+use tickscope_report::sink::explain::{ExplainOptions, ExplainSink, Mode, Threshold};
+use tickscope_report::sink::RunSink;
+
+/// Per-CPU trace buffer, KiB: at this machine's ~10 000 events per second per traced CPU
+/// (about 60 bytes each) it holds seconds, while the collector drains it every 20 ms.
+const BUFFER_KB: u32 = 4096;
+
+/// The explain and context sinks, when `--explain`, `--on-late` or `--break` is given.
+///
+/// # Errors
+/// [`Failure::Usage`] for a malformed threshold or rule, and for `--explain=trace` where
+/// tracing is not permitted (the sentence says why and how to allow it).
+pub fn sinks(
+    args: &RunArgs,
+    stop: &Arc<AtomicBool>,
+) -> Result<Option<Vec<Box<dyn RunSink>>>, Failure> {
+    let e = &args.explain;
+    if e.explain.is_none() && e.on_late.is_empty() && e.break_us.is_none() {
+        return match e.explain_threshold.is_some() || e.capture_dir.is_some() {
+            true => Err(Failure::Usage(
+                "--explain-threshold and --capture-dir need --explain, --on-late or --break".into(),
+            )),
+            false => Ok(None),
+        };
+    }
+    let mode = match e.explain.as_deref() {
+        Some("trace") => Mode::Trace,
+        Some("context") => Mode::Context,
+        _ => Mode::Auto,
+    };
+    let threshold = match e.explain_threshold.as_deref() {
+        None => Threshold::Fixed(100_000),
+        Some("p99") => Threshold::P99,
+        Some(t) => Threshold::Fixed(
+            parse_latency(t).map_err(|m| Failure::Usage(format!("--explain-threshold: {m}")))?,
+        ),
+    };
+    let mut rules = Vec::new();
+    for r in &e.on_late {
+        rules.push(parse_rule(r).map_err(|m| Failure::Usage(format!("--on-late: {m}")))?);
+    }
+    if let Some(us) = &e.break_us {
+        rules.push(break_rule(us).map_err(|m| Failure::Usage(format!("--break: {m}")))?);
+    }
+    let capture_dir = e.capture_dir.clone().unwrap_or_else(|| match &args.json {
+        Some(j) if j.as_os_str() != "-" => {
+            let mut p = j.clone().into_os_string();
+            p.push(".captures");
+            PathBuf::from(p)
+        }
+        _ => PathBuf::from("tickscope-captures"),
+    });
+    let opts = ExplainOptions {
+        mode,
+        threshold,
+        rules,
+        capture_dir,
+        capture_limit: e.capture_limit,
+        cooldown: Duration::from_millis(200),
+        keep_breakdowns: 20,
+        buffer_kb: BUFFER_KB,
+    };
+    let virtualized = tickscope_engine::system::detect().virtualization.is_some();
+    let (sink, note) = ExplainSink::new(opts, Arc::clone(stop), virtualized)
+        .map_err(|u| Failure::Usage(u.to_string()))?;
+    if let Some(n) = note {
+        eprintln!("tickscope: {n}");
+    }
+    Ok(Some(vec![
+        Box::new(ContextSink::new(Box::new(Console), args.quiet)),
+        Box::new(sink),
+    ]))
+}

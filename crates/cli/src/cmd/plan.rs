@@ -1,0 +1,50 @@
+//! `tickscope plan`: the schedulability analysis of a set of periodic tasks for one thread —
+//! hyperperiod, utilisation, Liu & Layland bound, worst-case response times and the
+//! coincidence table — from the library's `Plan` (`tickscope::Plan`, which cites
+//! the analysis it implements).
+
+use super::task_spec::parse_tasks;
+use crate::cli::PlanArgs;
+use crate::exit::Failure;
+use tickscope::{Plan, Task};
+use tickscope_report::executive::{plan_text, PlanRow, PlanView};
+
+/// The report's view of a plan.
+pub fn plan_view(tasks: &[Task], plan: &Plan) -> PlanView {
+    let name = |id: tickscope::TaskId| tasks[id.0].display_name();
+    PlanView {
+        rows: plan
+            .tasks
+            .iter()
+            .map(|t| PlanRow {
+                name: t.name.clone(),
+                period_ns: t.period_ns,
+                deadline_ns: t.deadline_ns,
+                budget_ns: t.budget_ns,
+                blocking_ns: t.blocking_ns,
+                response_ns: t.response_ns,
+            })
+            .collect(),
+        utilisation: plan.utilisation,
+        liu_layland_bound: plan.liu_layland_bound,
+        hyperperiod_ns: plan.hyperperiod_ns,
+        hyperperiod_refused: plan.hyperperiod_refused.clone(),
+        coincidences: plan
+            .coincidences
+            .iter()
+            .map(|c| (c.offset_ns, c.tasks.iter().map(|&id| name(id)).collect()))
+            .collect(),
+    }
+}
+
+/// Prints the plan of `--tasks`.
+///
+/// # Errors
+/// [`Failure::Usage`] for a bad `--tasks` list.
+pub fn execute(args: &PlanArgs) -> Result<(), Failure> {
+    let specs = parse_tasks(&args.tasks).map_err(Failure::Usage)?;
+    let tasks: Vec<Task> = specs.iter().map(|s| s.planned()).collect();
+    let plan = Plan::of(&tasks);
+    print!("{}", plan_text(&plan_view(&tasks, &plan)));
+    Ok(())
+}

@@ -1,0 +1,339 @@
+//! `tickscope scenario list|show|run`: the classic experiments as one command each (see
+//! [`crate::scenario`]).
+
+use super::run::measure;
+use super::signals::stoppable;
+use crate::cli::{ScenarioCommand, ScenarioRunArgs, StepClocks, StepRun};
+use crate::console;
+use crate::exit::Failure;
+use crate::output_path::{finish, prepare_outputs};
+use crate::scenario::actions::{ActionSink, Planned};
+use crate::scenario::builtin::{self, BUILTIN};
+use crate::scenario::document::{ScenarioDocument, StepRecord, SCENARIO_SCHEMA};
+use crate::scenario::format::{Scenario, Step, StepKind};
+use crate::scenario::metrics::StepData;
+use crate::scenario::table::{render, this_machine};
+use clap::Parser;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+use tickscope_engine::clocks::measure_until;
+use tickscope_engine::system;
+use tickscope_engine::time::NS_PER_SEC;
+use tickscope_report::document::rfc3339;
+use tickscope_report::sink::RunSink;
+use tickscope_report::{quoted, ToolInfo};
+
+/// Runs a `scenario` subcommand.
+///
+/// # Errors
+/// [`Failure::Usage`] for an unknown name, a file that cannot be read or is not a valid
+/// scenario (one line: file, line, problem); [`Failure::Runtime`] when the result file
+/// cannot be written.
+pub fn execute(c: ScenarioCommand) -> Result<(), Failure> {
+    match c {
+        ScenarioCommand::List => {
+            for (name, text) in BUILTIN {
+                let s = Scenario::parse(text, name).map_err(Failure::Runtime)?;
+                console::line(format!(
+                    "{name:<20} {} — {}, {} ({})",
+                    s.about, s.source.title, s.source.author, s.source.year
+                ));
+            }
+            Ok(())
+        }
+        ScenarioCommand::Show { scenario } => {
+            let (_, text, _) = read(&scenario)?;
+            console::line(text.trim_end());
+            Ok(())
+        }
+        ScenarioCommand::Run(a) => run(&a),
+    }
+}
+
+/// The scenario called `name` (built-in) or in the file `name`: (scenario, text, origin).
+fn read(name: &str) -> Result<(Scenario, String, String), Failure> {
+    if let Some(text) = builtin::find(name) {
+        let s = Scenario::parse(text, name).map_err(Failure::Runtime)?;
+        return Ok((s, text.to_string(), "builtin".into()));
+    }
+    let path = Path::new(name);
+    if !path.exists() {
+        let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        return Err(Failure::Usage(format!(
+            "no built-in scenario or file called {} (built-ins: {})",
+            quoted(path),
+            names.join(", ")
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", quoted(path))))?;
+    let s = Scenario::parse(&text, &quoted(path)).map_err(Failure::Usage)?;
+    Ok((s, text, path.display().to_string()))
+}
+
+/// A step's options (quick ones with `quick`), the load included, as typed.
+fn step_args(step: &Step, quick: bool) -> Vec<String> {
+    let mut args = match (quick, &step.quick_args) {
+        (true, Some(q)) => q.clone(),
+        _ => step.args.clone(),
+    };
+    if let (StepKind::Run, Some(l)) = (step.kind, &step.load) {
+        args.extend(["--load".to_string(), l.clone()]);
+    }
+    args
+}
+
+/// The first line of a clap error, as `tickscope` prints it.
+fn clap_line(e: &clap::Error) -> String {
+    let r = e.render().to_string();
+    r.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid options")
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+/// Checks every step's options before anything runs.
+fn check(s: &Scenario, from: &str, quick: bool) -> Result<(), Failure> {
+    for step in &s.steps {
+        let args = step_args(step, quick);
+        let bad = |m: String| Failure::Usage(format!("{from}: step '{}': {m}", step.name));
+        match step.kind {
+            StepKind::Run => {
+                let p = StepRun::try_parse_from(std::iter::once("run".to_string()).chain(args))
+                    .map_err(|e| bad(clap_line(&e)))?;
+                crate::options::run_plan(&p.args).map_err(bad)?;
+                if p.args.json.is_some() {
+                    return Err(bad("--json belongs to 'scenario run', not to a step".into()));
+                }
+            }
+            StepKind::Clocks => {
+                let p =
+                    StepClocks::try_parse_from(std::iter::once("clocks".to_string()).chain(args))
+                        .map_err(|e| bad(clap_line(&e)))?;
+                super::clocks::clocks_config(&p.args).map_err(bad)?;
+            }
+        }
+        crate::load::request(step.load.as_deref(), None).map_err(|e| match e {
+            Failure::Usage(m)
+            | Failure::Runtime(m)
+            | Failure::Interrupted(m)
+            | Failure::ThresholdHit(m) => bad(m),
+        })?;
+    }
+    Ok(())
+}
+
+fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
+    let (s, _, from) = read(&a.scenario)?;
+    check(&s, &from, a.quick)?;
+    let out = match &a.json {
+        Some(p) => prepare_outputs(&[("--json", p)], &[])?.pop(),
+        None => None,
+    };
+    let stop = stoppable();
+    let system = system::detect();
+    let src = &s.source;
+    console::line(format!("scenario {} — {}", s.name, s.about));
+    console::line(format!(
+        "reproduces: \"{}\", {} ({}){}",
+        src.title,
+        src.author,
+        src.year,
+        if src.url.is_empty() {
+            ", URL not known".to_string()
+        } else {
+            format!(", {}", src.url)
+        }
+    ));
+    if a.quick {
+        console::line("--quick: every step is shortened; the numbers are not comparable with the published ones");
+    }
+    let started = SystemTime::now();
+    let mut records = Vec::new();
+    let mut results: Vec<(String, Option<StepData>)> = Vec::new();
+    for (i, step) in s.steps.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let args = step_args(step, a.quick);
+        let kind = match step.kind {
+            StepKind::Run => "run",
+            StepKind::Clocks => "clocks",
+        };
+        console::line(format!(
+            "\n== step {}/{}: {} — tickscope {kind} {}",
+            i + 1,
+            s.steps.len(),
+            step.name,
+            args.join(" ")
+        ));
+        let mut rec = StepRecord {
+            name: step.name.clone(),
+            kind: step.kind,
+            args: args.clone(),
+            skipped: None,
+            error: None,
+            actions: Vec::new(),
+            run: None,
+            clocks: None,
+            load: None,
+        };
+        let data = match step.kind {
+            StepKind::Run => run_step(step, &args, a.quick, &mut rec)?,
+            StepKind::Clocks => clocks_step(step, &args, &stop, &mut rec)?,
+        };
+        if let Some(why) = &rec.skipped {
+            console::line(format!("step '{}' skipped: {why}", step.name));
+        }
+        for o in &rec.actions {
+            console::line(match (&o.done_at_ns, &o.error) {
+                (Some(t), None) => format!(
+                    "action: {} on tids {:?} at {:.3} s",
+                    o.action,
+                    o.tids,
+                    *t as f64 / 1e9
+                ),
+                (Some(_), Some(e)) => format!("action: {} failed: {e}", o.action),
+                (None, _) => format!("action: {} not done: the step ended first", o.action),
+            });
+        }
+        results.push((step.name.clone(), data));
+        records.push(rec);
+    }
+    let ended = SystemTime::now();
+    let table = render(&s, &results);
+    console::line(format!("\n{} — {}", s.name, s.table.title));
+    for p in &s.published {
+        console::line(format!(
+            "  {}: published, {}, {}",
+            p.label, p.machine, p.kernel
+        ));
+    }
+    console::line(format!("  {}", this_machine(&system)));
+    if a.quick {
+        console::line("  (--quick: shortened steps)");
+    }
+    console::line(table.text());
+    for n in &s.notes {
+        console::line(format!("note: {n}"));
+    }
+    let interrupted = stop.load(Ordering::Relaxed);
+    if let Some(out) = out {
+        let to = out.shown();
+        let doc = ScenarioDocument {
+            schema: SCENARIO_SCHEMA,
+            tool: ToolInfo::current(),
+            scenario: s.clone(),
+            from,
+            quick: a.quick,
+            started_at: rfc3339(started),
+            ended_at: rfc3339(ended),
+            interrupted,
+            system,
+            steps: records,
+            table,
+        };
+        let json = serde_json::to_string_pretty(&doc).expect("scenario documents serialize");
+        finish(out, json.as_bytes())?;
+        console::line(format!("result written to {to}"));
+    }
+    Ok(())
+}
+
+/// A `run` step: measured by `tickscope run`'s own code, with the actions as a sink.
+fn run_step(
+    step: &Step,
+    args: &[String],
+    quick: bool,
+    rec: &mut StepRecord,
+) -> Result<Option<StepData>, Failure> {
+    let parsed =
+        StepRun::try_parse_from(std::iter::once("run".to_string()).chain(args.iter().cloned()))
+            .map_err(|e| Failure::Usage(clap_line(&e)))?;
+    let outcomes = Arc::new(Mutex::new(Vec::new()));
+    let planned: Vec<Planned> = step
+        .actions
+        .iter()
+        .map(|x| Planned {
+            at_ns: crate::options::parse_duration(
+                match (quick, &x.quick_at) {
+                    (true, Some(q)) => q,
+                    _ => &x.at,
+                },
+                "at",
+                NS_PER_SEC,
+            )
+            .unwrap_or(0),
+            policy: x.policy.clone(),
+            priority: x.priority.unwrap_or(0),
+        })
+        .collect();
+    let extra: Vec<Box<dyn RunSink>> = match planned.is_empty() {
+        true => Vec::new(),
+        false => vec![Box::new(ActionSink::new(planned, Arc::clone(&outcomes)))],
+    };
+    let mut doc = None;
+    let result = measure(&parsed.args, extra, &mut |d| {
+        doc = Some(Box::new(d.clone()))
+    });
+    rec.actions = outcomes.lock().map(|v| v.clone()).unwrap_or_default();
+    match result {
+        Ok(()) => {}
+        Err(Failure::Usage(m)) if doc.is_none() => rec.skipped = Some(m),
+        Err(Failure::Interrupted(m))
+        | Err(Failure::Runtime(m))
+        | Err(Failure::Usage(m))
+        | Err(Failure::ThresholdHit(m)) => rec.error = Some(m),
+    }
+    rec.run = doc.clone();
+    Ok(doc.map(StepData::Run))
+}
+
+/// A `clocks` step: the clocks measurement, with the step's load around it.
+fn clocks_step(
+    step: &Step,
+    args: &[String],
+    stop: &Arc<std::sync::atomic::AtomicBool>,
+    rec: &mut StepRecord,
+) -> Result<Option<StepData>, Failure> {
+    let parsed = StepClocks::try_parse_from(
+        std::iter::once("clocks".to_string()).chain(args.iter().cloned()),
+    )
+    .map_err(|e| Failure::Usage(clap_line(&e)))?;
+    let cfg = super::clocks::clocks_config(&parsed.args).map_err(Failure::Usage)?;
+    let load = crate::load::request(step.load.as_deref(), None)?;
+    let mut running = match &load {
+        Some(l) => match l.start() {
+            Ok(x) => Some(x),
+            Err(Failure::Usage(m)) => {
+                rec.skipped = Some(m);
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        },
+        None => None,
+    };
+    let result = measure_until(&cfg, stop);
+    if let Some((child, record)) = running.as_mut() {
+        child.stop();
+        rec.load = record.lock().ok().map(|r| r.clone());
+    }
+    drop(running);
+    match result {
+        Ok(r) if !stop.load(Ordering::Relaxed) => {
+            rec.clocks = Some(Box::new(r.clone()));
+            Ok(Some(StepData::Clocks(Box::new(r))))
+        }
+        Ok(_) => {
+            rec.error = Some("interrupted".into());
+            Ok(None)
+        }
+        Err(e) => {
+            rec.skipped = Some(e.to_string());
+            Ok(None)
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! The scenario's table: the source's layout, a column (or block) for each published machine
+//! and one for this machine.
+
+use super::format::{Layout, Scenario};
+use super::metrics::{in_unit, show, value, StepData};
+use serde::Serialize;
+use tickscope_engine::result::WindowStats;
+use tickscope_engine::system::SystemInfo;
+
+/// The table as printed and as stored in the scenario document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rendered {
+    /// Column headers.
+    pub header: Vec<String>,
+    /// Rows of cells (`-` where nothing was measured or published).
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Rendered {
+    /// Aligned text: first column left, others right.
+    pub fn text(&self) -> String {
+        let n = self.header.len();
+        let mut w = vec![0; n];
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, c) in r.iter().enumerate().take(n) {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        let line = |r: &Vec<String>| {
+            r.iter()
+                .enumerate()
+                .map(|(i, c)| match i {
+                    0 => format!("{c:<w$}", w = w[0]),
+                    _ => format!("{c:>w$}", w = w[i]),
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_string()
+        };
+        let rule = "-".repeat(w.iter().sum::<usize>() + 2 * (n - 1));
+        let mut out = vec![line(&self.header), rule];
+        out.extend(self.rows.iter().map(line));
+        out.join("\n")
+    }
+}
+
+/// This machine's column label.
+pub fn this_machine(system: &SystemInfo) -> String {
+    format!(
+        "this machine ({}, {})",
+        system.cpu_model.as_deref().unwrap_or(&system.machine),
+        system.kernel_release
+    )
+}
+
+/// Builds the table from the steps' results (`None` for a step that did not run).
+pub fn render(s: &Scenario, results: &[(String, Option<StepData>)]) -> Rendered {
+    let data = |step: &str| {
+        results
+            .iter()
+            .find(|(n, _)| n == step)
+            .and_then(|(_, d)| d.as_ref())
+    };
+    match s.table.layout {
+        Layout::Rows => {
+            let mut header = vec![String::new()];
+            for p in &s.published {
+                for c in &s.table.columns {
+                    header.push(format!("{}: {c}", p.label));
+                }
+            }
+            for c in &s.table.columns {
+                header.push(format!("this machine: {c}"));
+            }
+            let rows = s
+                .table
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let unit = r
+                        .unit
+                        .as_deref()
+                        .or(s.table.unit.as_deref())
+                        .unwrap_or("ns");
+                    let mut row = vec![format!("{} [{unit}]", r.label)];
+                    for p in &s.published {
+                        for c in &s.table.columns {
+                            row.push(
+                                p.values
+                                    .get(c)
+                                    .and_then(|v| v.get(i))
+                                    .map_or("-".into(), |v| show(*v, unit)),
+                            );
+                        }
+                    }
+                    for c in &s.table.columns {
+                        row.push(
+                            data(c)
+                                .and_then(|d| value(&r.metric, d))
+                                .map_or("-".into(), |v| show(in_unit(v, &r.metric, unit), unit)),
+                        );
+                    }
+                    row
+                })
+                .collect();
+            Rendered { header, rows }
+        }
+        Layout::Windows => {
+            let cols = [
+                "n",
+                "Mean [us]",
+                "[us] SD",
+                "[%]",
+                "[us] Min",
+                "[%]",
+                "[us] Max",
+                "[%]",
+            ];
+            let mut header = vec!["".to_string()];
+            header.extend(cols.iter().map(|c| c.to_string()));
+            let mut rows = Vec::new();
+            let fmt = |v: &[f64]| -> Vec<String> {
+                v.iter()
+                    .enumerate()
+                    .map(|(i, x)| match i {
+                        0 | 4 | 6 => format!("{x:.0}"),
+                        _ => format!("{x:.3}"),
+                    })
+                    .collect()
+            };
+            for p in &s.published {
+                for (i, w) in p.windows.iter().enumerate() {
+                    let mut r = vec![format!("{} {}", p.label, i + 1)];
+                    r.extend(fmt(w));
+                    rows.push(r);
+                }
+                if let Some(t) = &p.total {
+                    let mut r = vec![format!("{} total", p.label)];
+                    r.extend(fmt(t));
+                    rows.push(r);
+                }
+            }
+            if let Some(StepData::Run(doc)) = s.table.step.as_deref().and_then(data) {
+                let period = doc.config.period_ns as f64;
+                for w in &doc.summary.windows {
+                    if let Some(v) = window_line(w, period) {
+                        let mut r = vec![format!("this machine {}", w.index + 1)];
+                        r.extend(fmt(&v));
+                        rows.push(r);
+                    }
+                }
+                if let Some(p) = &doc.summary.period_ns {
+                    let v = [
+                        p.samples as f64,
+                        p.mean / 1e3,
+                        p.rms_jitter / 1e3,
+                        100.0 * p.rms_jitter / period,
+                        p.min as f64 / 1e3,
+                        100.0 * (period - p.min as f64) / period,
+                        p.max as f64 / 1e3,
+                        100.0 * (p.max as f64 - period) / period,
+                    ];
+                    let mut r = vec!["this machine total".to_string()];
+                    r.extend(fmt(&v));
+                    rows.push(r);
+                }
+            }
+            Rendered { header, rows }
+        }
+    }
+}
+
+/// One window as the 2013 `rt` post prints it: n, mean dt, SD (RMS about the period, as
+/// `rt` computes it), SD %, min, (period − min) %, max, (max − period) % — µs.
+fn window_line(w: &WindowStats, period: f64) -> Option<[f64; 8]> {
+    let (mean, sd, min, max) = (
+        w.period_mean?,
+        w.period_rms_jitter?,
+        w.period_min? as f64,
+        w.period_max? as f64,
+    );
+    Some([
+        w.samples as f64,
+        mean / 1e3,
+        sd / 1e3,
+        100.0 * sd / period,
+        min / 1e3,
+        100.0 * (period - min) / period,
+        max / 1e3,
+        100.0 * (max - period) / period,
+    ])
+}

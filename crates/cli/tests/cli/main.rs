@@ -1,0 +1,20 @@
+//! The `tickscope` binary end to end: one test binary, a module per command or concern,
+//! with the helpers they share in [`common`]. Real time is involved in most, so they assert
+//! structure (counts, ordering, exit status, one-line errors), never timing.
+
+mod common;
+
+mod clocks;
+mod cyclictest;
+mod doctor;
+mod executive;
+mod explain;
+mod inputs;
+mod install;
+mod load;
+mod methods;
+mod mock;
+mod outputs;
+mod report;
+mod run;
+mod scenario;

@@ -1,0 +1,168 @@
+//! `tickscope run` with its exports, then `report` and `compare` on the result — the whole
+//! path on this machine. Real timing: only structure is checked, never values.
+
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+use super::common::tickscope;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../report/tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn run_then_report_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    tickscope()
+        .args(["run", "-l", "300", "-i", "1ms", "-q", "--json"])
+        .arg(p("r.json"))
+        .arg("--histogram-file")
+        .arg(p("h.txt"))
+        .arg("--csv")
+        .arg(p("s.csv"))
+        .arg("--samples")
+        .arg(p("samples.csv"))
+        .assert()
+        .success();
+
+    // Exports: the cyclictest histogram, summary + windows, every wake-up.
+    let hist = std::fs::read_to_string(p("h.txt")).unwrap();
+    assert!(hist.contains("# Histogram\n000000 "));
+    assert!(hist.contains("# Total: 000000300\n"));
+    let csv = std::fs::read_to_string(p("s.csv")).unwrap();
+    assert!(csv.starts_with("run,method,round,thread,scope,window,"));
+    assert!(csv.lines().nth(1).unwrap().contains(",total,"));
+    let samples = std::fs::read_to_string(p("samples.csv")).unwrap();
+    let rows: Vec<&str> = samples.lines().collect();
+    assert_eq!(
+        rows[0],
+        "run,method,thread,index,expiry_ns,woke_ns,latency_ns"
+    );
+    assert_eq!(rows.len(), 301);
+    assert!(rows[1].starts_with("0,nanosleep-abs,0,0,"));
+    let no_temporaries = std::fs::read_dir(dir.path())
+        .unwrap()
+        .all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".tmp"));
+    assert!(no_temporaries);
+
+    // Report: HTML with inline plots, and the plots as files.
+    tickscope()
+        .arg("report")
+        .arg(p("r.json"))
+        .arg("-o")
+        .arg(p("r.html"))
+        .arg("--png")
+        .arg(p("png"))
+        .arg("--svg")
+        .arg(p("svg"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("4 plots written"));
+    let html = std::fs::read_to_string(p("r.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 4);
+    assert!(!html.contains("http"));
+    for stem in ["histogram", "percentiles", "period", "timeline"] {
+        let png = std::fs::read(p("png").join(format!("{stem}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let svg = std::fs::read_to_string(p("svg").join(format!("{stem}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg"));
+    }
+
+    // Compare: the run next to a cyclictest result, in every format.
+    let cyclictest = fixture("cyclictest-fifo-2threads.json");
+    tickscope()
+        .arg("compare")
+        .arg(p("r.json"))
+        .arg(&cyclictest)
+        .args(["--label", "tickscope", "--label", "cyclictest"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("latency p99.9")
+                .and(predicate::str::contains("tickscope"))
+                .and(predicate::str::contains("cyclictest 2.40")),
+        );
+    for (format, start) in [("markdown", "| "), ("csv", "quantity,"), ("json", "{")] {
+        tickscope()
+            .arg("compare")
+            .arg(p("r.json"))
+            .arg(&cyclictest)
+            .args(["--format", format])
+            .assert()
+            .success()
+            .stdout(predicate::str::starts_with(start));
+    }
+}
+
+#[test]
+fn bad_files_give_one_line_and_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("jitterdebugger-2cpus.json")).unwrap();
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() / 3]).unwrap();
+    let unknown = dir.path().join("other.json");
+    std::fs::write(&unknown, "{\"hello\": 1}").unwrap();
+    for (cmd, file, what) in [
+        ("compare", &cut, "truncated"),
+        (
+            "compare",
+            &unknown,
+            "not a tickscope, cyclictest --json or jitterdebugger result",
+        ),
+        ("report", &cut, "truncated"),
+        ("report", &dir.path().join("missing.json"), "cannot read"),
+    ] {
+        let out = tickscope().arg(cmd).arg(file).assert().code(2);
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(&*file.display().to_string()), "{stderr}");
+        assert!(stderr.contains(what), "{stderr}");
+    }
+}
+
+/// Another tool's result gets a report too (it used to be refused with "use compare"):
+/// what the file records and its histogram and percentile plots.
+#[test]
+fn cyclictest_and_jitterdebugger_files_get_a_report_with_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, tool) in [
+        ("cyclictest-fifo-2threads.json", "cyclictest"),
+        ("jitterdebugger-2cpus.json", "jitterdebugger"),
+    ] {
+        let html = dir.path().join(format!("{tool}.html"));
+        let png = dir.path().join(format!("{tool}-png"));
+        tickscope()
+            .arg("report")
+            .arg(fixture(name))
+            .arg("-o")
+            .arg(&html)
+            .arg("--png")
+            .arg(&png)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(format!(
+                "report of a {tool} result"
+            )));
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert_eq!(page.matches("<svg").count(), 2, "{tool}");
+        assert!(page.contains("latency p99"), "{tool}: the figures");
+        for stem in ["histogram", "percentiles"] {
+            let bytes = std::fs::read(png.join(format!("{stem}.png"))).unwrap();
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        }
+    }
+}
+
+#[test]
+fn export_to_a_missing_directory_is_refused_before_measuring() {
+    tickscope()
+        .args(["run", "-l", "10", "--samples", "/nonexistent-dir/s.csv"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--samples: directory '/nonexistent-dir'",
+        ));
+}

@@ -1,0 +1,266 @@
+//! `tickscope monitor` end to end: the loopback default, the housekeeping-CPU overlap, the
+//! textfile never half-written, the hlog commands, and a real Prometheus scraping it (skipped
+//! with a reason when the `prometheus` binary is missing).
+
+use assert_cmd::cargo::CommandCargoExt;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Kills and reaps a child on drop, whatever happens in the test.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn tickscope() -> Command {
+    Command::cargo_bin("tickscope").unwrap()
+}
+
+/// A free loopback port (bound then released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// GET `path` on 127.0.0.1:`port`; the body, or `None` while nothing listens.
+fn get(port: u16, path: &str) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    out.split_once("\r\n\r\n").map(|(_, b)| b.to_string())
+}
+
+fn wait_for(port: u16, path: &str) -> String {
+    let start = Instant::now();
+    loop {
+        if let Some(b) = get(port, path) {
+            return b;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "nothing on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+#[test]
+fn default_listen_address_is_loopback() {
+    let help = tickscope().args(["monitor", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("[default: 127.0.0.1:9802]"), "{text}");
+}
+
+#[test]
+fn housekeeping_overlap_is_refused_with_exit_2() {
+    let out = tickscope()
+        .args(["monitor", "-a", "0", "--housekeeping-cpus", "0", "-D", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("overlaps the measured CPUs"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn bad_listen_address_is_exit_2() {
+    let out = tickscope()
+        .args(["monitor", "--listen", "nowhere", "-D", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn serves_metrics_and_rewrites_the_textfile_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("tickscope.prom");
+    let port = free_port();
+    let child = tickscope()
+        .args(["monitor", "-q", "-i", "1ms", "-D", "6s", "--no-pm-qos"])
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .arg("--textfile")
+        .arg(&prom)
+        .args(["--textfile-interval", "1s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    assert_eq!(wait_for(port, "/healthz"), "ok\n");
+    // Read the textfile as often as possible: every read is a whole exposition.
+    let start = Instant::now();
+    let mut reads = 0;
+    while start.elapsed() < Duration::from_secs(4) {
+        if let Ok(text) = std::fs::read_to_string(&prom) {
+            reads += 1;
+            assert!(text.contains("tickscope_build_info"), "partial: {text:?}");
+            assert!(text.ends_with('\n'));
+            assert!(text.contains("tickscope_last_window_timestamp_seconds"));
+        }
+    }
+    assert!(reads > 0, "the textfile never appeared");
+    let metrics = wait_for(port, "/metrics");
+    assert!(metrics.contains("# TYPE tickscope_wakeup_latency_seconds histogram"));
+    assert!(metrics.contains("le=\"+Inf\""));
+    // No temporary file is left beside the textfile when the monitor ends.
+    let status = child.0.wait().unwrap();
+    assert!(status.success());
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1);
+}
+
+#[test]
+fn hlog_from_run_feeds_stat_merge_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.hlog");
+    let st = tickscope()
+        .args(["run", "-q", "-D", "3s", "--no-pm-qos", "--hlog"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let stat = tickscope()
+        .args(["hlog", "stat"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&stat.stdout);
+    assert!(stat.status.success(), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("all ")), "{text}");
+    let merged = dir.path().join("m.hlog");
+    let m = tickscope()
+        .args(["hlog", "merge"])
+        .arg(&log)
+        .arg(&log)
+        .arg("-o")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    let count = |p: &std::path::Path| -> u64 {
+        let out = tickscope()
+            .args(["hlog", "stat", "--tag", "all"])
+            .arg(p)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("all "))
+            .unwrap()
+            .to_string();
+        row.split_whitespace().nth(2).unwrap().parse().unwrap()
+    };
+    assert_eq!(count(&merged), 2 * count(&log));
+    let c = tickscope()
+        .arg("compare")
+        .arg(&log)
+        .arg(env!("CARGO_MANIFEST_DIR").to_string() + "/tests/data/foreign.hlog")
+        .output()
+        .unwrap();
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+}
+
+#[test]
+fn prometheus_histogram_quantile_matches_tickscope_median() {
+    let Some(prometheus) = which("prometheus") else {
+        eprintln!("skipped: the 'prometheus' binary is not installed (Debian package prometheus)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (tport, pport) = (free_port(), free_port());
+    let log = dir.path().join("m.hlog");
+    let monitor = tickscope()
+        .args(["monitor", "-q", "-i", "1ms", "--no-pm-qos"])
+        .args(["--listen", &format!("127.0.0.1:{tport}"), "--hlog"])
+        .arg(&log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut monitor = Killed(monitor);
+    wait_for(tport, "/healthz");
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tickscope\n    \
+             static_configs:\n      - targets: ['127.0.0.1:{tport}']\n"
+        ),
+    )
+    .unwrap();
+    let prom = Command::new(prometheus)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{pport}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _prom = Killed(prom);
+    wait_for(pport, "/-/ready");
+    std::thread::sleep(Duration::from_secs(10));
+    let query = "histogram_quantile(0.5,sum%20by%20(le)(tickscope_wakeup_latency_seconds_bucket))";
+    let body = wait_for(pport, &format!("/api/v1/query?query={query}"));
+    let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let result = &json["data"]["result"];
+    assert!(result.as_array().is_some_and(|r| !r.is_empty()), "{body}");
+    let p50: f64 = result[0]["value"][1].as_str().unwrap().parse().unwrap();
+    // Stop tickscope (SIGTERM, as systemd does) and read its own median from the hlog.
+    // SAFETY: the pid is our own child's.
+    unsafe { libc::kill(monitor.0.id() as i32, libc::SIGTERM) };
+    assert!(monitor.0.wait().unwrap().success());
+    let out = tickscope()
+        .args(["hlog", "stat", "--tag", "all"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let row = text.lines().find(|l| l.starts_with("all ")).unwrap();
+    let own_p50_s: f64 = row
+        .split_whitespace()
+        .nth(4)
+        .unwrap()
+        .parse::<f64>()
+        .unwrap()
+        / 1e6;
+    // Within the bucket resolution: the same 1-2-5 bucket, or its neighbour (the spans differ
+    // by up to a scrape interval), and histogram_quantile interpolates inside the bucket.
+    let edges = [
+        0.0, 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2,
+    ];
+    let bucket = |v: f64| edges.iter().position(|&e| v <= e).unwrap_or(edges.len());
+    let (a, b) = (bucket(p50), bucket(own_p50_s));
+    assert!(
+        a.abs_diff(b) <= 1,
+        "Prometheus p50 {p50} s (bucket {a}) vs tickscope p50 {own_p50_s} s (bucket {b})"
+    );
+}

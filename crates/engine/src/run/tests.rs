@@ -1,0 +1,108 @@
+//! The coordinator itself — guards, threads, handshake, collection, teardown — on virtual
+//! time ([`Backend::Mock`]), so its counts and its events are exact.
+
+use super::*;
+use crate::time::NS_PER_US;
+
+/// A mock run of `threads` threads at 1 ms for `seconds`, with a latency script.
+fn mock(threads: usize, seconds: i64, latencies: Vec<Nanos>) -> RunConfig {
+    let mut cfg = RunConfig::new(NS_PER_MS);
+    cfg.duration_ns = Some(seconds * NS_PER_SEC);
+    cfg.cpus = vec![None; threads];
+    cfg.backend = Backend::Mock { latencies };
+    cfg
+}
+
+/// Runs `cfg`, returning the outcome and the events seen, as names.
+fn run_collecting(cfg: &RunConfig, stop: bool) -> (RunOutcome, Vec<String>) {
+    let mut events = Vec::new();
+    let stop = Arc::new(AtomicBool::new(stop));
+    let outcome = run(cfg, &stop, &mut |e| {
+        events.push(match e {
+            RunEvent::Started(a) => format!("started {} threads", a.threads.len()),
+            RunEvent::Second(s) => format!("second {} of {} threads", s.index, s.threads.len()),
+            RunEvent::Samples { thread, samples } => format!("samples {thread} {}", samples.len()),
+        })
+    })
+    .unwrap();
+    (outcome, events)
+}
+
+#[test]
+fn a_mock_run_delivers_every_second_in_order_with_exact_counts() {
+    let cfg = mock(2, 3, vec![20 * NS_PER_US, 30 * NS_PER_US]);
+    let (out, events) = run_collecting(&cfg, false);
+    assert_eq!(
+        events,
+        [
+            "started 2 threads",
+            "second 0 of 2 threads",
+            "second 1 of 2 threads",
+            "second 2 of 2 threads"
+        ]
+    );
+    for t in &out.threads {
+        assert_eq!(t.samples, 3000);
+        assert_eq!(t.overruns, 0);
+        assert_eq!(t.windows.len(), 3);
+        let l = t.latency_ns.as_ref().unwrap();
+        assert_eq!((l.min, l.max), (20_000, 30_000));
+        assert_eq!(l.mean, 25_000.0);
+    }
+    assert_eq!(out.summary.samples, 6000);
+    assert!(!out.interrupted && out.error.is_none());
+    assert_eq!(
+        out.applied
+            .threads
+            .iter()
+            .map(|t| t.tid)
+            .collect::<Vec<_>>(),
+        [MOCK_TID_BASE, MOCK_TID_BASE + 1]
+    );
+}
+
+#[test]
+fn a_late_wake_up_misses_periods_and_the_counts_add_up() {
+    // Every 100th wake-up is 2.5 ms late: two expiries pass each time (skip policy).
+    let mut script = vec![10 * NS_PER_US; 99];
+    script.push(2_500 * NS_PER_US);
+    let cfg = mock(1, 2, script);
+    let (out, _) = run_collecting(&cfg, false);
+    let t = &out.threads[0];
+    assert_eq!(
+        t.samples + t.overruns,
+        2000,
+        "every expiry is woken for or missed"
+    );
+    assert_eq!(
+        t.overruns,
+        2 * (t.samples / 100),
+        "two missed per late wake-up"
+    );
+    assert_eq!(t.latency_ns.as_ref().unwrap().max, 2_500_000);
+}
+
+#[test]
+fn a_stop_before_the_start_ends_the_run_interrupted_and_empty() {
+    let cfg = mock(1, 10, vec![NS_PER_US]);
+    let (out, events) = run_collecting(&cfg, true);
+    assert!(out.interrupted);
+    assert_eq!(out.summary.samples, 0);
+    assert_eq!(events[0], "started 1 threads");
+}
+
+#[test]
+fn mock_runs_are_deterministic_and_stream_samples() {
+    let mut cfg = mock(2, 2, vec![5 * NS_PER_US, 15 * NS_PER_US, 40 * NS_PER_US]);
+    cfg.stream_samples = true;
+    let (a, events) = run_collecting(&cfg, false);
+    let (b, _) = run_collecting(&cfg, false);
+    assert_eq!(a.threads, b.threads);
+    assert_eq!(a.summary, b.summary);
+    let streamed: usize = events
+        .iter()
+        .filter_map(|e| e.strip_prefix("samples "))
+        .map(|e| e.split(' ').nth(1).unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(streamed, 4000, "every wake-up streamed");
+}

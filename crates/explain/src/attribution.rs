@@ -1,0 +1,548 @@
+//! One late wake-up broken into segments and causes, from the trace events around it.
+//!
+//! The model is rtla's timerlat auto-analysis (`torvalds/linux
+//! tools/tracing/rtla/src/timerlat_aa.c`: timer IRQ delay, "exit from idle", IRQ and softirq
+//! interference, the "blocking thread" current at the timer IRQ, "thread interference" from
+//! threads chosen before the measured one) and the net accounting of nested interruptions of
+//! osnoise (`kernel/trace/trace_osnoise.c`, `cond_move_irq_delta_start()`): an IRQ inside a
+//! softirq is subtracted from the softirq, both from the thread they interrupt. Unlike rtla it
+//! works from generic events every kernel has (no `timerlat` tracer), for the user's own
+//! wait, and its segments sum exactly, with an explicit residual, to the measured latency.
+//!
+//! Boundaries (ns on CLOCK_MONOTONIC): expiry → `hrtimer_start.expires` (S0 timer slack) →
+//! `local_timer_entry` (S1 interrupt delivery) → `hrtimer_expire_entry.now` (S2 hrtimer
+//! queue) → switch-in `sched_switch(next_pid = tid)` (S3 wake → on CPU) → the thread's
+//! `sys_exit` (S4 kernel exit) → the user's clock read (S5 return to user). Every boundary is
+//! clamped into `[previous, woke]`, so no segment is negative; a boundary whose event is
+//! missing makes the span around it the residual, flagged — never guessed.
+
+use crate::events::{Event, Kind, Nanos};
+use serde::{Deserialize, Serialize};
+
+/// A late wake-up to explain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LateSample {
+    /// Measuring thread index.
+    pub thread: usize,
+    /// Its kernel thread id.
+    pub tid: i32,
+    /// Wake-up number within the thread.
+    pub seq: u64,
+    /// The expiry waited for, ns (CLOCK_MONOTONIC).
+    pub expiry: Nanos,
+    /// When the thread read the clock on waking, ns.
+    pub woke: Nanos,
+}
+
+impl LateSample {
+    /// Wake-up latency, ns.
+    pub fn latency(&self) -> Nanos {
+        self.woke - self.expiry
+    }
+}
+
+/// What the attribution needs to know besides the events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting {
+    /// The period, ns (bounds the search for the thread's `hrtimer_start`).
+    pub period: Nanos,
+    /// Whether the machine is a virtual machine (a late interrupt to a halted CPU is then the
+    /// hypervisor's).
+    pub virtualized: bool,
+    /// System call numbers of the method's wait (`sys_exit` of these marks "running again");
+    /// empty: any of the thread's.
+    pub wait_syscalls: Vec<i64>,
+    /// hrtimer callbacks of the method (`hrtimer_wakeup`, `timerfd_tmrproc`, …), used when
+    /// no `hrtimer_start` of the thread was seen.
+    pub timer_functions: Vec<String>,
+}
+
+/// Segment ids in order.
+pub const SEGMENTS: [&str; 6] = [
+    "timer_slack",
+    "interrupt_delivery",
+    "hrtimer_queue",
+    "wake_to_cpu",
+    "kernel_exit",
+    "return_to_user",
+];
+
+/// One named contribution inside a segment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Detail {
+    /// `hypervisor`, `exit_from_idle`, `cpu_busy`, `irq`, `softirq`, `blocking_thread`,
+    /// `higher_priority_thread`, `idle`, `own_timer_irq`.
+    pub kind: String,
+    /// IRQ handler, softirq vector, command name, or idle state.
+    pub name: String,
+    /// Task id for threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i32>,
+    /// Net time, ns (≥ 0).
+    pub ns: Nanos,
+}
+
+/// One segment of a breakdown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Segment {
+    /// One of [`SEGMENTS`].
+    pub id: String,
+    /// Length, ns (≥ 0).
+    pub ns: Nanos,
+    /// What filled it, largest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<Detail>,
+}
+
+/// Why a wake-up was late, in one category and an optional detail.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Cause {
+    /// `hypervisor`, `exit from idle`, `cpu busy`, `hrtimer queue`, `other thread`, `irq`,
+    /// `softirq`, `kernel path`, `timer slack`, `return to user`, `events lost`,
+    /// `unexplained`.
+    pub category: String,
+    /// The thread's command name, IRQ or vector, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.detail {
+            Some(d) => write!(f, "{} ({d})", self.category),
+            None => f.write_str(&self.category),
+        }
+    }
+}
+
+/// One late wake-up explained.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Breakdown {
+    /// The wake-up.
+    pub sample: LateSample,
+    /// CPU the timer fired on, if seen.
+    pub cpu: Option<u32>,
+    /// Measured latency, ns.
+    pub latency_ns: Nanos,
+    /// The six segments, in order ([`SEGMENTS`]).
+    pub segments: Vec<Segment>,
+    /// latency − Σ segments, ns (≥ 0): spans whose events were not seen.
+    pub residual_ns: Nanos,
+    /// The main cause.
+    pub cause: Cause,
+    /// `no_timer_start`, `no_expire_entry`, `no_local_timer`, `no_switch_in`, `no_sys_exit`,
+    /// `lost_events`, `interrupted_task_stale`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+}
+
+/// Tolerance for µs-truncated text timestamps compared with ns fields.
+const US: Nanos = 1_000;
+
+/// Breaks `sample` into segments from `events` (every traced CPU, in time order).
+pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Breakdown {
+    let mut flags = Vec::new();
+    let tid = sample.tid;
+    let (expiry, woke) = (sample.expiry, sample.woke);
+    let start = find_start(sample, setting, events);
+    let entry = match start {
+        // The next expiry of the same pointer that is not before the armed expiry (the
+        // sleeper lives on the thread's stack, so the address recurs across periods).
+        Some((i, timer, expires)) => events[i..]
+            .iter()
+            .position(|e| {
+                matches!(e.kind, Kind::HrtimerExpireEntry { timer: t, now, .. } if t == timer && now >= expires - US)
+            })
+            .map(|k| i + k),
+        None => {
+            flags.push("no_timer_start".to_string());
+            events.iter().position(|e| match &e.kind {
+                Kind::HrtimerExpireEntry { function, now, .. } => {
+                    *now >= expiry
+                        && *now <= woke
+                        && setting.timer_functions.iter().any(|f| f == function)
+                }
+                _ => false,
+            })
+        }
+    };
+    if entry.is_none() {
+        flags.push("no_expire_entry".to_string());
+    }
+    let cpu = entry.map(|i| events[i].cpu);
+    let now = entry.and_then(|i| match events[i].kind {
+        Kind::HrtimerExpireEntry { now, .. } => Some(now),
+        _ => None,
+    });
+    let lte = entry.and_then(|i| {
+        let lower = start.map(|s| s.0).unwrap_or(0);
+        (lower..i).rev().find(|&k| {
+            let e = &events[k];
+            e.cpu == events[i].cpu
+                && matches!(&e.kind, Kind::VectorEntry { name } if name == "local_timer")
+        })
+    });
+    if entry.is_some() && lte.is_none() {
+        flags.push("no_local_timer".to_string());
+    }
+    let from = entry.unwrap_or(0);
+    let on_cpu = |e: &Event| Some(e.cpu) == cpu;
+    let switch_in = entry.and_then(|i| {
+        events[i..]
+            .iter()
+            .position(|e| {
+                on_cpu(e) && matches!(e.kind, Kind::SchedSwitch { next_pid, .. } if next_pid == tid)
+            })
+            .map(|k| i + k)
+    });
+    let sys_exit = events[from..]
+        .iter()
+        .position(|e| {
+            e.pid == tid
+                && e.ts <= woke
+                && matches!(e.kind, Kind::SysExit { nr } if setting.wait_syscalls.is_empty() || setting.wait_syscalls.contains(&nr))
+        })
+        .map(|k| from + k);
+    let switch_in = switch_in.filter(|&s| sys_exit.is_none_or(|x| s <= x));
+    if entry.is_some() && switch_in.is_none() {
+        flags.push("no_switch_in".to_string());
+    }
+    if sys_exit.is_none() {
+        flags.push("no_sys_exit".to_string());
+    }
+    let lost = events.iter().any(|e| {
+        matches!(e.kind, Kind::Lost { .. })
+            && cpu.is_none_or(|c| c == e.cpu)
+            && e.ts >= expiry - setting.period.max(0) - 2 * US
+            && e.ts <= woke + US
+    });
+    if lost {
+        flags.push("lost_events".to_string());
+    }
+
+    // Boundaries b0..b6; a missing switch-in leaves S4 at 0 (S3 runs to the sys_exit).
+    let expires = start.map(|s| s.2.max(expiry));
+    let b4 = match (switch_in, sys_exit) {
+        (Some(s), _) => Some(events[s].ts),
+        (None, Some(x)) => Some(events[x].ts),
+        (None, None) => None,
+    };
+    let raw = [
+        Some(expiry),
+        expires,
+        lte.map(|i| events[i].ts).or(now),
+        now,
+        b4,
+        sys_exit.map(|i| events[i].ts),
+        Some(woke),
+    ];
+    let (bounds, residual) = clamp_boundaries(&raw, expiry, woke);
+    let mut segments: Vec<Segment> = SEGMENTS
+        .iter()
+        .enumerate()
+        .map(|(k, id)| Segment {
+            id: id.to_string(),
+            ns: match (bounds[k], bounds[k + 1]) {
+                (Some(a), Some(b)) => b - a,
+                _ => 0,
+            },
+            details: Vec::new(),
+        })
+        .collect();
+
+    // S1: what the CPU was doing when the timer should have fired.
+    if let (Some(c), Some(i)) = (cpu, lte.or(entry)) {
+        segments[1].details =
+            delivery_details(events, c, i, tid, setting, segments[1].ns, &mut flags);
+    }
+    // S2: other callbacks run first in the same interrupt.
+    if let (Some(l), Some(i)) = (lte, entry) {
+        let mut d = Vec::new();
+        let mut open: Option<(u64, String, Nanos)> = None;
+        for e in &events[l..i] {
+            match &e.kind {
+                Kind::HrtimerExpireEntry {
+                    timer,
+                    function,
+                    now,
+                } if e.cpu == events[i].cpu => open = Some((*timer, function.clone(), *now)),
+                Kind::HrtimerExpireExit { timer } if e.cpu == events[i].cpu => {
+                    if let Some((t, f, n)) = open.take().filter(|o| o.0 == *timer) {
+                        let _ = t;
+                        add(&mut d, "other_callback", &f, None, (e.ts - n).max(0));
+                    }
+                }
+                _ => {}
+            }
+        }
+        segments[2].details = clip_details(d, segments[2].ns);
+    }
+    // S3: who held the CPU between the callback and the switch-in.
+    if let (Some(c), Some(i), Some(b3), Some(end)) = (cpu, entry, bounds[3], bounds[4]) {
+        segments[3].details = cpu_details(events, c, i, lte, b3, end, tid);
+    }
+    let cause = main_cause(&segments, residual, lost);
+    Breakdown {
+        sample: *sample,
+        cpu,
+        latency_ns: sample.latency(),
+        segments,
+        residual_ns: residual,
+        cause,
+        flags,
+    }
+}
+
+/// The thread's `hrtimer_start` for this expiry: (index, timer, expires).
+fn find_start(
+    sample: &LateSample,
+    setting: &Setting,
+    events: &[Event],
+) -> Option<(usize, u64, Nanos)> {
+    let half = (setting.period / 2).max(1);
+    let mut best: Option<(usize, u64, Nanos)> = None;
+    for (i, e) in events.iter().enumerate() {
+        if e.pid != sample.tid || e.ts > sample.woke + US {
+            continue;
+        }
+        if let Kind::HrtimerStart { timer, expires, .. } = e.kind {
+            if expires < sample.expiry - half
+                || expires > sample.expiry + half
+                || expires > sample.woke
+            {
+                continue;
+            }
+            let closer = best.is_none_or(|(_, _, b)| {
+                (expires - sample.expiry).abs() <= (b - sample.expiry).abs()
+            });
+            if closer {
+                best = Some((i, timer, expires));
+            }
+        }
+    }
+    best
+}
+
+/// Clamps known boundaries into `[previous, woke]`; the span between two known boundaries
+/// that are not adjacent (a missing one between them) becomes residual.
+fn clamp_boundaries(
+    raw: &[Option<Nanos>; 7],
+    expiry: Nanos,
+    woke: Nanos,
+) -> ([Option<Nanos>; 7], Nanos) {
+    let mut out = [None; 7];
+    let mut prev = expiry;
+    for (k, b) in raw.iter().enumerate() {
+        out[k] = b.map(|v| {
+            let v = v.clamp(prev, woke.max(prev));
+            prev = v;
+            v
+        });
+    }
+    let mut residual = 0;
+    let mut last: Option<(usize, Nanos)> = None;
+    for (k, b) in out.iter().enumerate() {
+        if let Some(v) = b {
+            if let Some((j, p)) = last {
+                if k > j + 1 {
+                    residual += v - p;
+                }
+            }
+            last = Some((k, *v));
+        }
+    }
+    (out, residual)
+}
+
+fn add(d: &mut Vec<Detail>, kind: &str, name: &str, pid: Option<i32>, ns: Nanos) {
+    if ns <= 0 {
+        return;
+    }
+    match d
+        .iter_mut()
+        .find(|x| x.kind == kind && x.name == name && x.pid == pid)
+    {
+        Some(x) => x.ns += ns,
+        None => d.push(Detail {
+            kind: kind.into(),
+            name: name.into(),
+            pid,
+            ns,
+        }),
+    }
+}
+
+/// Sorts details largest first and scales them down if µs rounding made them exceed the
+/// segment.
+fn clip_details(mut d: Vec<Detail>, total: Nanos) -> Vec<Detail> {
+    d.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.name.cmp(&b.name)));
+    let sum: Nanos = d.iter().map(|x| x.ns).sum();
+    if sum > total && sum > 0 {
+        for x in &mut d {
+            x.ns = (x.ns as i128 * total as i128 / sum as i128) as Nanos;
+        }
+    }
+    d
+}
+
+/// S1's detail: a halted CPU (idle, or the measured thread asleep) on a VM is the hypervisor,
+/// on bare metal exit from idle; another task running means the CPU was busy (interrupts
+/// off, or on a VM the vCPU preempted).
+fn delivery_details(
+    events: &[Event],
+    cpu: u32,
+    irq: usize,
+    tid: i32,
+    setting: &Setting,
+    ns: Nanos,
+    flags: &mut Vec<String>,
+) -> Vec<Detail> {
+    let at = &events[irq];
+    let idle_state = events[..irq].iter().rev().find_map(|e| match e.kind {
+        Kind::CpuIdle { state } if e.cpu == cpu => Some(state),
+        _ => None,
+    });
+    let current = (at.pid, at.comm.clone());
+    if current.0 == tid {
+        flags.push("interrupted_task_stale".into());
+    }
+    let halted = current.0 == 0 || current.0 == tid || matches!(idle_state, Some(Some(_)));
+    let state = match idle_state {
+        Some(Some(s)) => format!("C{s}"),
+        _ => "idle".into(),
+    };
+    let mut d = Vec::new();
+    match (halted, setting.virtualized) {
+        (true, true) => add(
+            &mut d,
+            "hypervisor",
+            &format!("vCPU halted ({state})"),
+            None,
+            ns,
+        ),
+        (true, false) => add(&mut d, "exit_from_idle", &state, None, ns),
+        (false, _) => add(&mut d, "cpu_busy", &current.1, Some(current.0), ns),
+    }
+    d
+}
+
+/// What ran on `cpu` in `[b3, end]`, net (osnoise's accounting): nested IRQs are taken out of
+/// the softirq and the thread they interrupt.
+fn cpu_details(
+    events: &[Event],
+    cpu: u32,
+    entry: usize,
+    lte: Option<usize>,
+    b3: Nanos,
+    end: Nanos,
+    tid: i32,
+) -> Vec<Detail> {
+    #[derive(Clone)]
+    enum Ctx {
+        OwnIrq,
+        Irq(String),
+        Softirq(String),
+    }
+    let mut stack: Vec<Ctx> = Vec::new();
+    // Still inside our own timer interrupt unless it has exited before the callback.
+    let own_open = lte.is_some_and(|l| {
+        !events[l..entry].iter().any(|e| {
+            e.cpu == cpu && matches!(&e.kind, Kind::VectorExit { name } if name == "local_timer")
+        })
+    });
+    if own_open {
+        stack.push(Ctx::OwnIrq);
+    }
+    let mut task = (events[entry].pid, events[entry].comm.clone());
+    let mut first_task = true;
+    let mut d = Vec::new();
+    let mut last = b3;
+    let account =
+        |d: &mut Vec<Detail>, stack: &[Ctx], task: &(i32, String), first: bool, ns: Nanos| {
+            match stack.last() {
+                Some(Ctx::OwnIrq) => add(d, "own_timer_irq", "local_timer", None, ns),
+                Some(Ctx::Irq(n)) => add(d, "irq", n, None, ns),
+                Some(Ctx::Softirq(n)) => add(d, "softirq", n, None, ns),
+                None if task.0 == 0 => add(d, "idle", "<idle>", Some(0), ns),
+                None if task.0 == tid => add(d, "own_thread", &task.1, Some(tid), ns),
+                None if first => add(d, "blocking_thread", &task.1, Some(task.0), ns),
+                None => add(d, "higher_priority_thread", &task.1, Some(task.0), ns),
+            }
+        };
+    for e in events[entry + 1..].iter().filter(|e| e.cpu == cpu) {
+        if e.ts > end {
+            break;
+        }
+        let t = e.ts.clamp(last, end);
+        account(&mut d, &stack, &task, first_task, t - last);
+        last = t;
+        match &e.kind {
+            Kind::IrqEntry { name, .. } => stack.push(Ctx::Irq(name.clone())),
+            Kind::VectorEntry { name } => stack.push(Ctx::Irq(name.clone())),
+            Kind::SoftirqEntry { action } => stack.push(Ctx::Softirq(action.clone())),
+            Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
+                stack.pop();
+            }
+            Kind::SchedSwitch {
+                next_pid,
+                next_comm,
+                ..
+            } => {
+                stack.clear();
+                if task.0 != 0 && task.0 != tid {
+                    first_task = false;
+                }
+                task = (*next_pid, next_comm.clone());
+            }
+            _ => {}
+        }
+    }
+    account(&mut d, &stack, &task, first_task, end - last);
+    let total = end - b3;
+    let mut d = clip_details(d, total);
+    d.retain(|x| x.kind != "own_thread" && x.kind != "own_timer_irq" && x.kind != "idle");
+    d
+}
+
+/// The main cause: the largest segment (or the residual), named by its largest detail.
+fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
+    let cause = |c: &str, d: Option<String>| Cause {
+        category: c.into(),
+        detail: d,
+    };
+    if lost {
+        return cause("events lost", None);
+    }
+    let (k, seg) = segments
+        .iter()
+        .enumerate()
+        .max_by_key(|(k, s)| (s.ns, std::cmp::Reverse(*k)))
+        .expect("six segments");
+    if residual > seg.ns {
+        return cause("unexplained", Some("events missing".into()));
+    }
+    let top = seg.details.first();
+    match k {
+        0 => cause("timer slack", None),
+        1 => match top.map(|d| d.kind.as_str()) {
+            Some("hypervisor") => cause("hypervisor", None),
+            Some("exit_from_idle") => cause("exit from idle", top.map(|d| d.name.clone())),
+            Some("cpu_busy") => cause("cpu busy", top.map(|d| d.name.clone())),
+            _ => cause("interrupt delivery", None),
+        },
+        2 => cause("hrtimer queue", top.map(|d| d.name.clone())),
+        3 => {
+            // The largest contributor, if it is at least half of the segment.
+            match top.filter(|d| 2 * d.ns >= seg.ns) {
+                Some(d) if d.kind.ends_with("thread") => {
+                    cause("other thread", Some(d.name.clone()))
+                }
+                Some(d) if d.kind == "irq" => cause("irq", Some(d.name.clone())),
+                Some(d) if d.kind == "softirq" => cause("softirq", Some(d.name.clone())),
+                _ => cause("kernel path", None),
+            }
+        }
+        4 => cause("kernel path", None),
+        _ => cause("return to user", None),
+    }
+}

@@ -1,0 +1,427 @@
+//! The trace events `--explain` reads, decoded from the text of a tracefs `trace_pipe`.
+//!
+//! Line format (ftrace's default output, `kernel/trace/trace_output.c`,
+//! `trace_print_context()`; The Linux kernel, https://docs.kernel.org/trace/ftrace.html
+//! "The File System"): `COMM-PID [CPU] FLAGS SECS.USECS: EVENT: PAYLOAD`, where COMM may itself
+//! contain `-` and spaces (the PID is after the last `-` before the `[CPU]` column). With
+//! `trace_clock=mono` the timestamp is CLOCK_MONOTONIC printed at **µs resolution**; the
+//! payload fields `expires` and `now` of the hrtimer events are exact **ns**. A ring-buffer
+//! overrun shows as `CPU:N [LOST K EVENTS]`.
+//!
+//! Payload formats are those of the kernel's `TP_printk` in `include/trace/events/timer.h`,
+//! `sched.h`, `irq.h`, `power.h`, `syscalls.h` and `arch/x86/include/asm/trace/irq_vectors.h`
+//! (as printed by 6.18 on this machine).
+
+use serde::{Deserialize, Serialize};
+
+/// Nanoseconds on CLOCK_MONOTONIC (the engine's clock, and tracefs' `mono` clock).
+pub type Nanos = i64;
+
+/// One decoded event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// When it was recorded, ns on CLOCK_MONOTONIC (µs resolution from the text output).
+    pub ts: Nanos,
+    /// CPU it was recorded on.
+    pub cpu: u32,
+    /// The task current when it was recorded (0 = idle).
+    pub pid: i32,
+    /// That task's command name.
+    pub comm: String,
+    /// What happened.
+    pub kind: Kind,
+}
+
+/// What an event says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Kind {
+    /// `timer:hrtimer_start`: a timer armed to fire at `expires`.
+    HrtimerStart {
+        /// The timer's address (hashed by the kernel in text output, but consistently).
+        timer: u64,
+        /// The callback (`hrtimer_wakeup`, `timerfd_tmrproc`, …).
+        function: String,
+        /// Hard expiry, ns.
+        expires: Nanos,
+    },
+    /// `timer:hrtimer_expire_entry`: the callback starts; `now` is the timer base's time, ns.
+    HrtimerExpireEntry {
+        /// The timer's address.
+        timer: u64,
+        /// The callback.
+        function: String,
+        /// The base clock when the callback ran, ns.
+        now: Nanos,
+    },
+    /// `timer:hrtimer_expire_exit`: the callback returned.
+    HrtimerExpireExit {
+        /// The timer's address.
+        timer: u64,
+    },
+    /// `irq_vectors:*_entry` (x86): an interrupt vector's handler starts; `local_timer` is the
+    /// LAPIC timer.
+    VectorEntry {
+        /// The vector event's name without `_entry` (`local_timer`, `reschedule`, …).
+        name: String,
+    },
+    /// `irq_vectors:*_exit`.
+    VectorExit {
+        /// As in [`Kind::VectorEntry`].
+        name: String,
+    },
+    /// `irq:irq_handler_entry`.
+    IrqEntry {
+        /// IRQ number.
+        irq: u32,
+        /// Handler's name.
+        name: String,
+    },
+    /// `irq:irq_handler_exit`.
+    IrqExit {
+        /// IRQ number.
+        irq: u32,
+    },
+    /// `irq:softirq_entry`.
+    SoftirqEntry {
+        /// Vector name (`TIMER`, `NET_RX`, `SCHED`, `RCU`, …).
+        action: String,
+    },
+    /// `irq:softirq_exit`.
+    SoftirqExit {
+        /// Vector name.
+        action: String,
+    },
+    /// `sched:sched_switch`.
+    SchedSwitch {
+        /// Task leaving the CPU.
+        prev_pid: i32,
+        /// Its command name.
+        prev_comm: String,
+        /// Its state letter (`R` = still runnable, i.e. preempted).
+        prev_state: String,
+        /// Task entering.
+        next_pid: i32,
+        /// Its command name.
+        next_comm: String,
+        /// Its kernel priority (0–99 RT, lower is higher; 100–139 normal).
+        next_prio: i32,
+    },
+    /// `sched:sched_waking` / `sched_wakeup`.
+    SchedWaking {
+        /// Task woken.
+        pid: i32,
+        /// Its command name.
+        comm: String,
+    },
+    /// `power:cpu_idle`: `state` is the idle state entered, `None` when leaving idle.
+    CpuIdle {
+        /// Idle state index, or `None` for the exit (printed as 4294967295).
+        state: Option<u32>,
+    },
+    /// `raw_syscalls:sys_exit`: a system call returns to user space.
+    SysExit {
+        /// System call number.
+        nr: i64,
+    },
+    /// A `trace_marker` line.
+    Marker {
+        /// The text written.
+        text: String,
+    },
+    /// Events the ring buffer dropped on this CPU before this point.
+    Lost {
+        /// How many.
+        count: u64,
+    },
+    /// An event `--explain` does not use.
+    Other {
+        /// Its name.
+        name: String,
+    },
+}
+
+/// Decodes one line of `trace_pipe`; `None` for comments, blank lines and lines that do not
+/// have the default layout.
+pub fn parse_line(line: &str) -> Option<Event> {
+    let line = line.trim_end();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    if let Some(rest) = line.trim_start().strip_prefix("CPU:") {
+        // "CPU:1 [LOST 123 EVENTS]"
+        let (cpu, rest) = rest.split_once(' ')?;
+        let count = rest
+            .strip_prefix("[LOST ")?
+            .split_once(' ')?
+            .0
+            .parse()
+            .ok()?;
+        return Some(Event {
+            ts: 0,
+            cpu: cpu.parse().ok()?,
+            pid: -1,
+            comm: String::new(),
+            kind: Kind::Lost { count },
+        });
+    }
+    let open = find_cpu_column(line)?;
+    let task = line[..open].trim();
+    let (comm, pid) = task.rsplit_once('-')?;
+    let pid: i32 = pid.parse().ok()?;
+    let close = open + line[open..].find(']')?;
+    let cpu: u32 = line[open + 1..close].trim().parse().ok()?;
+    let mut rest = line[close + 1..].trim_start();
+    // Optional flags column ("d.h1."), then "SECS.USECS:".
+    let (first, after) = rest.split_once(' ')?;
+    if !first.ends_with(':') {
+        rest = after.trim_start();
+    }
+    let (ts_text, after) = rest.split_once(": ")?;
+    let ts = parse_timestamp(ts_text.trim())?;
+    let (name, payload) = match after.split_once(": ") {
+        Some((n, p)) => (n.trim(), p),
+        None => (after.trim().trim_end_matches(':'), ""),
+    };
+    let kind = decode(name, payload)?;
+    Some(Event {
+        ts,
+        cpu,
+        pid,
+        comm: if pid == 0 {
+            "<idle>".into()
+        } else {
+            comm.into()
+        },
+        kind,
+    })
+}
+
+/// Position of the `[NNN]` CPU column: the first `[` followed by digits and `]` after the
+/// task column.
+fn find_cpu_column(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while let Some(off) = line[i..].find('[') {
+        let at = i + off;
+        let mut j = at + 1;
+        while j < bytes.len() && bytes[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j > at + 1 && j < bytes.len() && bytes[j] == b']' && at > 0 {
+            return Some(at);
+        }
+        i = at + 1;
+    }
+    None
+}
+
+/// `SECS.USECS` → ns.
+fn parse_timestamp(text: &str) -> Option<Nanos> {
+    let (secs, frac) = text.split_once('.')?;
+    let secs: i64 = secs.parse().ok()?;
+    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let scale = 10i64.pow(9 - frac.len() as u32);
+    Some(secs.checked_mul(1_000_000_000)? + frac.parse::<i64>().ok()? * scale)
+}
+
+/// The value of `key=` in a `key=value key2=value2` payload.
+fn field<'a>(payload: &'a str, key: &str) -> Option<&'a str> {
+    payload.split_whitespace().find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == key).then_some(v)
+    })
+}
+
+fn num<T: std::str::FromStr>(payload: &str, key: &str) -> Option<T> {
+    field(payload, key)?.parse().ok()
+}
+
+fn hex(payload: &str, key: &str) -> Option<u64> {
+    let v = field(payload, key)?;
+    u64::from_str_radix(v.trim_start_matches("0x"), 16).ok()
+}
+
+/// The value of `key=` in a sched_switch payload, where command names may hold spaces: the
+/// text up to the next ` word=`.
+fn spaced_field<'a>(payload: &'a str, key: &str, next: &str) -> Option<&'a str> {
+    let start = payload.find(&format!("{key}="))? + key.len() + 1;
+    let rest = &payload[start..];
+    let end = rest.find(&format!(" {next}=")).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// Softirq payload `vec=9 [action=RCU]` → `RCU`.
+fn softirq_action(payload: &str) -> String {
+    payload
+        .split_once("action=")
+        .map(|(_, a)| a.trim_end_matches(']').to_string())
+        .unwrap_or_else(|| payload.to_string())
+}
+
+fn decode(name: &str, p: &str) -> Option<Kind> {
+    Some(match name {
+        "hrtimer_start" => Kind::HrtimerStart {
+            timer: hex(p, "hrtimer")?,
+            function: field(p, "function")?.to_string(),
+            expires: num(p, "expires")?,
+        },
+        "hrtimer_expire_entry" => Kind::HrtimerExpireEntry {
+            timer: hex(p, "hrtimer")?,
+            function: field(p, "function")?.to_string(),
+            now: num(p, "now")?,
+        },
+        "hrtimer_expire_exit" => Kind::HrtimerExpireExit {
+            timer: hex(p, "hrtimer")?,
+        },
+        "irq_handler_entry" => Kind::IrqEntry {
+            irq: num(p, "irq")?,
+            name: field(p, "name").unwrap_or("").to_string(),
+        },
+        "irq_handler_exit" => Kind::IrqExit {
+            irq: num(p, "irq")?,
+        },
+        "softirq_entry" => Kind::SoftirqEntry {
+            action: softirq_action(p),
+        },
+        "softirq_exit" => Kind::SoftirqExit {
+            action: softirq_action(p),
+        },
+        "sched_switch" => Kind::SchedSwitch {
+            prev_comm: spaced_field(p, "prev_comm", "prev_pid")?.to_string(),
+            prev_pid: spaced_field(p, "prev_pid", "prev_prio")?.parse().ok()?,
+            prev_state: p
+                .split_once("prev_state=")?
+                .1
+                .split(" ==>")
+                .next()?
+                .trim()
+                .into(),
+            next_comm: spaced_field(p, "next_comm", "next_pid")?.to_string(),
+            next_pid: spaced_field(p, "next_pid", "next_prio")?.parse().ok()?,
+            next_prio: spaced_field(p, "next_prio", "")?.trim().parse().ok()?,
+        },
+        "sched_waking" | "sched_wakeup" => Kind::SchedWaking {
+            comm: spaced_field(p, "comm", "pid")?.to_string(),
+            pid: spaced_field(p, "pid", "prio")?.parse().ok()?,
+        },
+        "cpu_idle" => Kind::CpuIdle {
+            state: num::<u64>(p, "state")
+                .map(|s| u32::try_from(s).ok().filter(|&s| s != u32::MAX))?,
+        },
+        "sys_exit" => Kind::SysExit {
+            nr: p
+                .strip_prefix("NR ")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?,
+        },
+        "tracing_mark_write" => Kind::Marker {
+            text: p.to_string(),
+        },
+        n if n.ends_with("_entry") && field(p, "vector").is_some() => Kind::VectorEntry {
+            name: n.trim_end_matches("_entry").to_string(),
+        },
+        n if n.ends_with("_exit") && field(p, "vector").is_some() => Kind::VectorExit {
+            name: n.trim_end_matches("_exit").to_string(),
+        },
+        n => Kind::Other {
+            name: n.to_string(),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_every_event_kind_recorded_here() {
+        let e = parse_line(" memfd:sealed-91-8954    [000] d..1.  6170.563860: hrtimer_start: hrtimer=0000000011383357 function=hrtimer_wakeup expires=6170613905961 softexpires=6170613855961 mode=ABS was_armed=0").unwrap();
+        assert_eq!(
+            (e.pid, e.cpu, e.comm.as_str()),
+            (8954, 0, "memfd:sealed-91")
+        );
+        assert_eq!(e.ts, 6_170_563_860_000);
+        assert_eq!(
+            e.kind,
+            Kind::HrtimerStart {
+                timer: 0x11383357,
+                function: "hrtimer_wakeup".into(),
+                expires: 6170613905961
+            }
+        );
+        let e = parse_line("        rust-lld-3484    [000] d.h..  6170.564020: hrtimer_expire_entry: hrtimer=00000000cc854098 function=tick_nohz_handler now=6170564018732").unwrap();
+        assert!(matches!(
+            e.kind,
+            Kind::HrtimerExpireEntry {
+                now: 6170564018732,
+                ..
+            }
+        ));
+        let e = parse_line("        rust-lld-3483    [000] d..2.  6170.563817: sched_switch: prev_comm=rust lld prev_pid=3483 prev_prio=120 prev_state=R+ ==> next_comm=memfd:sealed-91 next_pid=8954 next_prio=120").unwrap();
+        assert_eq!(
+            e.kind,
+            Kind::SchedSwitch {
+                prev_pid: 3483,
+                prev_comm: "rust lld".into(),
+                prev_state: "R+".into(),
+                next_pid: 8954,
+                next_comm: "memfd:sealed-91".into(),
+                next_prio: 120
+            }
+        );
+        let e = parse_line(
+            "            bash-3512    [001] .Ns1.  6170.568046: softirq_entry: vec=9 [action=RCU]",
+        )
+        .unwrap();
+        assert_eq!(
+            e.kind,
+            Kind::SoftirqEntry {
+                action: "RCU".into()
+            }
+        );
+        let e = parse_line(
+            "            bash-3512    [001] d.h1.  6170.568026: local_timer_entry: vector=236",
+        )
+        .unwrap();
+        assert_eq!(
+            e.kind,
+            Kind::VectorEntry {
+                name: "local_timer".into()
+            }
+        );
+        let e = parse_line("          <idle>-0       [000] d..1.  6170.739591: cpu_idle: state=4294967295 cpu_id=0").unwrap();
+        assert_eq!((e.pid, e.kind), (0, Kind::CpuIdle { state: None }));
+        let e = parse_line(
+            "          <idle>-0       [000] d..1.  6170.739212: cpu_idle: state=1 cpu_id=0",
+        )
+        .unwrap();
+        assert_eq!(e.kind, Kind::CpuIdle { state: Some(1) });
+        let e =
+            parse_line("            bash-3512    [001] .....  6170.567917: sys_exit: NR 230 = 0")
+                .unwrap();
+        assert_eq!(e.kind, Kind::SysExit { nr: 230 });
+        let e = parse_line("         timeout-3519    [001] d.h..  6170.569777: irq_handler_entry: irq=36 name=virtio1-req.0").unwrap();
+        assert_eq!(
+            e.kind,
+            Kind::IrqEntry {
+                irq: 36,
+                name: "virtio1-req.0".into()
+            }
+        );
+        let e = parse_line("CPU:1 [LOST 42 EVENTS]").unwrap();
+        assert_eq!((e.cpu, e.kind), (1, Kind::Lost { count: 42 }));
+    }
+
+    #[test]
+    fn ignores_comments_and_garbage() {
+        assert!(parse_line("# tracer: nop").is_none());
+        assert!(parse_line("").is_none());
+        assert!(parse_line("no layout here").is_none());
+        assert!(parse_line("x-1 [000] d.... 12.3: hrtimer_start: hrtimer=zz").is_none());
+    }
+}

@@ -1,0 +1,28 @@
+//! # tickscope-explain: why was a wake-up late?
+//!
+//! Engine-independent analysis for `tickscope run --explain`:
+//!
+//! * [`events`] decodes the text of a tracefs `trace_pipe` into [`events::Event`]s;
+//! * [`window`] keeps a bounded window of recent events per CPU;
+//! * [`attribution`] breaks one late wake-up into segments S0–S5 plus a residual, and names
+//!   its cause (pure code over a list of events);
+//! * [`table`] counts causes per thread;
+//! * [`context`] reads `/proc` counters per window (steal, interrupts, softirqs, the
+//!   thread's switches, migrations, CPU, policy and priority) and their deltas;
+//! * [`tracefs`] is the one guard that owns a private trace instance;
+//! * [`on_late`] parses `--on-late THRESHOLD:ACTION[,ACTION…]`.
+//!
+//! Time is integer ns on CLOCK_MONOTONIC throughout.
+
+#![deny(missing_docs)]
+
+pub mod attribution;
+pub mod context;
+pub mod events;
+pub mod on_late;
+pub mod table;
+pub mod tracefs;
+pub mod window;
+
+pub use attribution::{attribute, Breakdown, Cause, LateSample, Setting};
+pub use events::{parse_line, Event, Kind, Nanos};

@@ -1,0 +1,481 @@
+//! The one guard that owns tickscope's private tracefs instance.
+//!
+//! A trace instance (`instances/NAME`, "Instances" in The Linux kernel's ftrace
+//! documentation, https://docs.kernel.org/trace/ftrace.html) has its own ring buffer, clock,
+//! CPU mask, events and filters, so the global buffer, `current_tracer` and other users are
+//! never touched. [`TraceInstance::create`] makes `instances/tickscope-PID` with
+//! `trace_clock=mono` (CLOCK_MONOTONIC, `ktime_get_mono_fast_ns`), a per-CPU buffer size, a
+//! CPU mask, and the events with field filters ("Event filtering",
+//! https://docs.kernel.org/trace/events.html §5); dropping it stops tracing and removes the
+//! instance. An immediate exit (second Ctrl-C) runs no destructors, so every live instance is
+//! also listed for [`remove_all_now`]. A `tickscope-PID` instance whose process is gone (a
+//! killed run) is removed by the next [`TraceInstance::create`].
+//!
+//! If tracefs is not mounted at `/sys/kernel/tracing` the guard mounts it there, and
+//! unmounts it again when it is dropped (if nothing else uses it by then).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Where tracefs lives.
+pub const TRACEFS: &str = "/sys/kernel/tracing";
+/// Prefix of tickscope's instance names; the process id follows.
+pub const PREFIX: &str = "tickscope-";
+
+static LIVE: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+
+/// Why tracing is not available, as one sentence with what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable(pub String);
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One event to enable, with an optional filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventSpec {
+    /// `group/name`, e.g. `timer/hrtimer_start`.
+    pub path: &'static str,
+    /// Filter expression, or `None`.
+    pub filter: Option<String>,
+    /// Whether the instance is refused when the event is missing.
+    pub required: bool,
+}
+
+/// What the instance records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstanceSpec {
+    /// Per-CPU ring buffer size, KiB (> 0).
+    pub buffer_kb: u32,
+    /// CPUs traced; empty = all.
+    pub cpus: Vec<usize>,
+    /// Events.
+    pub events: Vec<EventSpec>,
+}
+
+/// The events `--explain` needs for threads `tids` waiting in system calls `wait_nrs`
+/// (empty: any system call of the threads): the timer, the CPU's interrupts and softirqs,
+/// scheduling and idle, all unfiltered but limited by the CPU mask, except the two high-rate
+/// ones: `hrtimer_start` from the threads only and `sys_exit` of their waits only (an
+/// unfiltered `sys_exit` overran an 8 MiB buffer in seconds on this machine).
+pub fn explain_events(tids: &[i32], wait_nrs: &[i64]) -> Vec<EventSpec> {
+    let pids = tids
+        .iter()
+        .map(|t| format!("common_pid == {t}"))
+        .collect::<Vec<_>>()
+        .join(" || ");
+    let nrs = wait_nrs
+        .iter()
+        .map(|n| format!("id == {n}"))
+        .collect::<Vec<_>>()
+        .join(" || ");
+    let exit_filter = match nrs.is_empty() {
+        true => format!("({pids})"),
+        false => format!("({pids}) && ({nrs})"),
+    };
+    let e = |path, required| EventSpec {
+        path,
+        filter: None,
+        required,
+    };
+    let mut v = vec![
+        EventSpec {
+            path: "timer/hrtimer_start",
+            filter: Some(format!("({pids})")),
+            required: true,
+        },
+        e("timer/hrtimer_expire_entry", true),
+        e("timer/hrtimer_expire_exit", true),
+        e("sched/sched_switch", true),
+        EventSpec {
+            path: "raw_syscalls/sys_exit",
+            filter: Some(exit_filter),
+            required: true,
+        },
+        e("irq/irq_handler_entry", false),
+        e("irq/irq_handler_exit", false),
+        e("irq/softirq_entry", false),
+        e("irq/softirq_exit", false),
+        e("power/cpu_idle", false),
+    ];
+    for vector in [
+        "local_timer",
+        "reschedule",
+        "call_function",
+        "call_function_single",
+        "irq_work",
+        "error_apic",
+        "spurious_apic",
+        "thermal_apic",
+    ] {
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        v.push(e(leak(format!("irq_vectors/{vector}_entry")), false));
+        v.push(e(leak(format!("irq_vectors/{vector}_exit")), false));
+    }
+    v
+}
+
+/// A private tracefs instance, removed when dropped.
+#[derive(Debug)]
+pub struct TraceInstance {
+    dir: PathBuf,
+    mounted: bool,
+    pipe: Option<File>,
+    marker: Option<File>,
+    /// Events that were asked for but are absent on this kernel.
+    pub missing_events: Vec<&'static str>,
+}
+
+/// Whether tracing could be set up by this process: tracefs present or mountable and
+/// writable. `Err` says why not and how to allow it.
+///
+/// # Errors
+/// [`Unavailable`] when not root (no `CAP_SYS_ADMIN`-owned tracefs access), or when tracefs
+/// is neither mounted nor mountable.
+pub fn check_available() -> Result<(), Unavailable> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(Unavailable(format!(
+            "tracing needs root (tracefs at {TRACEFS} is root's); run as root or use --explain=context"
+        )));
+    }
+    if !Path::new(TRACEFS).is_dir() {
+        return Err(Unavailable(format!(
+            "{TRACEFS} does not exist: the kernel has no tracefs (CONFIG_TRACING)"
+        )));
+    }
+    Ok(())
+}
+
+/// Mounts tracefs at [`TRACEFS`] if it is not mounted; true if this call mounted it.
+fn ensure_mounted() -> Result<bool, Unavailable> {
+    if Path::new(TRACEFS).join("instances").is_dir() {
+        return Ok(false);
+    }
+    let target = std::ffi::CString::new(TRACEFS).expect("no NUL");
+    let fstype = c"tracefs";
+    let source = c"nodev";
+    // SAFETY: every pointer is a valid NUL-terminated string; data is null.
+    let rc = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        return Err(Unavailable(format!(
+            "tracefs is not mounted and cannot be mounted ({e}); mount it with \
+             'mount -t tracefs nodev {TRACEFS}'"
+        )));
+    }
+    if !Path::new(TRACEFS).join("instances").is_dir() {
+        unmount();
+        return Err(Unavailable(format!(
+            "tracefs at {TRACEFS} has no instances directory (kernel too old)"
+        )));
+    }
+    Ok(true)
+}
+
+fn unmount() {
+    let target = std::ffi::CString::new(TRACEFS).expect("no NUL");
+    // SAFETY: valid NUL-terminated path. EBUSY (someone else uses it) leaves it mounted.
+    unsafe { libc::umount2(target.as_ptr(), 0) };
+}
+
+fn write(path: &Path, text: &str) -> io::Result<()> {
+    let mut f = OpenOptions::new().write(true).truncate(true).open(path)?;
+    f.write_all(text.as_bytes())
+}
+
+/// Whether process `pid` exists.
+fn alive(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Removes `tickscope-PID` instances under `instances` whose process is gone; returns
+/// their names.
+pub fn remove_stale(instances: &Path) -> Vec<String> {
+    let mut removed = Vec::new();
+    let Ok(dir) = std::fs::read_dir(instances) else {
+        return removed;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(PREFIX)
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if !alive(pid) && std::fs::remove_dir(entry.path()).is_ok() {
+            removed.push(name);
+        }
+    }
+    removed
+}
+
+/// Lists the `tickscope-*` instances present (for tests and checks).
+pub fn list_instances() -> Vec<String> {
+    std::fs::read_dir(Path::new(TRACEFS).join("instances"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(PREFIX))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A CPU list as tracefs' hexadecimal `tracing_cpumask` (comma-separated 32-bit groups).
+pub fn cpumask(cpus: &[usize]) -> String {
+    let top = cpus.iter().copied().max().unwrap_or(0);
+    let mut words = vec![0u32; top / 32 + 1];
+    for &c in cpus {
+        words[c / 32] |= 1 << (c % 32);
+    }
+    words
+        .iter()
+        .rev()
+        .map(|w| format!("{w:08x}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl TraceInstance {
+    /// Creates and starts the instance `tickscope-<this pid>`; also notes (returns in
+    /// `stale`) any stale instance removed.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when tracing is not permitted or tracefs is missing, or when a
+    /// required event or filter cannot be set (the instance is removed again).
+    pub fn create(spec: &InstanceSpec) -> Result<(TraceInstance, Vec<String>), Unavailable> {
+        check_available()?;
+        let mounted = ensure_mounted()?;
+        let instances = Path::new(TRACEFS).join("instances");
+        let stale = remove_stale(&instances);
+        let dir = instances.join(format!("{PREFIX}{}", std::process::id()));
+        if dir.exists() {
+            let _ = std::fs::remove_dir(&dir);
+        }
+        if let Err(e) = std::fs::create_dir(&dir) {
+            if mounted {
+                unmount();
+            }
+            return Err(Unavailable(format!("cannot create a trace instance: {e}")));
+        }
+        lock().push((dir.clone(), mounted));
+        let mut inst = TraceInstance {
+            dir,
+            mounted,
+            pipe: None,
+            marker: None,
+            missing_events: Vec::new(),
+        };
+        inst.base(spec)
+            .map_err(|e| Unavailable(format!("cannot set up the trace instance: {e}")))?;
+        if !spec.events.is_empty() {
+            inst.start(spec)?;
+        }
+        Ok((inst, stale))
+    }
+
+    /// Tracing off, the clock and the buffer size.
+    fn base(&mut self, spec: &InstanceSpec) -> io::Result<()> {
+        let d = self.dir.clone();
+        let ctx = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+        write(&d.join("tracing_on"), "0").map_err(|e| ctx("tracing_on", e))?;
+        write(&d.join("trace_clock"), "mono").map_err(|e| ctx("trace_clock mono", e))?;
+        write(&d.join("buffer_size_kb"), &spec.buffer_kb.to_string())
+            .map_err(|e| ctx("buffer_size_kb", e))
+    }
+
+    /// Sets the CPU mask, enables the events with their filters (for threads known only
+    /// now), opens `trace_pipe` and starts recording. Called again for a later run, it
+    /// replaces the filters.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when a required event is missing or a filter is refused.
+    pub fn start(&mut self, spec: &InstanceSpec) -> Result<(), Unavailable> {
+        self.configure(spec)
+            .map_err(|e| Unavailable(format!("cannot start tracing: {e}")))
+    }
+
+    fn configure(&mut self, spec: &InstanceSpec) -> io::Result<()> {
+        let d = self.dir.clone();
+        let ctx = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+        write(&d.join("tracing_on"), "0").map_err(|e| ctx("tracing_on", e))?;
+        if !spec.cpus.is_empty() {
+            write(&d.join("tracing_cpumask"), &cpumask(&spec.cpus))
+                .map_err(|e| ctx("tracing_cpumask", e))?;
+        }
+        for ev in &spec.events {
+            let dir = d.join("events").join(ev.path);
+            if !dir.is_dir() {
+                if ev.required {
+                    return Err(io::Error::new(
+                        io::ErrorKind::NotFound,
+                        format!("the kernel has no event {}", ev.path),
+                    ));
+                }
+                self.missing_events.push(ev.path);
+                continue;
+            }
+            if let Some(f) = &ev.filter {
+                write(&dir.join("filter"), f)
+                    .map_err(|e| ctx(&format!("filter '{f}' on {}", ev.path), e))?;
+            }
+            write(&dir.join("enable"), "1").map_err(|e| ctx(ev.path, e))?;
+        }
+        if self.pipe.is_none() {
+            self.pipe = Some(
+                OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(d.join("trace_pipe"))
+                    .map_err(|e| ctx("trace_pipe", e))?,
+            );
+            self.marker = OpenOptions::new()
+                .write(true)
+                .open(d.join("trace_marker"))
+                .ok();
+        }
+        write(&d.join("tracing_on"), "1").map_err(|e| ctx("tracing_on", e))
+    }
+
+    /// The instance's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Reads what `trace_pipe` holds now (never blocks); appends to `buf`, returns bytes read.
+    ///
+    /// # Errors
+    /// The OS error of the read (EAGAIN, nothing to read, is `Ok(0)`).
+    pub fn read_available(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        let Some(pipe) = self.pipe.as_mut() else {
+            return Ok(0);
+        };
+        let mut chunk = [0u8; 64 * 1024];
+        let mut total = 0;
+        loop {
+            match pipe.read(&mut chunk) {
+                Ok(0) => return Ok(total),
+                Ok(n) => {
+                    buf.extend_from_slice(&chunk[..n]);
+                    total += n;
+                    if total > 16 << 20 {
+                        return Ok(total);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(total),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes one line to the instance's `trace_marker`.
+    ///
+    /// # Errors
+    /// The OS error of the write.
+    pub fn mark(&mut self, text: &str) -> io::Result<()> {
+        match self.marker.as_mut() {
+            Some(m) => m.write_all(text.as_bytes()),
+            None => Err(io::Error::new(io::ErrorKind::NotFound, "no trace_marker")),
+        }
+    }
+
+    /// The instance's ring-buffer statistics for `cpu` (`per_cpu/cpuN/stats`: overruns,
+    /// dropped events).
+    pub fn stats(&self, cpu: usize) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(format!("per_cpu/cpu{cpu}/stats"))).ok()
+    }
+
+    /// Stops recording (the buffer stays readable).
+    pub fn freeze(&self) {
+        let _ = write(&self.dir.join("tracing_on"), "0");
+    }
+}
+
+impl Drop for TraceInstance {
+    fn drop(&mut self) {
+        self.freeze();
+        self.pipe = None;
+        self.marker = None;
+        let _ = std::fs::remove_dir(&self.dir);
+        if self.mounted && list_instances().is_empty() {
+            unmount();
+        }
+        lock().retain(|(p, _)| p != &self.dir);
+    }
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Vec<(PathBuf, bool)>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Removes every instance this process created and still holds, and unmounts tracefs if
+/// this process mounted it: for an immediate exit, where no destructor runs. Open files of
+/// the instance are closed by the exit itself; `rmdir` succeeds once tracing is off.
+pub fn remove_all_now() {
+    let live = std::mem::take(&mut *lock());
+    for (dir, mounted) in live {
+        let _ = write(&dir.join("tracing_on"), "0");
+        let _ = std::fs::remove_dir(&dir);
+        if mounted {
+            unmount();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpumask_is_hex_words() {
+        assert_eq!(cpumask(&[1]), "00000002");
+        assert_eq!(cpumask(&[0, 33]), "00000002,00000001");
+    }
+
+    #[test]
+    fn filters_name_threads_and_wait() {
+        let ev = explain_events(&[10, 11], &[230]);
+        assert_eq!(
+            ev[0].filter.as_deref(),
+            Some("(common_pid == 10 || common_pid == 11)")
+        );
+        let exit = ev
+            .iter()
+            .find(|e| e.path == "raw_syscalls/sys_exit")
+            .unwrap();
+        assert_eq!(
+            exit.filter.as_deref(),
+            Some("(common_pid == 10 || common_pid == 11) && (id == 230)")
+        );
+    }
+
+    #[test]
+    fn stale_instances_of_dead_processes_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dir.path().join(format!("{PREFIX}999999999"));
+        let live = dir.path().join(format!("{PREFIX}{}", std::process::id()));
+        let other = dir.path().join("someone-else");
+        for d in [&dead, &live, &other] {
+            std::fs::create_dir(d).unwrap();
+        }
+        assert_eq!(remove_stale(dir.path()), vec![format!("{PREFIX}999999999")]);
+        assert!(live.exists() && other.exists() && !dead.exists());
+    }
+}

@@ -1,0 +1,314 @@
+//! The multi-rate executive on the terminal: the plan of a task set (`tickscope plan`) and
+//! the per-task statistics of a run (`tickscope run --tasks`).
+//!
+//! The rows are plain data filled by the caller from the `tickscope` library (crates/periodic)'s
+//! `Plan` and `TaskStats`, so this crate does not depend on the library.
+
+use crate::units::{interval, ns_i};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use tickscope_engine::result::{LatencyStats, PeriodStats};
+use tickscope_engine::time::Nanos;
+
+/// One task of a plan, in dispatch order. Times in ns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanRow {
+    /// Task name.
+    pub name: String,
+    /// Period.
+    pub period_ns: Nanos,
+    /// Relative deadline.
+    pub deadline_ns: Nanos,
+    /// Declared budget (`None`: counted as 0).
+    pub budget_ns: Option<Nanos>,
+    /// Blocking by a lower-priority release.
+    pub blocking_ns: Nanos,
+    /// Worst-case response time; `None`: unbounded.
+    pub response_ns: Option<Nanos>,
+}
+
+/// A whole plan, ready to print.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanView {
+    /// Tasks in dispatch order.
+    pub rows: Vec<PlanRow>,
+    /// Σ budget / period.
+    pub utilisation: f64,
+    /// Liu & Layland's bound n(2^{1/n} − 1).
+    pub liu_layland_bound: f64,
+    /// Least common multiple of the periods, when enumerated.
+    pub hyperperiod_ns: Option<Nanos>,
+    /// Why it was not, when it was not.
+    pub hyperperiod_refused: Option<String>,
+    /// Instants (offset from t0, ns) releasing several tasks, with their names in run order.
+    pub coincidences: Vec<(Nanos, Vec<String>)>,
+}
+
+/// Coincidence rows printed before "… and N more".
+pub const COINCIDENCE_ROWS: usize = 12;
+
+fn opt(v: Option<Nanos>, none: &str) -> String {
+    v.map_or(none.into(), ns_i)
+}
+
+/// The plan: a summary line, a table of tasks with their worst-case response, and the
+/// coincidence table (grouped by the set of tasks, first rows listed).
+pub fn plan_text(p: &PlanView) -> String {
+    let mut out = String::new();
+    let n = p.rows.len();
+    out.push_str(&format!(
+        "{n} tasks, utilisation {:.3} (Liu & Layland bound for {n}: {:.3}, {}), hyperperiod {}\n",
+        p.utilisation,
+        p.liu_layland_bound,
+        if p.utilisation <= p.liu_layland_bound {
+            "within"
+        } else {
+            "above"
+        },
+        match (&p.hyperperiod_ns, &p.hyperperiod_refused) {
+            (Some(h), _) => ns_i(*h),
+            (None, Some(why)) => format!("not enumerated: {why}"),
+            (None, None) => "-".into(),
+        }
+    ));
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "rank",
+        "task",
+        "period",
+        "deadline",
+        "budget",
+        "blocking",
+        "worst response",
+        "",
+    ]);
+    for (rank, r) in p.rows.iter().enumerate() {
+        let ok = r.response_ns.is_some_and(|x| x <= r.deadline_ns);
+        t.add_row(vec![
+            rank.to_string(),
+            r.name.clone(),
+            interval(r.period_ns),
+            ns_i(r.deadline_ns),
+            opt(r.budget_ns, "- (0)"),
+            ns_i(r.blocking_ns),
+            opt(r.response_ns, "unbounded"),
+            if ok { "ok" } else { "MISS" }.into(),
+        ]);
+    }
+    for c in 2..7 {
+        if let Some(col) = t.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    out.push_str(
+        "worst response: non-preemptive fixed-priority response-time analysis from the \
+         budgets (one thread: a started task is never preempted), with blocking by the \
+         longest lower-priority budget; wake-up latency and dispatch overhead not included.\n",
+    );
+    if p.hyperperiod_ns.is_some() {
+        out.push_str(&coincidence_text(p));
+    }
+    out
+}
+
+fn coincidence_text(p: &PlanView) -> String {
+    if p.coincidences.is_empty() {
+        return "no two tasks are ever due at the same instant\n".into();
+    }
+    // Group by the set of tasks due together.
+    let mut groups: Vec<(Vec<String>, Vec<Nanos>)> = Vec::new();
+    for (at, names) in &p.coincidences {
+        match groups.iter_mut().find(|g| &g.0 == names) {
+            Some(g) => g.1.push(*at),
+            None => groups.push((names.clone(), vec![*at])),
+        }
+    }
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "tasks due together (run order)",
+        "per hyperperiod",
+        "at",
+    ]);
+    for (names, at) in groups.iter().take(COINCIDENCE_ROWS) {
+        let mut shown: Vec<String> = at.iter().take(6).map(|&a| ns_i(a)).collect();
+        if at.len() > 6 {
+            shown.push("…".into());
+        }
+        t.add_row(vec![
+            names.join(" → "),
+            at.len().to_string(),
+            shown.join(", "),
+        ]);
+    }
+    let mut out = format!(
+        "coincidences: {} instants per hyperperiod release several tasks\n{t}\n",
+        p.coincidences.len()
+    );
+    if groups.len() > COINCIDENCE_ROWS {
+        out.push_str(&format!(
+            "… and {} more sets of tasks\n",
+            groups.len() - COINCIDENCE_ROWS
+        ));
+    }
+    out
+}
+
+/// One task's statistics after a run. Times in ns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRow {
+    /// Task name.
+    pub name: String,
+    /// Period.
+    pub period_ns: Nanos,
+    /// Synthetic work per release, if any.
+    pub work_ns: Option<Nanos>,
+    /// Releases run.
+    pub releases: u64,
+    /// Missed releases.
+    pub missed: u64,
+    /// Deadline misses.
+    pub deadline_misses: u64,
+    /// Budget overruns.
+    pub budget_overruns: u64,
+    /// Release latency (start − expiry).
+    pub latency: Option<LatencyStats>,
+    /// Largest latency of the releases that started straight from a wake-up.
+    pub wakeup_max: Option<Nanos>,
+    /// Response time (end − expiry).
+    pub response: Option<LatencyStats>,
+    /// Intervals between consecutive starts against the period.
+    pub start_period: Option<PeriodStats>,
+}
+
+/// The per-task table of `tickscope run --tasks`: latency and response percentiles, start
+/// jitter, misses.
+pub fn tasks_table(rows: &[TaskRow]) -> String {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "task",
+        "work",
+        "releases",
+        "lat p50",
+        "lat p99",
+        "lat max",
+        "wake-up max",
+        "resp p99",
+        "resp max",
+        "start jitter SD",
+        "missed",
+        "deadline misses",
+        "budget overruns",
+    ]);
+    let l = |s: &Option<LatencyStats>, f: fn(&LatencyStats) -> i64| {
+        s.as_ref().map_or("-".into(), |s| ns_i(f(s)))
+    };
+    for r in rows {
+        t.add_row(vec![
+            format!("{} ({})", r.name, interval(r.period_ns)),
+            opt(r.work_ns, "-"),
+            r.releases.to_string(),
+            l(&r.latency, |s| s.p50),
+            l(&r.latency, |s| s.p99),
+            l(&r.latency, |s| s.max),
+            opt(r.wakeup_max, "-"),
+            l(&r.response, |s| s.p99),
+            l(&r.response, |s| s.max),
+            r.start_period
+                .as_ref()
+                .map_or("-".into(), |p| crate::units::ns(p.stddev)),
+            r.missed.to_string(),
+            r.deadline_misses.to_string(),
+            r.budget_overruns.to_string(),
+        ]);
+    }
+    for c in 1..13 {
+        if let Some(col) = t.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    format!(
+        "{t}\nlat = start − expiry (wake-up latency, plus queueing behind tasks due at the same \
+         instant); wake-up max = the largest latency of releases that started straight from a \
+         wake-up; resp = end − expiry; deadline = period\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_lists_tasks_and_groups_coincidences() {
+        let p = PlanView {
+            rows: vec![
+                PlanRow {
+                    name: "1ms".into(),
+                    period_ns: 1_000_000,
+                    deadline_ns: 1_000_000,
+                    budget_ns: Some(50_000),
+                    blocking_ns: 200_000,
+                    response_ns: Some(250_000),
+                },
+                PlanRow {
+                    name: "10ms".into(),
+                    period_ns: 10_000_000,
+                    deadline_ns: 10_000_000,
+                    budget_ns: None,
+                    blocking_ns: 0,
+                    response_ns: None,
+                },
+            ],
+            utilisation: 0.13,
+            liu_layland_bound: 0.828,
+            hyperperiod_ns: Some(10_000_000),
+            hyperperiod_refused: None,
+            coincidences: vec![
+                (0, vec!["1ms".into(), "10ms".into()]),
+                (5_000_000, vec!["1ms".into(), "10ms".into()]),
+            ],
+        };
+        let s = plan_text(&p);
+        assert!(s.starts_with("2 tasks, utilisation 0.130 (Liu & Layland bound for 2: 0.828, within), hyperperiod 10.0 ms"), "{s}");
+        assert!(
+            s.contains("250 µs") && s.contains("unbounded") && s.contains("MISS"),
+            "{s}"
+        );
+        assert!(
+            s.contains("1ms → 10ms") && s.contains("0 ns, 5.00 ms"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn the_task_table_has_a_row_per_task() {
+        let row = TaskRow {
+            name: "1ms".into(),
+            period_ns: 1_000_000,
+            work_ns: Some(50_000),
+            releases: 10,
+            missed: 1,
+            deadline_misses: 2,
+            budget_overruns: 3,
+            latency: None,
+            wakeup_max: Some(12_000),
+            response: None,
+            start_period: None,
+        };
+        let s = tasks_table(&[
+            row.clone(),
+            TaskRow {
+                name: "2".into(),
+                ..row
+            },
+        ]);
+        assert!(
+            s.contains("1ms (1.00 ms)") && s.contains("12.0 µs") && s.contains("50.0 µs"),
+            "{s}"
+        );
+        assert_eq!(s.lines().filter(|l| l.contains(" 10 ┆")).count(), 2, "{s}");
+    }
+}

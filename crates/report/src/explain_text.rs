@@ -1,0 +1,155 @@
+//! `--explain` as text: the causes summary line, a cause table, one breakdown.
+
+use crate::sink::explain::ExplainSection;
+use crate::units::ns_i as format_ns_i;
+use tickscope_explain::table::CauseTable;
+use tickscope_explain::Breakdown;
+
+/// Human names of the segments, in order.
+const SEGMENT_NAMES: [&str; 6] = [
+    "S0 timer slack",
+    "S1 timer interrupt delivery",
+    "S2 hrtimer queue",
+    "S3 wake → on CPU",
+    "S4 kernel exit",
+    "S5 return to user + read",
+];
+
+/// "causes of wake-ups > 100 µs (557): hypervisor 537 · other thread 12 · kernel path 8".
+pub fn summary_line(label: &str, table: &CauseTable) -> String {
+    let parts: Vec<String> = table
+        .ranked()
+        .iter()
+        .map(|(k, r)| match r.details.iter().max_by_key(|(_, n)| **n) {
+            Some((d, _)) if *k == "other thread" || *k == "cpu busy" => {
+                format!("{k} {} (mostly {d})", r.count)
+            }
+            _ => format!("{k} {}", r.count),
+        })
+        .collect();
+    format!(
+        "causes of wake-ups > {label} ({}): {}",
+        table.total(),
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join(" · ")
+        }
+    )
+}
+
+/// A cause table: count, total, max per cause.
+pub fn cause_table(table: &CauseTable) -> String {
+    let mut out = format!(
+        "  {:<22} {:>7} {:>12} {:>12}",
+        "cause", "count", "total", "max"
+    );
+    for (k, r) in table.ranked() {
+        out.push_str(&format!(
+            "\n  {:<22} {:>7} {:>12} {:>12}",
+            k,
+            r.count,
+            format_ns_i(r.total_ns),
+            format_ns_i(r.max_ns)
+        ));
+    }
+    out
+}
+
+/// One breakdown, a header line then one line per segment with its largest details.
+pub fn breakdown(b: &Breakdown) -> String {
+    let cpu = b.cpu.map(|c| format!(" cpu{c}")).unwrap_or_default();
+    let mut out = format!(
+        "late wake-up #{}  T{}{cpu}  +{}  cause: {}",
+        b.sample.seq,
+        b.sample.thread,
+        format_ns_i(b.latency_ns),
+        b.cause
+    );
+    let pct = |ns: i64| match b.latency_ns {
+        0 => 0.0,
+        l => 100.0 * ns as f64 / l as f64,
+    };
+    for (name, s) in SEGMENT_NAMES.iter().zip(&b.segments) {
+        let details: Vec<String> = s
+            .details
+            .iter()
+            .take(3)
+            .map(|d| {
+                let who = match d.pid {
+                    Some(p) if p > 0 => format!("{} [{p}]", d.name),
+                    _ => d.name.clone(),
+                };
+                format!("{}: {who} {}", d.kind.replace('_', " "), format_ns_i(d.ns))
+            })
+            .collect();
+        out.push_str(&format!(
+            "\n  {name:<28} {:>10} {:>5.1} %  {}",
+            format_ns_i(s.ns),
+            pct(s.ns),
+            details.join("; ")
+        ));
+    }
+    out.push_str(&format!(
+        "\n  {:<28} {:>10} {:>5.1} %  {}",
+        "residual",
+        format_ns_i(b.residual_ns),
+        pct(b.residual_ns),
+        if b.flags.is_empty() {
+            String::new()
+        } else {
+            format!("flags: {}", b.flags.join(", "))
+        }
+    ));
+    out
+}
+
+/// Everything `--explain` prints after the summary.
+pub fn report(section: &ExplainSection, worst: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut all = CauseTable::default();
+    for t in &section.threads {
+        all.merge(&t.causes);
+    }
+    lines.push(format!("\nexplain ({}): {}", section.backend, section.note));
+    lines.push(summary_line(&section.threshold, &all));
+    if section.threads.len() > 1 {
+        for t in &section.threads {
+            lines.push(format!(
+                "  T{}: {}",
+                t.thread,
+                summary_line(&section.threshold, &t.causes)
+            ));
+        }
+    }
+    if all.total() > 0 {
+        lines.push(cause_table(&all));
+    }
+    for b in section.breakdowns.iter().take(worst) {
+        lines.push(breakdown(b));
+    }
+    if let Some(o) = &section.observer {
+        lines.push(format!(
+            "observer effect (traced − untraced, {} and {} runs): p50 {:+.1} µs · p99 {:+.1} µs · max {:+.1} µs{}",
+            o.traced_runs,
+            o.untraced_runs,
+            o.p50_delta_ns / 1e3,
+            o.p99_delta_ns / 1e3,
+            o.max_delta_ns / 1e3,
+            section
+                .events_per_s
+                .map(|e| format!(" · {e:.0} events/s traced"))
+                .unwrap_or_default()
+        ));
+    }
+    for c in &section.captures {
+        lines.push(format!(
+            "capture {} (+{}, {}) written to {}",
+            c.index,
+            format_ns_i(c.latency_ns),
+            c.cause,
+            crate::quoted(std::path::Path::new(&c.path))
+        ));
+    }
+    lines
+}

@@ -1,0 +1,146 @@
+//! Per-window context (`--explain`): for every window, per measured CPU the steal, IRQ and
+//! softirq ticks and the interrupts and softirqs per source, and per measuring thread its
+//! context switches, migrations, CPU, and policy and priority read back — all from `/proc`
+//! on the collector thread (see [`tickscope_explain::context`]), never the measuring one.
+//!
+//! A policy that differs from the one applied (a `chrt -p` from another shell) is printed
+//! as a line of its own just before that window's line; the summary names what the worst
+//! window coincided with.
+
+use super::terminal::Printer;
+use super::{RunContext, RunSink, SinkError};
+use crate::document::RunDocument;
+use std::sync::Mutex;
+use tickscope_engine::run::{Applied, SecondReport};
+use tickscope_explain::context::{
+    cpu_deltas, policy_text, read_snapshot, read_task, task_delta, Snapshot, TaskCounters,
+    WindowContext,
+};
+
+static LATEST: Mutex<Option<WindowContext>> = Mutex::new(None);
+
+/// The newest window's context (for a capture bundle), if any.
+pub fn latest() -> Option<WindowContext> {
+    LATEST.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// Reads `/proc` at every window.
+pub struct ContextSink {
+    printer: Box<dyn Printer>,
+    quiet: bool,
+    before: Option<Snapshot>,
+    tasks: Vec<(usize, i32, Option<usize>, Option<TaskCounters>)>,
+    expected: Option<String>,
+    windows: Vec<WindowContext>,
+}
+
+impl ContextSink {
+    /// A context sink printing policy changes through `printer` (not with `quiet`).
+    pub fn new(printer: Box<dyn Printer>, quiet: bool) -> Self {
+        ContextSink {
+            printer,
+            quiet,
+            before: None,
+            tasks: Vec::new(),
+            expected: None,
+            windows: Vec::new(),
+        }
+    }
+}
+
+/// The policy as the context reports it (`fifo:90`, `other`).
+fn applied_policy(applied: &Applied) -> String {
+    use tickscope_engine::setup::Policy;
+    match applied.policy {
+        Policy::Fifo { priority } => format!("fifo:{priority}"),
+        Policy::Rr { priority } => format!("rr:{priority}"),
+        Policy::Other { nice } => policy_text("other", 0, nice),
+        Policy::Batch { nice } => policy_text("batch", 0, nice),
+        Policy::Idle => "idle".into(),
+        Policy::Deadline { .. } => "deadline".into(),
+    }
+}
+
+impl RunSink for ContextSink {
+    fn started(&mut self, _ctx: &RunContext<'_>, applied: &Applied) {
+        self.before = Some(read_snapshot());
+        self.tasks = applied
+            .threads
+            .iter()
+            .map(|t| (t.thread, t.tid, t.cpu, read_task(t.tid)))
+            .collect();
+        self.expected = Some(applied_policy(applied));
+    }
+
+    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {
+        let Some(before) = self.before.take() else {
+            return;
+        };
+        let after = read_snapshot();
+        let mut cpus: Vec<u32> = Vec::new();
+        let mut threads = Vec::new();
+        for (thread, tid, pinned, last) in &mut self.tasks {
+            let now = read_task(*tid);
+            if let (Some(b), Some(a)) = (last.as_ref(), now.as_ref()) {
+                threads.push(task_delta(*thread, *tid, b, a));
+            }
+            let cpu = pinned
+                .map(|c| c as u32)
+                .or(now.as_ref().and_then(|n| n.cpu));
+            cpus.extend(cpu.filter(|c| !cpus.contains(c)));
+            if now.is_some() {
+                *last = now;
+            }
+        }
+        cpus.sort_unstable();
+        let ctx = WindowContext {
+            index: second.index,
+            cpus: cpu_deltas(&before, &after, &cpus),
+            threads,
+        };
+        for t in &ctx.threads {
+            let now = policy_text(&t.policy, t.rt_priority, t.nice);
+            if !self.quiet && self.expected.as_deref().is_some_and(|e| e != now) {
+                self.printer.line(&format!(
+                    "  window {}: T{} (tid {}) runs {now}, not {} as applied",
+                    second.index,
+                    t.thread,
+                    t.tid,
+                    self.expected.as_deref().unwrap_or("?")
+                ));
+            }
+        }
+        *LATEST.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx.clone());
+        self.windows.push(ctx);
+        self.before = Some(after);
+    }
+
+    fn annotate(&mut self, doc: &mut RunDocument) {
+        doc.window_context = Some(self.windows.clone());
+    }
+
+    fn finish(&mut self, doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
+        // The worst window of the (first) run and what it coincided with.
+        let worst = doc
+            .summary
+            .windows
+            .iter()
+            .filter_map(|w| w.latency_max.map(|m| (m, w.index)))
+            .max();
+        if let Some((max, index)) = worst {
+            if let Some(ctx) = self.windows.iter().find(|c| c.index == index) {
+                let what = ctx.compact(self.expected.as_deref());
+                notes.push(format!(
+                    "worst window {index} (max {}) coincided with: {}",
+                    crate::units::ns_i(max),
+                    if what.is_empty() {
+                        "nothing unusual in /proc".into()
+                    } else {
+                        what
+                    }
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,756 @@
+//! `--explain`: every wake-up later than the threshold broken into its causes, on the
+//! collector thread, from the engine's raw-sample stream and a private trace instance.
+//!
+//! The measuring loop gains nothing: this sink asks for raw samples ([`SinkNeeds`]), picks
+//! the late ones on the collector, reads the instance's `trace_pipe` into a bounded window
+//! of recent events per CPU ([`EventWindow`]) and, once the trace has caught up with a late
+//! wake-up, attributes it ([`tickscope_explain::attribute`]). Without tracing (no root, no
+//! tracefs: context mode) late wake-ups are counted and the per-window context
+//! ([`super::context`]) says what moved. `--on-late` rules act on the late wake-ups
+//! (trace marker, capture bundle, stop, a command).
+
+use super::{RunContext, RunSink, SinkError, SinkNeeds};
+use crate::document::RunDocument;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tickscope_engine::run::{Applied, SecondReport};
+use tickscope_engine::sample::RawSample;
+use tickscope_explain::on_late::{Action, Rule};
+use tickscope_explain::table::CauseTable;
+use tickscope_explain::tracefs::{self, InstanceSpec, TraceInstance, Unavailable};
+use tickscope_explain::window::EventWindow;
+use tickscope_explain::{attribute, Breakdown, LateSample, Setting};
+
+static THRESHOLD_HIT: AtomicBool = AtomicBool::new(false);
+
+/// True once a `stop` action ended the run (the CLI exits with status 3).
+pub fn threshold_hit() -> bool {
+    THRESHOLD_HIT.load(Ordering::SeqCst)
+}
+
+/// How late wake-ups are explained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Trace when permitted, else context.
+    Auto,
+    /// Trace, or refuse.
+    Trace,
+    /// `/proc` context only.
+    Context,
+}
+
+/// Which wake-ups get a full breakdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threshold {
+    /// Later than this, ns.
+    Fixed(i64),
+    /// Later than the previous window's p99 of the same thread (100 µs before the first).
+    P99,
+}
+
+/// `--explain` as asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExplainOptions {
+    /// Backend choice.
+    pub mode: Mode,
+    /// Which wake-ups are explained.
+    pub threshold: Threshold,
+    /// `--on-late` rules.
+    pub rules: Vec<Rule>,
+    /// Where capture bundles go (created if missing).
+    pub capture_dir: PathBuf,
+    /// At most this many captures.
+    pub capture_limit: u32,
+    /// No capture within this long of the previous one.
+    pub cooldown: Duration,
+    /// Breakdowns kept in full (the worst).
+    pub keep_breakdowns: usize,
+    /// Per-CPU trace buffer, KiB.
+    pub buffer_kb: u32,
+}
+
+/// One thread's causes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadCauses {
+    /// Thread index.
+    pub thread: usize,
+    /// Kernel thread id.
+    pub tid: i32,
+    /// Wake-ups later than the threshold.
+    pub late: u64,
+    /// Counted per cause.
+    #[serde(flatten)]
+    pub causes: CauseTable,
+}
+
+/// What an action did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionStatus {
+    /// `mark`, `capture`, `stop`, `exec`.
+    pub name: String,
+    /// `ok`, `skipped: …`, or the error.
+    pub status: String,
+}
+
+/// One `--on-late` hit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaptureRecord {
+    /// Hit number, from 1.
+    pub index: u32,
+    /// Thread index.
+    pub thread: usize,
+    /// Wake-up number.
+    pub seq: u64,
+    /// Bundle directory (empty without a capture).
+    pub path: String,
+    /// Latency, ns.
+    pub latency_ns: i64,
+    /// Cause found.
+    pub cause: String,
+    /// Actions, in order.
+    pub actions: Vec<ActionStatus>,
+}
+
+/// The result document's `explain` section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExplainSection {
+    /// `tracefs` or `context`.
+    pub backend: String,
+    /// What the backend could and could not do, in one sentence.
+    pub note: String,
+    /// The threshold as given (`100 µs`, `p99`).
+    pub threshold: String,
+    /// Resolution of the trace's event timestamps, ns (text `trace_pipe`: 1000; payload
+    /// fields `expires`/`now` are exact ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_resolution_ns: Option<i64>,
+    /// Trace events read.
+    pub events_read: u64,
+    /// Trace events the kernel dropped (ring overrun).
+    pub events_lost: u64,
+    /// Events per second traced, over the traced time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_per_s: Option<f64>,
+    /// Per thread.
+    pub threads: Vec<ThreadCauses>,
+    /// The worst late wake-ups, broken down, worst first.
+    pub breakdowns: Vec<Breakdown>,
+    /// `--on-late` hits.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<CaptureRecord>,
+    /// With `--rounds N` (N ≥ 2): odd runs are traced, even ones not; the difference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer: Option<ObserverEffect>,
+}
+
+/// Traced minus untraced runs (`--rounds`): what tracing did to the measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObserverEffect {
+    /// Runs traced and not traced.
+    pub traced_runs: u32,
+    /// Runs not traced.
+    pub untraced_runs: u32,
+    /// Mean p50 of the traced runs minus that of the untraced ones, ns.
+    pub p50_delta_ns: f64,
+    /// The same for p99, ns.
+    pub p99_delta_ns: f64,
+    /// The same for the maximum, ns.
+    pub max_delta_ns: f64,
+}
+
+/// A late wake-up waiting for the trace to catch up.
+struct Pending {
+    sample: LateSample,
+    since: Instant,
+    rules: Vec<usize>,
+}
+
+/// The `--explain` sink.
+pub struct ExplainSink {
+    opts: ExplainOptions,
+    stop: Arc<AtomicBool>,
+    trace: Option<TraceInstance>,
+    note: String,
+    virtualized: bool,
+    window: EventWindow,
+    buf: Vec<u8>,
+    applied: Option<Applied>,
+    setting: Option<Setting>,
+    thresholds: Vec<i64>,
+    pending: VecDeque<Pending>,
+    section: ExplainSection,
+    hits: u32,
+    last_capture: Option<Instant>,
+    children: Vec<std::thread::JoinHandle<()>>,
+    traced_since: Option<Instant>,
+    run_settings: serde_json::Value,
+    /// Whether the current run is traced (with `--rounds`, every other run is not).
+    traced_now: bool,
+    /// Per finished run: (traced, p50, p99, max) of the merged latency.
+    rounds: Vec<(bool, i64, i64, i64)>,
+}
+
+/// The latency p99 fallback before the first window, ns.
+const P99_START: i64 = 100_000;
+/// A late wake-up is attributed once the trace is this far past it, ns …
+const CATCH_UP_NS: i64 = 2_000_000;
+/// … or after this long at the latest.
+const WAIT_AT_MOST: Duration = Duration::from_millis(1500);
+/// At most this many late wake-ups wait for the trace; beyond, they are counted unexplained.
+const PENDING_CAP: usize = 20_000;
+/// Seconds an `exec` command may run before it is killed.
+const EXEC_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl ExplainSink {
+    /// Prepares `--explain`: in trace mode (or auto, when permitted) creates the private trace
+    /// instance now, before the first wake-up, and the capture directory when a rule
+    /// captures. Returns the sink and, for auto, a note on the fallback.
+    ///
+    /// # Errors
+    /// With [`Mode::Trace`], [`Unavailable`] saying why tracing cannot be used and how to
+    /// allow it; for any mode, a capture directory that cannot be created.
+    pub fn new(
+        opts: ExplainOptions,
+        stop: Arc<AtomicBool>,
+        virtualized: bool,
+    ) -> Result<(Self, Option<String>), Unavailable> {
+        let captures = opts
+            .rules
+            .iter()
+            .any(|r| r.actions.contains(&Action::Capture));
+        if captures {
+            std::fs::create_dir_all(&opts.capture_dir).map_err(|e| {
+                Unavailable(format!(
+                    "cannot create the capture directory {}: {e}",
+                    crate::quoted(&opts.capture_dir)
+                ))
+            })?;
+        }
+        let mut fallback = None;
+        let trace = match opts.mode {
+            Mode::Context => None,
+            Mode::Trace | Mode::Auto => {
+                let spec = InstanceSpec {
+                    buffer_kb: opts.buffer_kb,
+                    cpus: Vec::new(),
+                    events: Vec::new(),
+                };
+                match TraceInstance::create(&spec) {
+                    Ok((t, stale)) => {
+                        if !stale.is_empty() {
+                            fallback = Some(format!(
+                                "removed trace instances left by killed runs: {}",
+                                stale.join(", ")
+                            ));
+                        }
+                        Some(t)
+                    }
+                    Err(e) if opts.mode == Mode::Trace => {
+                        return Err(Unavailable(format!("--explain=trace: {e}")))
+                    }
+                    Err(e) => {
+                        fallback = Some(format!(
+                            "--explain: context mode, no per-wake-up causes ({e})"
+                        ));
+                        None
+                    }
+                }
+            }
+        };
+        let note = match &trace {
+            Some(t) => format!(
+                "trace instance {} (event timestamps µs, timer fields ns)",
+                t.dir().display()
+            ),
+            None => "context mode: late wake-ups counted, causes need root and tracefs \
+                     (sample-level attribution); see the per-window context"
+                .to_string(),
+        };
+        let threshold = match opts.threshold {
+            Threshold::Fixed(ns) => crate::units::ns_i(ns),
+            Threshold::P99 => "p99".into(),
+        };
+        let section = ExplainSection {
+            backend: if trace.is_some() {
+                "tracefs"
+            } else {
+                "context"
+            }
+            .into(),
+            note: note.clone(),
+            threshold,
+            timestamp_resolution_ns: trace.as_ref().map(|_| 1000),
+            ..Default::default()
+        };
+        Ok((
+            ExplainSink {
+                opts,
+                stop,
+                trace,
+                note,
+                virtualized,
+                window: EventWindow::new(3_000_000_000, 1 << 20),
+                buf: Vec::new(),
+                applied: None,
+                setting: None,
+                thresholds: Vec::new(),
+                pending: VecDeque::new(),
+                section,
+                hits: 0,
+                last_capture: None,
+                children: Vec::new(),
+                traced_since: None,
+                run_settings: serde_json::Value::Null,
+                traced_now: false,
+                rounds: Vec::new(),
+            },
+            fallback,
+        ))
+    }
+
+    fn threshold_for(&self, thread: usize) -> i64 {
+        match self.opts.threshold {
+            Threshold::Fixed(ns) => ns,
+            Threshold::P99 => self.thresholds.get(thread).copied().unwrap_or(P99_START),
+        }
+    }
+
+    /// Reads what the trace holds into the window.
+    fn read_trace(&mut self) {
+        let Some(t) = self.trace.as_mut() else { return };
+        if t.read_available(&mut self.buf).is_err() {
+            return;
+        }
+        let Some(end) = self.buf.iter().rposition(|&b| b == b'\n') else {
+            return;
+        };
+        let text = String::from_utf8_lossy(&self.buf[..=end]).into_owned();
+        self.buf.drain(..=end);
+        for e in text.lines().filter_map(tickscope_explain::parse_line) {
+            self.window.push(e);
+        }
+    }
+
+    /// Attributes the late wake-ups the trace has caught up with (all when `force`).
+    fn pump(&mut self, force: bool) {
+        self.read_trace();
+        while let Some(p) = self.pending.front() {
+            let ready = force
+                || self.trace.is_none()
+                || self.window.newest() >= p.sample.woke + CATCH_UP_NS
+                || p.since.elapsed() >= WAIT_AT_MOST;
+            if !ready {
+                break;
+            }
+            let p = self.pending.pop_front().expect("front exists");
+            self.explain_one(p);
+        }
+    }
+
+    fn explain_one(&mut self, p: Pending) {
+        let s = p.sample;
+        let row = &mut self.section.threads[s.thread];
+        let breakdown = match (&self.trace, &self.setting) {
+            (Some(_), Some(setting)) if self.traced_now => {
+                let from = s.expiry - 2 * setting.period - CATCH_UP_NS;
+                let events = self.window.range(from, s.woke + CATCH_UP_NS);
+                let b = attribute(&s, setting, &events);
+                row.causes.add(&b);
+                Some((b, events))
+            }
+            _ => {
+                row.causes.add_unexplained("not traced", s.latency());
+                None
+            }
+        };
+        if !p.rules.is_empty() {
+            self.act(&p, breakdown.as_ref());
+        }
+        if let Some((b, _)) = breakdown {
+            self.keep(b);
+        }
+    }
+
+    fn keep(&mut self, b: Breakdown) {
+        let list = &mut self.section.breakdowns;
+        if list.len() >= self.opts.keep_breakdowns
+            && list.last().is_some_and(|w| w.latency_ns >= b.latency_ns)
+        {
+            return;
+        }
+        list.push(b);
+        list.sort_by_key(|b| std::cmp::Reverse(b.latency_ns));
+        list.truncate(self.opts.keep_breakdowns);
+    }
+
+    /// Runs the actions of the rules a late wake-up hit, in order, stopping at the first
+    /// failure (as rtla's `--on-threshold`).
+    fn act(&mut self, p: &Pending, found: Option<&(Breakdown, Vec<tickscope_explain::Event>)>) {
+        let s = p.sample;
+        self.hits += 1;
+        let cause = found
+            .map(|(b, _)| b.cause.to_string())
+            .unwrap_or_else(|| "not traced".into());
+        let mut record = CaptureRecord {
+            index: self.hits,
+            thread: s.thread,
+            seq: s.seq,
+            path: String::new(),
+            latency_ns: s.latency(),
+            cause,
+            actions: Vec::new(),
+        };
+        let actions: Vec<Action> = p
+            .rules
+            .iter()
+            .flat_map(|&r| self.opts.rules[r].actions.clone())
+            .collect();
+        let cpu = found.and_then(|(b, _)| b.cpu);
+        for a in actions {
+            let (name, result) = match &a {
+                Action::Mark => ("mark", self.mark(&s)),
+                Action::Capture => ("capture", self.capture(&s, found, &mut record)),
+                Action::Stop => {
+                    THRESHOLD_HIT.store(true, Ordering::SeqCst);
+                    self.stop.store(true, Ordering::SeqCst);
+                    ("stop", Ok("ok".into()))
+                }
+                Action::Exec(cmd) => ("exec", self.exec(cmd, &s, cpu, &record.path)),
+            };
+            let failed = result.is_err();
+            record.actions.push(ActionStatus {
+                name: name.into(),
+                status: result.unwrap_or_else(|e| e),
+            });
+            if failed {
+                break;
+            }
+        }
+        self.section.captures.push(record);
+    }
+
+    fn mark(&mut self, s: &LateSample) -> Result<String, String> {
+        match self.trace.as_mut() {
+            Some(t) => t
+                .mark(&format!(
+                    "tickscope: late wake-up T{} tid {} #{} latency {} ns expiry {}\n",
+                    s.thread,
+                    s.tid,
+                    s.seq,
+                    s.latency(),
+                    s.expiry
+                ))
+                .map(|_| "ok".into())
+                .map_err(|e| format!("trace_marker: {e}")),
+            None => Ok("skipped: no trace".into()),
+        }
+    }
+
+    fn capture(
+        &mut self,
+        s: &LateSample,
+        found: Option<&(Breakdown, Vec<tickscope_explain::Event>)>,
+        record: &mut CaptureRecord,
+    ) -> Result<String, String> {
+        if self.hits > self.opts.capture_limit {
+            return Ok(format!(
+                "skipped: --capture-limit {}",
+                self.opts.capture_limit
+            ));
+        }
+        if self
+            .last_capture
+            .is_some_and(|t| t.elapsed() < self.opts.cooldown)
+        {
+            return Ok("skipped: cool-down".into());
+        }
+        let bundle = crate::capture::Bundle {
+            sample: *s,
+            breakdown: found.map(|(b, _)| b.clone()),
+            events: found.map(|(_, e)| e.clone()).unwrap_or_default(),
+            trace_note: match &self.trace {
+                Some(_) => None,
+                None => Some(self.note.clone()),
+            },
+            context: crate::sink::context::latest(),
+            settings: self.run_settings.clone(),
+        };
+        let name = format!("capture-{:04}", self.hits);
+        let path = crate::capture::write(&self.opts.capture_dir, &name, &bundle)
+            .map_err(|e| format!("capture: {e}"))?;
+        self.last_capture = Some(Instant::now());
+        record.path = path.display().to_string();
+        Ok("ok".into())
+    }
+
+    fn exec(
+        &mut self,
+        cmd: &str,
+        s: &LateSample,
+        cpu: Option<u32>,
+        bundle: &str,
+    ) -> Result<String, String> {
+        let mut child = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(cmd)
+            .env("TICKSCOPE_LATENCY_NS", s.latency().to_string())
+            .env("TICKSCOPE_TID", s.tid.to_string())
+            .env(
+                "TICKSCOPE_CPU",
+                cpu.map(|c| c.to_string()).unwrap_or_default(),
+            )
+            .env("TICKSCOPE_EXPIRY_NS", s.expiry.to_string())
+            .env("TICKSCOPE_BUNDLE", bundle)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("exec: {e}"))?;
+        // Waited for off the collector, killed by its own PID after the timeout.
+        self.children.push(std::thread::spawn(move || {
+            let start = Instant::now();
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) | Err(_) => return,
+                    Ok(None) if start.elapsed() >= EXEC_TIMEOUT => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return;
+                    }
+                    Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        }));
+        Ok("started".into())
+    }
+}
+
+/// System call numbers a method's wait returns from (`sys_exit` marks "running again"),
+/// and its hrtimer callbacks (`kernel/time/hrtimer.c`, `fs/timerfd.c`,
+/// `kernel/time/posix-timers.c`, `kernel/time/itimer.c`).
+fn method_waits(method: &str) -> (Vec<i64>, Vec<String>) {
+    let (nrs, functions): (Vec<i64>, &[&str]) = match method {
+        "nanosleep-abs" | "nanosleep-rel" | "hybrid" => {
+            (vec![libc::SYS_clock_nanosleep], &["hrtimer_wakeup"])
+        }
+        "nanosleep" => (
+            vec![libc::SYS_nanosleep, libc::SYS_clock_nanosleep],
+            &["hrtimer_wakeup"],
+        ),
+        "timerfd" => (vec![libc::SYS_read], &["timerfd_tmrproc"]),
+        "posix-timer" => (vec![libc::SYS_rt_sigtimedwait], &["posix_timer_fn"]),
+        "itimer" => (Vec::new(), &["it_real_fn"]),
+        "poll" => (vec![libc::SYS_ppoll], &["hrtimer_wakeup"]),
+        "select" => (vec![libc::SYS_pselect6], &["hrtimer_wakeup"]),
+        "epoll" => (
+            vec![
+                libc::SYS_epoll_pwait2,
+                libc::SYS_epoll_wait,
+                libc::SYS_epoll_pwait,
+            ],
+            &["hrtimer_wakeup"],
+        ),
+        _ => (Vec::new(), &["hrtimer_wakeup"]),
+    };
+    (nrs, functions.iter().map(|s| s.to_string()).collect())
+}
+
+impl RunSink for ExplainSink {
+    fn needs(&self) -> SinkNeeds {
+        SinkNeeds { raw_samples: true }
+    }
+
+    fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {
+        self.pump(true);
+        let tids: Vec<i32> = applied.threads.iter().map(|t| t.tid).collect();
+        let method = applied.method.name();
+        let (nrs, functions) = method_waits(method);
+        self.setting = Some(Setting {
+            period: ctx.config.period_ns,
+            virtualized: self.virtualized,
+            wait_syscalls: nrs.clone(),
+            timer_functions: functions,
+        });
+        self.run_settings = serde_json::json!({ "config": ctx.config, "applied": applied });
+        self.thresholds = vec![P99_START; tids.len()];
+        for t in &applied.threads {
+            if self.section.threads.len() <= t.thread {
+                self.section.threads.push(ThreadCauses {
+                    thread: t.thread,
+                    tid: t.tid,
+                    ..Default::default()
+                });
+            }
+            self.section.threads[t.thread].tid = t.tid;
+        }
+        // The observer effect, stated: with several rounds every second run is not traced.
+        self.traced_now = self.trace.is_some() && !(ctx.rounds > 1 && ctx.index % 2 == 1);
+        if let (Some(trace), false) = (self.trace.as_ref(), self.traced_now) {
+            trace.freeze();
+        }
+        if let (Some(trace), true) = (self.trace.as_mut(), self.traced_now) {
+            let pinned: Option<Vec<usize>> = applied.threads.iter().map(|t| t.cpu).collect();
+            let spec = InstanceSpec {
+                buffer_kb: self.opts.buffer_kb,
+                cpus: pinned.unwrap_or_default(),
+                events: tracefs::explain_events(&tids, &nrs),
+            };
+            if let Err(e) = trace.start(&spec) {
+                eprintln!("tickscope: --explain: {e}; this run is explained from context only");
+                self.trace = None;
+                self.section.backend = "context".into();
+                self.section.note = e.to_string();
+            } else {
+                self.traced_since.get_or_insert_with(Instant::now);
+            }
+        }
+        self.applied = Some(applied.clone());
+    }
+
+    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {
+        for (t, w) in &second.threads {
+            if let (Some(p99), Some(slot)) = (w.latency_p99, self.thresholds.get_mut(*t)) {
+                *slot = p99.max(1);
+            }
+        }
+        self.pump(false);
+    }
+
+    fn samples(&mut self, thread: usize, samples: &[RawSample]) {
+        let threshold = self.threshold_for(thread);
+        let tid = self.section.threads.get(thread).map(|t| t.tid).unwrap_or(0);
+        for s in samples {
+            let latency = s.woke - s.expiry;
+            if latency <= threshold {
+                continue;
+            }
+            if let Some(row) = self.section.threads.get_mut(thread) {
+                row.late += 1;
+            }
+            let rules = self
+                .opts
+                .rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| latency > r.threshold_ns)
+                .map(|(i, _)| i)
+                .collect();
+            let sample = LateSample {
+                thread,
+                tid,
+                seq: s.seq,
+                expiry: s.expiry,
+                woke: s.woke,
+            };
+            if self.pending.len() >= PENDING_CAP {
+                if let Some(row) = self.section.threads.get_mut(thread) {
+                    row.causes
+                        .add_unexplained("not explained (too many)", latency);
+                }
+                continue;
+            }
+            self.pending.push_back(Pending {
+                sample,
+                since: Instant::now(),
+                rules,
+            });
+        }
+        self.pump(false);
+    }
+
+    fn annotate(&mut self, doc: &mut RunDocument) {
+        if let (Some(since), true) = (self.traced_since, self.window.seen > 0) {
+            let secs = since.elapsed().as_secs_f64();
+            self.section.events_per_s = (secs > 0.0).then(|| self.window.seen as f64 / secs);
+        }
+        self.section.observer = observer_effect(&self.rounds);
+        self.section.events_read = self.window.seen;
+        self.section.events_lost = self.window.lost;
+        doc.explain = Some(self.section.clone());
+    }
+
+    fn run_finished(&mut self, _ctx: &RunContext<'_>, doc: &RunDocument) -> Result<(), SinkError> {
+        // The last wake-ups' events are in the buffer by now.
+        std::thread::sleep(Duration::from_millis(20));
+        self.pump(true);
+        let summary = match doc.runs.last() {
+            Some(r) => &r.summary,
+            None => &doc.summary,
+        };
+        if let Some(l) = &summary.latency_ns {
+            self.rounds.push((self.traced_now, l.p50, l.p99, l.max));
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
+        self.pump(true);
+        self.trace = None; // the instance is removed here
+        for c in self.children.drain(..) {
+            let _ = c.join();
+        }
+        if let Some(section) = &doc.explain {
+            let dropped: u64 = doc.threads.iter().map(|t| t.samples_dropped).sum();
+            let mut lines = crate::explain_text::report(section, 3);
+            if dropped > 0 {
+                lines.push(format!(
+                    "note: {dropped} wake-ups were dropped from the sample stream (collector \
+                     behind); they are in the statistics but were not explained"
+                ));
+            }
+            if section.events_lost > 0 {
+                lines.push(format!(
+                    "note: the trace lost {} events (ring overrun); wake-ups near them are \
+                     flagged 'events lost', never guessed",
+                    section.events_lost
+                ));
+            }
+            notes.extend(lines);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ExplainSink {
+    fn drop(&mut self) {
+        self.trace = None;
+        for c in self.children.drain(..) {
+            let _ = c.join();
+        }
+    }
+}
+
+/// Traced minus untraced means of p50, p99 and max; `None` unless both kinds of run exist.
+fn observer_effect(rounds: &[(bool, i64, i64, i64)]) -> Option<ObserverEffect> {
+    let mean = |traced: bool, f: fn(&(bool, i64, i64, i64)) -> i64| {
+        let v: Vec<i64> = rounds.iter().filter(|r| r.0 == traced).map(f).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<i64>() as f64 / v.len() as f64)
+    };
+    let delta = |f: fn(&(bool, i64, i64, i64)) -> i64| Some(mean(true, f)? - mean(false, f)?);
+    Some(ObserverEffect {
+        traced_runs: rounds.iter().filter(|r| r.0).count() as u32,
+        untraced_runs: rounds.iter().filter(|r| !r.0).count() as u32,
+        p50_delta_ns: delta(|r| r.1)?,
+        p99_delta_ns: delta(|r| r.2)?,
+        max_delta_ns: delta(|r| r.3)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn observer_effect_is_traced_minus_untraced() {
+        assert_eq!(observer_effect(&[(true, 10, 20, 30)]), None);
+        let o =
+            observer_effect(&[(true, 10, 20, 30), (false, 8, 20, 40), (true, 12, 20, 30)]).unwrap();
+        assert_eq!((o.traced_runs, o.untraced_runs), (2, 1));
+        assert_eq!(
+            (o.p50_delta_ns, o.p99_delta_ns, o.max_delta_ns),
+            (3.0, 0.0, -10.0)
+        );
+    }
+}

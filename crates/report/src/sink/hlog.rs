@@ -1,0 +1,269 @@
+//! `--hlog FILE`: one HdrHistogram per window per thread in the HdrHistogram interval-log
+//! format (see [`crate::import::hlog`] for the format and its source), streamed as the
+//! windows finish, for exact percentiles over any time range and any set of machines later
+//! (`tickscope hlog stat`, `tickscope hlog merge`, HistogramLogAnalyzer).
+//!
+//! Per window: tag `T<k>` for thread k's wake-up latencies ≥ 0 (ns), `all` for every
+//! thread merged, and `T<k>.early` for thread k's early wake-ups (latency < 0) as absolute
+//! values — an HdrHistogram holds no negative values. Histograms are V2 with DEFLATE
+//! (`V2DeflateSerializer`), at tickscope's 2 significant figures, written by the `hdrhistogram`
+//! crate's `IntervalLogWriter`. `StartTime` is the wall-clock time of the run's first expiry;
+//! each interval's start is relative to it. Interval_Max is in ns (no MaxValueDivisor).
+//!
+//! The values come from the raw-sample stream ([`SinkNeeds::raw_samples`]): the engine's
+//! window reports carry summaries, not histograms, and this keeps the measuring loop as it
+//! is. A window is written once every thread has delivered a sample of a later window (so
+//! none of its samples can still arrive), or when the run ends; at most a few windows are
+//! open at a time, so memory does not grow with the run.
+
+use super::{RunContext, RunSink, SinkError, SinkNeeds};
+use crate::document::RunDocument;
+use crate::output::{Output, OutputStream};
+use crate::quoted;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{Duration, SystemTime};
+use tickscope_engine::histogram::{HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES};
+use tickscope_engine::run::{Applied, SecondReport};
+use tickscope_engine::sample::RawSample;
+use tickscope_engine::time::{read_clock, Nanos};
+
+/// The legend line HdrHistogram's Java `HistogramLogWriter.outputLegend()` writes (the
+/// crate's reader skips it; the crate's writer does not write it).
+const LEGEND: &str =
+    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+
+/// A fresh histogram with the engine's bounds and precision.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES)
+        .expect("constant histogram bounds are valid")
+}
+
+/// One thread's values in one window.
+struct Open {
+    latency: Histogram<u64>,
+    early: Histogram<u64>,
+}
+
+/// Writes the interval log (see the module docs).
+pub struct HlogSink {
+    shown: String,
+    quoted: String,
+    stream: Option<OutputStream>,
+    error: Option<String>,
+    serializer: V2DeflateSerializer,
+    header: Option<String>,
+    window: Nanos,
+    clock: libc::clockid_t,
+    t0: Option<Nanos>,
+    threads: usize,
+    /// Per thread, the latest window it delivered a sample of.
+    latest: Vec<Option<u64>>,
+    open: BTreeMap<u64, Vec<Option<Open>>>,
+    written: u64,
+}
+
+impl HlogSink {
+    /// Opens the stream on `out`.
+    ///
+    /// # Errors
+    /// [`SinkError`] when the destination cannot be opened.
+    pub fn new(out: Output) -> Result<Self, SinkError> {
+        let (shown, q) = (out.shown(), quoted(out.path()));
+        let stream = out
+            .stream()
+            .map_err(|e| SinkError(format!("cannot write {q}: {e}")))?;
+        Ok(HlogSink {
+            shown,
+            quoted: q,
+            stream: Some(stream),
+            error: None,
+            serializer: V2DeflateSerializer::new(),
+            header: None,
+            window: 1_000_000_000,
+            clock: libc::CLOCK_MONOTONIC,
+            t0: None,
+            threads: 0,
+            latest: Vec::new(),
+            open: BTreeMap::new(),
+            written: 0,
+        })
+    }
+
+    /// Writes every open window up to and including `through`.
+    fn flush_through(&mut self, through: u64) {
+        while let Some(entry) = self.open.first_entry() {
+            if *entry.key() > through {
+                break;
+            }
+            let (w, threads) = entry.remove_entry();
+            if let Err(e) = self.write_window(w, threads) {
+                self.error.get_or_insert(e);
+                self.stream = None;
+            }
+        }
+    }
+
+    fn write_window(&mut self, w: u64, threads: Vec<Option<Open>>) -> Result<(), String> {
+        let Some(stream) = &mut self.stream else {
+            return Ok(());
+        };
+        let cannot = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", self.quoted);
+        let mut buf = Vec::new();
+        let mut builder = IntervalLogWriterBuilder::new();
+        if let Some(comments) = self.header.take() {
+            let t0 = self.t0.unwrap_or(0);
+            let ago = (read_clock(self.clock) - t0).max(0) as u64;
+            let start = SystemTime::now() - Duration::from_nanos(ago);
+            builder.add_comment(&comments).with_start_time(start);
+        }
+        let start = Duration::from_nanos(w * self.window as u64);
+        let length = Duration::from_nanos(self.window as u64);
+        let mut all = new_histogram();
+        {
+            let mut writer = builder
+                .begin_log_with(&mut buf, &mut self.serializer)
+                .map_err(|e| cannot(&e))?;
+            let mut tags = Vec::new();
+            for (t, open) in threads.iter().enumerate() {
+                let Some(o) = open else { continue };
+                tags.push((format!("T{t}"), &o.latency));
+                if !o.early.is_empty() {
+                    tags.push((format!("T{t}.early"), &o.early));
+                }
+                all.add(&o.latency).map_err(|e| cannot(&format!("{e:?}")))?;
+            }
+            for (tag, h) in tags {
+                writer
+                    .write_histogram(h, start, length, Tag::new(&tag))
+                    .map_err(|e| cannot(&e))?;
+            }
+            writer
+                .write_histogram(&all, start, length, Tag::new("all"))
+                .map_err(|e| cannot(&e))?;
+        }
+        if self.written == 0 {
+            // The legend goes after the header comments, as the Java writer puts it.
+            let text = String::from_utf8_lossy(&buf).into_owned();
+            let split = text
+                .lines()
+                .take_while(|l| l.starts_with('#'))
+                .map(|l| l.len() + 1)
+                .sum::<usize>();
+            buf = [
+                &text.as_bytes()[..split],
+                LEGEND.as_bytes(),
+                &text.as_bytes()[split..],
+            ]
+            .concat();
+        }
+        stream.write_all(&buf).map_err(|e| cannot(&e))?;
+        stream.flush().map_err(|e| cannot(&e))?;
+        self.written += 1;
+        Ok(())
+    }
+}
+
+impl RunSink for HlogSink {
+    fn needs(&self) -> SinkNeeds {
+        SinkNeeds { raw_samples: true }
+    }
+
+    fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {
+        self.window = ctx.config.window_ns;
+        self.clock = ctx.config.clock.raw();
+        self.threads = applied.threads.len();
+        self.latest = vec![None; self.threads];
+        self.t0 = None;
+        let cpus: Vec<String> = applied
+            .threads
+            .iter()
+            .map(|t| t.cpu.map_or_else(|| "unpinned".into(), |c| c.to_string()))
+            .collect();
+        self.header = Some(format!(
+            "tool: tickscope {}\nmethod: {}\npolicy: {}\ninterval_ns: {}\nwindow_ns: {}\n\
+             clock: {}\nhost: {}\nkernel: {}\nthreads (cpu): {}\nunit: ns; tags T<k> thread k, \
+             all = every thread, T<k>.early = |latency| of early wake-ups",
+            env!("CARGO_PKG_VERSION"),
+            applied.method.name(),
+            applied.policy.name(),
+            ctx.config.period_ns,
+            ctx.config.window_ns,
+            ctx.config.clock.name(),
+            ctx.system.hostname,
+            ctx.system.kernel_release,
+            cpus.join(",")
+        ));
+    }
+
+    fn samples(&mut self, thread: usize, samples: &[RawSample]) {
+        if self.stream.is_none() || thread >= self.threads {
+            return;
+        }
+        for s in samples {
+            let t0 = *self.t0.get_or_insert(s.expiry);
+            let w = ((s.expiry - t0).max(0) / self.window) as u64;
+            let slots = self
+                .open
+                .entry(w)
+                .or_insert_with(|| std::iter::repeat_with(|| None).take(self.threads).collect());
+            let o = slots[thread].get_or_insert_with(|| Open {
+                latency: new_histogram(),
+                early: new_histogram(),
+            });
+            let lat = s.woke - s.expiry;
+            let (h, v) = match lat >= 0 {
+                true => (&mut o.latency, lat as u64),
+                false => (&mut o.early, lat.unsigned_abs()),
+            };
+            h.saturating_record(v.min(HIGHEST_TRACKABLE));
+            self.latest[thread] = Some(self.latest[thread].map_or(w, |l| l.max(w)));
+        }
+    }
+
+    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {
+        // Every thread past window w: none of w's samples can still come.
+        let safe = self
+            .latest
+            .iter()
+            .map(|l| l.map(|w| w.checked_sub(1)))
+            .min();
+        let through = match safe {
+            Some(Some(Some(w))) => Some(w),
+            _ => None,
+        };
+        // A thread that stopped delivering must not hold windows open forever.
+        let stale = second.index.checked_sub(2);
+        if let Some(t) = through.max(stale) {
+            self.flush_through(t);
+        }
+    }
+
+    fn run_finished(&mut self, _ctx: &RunContext<'_>, _doc: &RunDocument) -> Result<(), SinkError> {
+        self.flush_through(u64::MAX);
+        Ok(())
+    }
+
+    fn finish(&mut self, _doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
+        self.flush_through(u64::MAX);
+        let committed = match (self.error.take(), self.stream.take()) {
+            (Some(e), _) => Err(e),
+            (None, Some(s)) => s
+                .commit()
+                .map_err(|e| format!("cannot write {}: {e}", self.quoted)),
+            (None, None) => return Ok(()),
+        };
+        committed.map_err(SinkError)?;
+        notes.push(format!(
+            "{} intervals written to {}",
+            self.written, self.shown
+        ));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,100 @@
+use super::*;
+use crate::import::hlog::parse;
+use crate::sink::synthetic;
+
+/// Runs `run` through an HlogSink into a temporary file; returns the log's text.
+fn write(run: &synthetic::Run) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.hlog");
+    let mut sink = HlogSink::new(Output::prepare(&path).unwrap()).unwrap();
+    run.feed(&mut sink);
+    let doc_notes = &mut Vec::new();
+    let ctx = run.ctx();
+    let doc = run.document();
+    sink.run_finished(&ctx, &doc).unwrap();
+    sink.finish(&doc, doc_notes).unwrap();
+    assert_eq!(doc_notes.len(), 1, "{doc_notes:?}");
+    std::fs::read_to_string(&path).unwrap()
+}
+
+#[test]
+fn round_trip_keeps_every_count_per_window_and_thread() {
+    let run = synthetic::run(2, 4, 1000);
+    let text = write(&run);
+    assert!(text.contains("\"StartTimestamp\""), "{text}");
+    assert!(text.contains("#[StartTime: "));
+    let log = parse(&text).unwrap();
+    assert!(log.warnings.is_empty());
+    assert_eq!(log.tags(), vec!["T0", "T0.early", "T1", "T1.early", "all"]);
+    for (w, window) in run.windows.iter().enumerate() {
+        let at = |tag: &str| {
+            log.intervals
+                .iter()
+                .find(|i| i.tag == tag && (i.start - log.origin() - w as f64).abs() < 1e-6)
+                .unwrap_or_else(|| panic!("{tag} window {w}"))
+        };
+        let mut all = new_histogram();
+        for t in 0..2 {
+            let mut lat = new_histogram();
+            let mut early = new_histogram();
+            for s in &window.samples[t] {
+                let l = s.woke - s.expiry;
+                match l >= 0 {
+                    true => lat.record(l as u64).unwrap(),
+                    false => early.record(l.unsigned_abs()).unwrap(),
+                }
+            }
+            let got = &at(&format!("T{t}")).histogram;
+            assert_eq!(got, &lat);
+            assert_eq!(&at(&format!("T{t}.early")).histogram, &early);
+            assert_eq!(got.len() + early.len(), window.report.threads[t].1.samples);
+            all.add(&lat).unwrap();
+        }
+        assert_eq!(at("all").histogram, all);
+        assert_eq!(at("all").length, 1.0);
+    }
+}
+
+#[test]
+fn merged_percentiles_equal_the_in_memory_merge() {
+    let run = synthetic::run(3, 5, 400);
+    let log = parse(&write(&run)).unwrap();
+    let mut memory = new_histogram();
+    for w in &run.windows[1..4] {
+        for s in w.samples.iter().flatten() {
+            let l = s.woke - s.expiry;
+            if l >= 0 {
+                memory.record(l as u64).unwrap();
+            }
+        }
+    }
+    let merged = log.merged("all", Some(1.0), Some(4.0)).unwrap();
+    assert_eq!(merged.len(), memory.len());
+    for q in [0.0, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
+        assert_eq!(
+            merged.value_at_quantile(q),
+            memory.value_at_quantile(q),
+            "q {q}"
+        );
+    }
+    // And the engine agrees on the non-negative part of each thread's total.
+    let engine = &run.totals[0].latency_hist;
+    let t0 = log.merged("T0", None, None).unwrap();
+    assert_eq!(
+        t0.len() + log.merged("T0.early", None, None).unwrap().len(),
+        engine.len()
+    );
+}
+
+#[test]
+fn a_cut_short_last_line_is_left_out_with_a_warning() {
+    let run = synthetic::run(1, 3, 100);
+    let text = write(&run);
+    let cut = &text[..text.len() - 20];
+    let log = parse(cut).unwrap();
+    assert_eq!(log.warnings.len(), 1);
+    assert_eq!(
+        log.intervals.len(),
+        parse(&text).unwrap().intervals.len() - 1
+    );
+}

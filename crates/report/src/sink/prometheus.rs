@@ -1,0 +1,331 @@
+//! Prometheus metrics of a run (`tickscope monitor`): a sink that updates metric objects on
+//! the collector thread, and an [`Exposition`] that another thread (the HTTP server, the
+//! textfile writer) encodes at any time. Nothing is kept per window, so memory does not grow
+//! with the length of the run.
+//!
+//! Names follow Prometheus's naming practice (single-word prefix `tickscope_`, base unit
+//! seconds, `_total` for counters, `_info` for metadata; "Metric and label naming",
+//! <https://prometheus.io/docs/practices/naming/>). Latency and |dt − period| are classic
+//! histograms with 1-2-5 buckets from 1 µs to 100 ms ([`BUCKETS_SECONDS`]): classic
+//! histograms aggregate across machines with `histogram_quantile()` ("Histograms and
+//! summaries", <https://prometheus.io/docs/practices/histograms/>). No native histograms:
+//! the exposition is the Prometheus text format 0.0.4, which cannot carry them.
+//!
+//! Encoding is done by the `prometheus` crate (tikv/rust-prometheus) — never by hand.
+//!
+//! Where the values come from: every wake-up's latency and period deviation is observed
+//! exactly from the raw-sample stream ([`SinkNeeds::raw_samples`]); wake-up and missed-period
+//! counts, window maxima and the staleness timestamp come from each finished window.
+//! Early wake-ups (latency < 0) are observed too (they land in the lowest bucket, `le` 1 µs,
+//! so `_count` equals the wake-ups observed) and are counted in `tickscope_early_wakeups_total`.
+
+use super::{RunContext, RunSink, SinkNeeds};
+use prometheus::{CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, Opts};
+use prometheus::{IntCounterVec, Registry, TextEncoder};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+use tickscope_engine::run::{Applied, RunConfig, SecondReport};
+use tickscope_engine::sample::RawSample;
+use tickscope_engine::system::SystemInfo;
+use tickscope_engine::time::Nanos;
+
+/// Upper bounds (`le`) of the classic histogram buckets, seconds: 1-2-5 steps from 1 µs to
+/// 100 ms (+Inf is implicit).
+pub const BUCKETS_SECONDS: [f64; 16] = [
+    1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 1e-1,
+];
+
+/// The labels of every per-thread metric, in order.
+pub const THREAD_LABELS: [&str; 4] = ["cpu", "thread", "method", "policy"];
+
+/// The content type of [`Exposition::encode`]'s output (Prometheus text format 0.0.4).
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// The metrics, shared between the sink (which updates them) and whoever encodes them.
+#[derive(Clone)]
+pub struct Exposition {
+    registry: Arc<Registry>,
+}
+
+impl Exposition {
+    /// Every metric in the Prometheus text format 0.0.4 ([`CONTENT_TYPE`]).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut out)
+            .expect("encoding into memory does not fail");
+        out
+    }
+}
+
+/// The metric objects.
+struct Metrics {
+    latency: HistogramVec,
+    deviation: HistogramVec,
+    wakeups: IntCounterVec,
+    missed: IntCounterVec,
+    early: IntCounterVec,
+    cpu_seconds: CounterVec,
+    window_max: GaugeVec,
+    max: GaugeVec,
+    last_window: Gauge,
+}
+
+/// Per measuring thread: its label values and what is needed between windows.
+struct ThreadState {
+    labels: [String; 4],
+    tid: i32,
+    last_woke: Option<Nanos>,
+    max_ns: Option<Nanos>,
+    cpu_ns_seen: Option<u64>,
+}
+
+/// Updates the metrics from a run's events (see the module docs).
+pub struct PrometheusSink {
+    metrics: Metrics,
+    threads: Vec<ThreadState>,
+    period: Nanos,
+    window: Nanos,
+}
+
+fn must<T>(r: prometheus::Result<T>) -> T {
+    r.expect("constant metric definitions are valid and registered once")
+}
+
+impl PrometheusSink {
+    /// The sink and its exposition, for a run of `config` on `system`. Registers
+    /// `tickscope_build_info` (version) and `tickscope_config_info` (method, requested
+    /// policy, interval, clock, overrun policy, threads, kernel, preemption model) at once.
+    pub fn new(system: &SystemInfo, config: &RunConfig) -> (PrometheusSink, Exposition) {
+        let registry = Registry::new();
+        let histogram = |name: &str, help: &str| {
+            let opts = HistogramOpts::new(name, help).buckets(BUCKETS_SECONDS.to_vec());
+            let h = must(HistogramVec::new(opts, &THREAD_LABELS));
+            must(registry.register(Box::new(h.clone())));
+            h
+        };
+        let int_counter = |name: &str, help: &str| {
+            let c = must(IntCounterVec::new(Opts::new(name, help), &THREAD_LABELS));
+            must(registry.register(Box::new(c.clone())));
+            c
+        };
+        let gauge = |name: &str, help: &str| {
+            let g = must(GaugeVec::new(Opts::new(name, help), &THREAD_LABELS));
+            must(registry.register(Box::new(g.clone())));
+            g
+        };
+        let cpu_seconds = must(CounterVec::new(
+            Opts::new(
+                "tickscope_thread_cpu_seconds_total",
+                "CPU time used by the measuring thread, seconds.",
+            ),
+            &THREAD_LABELS,
+        ));
+        must(registry.register(Box::new(cpu_seconds.clone())));
+        let last_window = must(Gauge::new(
+            "tickscope_last_window_timestamp_seconds",
+            "Unix time at which the last window was reported (staleness: the textfile cannot \
+             carry timestamps).",
+        ));
+        must(registry.register(Box::new(last_window.clone())));
+        let build = must(GaugeVec::new(
+            Opts::new("tickscope_build_info", "tickscope's version; always 1."),
+            &["version"],
+        ));
+        build
+            .with_label_values(&[env!("CARGO_PKG_VERSION")])
+            .set(1.0);
+        must(registry.register(Box::new(build)));
+        let config_labels = [
+            ("method", config.method.name().to_string()),
+            ("policy", policy_request(config)),
+            ("interval_seconds", seconds(config.period_ns).to_string()),
+            ("clock", config.clock.name().to_string()),
+            (
+                "overrun",
+                format!("{:?}", config.overrun).to_ascii_lowercase(),
+            ),
+            ("threads", config.cpus.len().to_string()),
+            ("kernel", system.kernel_release.clone()),
+            (
+                "preemption",
+                system.preemption_model.clone().unwrap_or_default(),
+            ),
+        ];
+        let names: Vec<&str> = config_labels.iter().map(|(n, _)| *n).collect();
+        let values: Vec<&str> = config_labels.iter().map(|(_, v)| v.as_str()).collect();
+        let info = must(GaugeVec::new(
+            Opts::new(
+                "tickscope_config_info",
+                "The settings of the measurement (policy as requested; the applied policy is \
+                 each thread's policy label); always 1.",
+            ),
+            &names,
+        ));
+        info.with_label_values(&values).set(1.0);
+        must(registry.register(Box::new(info)));
+        let metrics = Metrics {
+            latency: histogram(
+                "tickscope_wakeup_latency_seconds",
+                "Wake-up latency (woke - expiry), seconds.",
+            ),
+            deviation: histogram(
+                "tickscope_period_deviation_seconds",
+                "Period deviation |dt - period| between consecutive wake-ups, seconds.",
+            ),
+            wakeups: int_counter("tickscope_wakeups_total", "Wake-ups measured."),
+            missed: int_counter(
+                "tickscope_missed_periods_total",
+                "Missed periods (overruns): expiries that passed before the thread woke for \
+                 the previous one.",
+            ),
+            early: int_counter(
+                "tickscope_early_wakeups_total",
+                "Wake-ups before their expiry (negative latency).",
+            ),
+            cpu_seconds,
+            window_max: gauge(
+                "tickscope_window_latency_max_seconds",
+                "Largest wake-up latency of the last finished window, seconds.",
+            ),
+            max: gauge(
+                "tickscope_latency_max_seconds",
+                "Largest wake-up latency since the start, seconds.",
+            ),
+            last_window,
+        };
+        let sink = PrometheusSink {
+            metrics,
+            threads: Vec::new(),
+            period: config.period_ns,
+            window: config.window_ns,
+        };
+        (
+            sink,
+            Exposition {
+                registry: Arc::new(registry),
+            },
+        )
+    }
+
+    fn labels(&self, thread: usize) -> Option<[&str; 4]> {
+        let t = self.threads.get(thread)?;
+        Some([&t.labels[0], &t.labels[1], &t.labels[2], &t.labels[3]])
+    }
+}
+
+/// The policy as requested, for `tickscope_config_info`.
+fn policy_request(config: &RunConfig) -> String {
+    match config.policy {
+        tickscope_engine::run::PolicyRequest::Auto => "auto".into(),
+        tickscope_engine::run::PolicyRequest::Exact(p) => p.name().into(),
+    }
+}
+
+/// ns → seconds.
+fn seconds(ns: Nanos) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// CPU time a thread of this process has run, ns: the first field of
+/// `/proc/self/task/TID/schedstat` (proc(5), "/proc/pid/schedstat"). `None` when absent.
+fn schedstat_ns(tid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+impl RunSink for PrometheusSink {
+    fn needs(&self) -> SinkNeeds {
+        SinkNeeds { raw_samples: true }
+    }
+
+    fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {
+        self.period = ctx.config.period_ns;
+        self.window = ctx.config.window_ns;
+        self.threads = applied
+            .threads
+            .iter()
+            .map(|t| ThreadState {
+                labels: [
+                    t.cpu.map_or_else(|| "unpinned".into(), |c| c.to_string()),
+                    t.thread.to_string(),
+                    applied.method.name().to_string(),
+                    applied.policy.name().to_string(),
+                ],
+                tid: t.tid,
+                last_woke: None,
+                max_ns: None,
+                cpu_ns_seen: schedstat_ns(t.tid),
+            })
+            .collect();
+        for t in 0..self.threads.len() {
+            let l = self.labels(t).expect("just built");
+            // Every series exists from the start, at 0, so that rate() sees the first
+            // increase.
+            let m = &self.metrics;
+            m.wakeups.with_label_values(&l);
+            m.missed.with_label_values(&l);
+            m.early.with_label_values(&l);
+            m.cpu_seconds.with_label_values(&l);
+            m.latency.with_label_values(&l);
+            m.deviation.with_label_values(&l);
+        }
+    }
+
+    fn samples(&mut self, thread: usize, samples: &[RawSample]) {
+        let Some(l) = self.labels(thread) else { return };
+        let latency = self.metrics.latency.with_label_values(&l);
+        let deviation = self.metrics.deviation.with_label_values(&l);
+        let early_counter = self.metrics.early.with_label_values(&l);
+        let mut early = 0;
+        let mut last = self.threads[thread].last_woke;
+        for s in samples {
+            let lat = s.woke - s.expiry;
+            early += u64::from(lat < 0);
+            latency.observe(seconds(lat));
+            if let Some(prev) = last {
+                deviation.observe(seconds((s.woke - prev - self.period).abs()));
+            }
+            last = Some(s.woke);
+        }
+        self.threads[thread].last_woke = last;
+        if early > 0 {
+            early_counter.inc_by(early);
+        }
+    }
+
+    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {
+        for (t, w) in &second.threads {
+            let Some(l) = self.labels(*t) else { continue };
+            let l = l.map(str::to_string);
+            let l = [&*l[0], &*l[1], &*l[2], &*l[3]];
+            let m = &self.metrics;
+            m.wakeups.with_label_values(&l).inc_by(w.samples);
+            m.missed.with_label_values(&l).inc_by(w.overruns);
+            if let Some(max) = w.latency_max {
+                m.window_max.with_label_values(&l).set(seconds(max));
+                let state = &mut self.threads[*t];
+                let all = state.max_ns.map_or(max, |m| m.max(max));
+                state.max_ns = Some(all);
+                m.max.with_label_values(&l).set(seconds(all));
+            }
+            let state = &mut self.threads[*t];
+            let cpu = match (schedstat_ns(state.tid), state.cpu_ns_seen) {
+                (Some(now), Some(seen)) => {
+                    state.cpu_ns_seen = Some(now);
+                    now.saturating_sub(seen) as f64 / 1e9
+                }
+                // No schedstat: the window's share of one core over the window's length.
+                _ => w.cpu_percent.unwrap_or(0.0) / 100.0 * seconds(self.window) * w.span as f64,
+            };
+            m.cpu_seconds.with_label_values(&l).inc_by(cpu.max(0.0));
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        self.metrics.last_window.set(now);
+    }
+}
+
+#[cfg(test)]
+mod tests;

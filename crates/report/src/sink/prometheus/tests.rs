@@ -1,0 +1,170 @@
+use super::*;
+use crate::sink::synthetic;
+
+/// The cumulative (le, count) pairs of thread `t`'s series of `name`.
+fn buckets(e: &Exposition, name: &str, t: usize) -> (Vec<(f64, u64)>, u64, f64) {
+    let fam = e
+        .registry
+        .gather()
+        .into_iter()
+        .find(|f| f.name() == name)
+        .expect("registered");
+    let m = fam
+        .get_metric()
+        .iter()
+        .find(|m| {
+            m.get_label()
+                .iter()
+                .any(|l| l.name() == "thread" && l.value() == t.to_string())
+        })
+        .expect("thread series");
+    let h = m.get_histogram();
+    let b = h
+        .get_bucket()
+        .iter()
+        .map(|b| (b.upper_bound(), b.cumulative_count()))
+        .collect();
+    (b, h.get_sample_count(), h.get_sample_sum())
+}
+
+#[test]
+fn buckets_are_cumulative_and_agree_with_the_engine_histogram() {
+    let run = synthetic::run(2, 5, 1000);
+    let (mut sink, expo) = PrometheusSink::new(&run.system, &run.config);
+    run.feed(&mut sink);
+    for t in 0..2 {
+        let (b, count, sum) = buckets(&expo, "tickscope_wakeup_latency_seconds", t);
+        assert_eq!(b.len(), BUCKETS_SECONDS.len());
+        assert!(b.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+        let engine = run.totals[t].latency_hist.buckets();
+        assert_eq!(count, run.totals[t].samples());
+        assert!(b.last().unwrap().1 <= count);
+        // Each of the engine's buckets holds [lowest equivalent, value]; the count at or
+        // below an edge lies between the buckets wholly below it and those starting below
+        // it (HdrHistogram's resolution: 1/128 of the value at 2 significant figures).
+        let shape = hdrhistogram::Histogram::<u64>::new_with_bounds(
+            1,
+            tickscope_engine::histogram::HIGHEST_TRACKABLE,
+            tickscope_engine::histogram::SIGNIFICANT_FIGURES,
+        )
+        .unwrap();
+        let low = |v: i64| match v {
+            v if v >= 0 => shape.lowest_equivalent(v as u64) as i64,
+            v => v, // negative buckets are given by their value closest to zero
+        };
+        for &(le, n) in &b {
+            let le_ns = (le * 1e9).round() as i64;
+            let below = |f: &dyn Fn(i64) -> bool| -> u64 {
+                engine
+                    .buckets
+                    .iter()
+                    .filter(|(v, _)| f(*v))
+                    .map(|(_, c)| c)
+                    .sum()
+            };
+            let (lo, hi) = (below(&|v| v <= le_ns), below(&|v| low(v) <= le_ns));
+            assert!(
+                lo <= n && n <= hi,
+                "thread {t}, le {le}: {lo} <= {n} <= {hi}"
+            );
+        }
+        let exact: f64 = (0..5000u64).map(|k| synthetic::latency(t, k) as f64).sum();
+        assert!((sum - exact / 1e9).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn counters_and_gauges_follow_the_windows() {
+    let run = synthetic::run(1, 4, 100);
+    let (mut sink, expo) = PrometheusSink::new(&run.system, &run.config);
+    run.feed(&mut sink);
+    let text = String::from_utf8(expo.encode()).unwrap();
+    let value = |prefix: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix} missing in\n{text}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let labels = r#"{cpu="0",method="nanosleep-abs",policy="other",thread="0"}"#;
+    assert_eq!(value(&format!("tickscope_wakeups_total{labels}")), 400.0);
+    assert_eq!(
+        value(&format!("tickscope_missed_periods_total{labels}")),
+        1.0
+    );
+    let early = (0..400).filter(|&k| synthetic::latency(0, k) < 0).count();
+    assert_eq!(
+        value(&format!("tickscope_early_wakeups_total{labels}")),
+        early as f64
+    );
+    let max = run.totals[0].latency.max().unwrap() as f64 / 1e9;
+    assert_eq!(
+        value(&format!("tickscope_latency_max_seconds{labels}")),
+        max
+    );
+    let last = run.windows[3].report.threads[0].1.latency_max.unwrap() as f64 / 1e9;
+    assert_eq!(
+        value(&format!("tickscope_window_latency_max_seconds{labels}")),
+        last
+    );
+    assert!(value("tickscope_last_window_timestamp_seconds") > 1.6e9);
+    assert!(text.contains("tickscope_build_info{version=\""));
+    assert!(text.contains("tickscope_config_info{"));
+    assert!(text.contains("# TYPE tickscope_wakeup_latency_seconds histogram"));
+    assert!(text.contains("# TYPE tickscope_period_deviation_seconds histogram"));
+    assert!(text.contains("# TYPE tickscope_thread_cpu_seconds_total counter"));
+}
+
+#[test]
+fn deviation_histogram_counts_every_period_after_the_first() {
+    let run = synthetic::run(1, 3, 50);
+    let (mut sink, expo) = PrometheusSink::new(&run.system, &run.config);
+    run.feed(&mut sink);
+    let (_, count, _) = buckets(&expo, "tickscope_period_deviation_seconds", 0);
+    assert_eq!(count, 149);
+}
+
+#[test]
+fn promtool_accepts_the_exposition() {
+    let Ok(promtool) = which("promtool") else {
+        eprintln!("skipped: promtool not found (Debian package 'prometheus')");
+        return;
+    };
+    let run = synthetic::run(2, 2, 100);
+    let (mut sink, expo) = PrometheusSink::new(&run.system, &run.config);
+    run.feed(&mut sink);
+    let mut child = std::process::Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&expo.encode())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The path of `name` on PATH.
+fn which(name: &str) -> Result<std::path::PathBuf, ()> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .ok_or(())
+}

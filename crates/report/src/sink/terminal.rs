@@ -1,0 +1,192 @@
+//! The terminal: the header, a line per second (single run) or per finished run
+//! (comparison), then the summary or the comparison table, the settings in one line, a
+//! warning when the machine did not keep up, then where the files went. Warnings and the
+//! progress bar go to standard error; everything else through a [`Printer`], so the command
+//! decides where text goes and what a closed standard output means.
+//!
+//! With `-q` (only the summary) or a comparison (no per-second lines), a progress bar on
+//! standard error shows elapsed and total time and the worst latency so far; it is drawn
+//! only when standard error is a terminal, and only once per window.
+
+use super::{RunContext, RunSink, SinkError};
+use crate::document::RunDocument;
+use crate::live::{self, Layout, RunningMax};
+use crate::methods_table::{comparison_header, methods_table, run_line};
+use crate::terminal;
+use crate::units::ns_i;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tickscope_engine::run::{Applied, RunConfig, SecondReport};
+use tickscope_engine::wait::MethodKind;
+
+/// Where the terminal sink's text goes.
+pub trait Printer {
+    /// Prints one piece of text and a newline.
+    fn line(&mut self, text: &str);
+    /// True when the reader went away (standard output closed): the stop that follows is
+    /// not worth a remark.
+    fn closed(&self) -> bool;
+    /// The terminal's width in columns, `None` when the text does not go to a terminal.
+    fn width(&self) -> Option<usize>;
+}
+
+/// The terminal's view of a run.
+pub struct TerminalSink {
+    printer: Box<dyn Printer>,
+    quiet: bool,
+    stop: Arc<AtomicBool>,
+    warned: Vec<MethodKind>,
+    worst: RunningMax,
+    progress: Option<ProgressBar>,
+}
+
+impl TerminalSink {
+    /// A terminal sink printing through `printer`; with `quiet`, only a settings line, the
+    /// summary (or the comparison table) and warnings. `stop` is the run's stop flag, to say
+    /// that an interrupted run's summary covers what ran.
+    pub fn new(printer: Box<dyn Printer>, quiet: bool, stop: Arc<AtomicBool>) -> Self {
+        TerminalSink {
+            printer,
+            quiet,
+            stop,
+            warned: Vec::new(),
+            worst: RunningMax::default(),
+            progress: None,
+        }
+    }
+
+    fn layout(&self) -> Layout {
+        Layout::for_width(self.printer.width())
+    }
+
+    /// A bar over the whole plan (all runs), or a spinner when a run has no end — only when
+    /// standard error is a terminal, and redrawn only when a window arrives (no ticker
+    /// thread waking up while the measurement runs).
+    fn start_progress(&mut self, ctx: &RunContext<'_>) {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            return;
+        }
+        let bar = match expected_ns(ctx.config) {
+            Some(ns) => {
+                let total_ms = (ns / 1_000_000).max(1) as u64 * ctx.total as u64;
+                let bar = ProgressBar::new(total_ms);
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{elapsed_precise} of {duration_precise} [{wide_bar}] {msg}",
+                    )
+                    .expect("a valid template"),
+                );
+                bar
+            }
+            None => ProgressBar::new_spinner(),
+        };
+        self.progress = Some(bar);
+    }
+}
+
+/// How long one run is planned to take, ns, when it has an end.
+fn expected_ns(cfg: &RunConfig) -> Option<i64> {
+    let by_loops = cfg.loops.map(|l| (l as i64).saturating_mul(cfg.period_ns));
+    match (by_loops, cfg.duration_ns) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+impl RunSink for TerminalSink {
+    fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {
+        if let Some(note) = &applied.method_note {
+            if !self.warned.contains(&applied.method) {
+                self.warned.push(applied.method);
+                eprintln!("tickscope: warning: {note}");
+            }
+        }
+        let first = ctx.index == 0;
+        if first && (self.quiet || ctx.is_comparison()) {
+            self.start_progress(ctx);
+        }
+        if self.quiet {
+            // One settings line still comes, under the summary.
+        } else if !ctx.is_comparison() {
+            let text = format!(
+                "{}\n{}",
+                terminal::header(ctx.system, ctx.config, applied),
+                live::header(self.layout())
+            );
+            self.printer.line(&text);
+        } else if first {
+            let text = comparison_header(ctx.system, ctx.config, applied, ctx.methods, ctx.rounds);
+            self.printer.line(&text);
+        }
+    }
+
+    fn window(&mut self, ctx: &RunContext<'_>, second: &SecondReport) {
+        self.worst.update(second);
+        if let Some(bar) = &self.progress {
+            let per_run = expected_ns(ctx.config).unwrap_or(0) / 1_000_000;
+            let done = per_run as u64 * ctx.index as u64
+                + ((second.index + second.merged.span) * (ctx.config.window_ns as u64)) / 1_000_000;
+            bar.set_position(done);
+            if let Some(max) = self.worst.merged() {
+                bar.set_message(format!("worst {}", ns_i(max)));
+            }
+        }
+        if !self.quiet && !ctx.is_comparison() {
+            let text = live::lines(
+                second,
+                ctx.config.period_ns,
+                ctx.config.cpus.len(),
+                &self.worst,
+                self.layout(),
+            );
+            self.printer.line(&text);
+        }
+    }
+
+    fn run_finished(&mut self, ctx: &RunContext<'_>, doc: &RunDocument) -> Result<(), SinkError> {
+        if let (false, true, Some(run)) = (self.quiet, ctx.is_comparison(), doc.runs.last()) {
+            let line = run_line(run, ctx.total);
+            match &self.progress {
+                Some(bar) => bar.suspend(|| self.printer.line(&line)),
+                None => self.printer.line(&line),
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
+        if let Some(bar) = self.progress.take() {
+            bar.finish_and_clear();
+        }
+        let comparison = !doc.runs.is_empty();
+        if self.stop.load(Ordering::Relaxed) && !self.printer.closed() {
+            eprintln!(
+                "tickscope: interrupted; the {} covers what ran",
+                if comparison { "table" } else { "summary" }
+            );
+        }
+        let body = if comparison {
+            methods_table(&doc.runs)
+        } else {
+            let warning =
+                terminal::keep_up_warning(&doc.summary, doc.config.period_ns, &doc.applied);
+            if let Some(w) = warning {
+                eprintln!("tickscope: {w}");
+            }
+            format!(
+                "{}\n{}",
+                terminal::summary(&doc.threads, &doc.summary),
+                terminal::settings_line(&doc.applied)
+            )
+        };
+        self.printer.line(&format!("\n{body}"));
+        if !self.quiet {
+            for n in notes.iter() {
+                self.printer.line(n);
+            }
+        }
+        Ok(())
+    }
+}
