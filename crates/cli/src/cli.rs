@@ -39,6 +39,42 @@ pub enum Command {
     /// Interval histogram logs (.hlog): merge them, or exact percentiles over a time range.
     #[command(subcommand)]
     Hlog(HlogCommand),
+    /// What on this machine limits wake-up latency, with the fix; --measure tries the knobs
+    /// tickscope can set itself. Exit status 0 ok/info, 1 warnings, 3 fatal findings.
+    Doctor(DoctorArgs),
+}
+
+/// Options of `tickscope doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The CPUs to be measured (e.g. 1,3-4). Default: every CPU this process may run on.
+    #[arg(long, value_name = "CPULIST")]
+    pub cpus: Option<String>,
+
+    /// Write the findings as JSON (schema tickscope.doctor/1) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+
+    /// Also measure each knob tickscope can set (policy, PM QoS, timer slack, placement,
+    /// method) with short interleaved A/B runs.
+    #[arg(long)]
+    pub measure: bool,
+
+    /// Length of each --measure run: 2s, 500ms; a bare number is seconds.
+    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    pub measure_duration: String,
+
+    /// Rounds of (without, with) per knob for --measure.
+    #[arg(long, default_value = "2", value_name = "N")]
+    pub rounds: String,
+
+    /// How long to sample steal time: 2s, 500ms, 0 to skip.
+    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    pub steal_sample: String,
+
+    /// Read /proc, /sys and /dev under DIR instead of / (fixture trees in tests).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub root: Option<std::path::PathBuf>,
 }
 
 /// Options of `tickscope plan`.

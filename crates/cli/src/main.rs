@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         cli::Command::Plan(args) => cmd::plan::execute(&args),
         cli::Command::Monitor(args) => cmd::monitor::execute(&args),
         cli::Command::Hlog(c) => cmd::hlog::execute(&c),
+        cli::Command::Doctor(args) => return cmd::doctor::main(&args),
     };
     exit::report(console::settle(result))
 }

@@ -25,7 +25,9 @@
 #![deny(missing_docs)]
 
 pub mod clocks;
+pub mod doctor;
 pub mod error;
+pub mod facts;
 pub mod grid;
 pub mod histogram;
 pub mod mock;

@@ -200,7 +200,7 @@ fn virtualization(cpuinfo: &str) -> Option<String> {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn cpuid_hypervisor() -> Option<String> {
+pub(crate) fn cpuid_hypervisor() -> Option<String> {
     // CPUID leaf 0x40000000 is the hypervisor vendor leaf, present when the "hypervisor"
     // flag is set.
     let r = std::arch::x86_64::__cpuid(0x4000_0000);
@@ -225,7 +225,7 @@ fn cpuid_hypervisor() -> Option<String> {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn cpuid_hypervisor() -> Option<String> {
+pub(crate) fn cpuid_hypervisor() -> Option<String> {
     None
 }
 

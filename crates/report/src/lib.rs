@@ -23,6 +23,7 @@
 pub mod capture;
 pub mod clocks;
 pub mod compare;
+pub mod doctor;
 pub mod document;
 pub mod executive;
 pub mod explain_text;

@@ -3,6 +3,7 @@
 pub mod clocks;
 pub mod compare;
 pub mod completions;
+pub mod doctor;
 pub mod explain;
 pub mod hlog;
 pub mod man;

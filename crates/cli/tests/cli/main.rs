@@ -6,6 +6,7 @@ mod common;
 
 mod clocks;
 mod cyclictest;
+mod doctor;
 mod executive;
 mod explain;
 mod inputs;

@@ -2,25 +2,21 @@
 //!
 //! Sources: `sched(7)` (RLIMIT_RTPRIO, CAP_SYS_NICE, RT throttling, SCHED_DEADLINE admission
 //! control and affinity), `capabilities(7)`, Documentation/scheduler/sched-rt-group.rst.
+//!
+//! The probes themselves are the readers of [`crate::facts`] (on the live root); this file
+//! only words their answers for a failed run.
 
 use super::Policy;
-use std::fs;
 use std::io;
 
-/// CAP_SYS_NICE's bit in the capability sets (`linux/capability.h`).
-const CAP_SYS_NICE: u32 = 23;
-/// CAP_IPC_LOCK's bit.
-const CAP_IPC_LOCK: u32 = 14;
+use crate::facts::memory::{soft_rlimit, Limit};
+use crate::facts::privileges::{capabilities, CAP_IPC_LOCK, CAP_SYS_NICE};
+use crate::facts::{sched, Root};
 
 /// Whether the process's effective capabilities include bit `cap` (from `/proc/self/status`).
 pub fn has_capability(cap: u32) -> bool {
-    fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("CapEff:"))
-                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        })
+    capabilities(&Root::live())
+        .value()
         .is_some_and(|mask| mask & (1u64 << cap) != 0)
 }
 
@@ -36,45 +32,26 @@ pub fn rtprio_limit() -> u64 {
 }
 
 fn rlimit(resource: libc::__rlimit_resource_t) -> u64 {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `r` is a writable rlimit.
-    unsafe { libc::getrlimit(resource, &mut r) };
-    r.rlim_cur
+    match soft_rlimit(resource) {
+        Limit::Unlimited => libc::RLIM_INFINITY,
+        Limit::Value(v) => v,
+    }
 }
 
 /// `/proc/sys/kernel/sched_rt_runtime_us`: µs per period RT tasks may use (-1: no limit).
 pub fn rt_runtime_us() -> Option<i64> {
-    read_i64("/proc/sys/kernel/sched_rt_runtime_us")
+    sched::rt_runtime_us(&Root::live()).value().copied()
 }
 
 /// `/proc/sys/kernel/sched_rt_period_us`: the RT throttling period in µs.
 pub fn rt_period_us() -> Option<i64> {
-    read_i64("/proc/sys/kernel/sched_rt_period_us")
-}
-
-fn read_i64(path: &str) -> Option<i64> {
-    fs::read_to_string(path).ok()?.trim().parse().ok()
+    sched::rt_period_us(&Root::live()).value().copied()
 }
 
 /// The RT runtime budget of this process's cgroup under RT group scheduling
 /// (cgroup v1 `cpu.rt_runtime_us`), where the kernel exposes one.
 fn cgroup_rt_runtime_us() -> Option<i64> {
-    let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
-    for line in cgroups.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        if controllers.split(',').any(|c| c == "cpu") {
-            for mount in ["/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"] {
-                if let Some(v) = read_i64(&format!("{mount}{path}/cpu.rt_runtime_us")) {
-                    return Some(v);
-                }
-            }
-        }
-    }
-    None
+    sched::cgroup_rt_runtime_us(&Root::live()).value().copied()
 }
 
 /// One sentence saying why `policy` could not be applied and how to allow it.

@@ -1,0 +1,36 @@
+//! One file per check; each is registered by one line in [`super::CHECKS`].
+
+pub mod agents;
+pub mod clocksource;
+pub mod cpufreq;
+pub mod cpuidle;
+pub mod haltpoll;
+pub mod hrtimers;
+pub mod hypervisor;
+pub mod irqs;
+pub mod isolation;
+pub mod kthreads;
+pub mod limits;
+pub mod pm_qos;
+pub mod preempt;
+pub mod privileges;
+pub mod rt_throttling;
+pub mod smt;
+pub mod steal;
+pub mod swap;
+pub mod thp;
+pub mod tick;
+pub mod timer_migration;
+pub mod watchdog;
+pub mod workqueue;
+
+use crate::setup::format_cpu_list;
+
+/// `0-3,5` for a set of CPUs, `none` for the empty set.
+pub(crate) fn cpus(set: &[usize]) -> String {
+    if set.is_empty() {
+        "none".into()
+    } else {
+        format_cpu_list(set)
+    }
+}

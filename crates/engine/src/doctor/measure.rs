@@ -1,0 +1,347 @@
+//! `tickscope doctor --measure`: for every knob tickscope can set for itself and restore,
+//! short interleaved A/B runs on the engine, and a verdict backed by the numbers.
+//!
+//! Each row changes one knob from the settings an ordinary program gets — SCHED_OTHER, no
+//! PM QoS request, the default timer slack, unpinned, `clock_nanosleep(TIMER_ABSTIME)` —
+//! so that the row says what that one knob is worth here. Like a comparison of methods
+//! ([`crate::schedule`]), rounds alternate the order (round 1: without, with; round 2: with,
+//! without; …) so that drift of a noisy machine favours neither side. Every setting is held
+//! by the run's guards (policy and slack per measuring thread, PM QoS through an open file
+//! that is closed at the end, placement per thread): nothing outlives the run, and boot
+//! parameters are never touched.
+
+use super::Context;
+use crate::facts::Facts;
+use crate::run::{run, PolicyRequest, RunConfig, AUTO_PRIORITY};
+use crate::setup::Policy;
+use crate::time::{Nanos, NS_PER_MS};
+use crate::wait::MethodKind;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The knobs, in the order they are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Knob {
+    /// SCHED_OTHER vs SCHED_FIFO 90.
+    Policy,
+    /// No PM QoS request vs `/dev/cpu_dma_latency` held at 0.
+    PmQos,
+    /// The default timer slack (50 µs) vs 1 ns.
+    TimerSlack,
+    /// Unpinned vs pinned to the quietest measured CPU.
+    Placement,
+    /// `nanosleep-abs` vs `hybrid` (sleep, then spin).
+    Method,
+}
+
+impl Knob {
+    /// Every knob.
+    pub const ALL: &'static [Knob] = &[
+        Knob::Policy,
+        Knob::PmQos,
+        Knob::TimerSlack,
+        Knob::Placement,
+        Knob::Method,
+    ];
+
+    /// Its name: `policy`, `pm-qos`, `timer-slack`, `placement`, `method`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Knob::Policy => "policy",
+            Knob::PmQos => "pm-qos",
+            Knob::TimerSlack => "timer-slack",
+            Knob::Placement => "placement",
+            Knob::Method => "method",
+        }
+    }
+}
+
+/// How long and how often to measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MeasureConfig {
+    /// Length of each run, ns (> 0).
+    pub duration_ns: Nanos,
+    /// Rounds of (without, with) per knob (≥ 1).
+    pub rounds: u32,
+    /// The period of the measuring thread, ns (> 0).
+    pub period_ns: Nanos,
+}
+
+impl Default for MeasureConfig {
+    /// 2 s runs, 2 rounds, 1 ms period.
+    fn default() -> Self {
+        MeasureConfig {
+            duration_ns: 2_000 * NS_PER_MS,
+            rounds: 2,
+            period_ns: NS_PER_MS,
+        }
+    }
+}
+
+/// Latency summary of one side of a knob, over its rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Side {
+    /// Mean over the rounds of each run's median wake-up latency, ns.
+    pub p50_ns: Nanos,
+    /// Mean over the rounds of each run's 99th percentile, ns.
+    pub p99_ns: Nanos,
+    /// Largest latency of all its runs, ns.
+    pub max_ns: Nanos,
+    /// Wake-ups recorded, all rounds.
+    pub samples: u64,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KnobResult {
+    /// The knob.
+    pub knob: Knob,
+    /// The setting without (the ordinary program's).
+    pub without: String,
+    /// The setting with.
+    pub with: String,
+    /// Measured without; `None` when not measured.
+    pub without_stats: Option<Side>,
+    /// Measured with; `None` when not measured.
+    pub with_stats: Option<Side>,
+    /// `with p99 / without p99`; < 1 means the knob helps.
+    pub ratio_p99: Option<f64>,
+    /// One sentence: what the knob did here, or `unknown: <reason>`.
+    pub verdict: String,
+}
+
+/// The two configurations of `knob` and their labels, or why this user cannot set it.
+fn sides(
+    knob: Knob,
+    base: &RunConfig,
+    facts: &Facts,
+    ctx: &Context,
+) -> Result<(RunConfig, RunConfig, String, String), String> {
+    let mut with = base.clone();
+    let (a, b) = match knob {
+        Knob::Policy => {
+            if !facts.privileges.may_set_rt(AUTO_PRIORITY) {
+                return Err("needs root (CAP_SYS_NICE or RLIMIT_RTPRIO ≥ 90)".into());
+            }
+            with.policy = PolicyRequest::Exact(Policy::Fifo {
+                priority: AUTO_PRIORITY,
+            });
+            ("SCHED_OTHER".into(), format!("SCHED_FIFO {AUTO_PRIORITY}"))
+        }
+        Knob::PmQos => {
+            if facts.privileges.pm_qos_writable.value() != Some(&true) {
+                return Err("needs root (write access to /dev/cpu_dma_latency)".into());
+            }
+            with.pm_qos_us = Some(0);
+            with.pm_qos_required = true;
+            ("off".into(), "0 µs".into())
+        }
+        Knob::TimerSlack => {
+            with.timer_slack_ns = Some(1);
+            (
+                format!("default {} ns", crate::setup::current_timer_slack()),
+                "1 ns".into(),
+            )
+        }
+        Knob::Placement => {
+            let cpu = quietest(facts, ctx);
+            with.cpus = vec![Some(cpu)];
+            ("unpinned".into(), format!("CPU {cpu}"))
+        }
+        Knob::Method => {
+            with.method = MethodKind::Hybrid;
+            ("nanosleep-abs".into(), "hybrid".into())
+        }
+    };
+    Ok((base.clone(), with, a, b))
+}
+
+/// The quietest measured CPU: an isolated one if any, else the one that took the fewest
+/// device interrupts since boot.
+pub fn quietest(facts: &Facts, ctx: &Context) -> usize {
+    let k = &facts.kernel;
+    if let Some(&c) = ctx
+        .cpus
+        .iter()
+        .find(|c| k.isolcpus.contains(c) || k.nohz_full.contains(c))
+    {
+        return c;
+    }
+    let irqs = facts.irq.irqs.value().cloned().unwrap_or_default();
+    let load = |cpu: usize| -> u64 {
+        let Some(col) = facts.irq.columns.iter().position(|&c| c == cpu) else {
+            return u64::MAX;
+        };
+        irqs.iter().filter_map(|i| i.counts.get(col)).sum()
+    };
+    ctx.cpus
+        .iter()
+        .copied()
+        .min_by_key(|&c| load(c))
+        .unwrap_or(0)
+}
+
+/// Runs the A/B table. `progress` gets one line per finished run; `stop` ends early (the
+/// rows measured so far are returned, the rest say `unknown: interrupted`).
+pub fn measure(
+    cfg: &MeasureConfig,
+    facts: &Facts,
+    ctx: &Context,
+    stop: &Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&str),
+) -> Vec<KnobResult> {
+    let mut base = RunConfig::new(cfg.period_ns);
+    base.duration_ns = Some(cfg.duration_ns);
+    base.policy = PolicyRequest::Exact(Policy::Other { nice: 0 });
+    base.timer_slack_ns = None;
+    base.pm_qos_us = None;
+    base.cpus = vec![None];
+    let mut out = Vec::new();
+    for &knob in Knob::ALL {
+        let (a, b, la, lb) = match sides(knob, &base, facts, ctx) {
+            Ok(s) => s,
+            Err(reason) => {
+                out.push(unknown(knob, String::new(), String::new(), reason));
+                continue;
+            }
+        };
+        let mut runs: [Vec<(Nanos, Nanos, Nanos, u64)>; 2] = [Vec::new(), Vec::new()];
+        let mut failed = None;
+        'rounds: for round in 0..cfg.rounds.max(1) {
+            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            for side in order {
+                if stop.load(Ordering::Relaxed) {
+                    failed = Some("interrupted".to_string());
+                    break 'rounds;
+                }
+                let c = if side == 0 { &a } else { &b };
+                match run(c, stop, &mut |_| {}) {
+                    Ok(o) => {
+                        if let Some(e) = o.error {
+                            failed = Some(e);
+                            break 'rounds;
+                        }
+                        let s = &o.summary;
+                        if let Some(l) = &s.latency_ns {
+                            runs[side].push((l.p50, l.p99, l.max, s.samples));
+                            progress(&format!(
+                                "{} {} (round {}): p50 {} ns, p99 {} ns, max {} ns",
+                                knob.name(),
+                                if side == 0 { &la } else { &lb },
+                                round + 1,
+                                l.p50,
+                                l.p99,
+                                l.max
+                            ));
+                        }
+                    }
+                    Err(e) => {
+                        failed = Some(e.to_string());
+                        break 'rounds;
+                    }
+                }
+            }
+        }
+        if let Some(reason) = failed {
+            out.push(unknown(knob, la, lb, reason));
+            continue;
+        }
+        let (Some(x), Some(y)) = (side(&runs[0]), side(&runs[1])) else {
+            out.push(unknown(knob, la, lb, "no wake-ups recorded".into()));
+            continue;
+        };
+        let ratio = (x.p99_ns > 0).then(|| y.p99_ns as f64 / x.p99_ns as f64);
+        let verdict = verdict(knob, &lb, &x, &y);
+        out.push(KnobResult {
+            knob,
+            without: la,
+            with: lb,
+            without_stats: Some(x),
+            with_stats: Some(y),
+            ratio_p99: ratio,
+            verdict,
+        });
+    }
+    out
+}
+
+fn unknown(knob: Knob, without: String, with: String, reason: String) -> KnobResult {
+    KnobResult {
+        knob,
+        without,
+        with,
+        without_stats: None,
+        with_stats: None,
+        ratio_p99: None,
+        verdict: format!("unknown: {reason}"),
+    }
+}
+
+fn side(runs: &[(Nanos, Nanos, Nanos, u64)]) -> Option<Side> {
+    if runs.is_empty() {
+        return None;
+    }
+    let n = runs.len() as i64;
+    Some(Side {
+        p50_ns: runs.iter().map(|r| r.0).sum::<i64>() / n,
+        p99_ns: runs.iter().map(|r| r.1).sum::<i64>() / n,
+        max_ns: runs.iter().map(|r| r.2).max().unwrap_or(0),
+        samples: runs.iter().map(|r| r.3).sum(),
+    })
+}
+
+/// One sentence on what `knob` set to `with` did to p99 (a change under 10 % is "no clear
+/// difference").
+fn verdict(knob: Knob, with: &str, x: &Side, y: &Side) -> String {
+    let what = match knob {
+        Knob::Policy => format!("running at {with} instead of SCHED_OTHER"),
+        Knob::PmQos => "holding PM QoS at 0".to_string(),
+        Knob::TimerSlack => "a timer slack of 1 ns".to_string(),
+        Knob::Placement => format!("pinning to {with}"),
+        Knob::Method => "the hybrid method (sleep, then spin)".to_string(),
+    };
+    let us = |ns: Nanos| format!("{:.0}", ns as f64 / 1000.0);
+    let (a, b) = (x.p99_ns as f64, y.p99_ns as f64);
+    if b < a * 0.9 {
+        format!(
+            "on this machine, {what} cut p99 from {} to {} µs",
+            us(x.p99_ns),
+            us(y.p99_ns)
+        )
+    } else if b > a * 1.1 {
+        format!(
+            "on this machine, {what} raised p99 from {} to {} µs",
+            us(x.p99_ns),
+            us(y.p99_ns)
+        )
+    } else {
+        format!(
+            "on this machine, {what} made no clear difference to p99 ({} vs {} µs)",
+            us(x.p99_ns),
+            us(y.p99_ns)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_name_direction() {
+        let s = |p99| Side {
+            p50_ns: 0,
+            p99_ns: p99,
+            max_ns: 0,
+            samples: 1,
+        };
+        assert!(verdict(Knob::PmQos, "0 µs", &s(212_000), &s(69_000))
+            .contains("cut p99 from 212 to 69 µs"));
+        assert!(verdict(Knob::Method, "hybrid", &s(10_000), &s(20_000)).contains("raised"));
+        assert!(
+            verdict(Knob::Method, "hybrid", &s(10_000), &s(10_500)).contains("no clear difference")
+        );
+    }
+}

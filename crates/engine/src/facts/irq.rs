@@ -1,0 +1,128 @@
+//! Interrupts: which device IRQs may fire on which CPU, and the workqueue CPU mask.
+//!
+//! Sources: `/proc/interrupts` (counts per CPU and the action name),
+//! `/proc/irq/N/smp_affinity_list` and `effective_affinity_list`
+//! (Documentation/core-api/irq/irq-affinity.rst), `/proc/irq/default_smp_affinity`,
+//! `/sys/devices/virtual/workqueue/cpumask` (Documentation/core-api/workqueue.rst, the
+//! mask unbound workqueues run on).
+
+use super::{cpu_list, cpu_mask, Fact, Root};
+use serde::{Deserialize, Serialize};
+
+/// One numbered (device) interrupt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Irq {
+    /// The IRQ number.
+    pub number: u32,
+    /// The action names from `/proc/interrupts` (e.g. `virtio3-tx`), or empty.
+    pub name: String,
+    /// The CPUs it may be routed to (`smp_affinity_list`); `None` when unreadable.
+    pub affinity: Option<Vec<usize>>,
+    /// The CPUs it is actually routed to (`effective_affinity_list`), where the kernel says.
+    pub effective: Option<Vec<usize>>,
+    /// Count per CPU column of `/proc/interrupts` since boot.
+    pub counts: Vec<u64>,
+}
+
+impl Irq {
+    /// The CPUs this IRQ can fire on: the effective affinity where known, else the affinity.
+    pub fn can_fire_on(&self) -> Option<&[usize]> {
+        self.effective.as_deref().or(self.affinity.as_deref())
+    }
+}
+
+/// Interrupt facts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IrqFacts {
+    /// Numbered IRQs found in `/proc/interrupts` and `/proc/irq`.
+    pub irqs: Fact<Vec<Irq>>,
+    /// The CPU column header of `/proc/interrupts` (`CPU0 CPU1` → `[0, 1]`).
+    pub columns: Vec<usize>,
+    /// `/proc/irq/default_smp_affinity`.
+    pub default_affinity: Fact<Vec<usize>>,
+    /// The CPUs unbound workqueues may run on.
+    pub workqueue_cpumask: Fact<Vec<usize>>,
+}
+
+/// Reads the interrupt facts under `root`.
+pub fn read(root: &Root) -> IrqFacts {
+    let table = root.fact("/proc/interrupts");
+    let columns: Vec<usize> = table
+        .value()
+        .and_then(|t| t.lines().next())
+        .map(|h| {
+            h.split_whitespace()
+                .filter_map(|c| c.strip_prefix("CPU")?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let irqs = table.map(|text| parse(root, &text, columns.len()));
+    IrqFacts {
+        irqs,
+        columns,
+        default_affinity: root
+            .fact("/proc/irq/default_smp_affinity")
+            .and_then(|s| cpu_mask(&s)),
+        workqueue_cpumask: root
+            .fact("/sys/devices/virtual/workqueue/cpumask")
+            .and_then(|s| cpu_mask(&s)),
+    }
+}
+
+fn parse(root: &Root, text: &str, ncols: usize) -> Vec<Irq> {
+    let mut out = Vec::new();
+    for line in text.lines().skip(1) {
+        let Some((label, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let Ok(number) = label.trim().parse::<u32>() else {
+            continue; // NMI, LOC, … are per-CPU architecture interrupts
+        };
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let counts: Vec<u64> = words
+            .iter()
+            .take(ncols)
+            .map_while(|w| w.parse().ok())
+            .collect();
+        // After the counts: chip, hwirq/type, then the action names.
+        let name = words
+            .iter()
+            .skip(counts.len() + 2)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let dir = format!("/proc/irq/{number}");
+        let list = |f: &str| {
+            root.fact(&format!("{dir}/{f}"))
+                .and_then(|s| cpu_list(&s))
+                .value()
+                .cloned()
+        };
+        out.push(Irq {
+            number,
+            name,
+            affinity: list("smp_affinity_list"),
+            effective: list("effective_affinity_list"),
+            counts,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_names_and_counts() {
+        let t =
+            "           CPU0       CPU1\n 26:          0         14  IO-APIC   4-edge      ttyS0\n\
+                 LOC:    3835846    4078952   Local timer interrupts\n";
+        let irqs = parse(&Root::at("/nonexistent"), t, 2);
+        assert_eq!(irqs.len(), 1);
+        assert_eq!(irqs[0].number, 26);
+        assert_eq!(irqs[0].counts, vec![0, 14]);
+        assert_eq!(irqs[0].name, "ttyS0");
+        assert!(irqs[0].affinity.is_none());
+    }
+}
