@@ -260,8 +260,17 @@ impl Drop for Itimer {
                 signals::drain(libc::SIGALRM);
             }
             TARGET_TID.store(0, Ordering::Relaxed);
-            // SAFETY: restores the action saved in `install`.
-            unsafe { libc::sigaction(libc::SIGALRM, &a.old_action, std::ptr::null_mut()) };
+            // A SIGALRM generated before the timer stopped may still be pending for the
+            // process and be delivered to any thread that does not block it — after the old
+            // action (often the default: terminate) is back. Ignoring the signal discards a
+            // pending one (sigaction(2), signal(7)); the timer is stopped, so none follows.
+            // SAFETY: plain-data sigaction set to SIG_IGN, then the action saved in `install`.
+            unsafe {
+                let mut ignore: libc::sigaction = std::mem::zeroed();
+                ignore.sa_sigaction = libc::SIG_IGN;
+                libc::sigaction(libc::SIGALRM, &ignore, std::ptr::null_mut());
+                libc::sigaction(libc::SIGALRM, &a.old_action, std::ptr::null_mut());
+            }
             if a.tid == crate::setup::gettid() {
                 signals::restore(&a.old_mask);
             }
