@@ -77,6 +77,10 @@ pub struct RunDocument {
     /// measured CPU; switches, migrations, CPU, policy per thread); absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_context: Option<Vec<tickscope_explain::context::WindowContext>>,
+    /// The findings of `tickscope doctor` that bear on the run and are not ok, read before
+    /// it started (docs/doctor-schema.md); absent in older files and mock runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doctor: Option<Vec<tickscope_engine::doctor::Finding>>,
     /// True when the machine's identity was removed for sharing ([`RunDocument::redact`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub redacted: bool,
@@ -180,6 +184,7 @@ impl RunDocument {
             command_line: Vec::new(),
             explain: None,
             window_context: None,
+            doctor: None,
             redacted: false,
         }
     }
@@ -252,6 +257,7 @@ impl RunDocument {
             command_line: Vec::new(),
             explain: None,
             window_context: None,
+            doctor: None,
             redacted: false,
         }
     }

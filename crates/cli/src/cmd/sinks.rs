@@ -125,6 +125,13 @@ pub fn sinks(
     if let Some(explain) = super::explain::sinks(args, stop)? {
         sinks.extend(explain);
     }
+    // What on this machine bears on the run, read before it starts (not on virtual time).
+    if args.debug_mock.is_none() {
+        let cpus: Vec<usize> = Vec::new();
+        sinks.push(Box::new(tickscope_report::sink::doctor::DoctorSink::new(
+            &cpus,
+        )));
+    }
     sinks.push(Box::new(TerminalSink::new(
         Box::new(Console),
         args.quiet,

@@ -373,6 +373,22 @@ impl Exporter for HtmlReport {
             out += "<h2>Second by second</h2>\n";
             out += &windows_table(&doc.summary.windows);
         }
+        if let Some(findings) = doc.doctor.as_ref().filter(|f| !f.is_empty()) {
+            out += "<h2>What on this machine bears on the run (tickscope doctor)</h2>\n";
+            let rows: Vec<(String, String)> = findings
+                .iter()
+                .map(|f| {
+                    let fix = f.fix.as_deref().unwrap_or("-");
+                    (
+                        format!("{:?} {}", f.severity, f.id).to_lowercase(),
+                        format!("{} — found: {}; fix: {fix}", f.title, f.found),
+                    )
+                })
+                .collect();
+            let rows: Vec<(&str, String)> =
+                rows.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+            out += &kv_table(&rows);
+        }
         out += "<h2>Plots</h2>\n";
         out += &figures(&plots_with(doc, &self.plots))?;
         let _ = writeln!(

@@ -15,6 +15,7 @@
 //! one new file plus one line there.
 
 pub mod context;
+pub mod doctor;
 pub mod explain;
 pub mod histogram;
 pub mod hlog;
