@@ -582,12 +582,13 @@ pub unsafe extern "C" fn ts_periodic_free(p: *mut ts_periodic) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::ffi::CStr;
     use tickscope_engine::setup::{current_policy, current_timer_slack};
 
-    fn last_error() -> String {
+    /// The calling thread's last error message, as an owned string.
+    pub(crate) fn last_error() -> String {
         // SAFETY: ts_last_error never returns NULL and the string lives until the next
         // failing call on this thread.
         unsafe { CStr::from_ptr(ts_last_error()) }

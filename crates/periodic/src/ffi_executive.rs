@@ -393,15 +393,8 @@ pub unsafe extern "C" fn ts_executive_free(ex: *mut ts_executive) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ffi::{ts_last_error, TS_STRATEGY_SLEEP};
-    use std::ffi::CStr;
-
-    fn last_error() -> String {
-        // SAFETY: never NULL; valid until the next failure on this thread.
-        unsafe { CStr::from_ptr(ts_last_error()) }
-            .to_string_lossy()
-            .into_owned()
-    }
+    use crate::ffi::tests::last_error;
+    use crate::ffi::TS_STRATEGY_SLEEP;
 
     unsafe extern "C" fn counter(r: *const ts_release, user: *mut c_void) -> c_int {
         // SAFETY: the test passes a [u64; 2] and the library a valid release.
