@@ -7,7 +7,7 @@
 //! Loops compared, every one at the same period on the same thread with the same settings:
 //!
 //! * `sleep`, `busy`, `hybrid`: [`tickscope::Periodic`] with that strategy and its
-//!   defaults (grid `t0 + k·period`, skip missed periods; busy: a kernel trip every 1000
+//!   defaults (grid `t0 + k·period`, skip passed expiries; busy: a kernel trip every 1000
 //!   clock reads; hybrid: auto margin), and `hybrid-100us` with a fixed 100 µs margin;
 //! * `sleep-rel`: after each wake-up, `clock_nanosleep(CLOCK_MONOTONIC, 0, period)` — sleep for
 //!   the period, as the Cpp-Periodic-Task sleep loop does, so each wake-up's lateness is added to the
@@ -46,7 +46,7 @@ struct Subject {
     /// Σ over slices of Σ(k − k̄)(t − t̄) and Σ(k − k̄)², for the pooled slope.
     sxy: f64,
     sxx: f64,
-    missed: u64,
+    overruns: u64,
     cpu_ns: Nanos,
     wall_ns: Nanos,
     /// The hybrid's margin at the end of each slice, ns.
@@ -65,7 +65,7 @@ impl Subject {
             wakes: 0,
             sxy: 0.0,
             sxx: 0.0,
-            missed: 0,
+            overruns: 0,
             cpu_ns: 0,
             wall_ns: 0,
             margins: Vec::new(),
@@ -195,7 +195,7 @@ fn library_slice(
         if meter.measuring() {
             wakes.push((t.index, t.woke));
             s.latency.record(t.latency);
-            s.missed += t.missed;
+            s.overruns += t.overruns;
         }
         if t.woke >= end {
             break;
@@ -288,7 +288,7 @@ fn main() {
         "p99|dt-P| µs",
         "max|dt-P| µs",
         "p99 lat µs",
-        "missed",
+        "overruns",
         "CPU %"
     );
     let us = |ns: Nanos| ns as f64 / 1e3;
@@ -319,7 +319,7 @@ fn main() {
             us(max_dev as Nanos),
             lat,
             if s.strategy.is_some() {
-                s.missed.to_string()
+                s.overruns.to_string()
             } else {
                 "-".into()
             },

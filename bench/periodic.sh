@@ -6,7 +6,7 @@
 #
 # Five loops (sleep, busy, hybrid auto, hybrid 100 µs, relative sleep) x SECONDS_EACH, plus rests.
 # Prints per loop: mean period and its error (drift), p99 and max |dt - period|, p99 latency
-# against the grid, missed periods, CPU % of one core. See bench/periodic.rs for the method.
+# against the grid, overruns, CPU % of one core. See bench/periodic.rs for the method.
 # FIFO_PRIORITY > 0 runs every loop under SCHED_FIFO (root); the busy loop then meets RT
 # throttling. The whole run is bounded by timeout.
 set -euo pipefail

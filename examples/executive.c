@@ -6,7 +6,7 @@
  *       -lpthread -ldl -lm -o executive && ./executive [MILLISECONDS]   (default 1000)
  *
  * Prints the plan (hyperperiod, utilisation, schedulable) and one line per task: releases,
- * missed releases, deadline misses, worst release latency and response time (us).
+ * overruns, deadline misses, worst release latency and response time (us).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,10 +73,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++) {
         ts_task_stats s;
         ts_executive_task_stats(ex, i, &s);
-        printf("task %d %-12s releases %6llu  missed %llu  deadline misses %llu  "
+        printf("task %d %-12s releases %6llu  overruns %llu  deadline misses %llu  "
                "latency max %8.1f us  response max %8.1f us\n",
                i, tasks[i].name, (unsigned long long)s.releases,
-               (unsigned long long)s.missed, (unsigned long long)s.deadline_misses,
+               (unsigned long long)s.overruns, (unsigned long long)s.deadline_misses,
                s.latency_max_ns / 1e3, s.response_max_ns / 1e3);
     }
     ts_executive_free(ex);

@@ -35,8 +35,8 @@ fn main() -> Result<(), tickscope::Error> {
         Control::Continue
     })?;
     ex.add(Task::new(10_000_000).name("logger"), |r| {
-        if r.missed > 0 {
-            eprintln!("logger: {} releases missed", r.missed);
+        if r.overruns > 0 {
+            eprintln!("logger: {} overruns", r.overruns);
         }
         Control::Continue
     })?;
@@ -65,10 +65,10 @@ fn main() -> Result<(), tickscope::Error> {
     println!("{n} releases in {ms} ms");
     for (i, s) in ex.stats().iter().enumerate() {
         println!(
-            "task {i} {:<8} releases {:6}  missed {}  deadline misses {}  latency max {:8.1} us  response max {:8.1} us",
+            "task {i} {:<8} releases {:6}  overruns {}  deadline misses {}  latency max {:8.1} us  response max {:8.1} us",
             s.name,
             s.releases,
-            s.missed,
+            s.overruns,
             s.deadline_misses,
             s.latency.as_ref().map_or(0, |l| l.max) as f64 / 1e3,
             s.response.as_ref().map_or(0, |r| r.max) as f64 / 1e3,

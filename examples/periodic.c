@@ -58,7 +58,7 @@ static void print_block(const char *title, const ts_stats *s)
     /* What Cpp-Periodic-Task does not print: lateness against the grid, misses and CPU. */
     printf("latency p99  : %15.3f us (max %.3f us)\n", (double)s->latency_p99_ns / us,
            (double)s->latency_max_ns / us);
-    printf("missed       : %15llu\n", (unsigned long long)s->missed);
+    printf("overruns     : %15llu\n", (unsigned long long)s->overruns);
     printf("cpu          : %15.1f %%\n", s->cpu_percent);
 }
 

@@ -69,7 +69,7 @@ void print_stats_block(const std::string &title, const ts_stats &s) {
     std::printf("------------------------------\n");
     std::printf("%-13s: %15.3f us (max %.3f us)\n", "latency p99", s.latency_p99_ns / 1e3,
                 s.latency_max_ns / 1e3);
-    std::printf("%-13s: %15llu\n", "missed", static_cast<unsigned long long>(s.missed));
+    std::printf("%-13s: %15llu\n", "overruns", static_cast<unsigned long long>(s.overruns));
     std::printf("%-13s: %15.1f %%\n", "cpu", s.cpu_percent);
 }
 

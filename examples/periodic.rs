@@ -54,6 +54,6 @@ fn print_stats_block(title: &str, s: &Stats) {
         let (p99, max) = (us(l.p99 as f64), us(l.max as f64));
         println!("latency p99  : {p99:>15.3} us (max {max:.3} us)");
     }
-    println!("missed       : {:>15}", s.missed);
+    println!("overruns     : {:>15}", s.overruns);
     println!("cpu          : {:>15.1} %", s.cpu_percent);
 }

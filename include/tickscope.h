@@ -104,7 +104,7 @@ typedef struct ts_tick {
    * Expiries after this one that had already passed when it woke (skipped, or returned
    * next and late with `TS_OVERRUN_CATCH_UP`).
    */
-  uint64_t missed;
+  uint64_t overruns;
 } ts_tick;
 
 /**
@@ -123,7 +123,7 @@ typedef struct ts_stats {
   /**
    * Missed periods.
    */
-  uint64_t missed;
+  uint64_t overruns;
   /**
    * Smallest wake-up latency, ns.
    */
@@ -254,7 +254,7 @@ typedef struct ts_release {
    * Later expiries of this task already passed at `start_ns` (skipped, or released next
    * and late with `TS_OVERRUN_CATCH_UP`).
    */
-  uint64_t missed;
+  uint64_t overruns;
 } ts_release;
 
 /**
@@ -276,7 +276,7 @@ typedef struct ts_task_stats {
   /**
    * Missed releases (expiries passed before a release of the task started).
    */
-  uint64_t missed;
+  uint64_t overruns;
   /**
    * Releases that ended after expiry + deadline.
    */
@@ -370,12 +370,12 @@ typedef struct ts_plan {
 #define TS_STRATEGY_HYBRID 2
 
 /**
- * Continue at the first expiry after the wake-up; the passed ones are counted as missed.
+ * Continue at the first expiry after the wake-up; the passed ones are counted as overruns.
  */
 #define TS_OVERRUN_SKIP 0
 
 /**
- * Return every passed expiry in turn, at once and late (they are counted as missed too).
+ * Return every passed expiry in turn, at once and late (they are counted as overruns too).
  */
 #define TS_OVERRUN_CATCH_UP 1
 
@@ -437,7 +437,7 @@ const char *ts_last_error(void);
 
 /**
  * A loop waking every `period_ns` ns (1 ..= 3 600 000 000 000) with `strategy` (a
- * `TS_STRATEGY_*` value) and default options: `CLOCK_MONOTONIC`, skip missed periods,
+ * `TS_STRATEGY_*` value) and default options: `CLOCK_MONOTONIC`, skip passed expiries (overruns),
  * busy guard every 1000 clock reads, auto hybrid margin. Changes nothing on the system.
  *
  * Returns NULL, with the reason in `ts_last_error`, for a period out of range or an

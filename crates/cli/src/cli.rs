@@ -324,7 +324,7 @@ pub struct RunArgs {
     pub clock: String,
 
     /// After a wake-up later than the next expiry: skip to the next future expiry
-    /// (cyclictest) or catch-up (wake once per missed expiry). Both count missed periods.
+    /// (cyclictest) or catch-up (wake once per missed expiry). Both count overruns.
     #[arg(
         long,
         default_value = "skip",

@@ -7,7 +7,7 @@
 //! * the **period** `dt = woke − previous woke` (ns), whose spread around the nominal period
 //!   is the period jitter,
 //!
-//! and counts **missed periods**: expiries that passed before the thread woke for the one
+//! and counts **overruns**: expiries that passed before the thread woke for the one
 //! before (see [`grid`]). Samples go into HdrHistograms allocated before the loop, so memory
 //! stays bounded whatever the run length; finished one-second windows travel to a collector
 //! thread through wait-free rings ([`worker`]), which builds per-second and total

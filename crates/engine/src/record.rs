@@ -26,7 +26,7 @@ pub struct WindowRecord {
     pub period: Moments,
     /// Distribution of the period deviation dt − nominal period (ns).
     pub period_dev_hist: WindowHistogram,
-    /// Expiries that passed before the thread woke for the previous one (missed periods).
+    /// Expiries that passed before the thread woke for the previous one (overruns).
     pub overruns: u64,
     /// Raw samples not streamed because the sample ring was full (the writer fell behind).
     pub samples_dropped: u64,

@@ -74,7 +74,7 @@ pub struct WindowStats {
     pub start_ns: Nanos,
     /// Wake-ups in the window.
     pub samples: u64,
-    /// Missed periods in the window.
+    /// Overruns in the window: expiries that passed before the thread woke for the previous one.
     pub overruns: u64,
     /// Smallest latency, ns.
     pub latency_min: Option<Nanos>,
@@ -110,7 +110,7 @@ pub struct ThreadStats {
     pub cpu: Option<usize>,
     /// Wake-ups recorded.
     pub samples: u64,
-    /// Missed periods: expiries that passed before the thread woke for the previous one.
+    /// Overruns: expiries that passed before the thread woke for the previous one.
     pub overruns: u64,
     /// Raw samples that could not be streamed (`--samples`) because the writer fell behind.
     pub samples_dropped: u64,

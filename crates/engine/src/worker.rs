@@ -83,13 +83,13 @@ pub struct Step {
     pub woke: Nanos,
     /// Expiries that passed before this wake-up and were skipped (or will be returned at
     /// once under catch-up): the overruns it caused.
-    pub missed: u64,
+    pub overruns: u64,
 }
 
 /// One wake-up of a periodic loop — the step the measuring loop and the periodic library
 /// share: wait for the grid's next expiry (a wait cut short by a signal is resumed while
 /// `resume()` says so), record its latency and, unless it is the `first`, its period, then
-/// advance the grid past the wake-up and count the expiries it missed. `last_woke` is the
+/// advance the grid past the wake-up and count the expiries it passed (overruns). `last_woke` is the
 /// previous wake time (or the start) and becomes this one. Allocates nothing.
 ///
 /// Returns `Ok(None)` when a signal cut the wait short and `resume()` said stop.
@@ -119,13 +119,13 @@ pub fn wake_step<M: WakeMethod + ?Sized>(
     };
     let period = (!first).then_some((woke - *last_woke, grid.period()));
     record.record(woke - expiry, period);
-    let missed = grid.advance(woke);
-    record.overruns += missed;
+    let overruns = grid.advance(woke);
+    record.overruns += overruns;
     *last_woke = woke;
     Ok(Some(Step {
         expiry,
         woke,
-        missed,
+        overruns,
     }))
 }
 

@@ -39,9 +39,9 @@ pub const TS_STRATEGY_HYBRID: ts_strategy = 2;
 
 /// What to do after a wake-up later than the next expiry: one of the `TS_OVERRUN_*` values.
 pub type ts_overrun = i32;
-/// Continue at the first expiry after the wake-up; the passed ones are counted as missed.
+/// Continue at the first expiry after the wake-up; the passed ones are counted as overruns.
 pub const TS_OVERRUN_SKIP: ts_overrun = 0;
-/// Return every passed expiry in turn, at once and late (they are counted as missed too).
+/// Return every passed expiry in turn, at once and late (they are counted as overruns too).
 pub const TS_OVERRUN_CATCH_UP: ts_overrun = 1;
 
 /// The clock of the grid: one of the `TS_CLOCK_*` values.
@@ -91,7 +91,7 @@ pub struct ts_tick {
     pub latency_ns: i64,
     /// Expiries after this one that had already passed when it woke (skipped, or returned
     /// next and late with `TS_OVERRUN_CATCH_UP`).
-    pub missed: u64,
+    pub overruns: u64,
 }
 
 /// The loop's statistics since its first wait (or `ts_periodic_reset_stats`). All times in
@@ -104,7 +104,7 @@ pub struct ts_stats {
     /// Ticks recorded.
     pub samples: u64,
     /// Missed periods.
-    pub missed: u64,
+    pub overruns: u64,
     /// Smallest wake-up latency, ns.
     pub latency_min_ns: i64,
     /// Largest wake-up latency, ns.
@@ -290,7 +290,7 @@ pub extern "C" fn ts_last_error() -> *const c_char {
 }
 
 /// A loop waking every `period_ns` ns (1 ..= 3 600 000 000 000) with `strategy` (a
-/// `TS_STRATEGY_*` value) and default options: `CLOCK_MONOTONIC`, skip missed periods,
+/// `TS_STRATEGY_*` value) and default options: `CLOCK_MONOTONIC`, skip passed expiries (overruns),
 /// busy guard every 1000 clock reads, auto hybrid margin. Changes nothing on the system.
 ///
 /// Returns NULL, with the reason in `ts_last_error`, for a period out of range or an
@@ -376,7 +376,7 @@ pub unsafe extern "C" fn ts_periodic_wait(p: *mut ts_periodic, tick: *mut ts_tic
                 expiry_ns: t.expiry,
                 woke_ns: t.woke,
                 latency_ns: t.latency,
-                missed: t.missed,
+                overruns: t.overruns,
             };
             // SAFETY: non-null, and the caller guarantees it is writable.
             unsafe { tick.write(out) };
@@ -390,7 +390,7 @@ impl From<&Stats> for ts_stats {
         let mut out = ts_stats {
             period_ns: s.period_ns,
             samples: s.samples,
-            missed: s.missed,
+            overruns: s.overruns,
             cpu_time_ns: s.cpu_time_ns,
             wall_time_ns: s.wall_time_ns,
             cpu_percent: s.cpu_percent,

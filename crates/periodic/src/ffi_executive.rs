@@ -42,7 +42,7 @@ pub struct ts_release {
     pub latency_ns: i64,
     /// Later expiries of this task already passed at `start_ns` (skipped, or released next
     /// and late with `TS_OVERRUN_CATCH_UP`).
-    pub missed: u64,
+    pub overruns: u64,
 }
 
 /// A task's callback: return 0 to go on, anything else to make the current
@@ -78,7 +78,7 @@ pub struct ts_task_stats {
     /// Releases run.
     pub releases: u64,
     /// Missed releases (expiries passed before a release of the task started).
-    pub missed: u64,
+    pub overruns: u64,
     /// Releases that ended after expiry + deadline.
     pub deadline_misses: u64,
     /// Releases that ran longer than the budget.
@@ -251,7 +251,7 @@ pub unsafe extern "C" fn ts_executive_add(
                     expiry_ns: r.expiry,
                     start_ns: r.start,
                     latency_ns: r.latency,
-                    missed: r.missed,
+                    overruns: r.overruns,
                 };
                 // SAFETY: the caller guarantees `f` and `user` stay valid.
                 match unsafe { f(&c, user) } {
@@ -326,7 +326,7 @@ pub unsafe extern "C" fn ts_executive_task_stats(
             let p = s.start_period.as_ref();
             let c = ts_task_stats {
                 releases: s.releases,
-                missed: s.missed,
+                overruns: s.overruns,
                 deadline_misses: s.deadline_misses,
                 budget_overruns: s.budget_overruns,
                 latency_min_ns: l.map_or(0, |l| l.min),

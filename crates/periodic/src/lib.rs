@@ -11,8 +11,8 @@
 //!     for _ in 0..1000 {
 //!         let tick = looper.wait()?;
 //!         // … the periodic work; it starts tick.latency ns after its expiry
-//!         if tick.missed > 0 {
-//!             eprintln!("{} periods missed", tick.missed);
+//!         if tick.overruns > 0 {
+//!             eprintln!("{} overruns", tick.overruns);
 //!         }
 //!     }
 //!     let s = looper.stats(); // the same statistics as `tickscope run`, any time
@@ -27,8 +27,8 @@
 //!   a margin before the expiry and spins the rest, the margin fixed or learnt as it runs.
 //!   `tickscope run --method nanosleep-abs|busy|hybrid` tells which wins on a machine.
 //! * **Ticks** ([`Tick`]): each wait returns the grid index, the expiry, the wake-up time,
-//!   the latency (signed ns) and the periods missed.
-//! * **Statistics** ([`Stats`]): latency and period distributions, missed periods and CPU
+//!   the latency (signed ns) and the overruns (expiries passed).
+//! * **Statistics** ([`Stats`]): latency and period distributions, overruns and CPU
 //!   use, readable between any two waits while the loop goes on.
 //! * **Setup on request** ([`Builder`], [`Periodic::set_policy`] …): scheduling policy and
 //!   priority, CPU affinity, `mlockall`, timer slack; each restored when the loop is dropped.

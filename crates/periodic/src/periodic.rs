@@ -33,9 +33,9 @@ pub struct Tick {
     pub latency: Nanos,
     /// Grid points after this tick's expiry that had already passed when it woke, counted
     /// once each. With [`OverrunPolicy::Skip`] they are skipped (the next tick's index is
-    /// `index + missed + 1`); with [`OverrunPolicy::CatchUp`] the next waits return them at
+    /// `index + overruns + 1`); with [`OverrunPolicy::CatchUp`] the next waits return them at
     /// once, late.
-    pub missed: u64,
+    pub overruns: u64,
 }
 
 /// The loop's running statistics, the same ones `tickscope run` reports, since the first
@@ -46,8 +46,8 @@ pub struct Stats {
     pub period_ns: Nanos,
     /// Ticks recorded.
     pub samples: u64,
-    /// Missed periods (sum of [`Tick::missed`]).
-    pub missed: u64,
+    /// Overruns (sum of [`Tick::overruns`]).
+    pub overruns: u64,
     /// Wake-up latency (`woke − expiry`); `None` before the first tick.
     pub latency: Option<LatencyStats>,
     /// Period dt between consecutive wake-ups against the nominal period; `None` before the
@@ -262,7 +262,7 @@ impl Builder {
 }
 
 impl Periodic {
-    /// A loop waking every `period` ns with `strategy`, on `CLOCK_MONOTONIC`, skipping missed
+    /// A loop waking every `period` ns with `strategy`, on `CLOCK_MONOTONIC`, skipping passed
     /// periods, changing nothing on the system.
     ///
     /// # Errors
@@ -331,7 +331,7 @@ impl Periodic {
         let Step {
             expiry,
             woke,
-            missed,
+            overruns,
         } = step.expect("a wait that resumes on every signal always ends in a wake-up");
         let latency = woke - expiry;
         running.ticked = true;
@@ -340,7 +340,7 @@ impl Periodic {
             expiry,
             woke,
             latency,
-            missed,
+            overruns,
         })
     }
 
@@ -373,7 +373,7 @@ impl Periodic {
         Stats {
             period_ns: self.period,
             samples: r.samples(),
-            missed: r.overruns,
+            overruns: r.overruns,
             latency: latency_stats(&r.latency, &r.latency_hist),
             period: period_stats(&r.period, &r.period_dev_hist, self.period),
             cpu_time_ns,
@@ -537,7 +537,7 @@ mod tests {
             let t = p.wait().unwrap();
             assert_eq!(t.latency, t.woke - t.expiry);
             assert_eq!(t.expiry, first.expiry + t.index as Nanos * period);
-            assert_eq!(t.index, last.index + last.missed + 1, "skip policy");
+            assert_eq!(t.index, last.index + last.overruns + 1, "skip policy");
             assert!(t.woke >= t.expiry, "absolute sleeps never return early");
             last = t;
         }
@@ -560,21 +560,21 @@ mod tests {
             let late = p.wait().unwrap();
             // On a loaded machine the first tick itself may be late and skip some.
             let skipped_by_t0 = match policy {
-                OverrunPolicy::Skip => t0.missed,
+                OverrunPolicy::Skip => t0.overruns,
                 OverrunPolicy::CatchUp => 0,
             };
             assert_eq!(late.index, 1 + skipped_by_t0);
             assert!(late.latency >= 2_500_000, "{late:?}");
-            assert!(late.missed >= 2, "{late:?}");
+            assert!(late.overruns >= 2, "{late:?}");
             let next = p.wait().unwrap();
             match policy {
-                OverrunPolicy::Skip => assert_eq!(next.index, late.index + late.missed + 1),
+                OverrunPolicy::Skip => assert_eq!(next.index, late.index + late.overruns + 1),
                 OverrunPolicy::CatchUp => {
                     assert_eq!(next.index, 2);
                     assert!(next.latency > 0);
                 }
             }
-            assert!(t0.index == 0 && p.stats().missed >= 2);
+            assert!(t0.index == 0 && p.stats().overruns >= 2);
         }
     }
 
@@ -586,9 +586,9 @@ mod tests {
             last = p.wait().unwrap();
         }
         p.reset_stats();
-        assert_eq!((p.stats().samples, p.stats().missed), (0, 0));
+        assert_eq!((p.stats().samples, p.stats().overruns), (0, 0));
         let t = p.wait().unwrap();
-        assert_eq!(t.index, last.index + last.missed + 1);
+        assert_eq!(t.index, last.index + last.overruns + 1);
         let s = p.stats();
         assert_eq!((s.samples, s.period.unwrap().samples), (1, 1));
     }

@@ -144,7 +144,7 @@ fn check_block(output: &str, title: &str) {
         "% deviation of 1000 µs"
     );
     assert_eq!(lines[start + 10], "------------------------------");
-    for extra in ["latency p99", "missed", "cpu"] {
+    for extra in ["latency p99", "overruns", "cpu"] {
         assert!(
             lines[start + 11..].iter().any(|l| l.starts_with(extra)),
             "{extra} line missing:\n{output}"

@@ -168,7 +168,7 @@ pub struct TaskRow {
     /// Releases run.
     pub releases: u64,
     /// Missed releases.
-    pub missed: u64,
+    pub overruns: u64,
     /// Deadline misses.
     pub deadline_misses: u64,
     /// Budget overruns.
@@ -199,7 +199,7 @@ pub fn tasks_table(rows: &[TaskRow]) -> String {
         "resp p99",
         "resp max",
         "start jitter SD",
-        "missed",
+        "overruns",
         "deadline misses",
         "budget overruns",
     ]);
@@ -220,7 +220,7 @@ pub fn tasks_table(rows: &[TaskRow]) -> String {
             r.start_period
                 .as_ref()
                 .map_or("-".into(), |p| crate::units::ns(p.stddev)),
-            r.missed.to_string(),
+            r.overruns.to_string(),
             r.deadline_misses.to_string(),
             r.budget_overruns.to_string(),
         ]);
@@ -290,7 +290,7 @@ mod tests {
             period_ns: 1_000_000,
             work_ns: Some(50_000),
             releases: 10,
-            missed: 1,
+            overruns: 1,
             deadline_misses: 2,
             budget_overruns: 3,
             latency: None,

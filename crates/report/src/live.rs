@@ -6,7 +6,7 @@
 //! Two layouts, chosen by the terminal's width: [`Layout::Wide`] (123 columns: every
 //! column) where it fits or when the output is not a terminal, [`Layout::Compact`] (under
 //! 80 columns) otherwise: latency min/avg/p99/max, the maximum so far, dt SD, the largest
-//! |dt − period| in % of the period, missed periods and CPU.
+//! |dt − period| in % of the period, overruns (the header's "over runs") and CPU.
 
 use crate::units::us;
 use tickscope_engine::result::WindowStats;
@@ -76,14 +76,14 @@ pub fn header(layout: Layout) -> String {
             "{:>6} {:>4} {:>6} │{:>8} {:>8} {:>8} {:>9} │{:>10} │{:>10} {:>8} {:>6} {:>6} {:>6} │{:>6} {:>5}\n\
              {:>6} {:>4} {:>6} │{:>35} │{:>10} │{:>40} │{:>6} {:>5}",
             "time", "T", "n", "lat min", "avg", "p99", "max", "max so far", "dt mean", "SD",
-            "SD%", "min%", "max%", "missed", "cpu%", "[s]", "", "",
-            "wake-up latency [µs]", "[µs]", "period dt [µs], % of period", "", "",
+            "SD%", "min%", "max%", "over", "cpu%", "[s]", "", "",
+            "wake-up latency [µs]", "[µs]", "period dt [µs], % of period", "runs", "",
         ),
         Layout::Compact => format!(
             "{:>5} {:>3} {:>5}│{:>6} {:>6} {:>6} {:>7}│{:>8}│{:>6} {:>6}│{:>5} {:>4}\n\
              {:>5} {:>3} {:>5}│{:>27}│{:>8}│{:>13}│{:>5} {:>4}",
-            "time", "T", "n", "min", "avg", "p99", "max", "so far", "dt SD", "|dt-T|", "miss",
-            "cpu%", "[s]", "", "", "latency [µs]", "[µs]", "[µs]  [%]", "", "",
+            "time", "T", "n", "min", "avg", "p99", "max", "so far", "dt SD", "|dt-T|", "over",
+            "cpu%", "[s]", "", "", "latency [µs]", "[µs]", "[µs]  [%]", "runs", "",
         ),
     }
 }

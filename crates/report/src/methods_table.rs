@@ -3,7 +3,7 @@
 //!
 //! With several rounds, a method's row combines its runs: latency percentiles, dt SD,
 //! |dt − period| p99, CPU and the hybrid's final margin are medians over the rounds (robust
-//! to one noisy round); samples, missed periods and late sleeps are totals; the maximum is
+//! to one noisy round); samples, overruns and late sleeps are totals; the maximum is
 //! the largest. The margin note reads `margin 127 µs (auto 56.0 µs–373 µs), 51/9996 sleeps
 //! late`: the mean margin over the sleeps (median over rounds), how it was chosen, the
 //! smallest and largest margin used (warm-up included), and how many sleeps ended after
@@ -53,7 +53,7 @@ pub fn run_line(run: &MethodRun, total: usize) -> String {
         s.latency_ns.as_ref().map_or("-".into(), |l| ns_i(f(l)))
     };
     format!(
-        "[{}/{}] {}, round {}: {} samples, latency p50 {} p99 {} max {}, missed {}, CPU {:.1} %{}",
+        "[{}/{}] {}, round {}: {} samples, latency p50 {} p99 {} max {}, overruns {}, CPU {:.1} %{}",
         run.order + 1,
         total,
         run.method,
@@ -107,7 +107,7 @@ impl MethodRows<'_> {
             move |t: &ThreadStats| t.latency_ns.as_ref().map(|l| f(l) as f64)
         };
         let samples: u64 = self.summaries().map(|t| t.samples).sum();
-        let missed: u64 = self.summaries().map(|t| t.overruns).sum();
+        let overruns: u64 = self.summaries().map(|t| t.overruns).sum();
         let max = self
             .summaries()
             .filter_map(|t| t.latency_ns.as_ref().map(|l| l.max))
@@ -130,7 +130,7 @@ impl MethodRows<'_> {
             max,
             self.median_ns(|t| t.period_ns.as_ref().map(|p| p.stddev)),
             self.median_ns(|t| t.period_ns.as_ref().map(|p| p.abs_deviation_p99 as f64)),
-            missed.to_string(),
+            overruns.to_string(),
             cpu,
             step,
             self.notes(),
@@ -138,7 +138,7 @@ impl MethodRows<'_> {
     }
 
     /// What the method said about itself: the hybrid's margin, the busy-wait's naps, the
-    /// kernel's own count of missed periods.
+    /// kernel's own count of overruns.
     fn notes(&self) -> String {
         let reports: Vec<_> = self
             .summaries()
@@ -171,7 +171,7 @@ impl MethodRows<'_> {
             .filter_map(|r| r.timer_overruns)
             .reduce(|a, b| a + b)
         {
-            notes.push(format!("kernel: {k} missed"));
+            notes.push(format!("kernel: {k} overruns"));
         }
         if self.runs.iter().any(|r| r.applied.method_note.is_some()) {
             notes.push("see warning".into());
@@ -221,7 +221,7 @@ impl MethodsTable {
         if rounds > 1 {
             notes.push(format!(
                 "{rounds} rounds: percentiles, dt SD, |dt−T| p99, CPU and margin are medians \
-                 over the rounds; samples and missed are totals; lat max is the largest."
+                 over the rounds; samples and overruns are totals; lat max is the largest."
             ));
         }
         let mut warned: Vec<&str> = Vec::new();
@@ -243,7 +243,7 @@ impl MethodsTable {
                 "lat max",
                 "dt SD",
                 "|dt−T| p99",
-                "missed",
+                "overruns",
                 "CPU",
                 "step",
                 "notes",

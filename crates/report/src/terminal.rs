@@ -218,7 +218,7 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
 pub fn summary_rows() -> Vec<SummaryRow> {
     vec![
         ("samples", |t| t.samples.to_string()),
-        ("missed periods", |t| t.overruns.to_string()),
+        ("overruns", |t| t.overruns.to_string()),
         ("latency min", |t| {
             t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.min))
         }),
@@ -314,14 +314,13 @@ pub fn method_rows(cols: &[(String, &ThreadStats)]) -> Vec<(&'static str, Vec<St
         .collect()
 }
 
-/// The summary as one row per thread and a last row for all threads: samples, missed
-/// periods, latency min/p50/p99/p99.9/max, dt SD and CPU — about 100 columns whatever the
+/// The summary as one row per thread and a last row for all threads: samples, overruns, latency min/p50/p99/p99.9/max, dt SD and CPU — about 100 columns whatever the
 /// number of threads.
 pub fn summary_by_thread(threads: &[ThreadStats], merged: &ThreadStats) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
     table.set_header(vec![
-        "thread", "CPU", "samples", "missed", "lat min", "p50", "p99", "p99.9", "max", "dt SD",
+        "thread", "CPU", "samples", "overruns", "lat min", "p50", "p99", "p99.9", "max", "dt SD",
         "CPU %",
     ]);
     let row = |name: String, t: &ThreadStats| {
@@ -383,11 +382,11 @@ pub fn settings_line(applied: &Applied) -> String {
     )
 }
 
-/// Share of missed periods above which a run is said not to have kept up: 1 %.
+/// Share of overruns (periods missed) above which a run is said not to have kept up: 1 %.
 pub const KEEP_UP_LIMIT: f64 = 0.01;
 
 /// A sentence when the machine did not keep up with the period — more than
-/// [`KEEP_UP_LIMIT`] of the periods missed (overruns) — with what to try; `None` otherwise.
+/// [`KEEP_UP_LIMIT`] of the periods were overruns — with what to try; `None` otherwise.
 pub fn keep_up_warning(summary: &ThreadStats, period_ns: i64, applied: &Applied) -> Option<String> {
     let expected = summary.samples + summary.overruns;
     if expected == 0 {
@@ -403,8 +402,8 @@ pub fn keep_up_warning(summary: &ThreadStats, period_ns: i64, applied: &Applied)
         "a real-time policy (--policy fifo, as root) or a longer interval"
     };
     Some(format!(
-        "the machine did not keep up with the {} period under {}: {} of {} periods were \
-         missed (overruns, {:.1} %); try {try_this}",
+        "the machine did not keep up with the {} period under {}: {} overruns in {} periods \
+         ({:.1} %); try {try_this}",
         interval(period_ns),
         policy(&applied.policy),
         summary.overruns,

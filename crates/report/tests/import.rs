@@ -55,7 +55,7 @@ fn cyclictest_us_file_with_overflows() {
     assert_eq!(m.settings[&Setting::Tool], "cyclictest 2.40");
     assert_eq!(m.settings[&Setting::Kernel], "6.18.44-fc-v595");
     assert_eq!(m.dt_sd_ns, None);
-    assert_eq!(m.missed_periods, None);
+    assert_eq!(m.overruns, None);
 }
 
 #[test]
@@ -108,7 +108,7 @@ fn tickscope_file() {
     assert_eq!(m.samples, 600);
     assert_eq!(m.resolution_ns, None);
     assert!(m.dt_sd_ns.is_some() && m.cpu_percent.is_some());
-    assert_eq!(m.missed_periods, Some(0));
+    assert_eq!(m.overruns, Some(0));
     let l = m.latency_ns.unwrap();
     assert!(l.min <= l.p50.unwrap() && l.p99_9.unwrap() <= l.max);
     assert_eq!(m.settings[&Setting::Method], "nanosleep-abs");

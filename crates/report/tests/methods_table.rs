@@ -99,7 +99,7 @@ fn run_lines_count_from_one() {
     let r = run(MethodKind::Busy, 2, 3, &[40, 90, 80], 97.0);
     assert_eq!(
         run_line(&r, 6),
-        "[4/6] busy, round 2: 3 samples, latency p50 80 ns p99 90 ns max 90 ns, missed 2, \
+        "[4/6] busy, round 2: 3 samples, latency p50 80 ns p99 90 ns max 90 ns, overruns 2, \
          CPU 97.0 %"
     );
 }

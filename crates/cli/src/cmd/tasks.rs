@@ -174,7 +174,7 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
             period_ns: s.period_ns,
             work_ns: spec.work_ns,
             releases: s.releases,
-            missed: s.missed,
+            overruns: s.overruns,
             deadline_misses: s.deadline_misses,
             budget_overruns: s.budget_overruns,
             latency: s.latency,

@@ -15,7 +15,7 @@ pub enum StepData {
 
 /// Every `run` figure: latency.{min,max,mean,stddev,p50,p99}, period.{samples,nominal,mean,
 /// stddev,rms_jitter,min,max,minmax,stddev_pct,minmax_pct,mean_hz,nominal_hz}, samples,
-/// missed.
+/// overruns (`missed`, its earlier name, is still accepted in scenario files).
 const RUN: &[&str] = &[
     "latency.min",
     "latency.max",
@@ -36,7 +36,7 @@ const RUN: &[&str] = &[
     "period.mean_hz",
     "period.nominal_hz",
     "samples",
-    "missed",
+    "overruns",
 ];
 
 /// `clocks` figures: `clocks.NAME.{after_idle.min,after_idle.p50,after_idle.max,
@@ -52,6 +52,7 @@ const CLOCKS: &[&str] = &[
 /// True when `metric` names a figure.
 pub fn known(metric: &str) -> bool {
     RUN.contains(&metric)
+        || metric == "missed"
         || metric
             .strip_prefix("clocks.")
             .and_then(|r| r.split_once('.'))
@@ -91,7 +92,7 @@ fn run_value(metric: &str, doc: &RunDocument) -> Option<f64> {
         "period.mean_hz" => 1e9 / p?.mean,
         "period.nominal_hz" => 1e9 / nominal,
         "samples" => s.samples as f64,
-        "missed" => s.overruns as f64,
+        "overruns" | "missed" => s.overruns as f64,
         _ => return None,
     })
 }
@@ -116,6 +117,7 @@ pub fn in_unit(v: f64, metric: &str, unit: &str) -> f64 {
     let is_time = !(metric.ends_with("_pct")
         || metric.ends_with("_hz")
         || metric.ends_with("samples")
+        || metric == "overruns"
         || metric == "missed");
     match (is_time, unit) {
         (true, "us") => v / 1e3,

@@ -13,7 +13,7 @@
 //! once (that is how `--overrun catch-up` wakes once per missed expiry), and a notification
 //! for an expiry before the one waited for — possible under `--overrun skip` when a grid
 //! point passes between the notification and the clock read — is consumed and waited past,
-//! never returned as an early wake-up. The missed periods are counted by the engine either
+//! never returned as an early wake-up. The overruns are counted by the engine either
 //! way; the kernel's own count is kept beside it as a cross-check
 //! ([`super::MethodReport::timer_overruns`]).
 
@@ -75,8 +75,8 @@ impl Fired {
         }
     }
 
-    /// Expiries the kernel reported beyond one per notification: its own count of missed
-    /// periods.
+    /// Expiries the kernel reported beyond one per notification: its own count of
+    /// overruns.
     pub fn overruns(&self) -> u64 {
         self.overruns
     }

@@ -106,7 +106,7 @@ pub struct MethodReport {
     /// `busy`: naps taken (`--busy-sleep-every`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub naps: Option<u64>,
-    /// `timerfd`, `posix-timer`: missed periods as the kernel counted them (expirations
+    /// `timerfd`, `posix-timer`: overruns as the kernel counted them (expirations
     /// beyond one per notification), beside the engine's own count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_overruns: Option<u64>,

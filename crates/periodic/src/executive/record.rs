@@ -23,8 +23,8 @@ pub struct TaskStats {
     /// Releases run (callback calls).
     pub releases: u64,
     /// Missed releases: expiries that passed before a release of the same task started
-    /// (sum of [`Release::missed`](super::Release::missed)).
-    pub missed: u64,
+    /// (sum of [`Release::overruns`](super::Release::overruns)).
+    pub overruns: u64,
     /// Releases that ended after `expiry + deadline`.
     pub deadline_misses: u64,
     /// Releases whose execution time (thread CPU time when measured, else `end − start`)
@@ -52,7 +52,7 @@ pub struct TaskStats {
 /// Everything recorded for one task; allocated before the run, never growing.
 #[derive(Debug)]
 pub(crate) struct TaskRecord {
-    /// Latency (`start − expiry`), start intervals and missed releases.
+    /// Latency (`start − expiry`), start intervals and overruns.
     start: WindowRecord,
     response: Moments,
     response_hist: WindowHistogram,
@@ -71,7 +71,7 @@ pub(crate) struct Sample {
     pub end: Nanos,
     pub cpu_ns: Option<Nanos>,
     pub woken: bool,
-    pub missed: u64,
+    pub overruns: u64,
 }
 
 impl TaskRecord {
@@ -95,7 +95,7 @@ impl TaskRecord {
         let latency = s.start - s.expiry;
         let dt = self.last_start.map(|l| (s.start - l, task.period));
         self.start.record(latency, dt);
-        self.start.overruns += s.missed;
+        self.start.overruns += s.overruns;
         self.last_start = Some(s.start);
         let response = s.end - s.expiry;
         self.response.record(response);
@@ -140,7 +140,7 @@ impl TaskRecord {
             deadline_ns: task.deadline_ns(),
             budget_ns: task.budget,
             releases: r.samples(),
-            missed: r.overruns,
+            overruns: r.overruns,
             deadline_misses: self.deadline_misses,
             budget_overruns: self.budget_overruns,
             latency: latency_stats(&r.latency, &r.latency_hist),
@@ -165,19 +165,19 @@ mod tests {
     fn a_release_is_counted_in_every_statistic_it_concerns() {
         let task = Task::new(1000).deadline(500).budget(100);
         let mut r = TaskRecord::new(true);
-        let s = |expiry, start, end, cpu, woken, missed| Sample {
+        let s = |expiry, start, end, cpu, woken, overruns| Sample {
             expiry,
             start,
             end,
             cpu_ns: Some(cpu),
             woken,
-            missed,
+            overruns,
         };
         r.record(&task, s(1000, 1010, 1060, 50, true, 0));
         r.record(&task, s(2000, 2200, 2700, 150, false, 0)); // deadline miss, budget overrun
         r.record(&task, s(4000, 5100, 5150, 40, true, 1)); // deadline miss (1150 > 500)
         let st = r.stats(&task);
-        assert_eq!((st.releases, st.missed), (3, 1));
+        assert_eq!((st.releases, st.overruns), (3, 1));
         assert_eq!((st.deadline_misses, st.budget_overruns), (2, 1));
         let lat = st.latency.unwrap();
         assert_eq!((lat.min, lat.max), (10, 1100));

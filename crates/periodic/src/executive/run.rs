@@ -383,14 +383,14 @@ impl<'a> Executive<'a> {
             };
             let slot = &mut self.slots[task as usize];
             let grid = slot.grid.as_mut().expect("started");
-            let missed = grid.advance(start);
+            let overruns = grid.advance(start);
             let release = Release {
                 task: TaskId(task as usize),
                 index: ((expiry - slot.first_expiry) / slot.task.period) as u64,
                 expiry,
                 start,
                 latency: start - expiry,
-                missed,
+                overruns,
             };
             let cpu0 = if measure_cpu { thread_cpu() } else { 0 };
             let control = (slot.callback)(&release);
@@ -405,7 +405,7 @@ impl<'a> Executive<'a> {
                     end,
                     cpu_ns,
                     woken,
-                    missed,
+                    overruns,
                 },
             );
             queue.push(task, grid.expiry(), slot.rank);

@@ -78,7 +78,7 @@ impl Task {
     }
 
     /// What to do when a release starts after later expiries of the same task have passed:
-    /// skip them (default) or release each of them in turn, late. Both count them as missed.
+    /// skip them (default) or release each of them in turn, late. Both count them as overruns.
     pub fn overrun(mut self, policy: OverrunPolicy) -> Task {
         self.overrun = policy;
         self
@@ -191,7 +191,7 @@ pub struct Release {
     pub latency: Nanos,
     /// Later expiries of this task that had already passed at `start`, counted once each
     /// (skipped, or released next and late with [`OverrunPolicy::CatchUp`]).
-    pub missed: u64,
+    pub overruns: u64,
 }
 
 /// What a task's callback returns: go on, or stop the executive's run after this release.

@@ -1,4 +1,4 @@
-//! The comparison as JSON (`tickscope.compare/1`): the columns with every figure in ns and
+//! The comparison as JSON (`tickscope.compare/2`): the columns with every figure in ns and
 //! every recorded setting, plus which settings differ.
 
 use super::{CompareFormat, Comparison};
@@ -6,7 +6,7 @@ use crate::import::Measurement;
 use serde::Serialize;
 
 /// The schema identifier of the comparison JSON.
-pub const COMPARE_SCHEMA: &str = "tickscope.compare/1";
+pub const COMPARE_SCHEMA: &str = "tickscope.compare/2";
 
 /// JSON output.
 #[derive(Debug, Clone, Copy)]

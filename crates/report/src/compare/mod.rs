@@ -129,7 +129,7 @@ impl Comparison {
     }
 
     /// The measured figures, one row each: samples, latency min/avg/p50/p99/p99.9/max,
-    /// dt SD, missed periods, CPU.
+    /// dt SD, overruns, CPU.
     pub fn figure_rows(&self) -> Vec<Row> {
         type Get = fn(&Measurement) -> Cell;
         let rows: [(&str, &str, Get); 10] = [
@@ -161,8 +161,8 @@ impl Comparison {
             ("dt SD", "dt_sd_ns", |m| {
                 m.dt_sd_ns.map_or(Cell::Missing, Cell::NanosF)
             }),
-            ("missed periods", "missed_periods", |m| {
-                m.missed_periods.map_or(Cell::Missing, Cell::Count)
+            ("overruns", "overruns", |m| {
+                m.overruns.map_or(Cell::Missing, Cell::Count)
             }),
             ("CPU (% of one core)", "cpu_percent", |m| {
                 m.cpu_percent.map_or(Cell::Missing, Cell::Percent)

@@ -5,7 +5,7 @@
 //! Columns (times in integer ns, means and deviations in ns with decimals, empty where a
 //! value does not exist): `run` (from 0), `method`, `round`, `thread` (`0`, `1`, …, `all`),
 //! `scope` (`total` or `window`), `window` (index), `window_start_ns` (relative to the first
-//! expiry), `samples`, `missed_periods`, `latency_min_ns`, `latency_mean_ns`,
+//! expiry), `samples`, `overruns`, `latency_min_ns`, `latency_mean_ns`,
 //! `latency_p50_ns`, `latency_p99_ns`, `latency_p99_9_ns`, `latency_max_ns`, `dt_mean_ns`,
 //! `dt_sd_ns` (about the mean), `dt_rms_jitter_ns` (about the nominal period), `dt_min_ns`,
 //! `dt_max_ns`, `cpu_percent` (% of one core). Windows carry p99 but no p50/p99.9.
@@ -30,7 +30,7 @@ struct Record<'a> {
     window: Option<u64>,
     window_start_ns: Option<Nanos>,
     samples: u64,
-    missed_periods: u64,
+    overruns: u64,
     latency_min_ns: Option<Nanos>,
     latency_mean_ns: Option<f64>,
     latency_p50_ns: Option<Nanos>,
@@ -51,7 +51,7 @@ fn total<'a>(base: Record<'a>, t: &ThreadStats) -> Record<'a> {
     Record {
         scope: "total",
         samples: t.samples,
-        missed_periods: t.overruns,
+        overruns: t.overruns,
         latency_min_ns: l.map(|l| l.min),
         latency_mean_ns: l.map(|l| l.mean),
         latency_p50_ns: l.map(|l| l.p50),
@@ -74,7 +74,7 @@ fn window<'a>(base: Record<'a>, w: &WindowStats) -> Record<'a> {
         window: Some(w.index),
         window_start_ns: Some(w.start_ns),
         samples: w.samples,
-        missed_periods: w.overruns,
+        overruns: w.overruns,
         latency_min_ns: w.latency_min,
         latency_mean_ns: w.latency_mean,
         latency_p99_ns: w.latency_p99,

@@ -286,7 +286,7 @@ fn figures_side_by_side(
 fn windows_table(windows: &[tickscope_engine::result::WindowStats]) -> String {
     let opt = |v: Option<i64>| v.map_or("-".to_string(), ns_i);
     let head: Vec<String> = [
-        "samples", "missed", "lat min", "lat mean", "lat p99", "lat max", "dt SD", "CPU %",
+        "samples", "overruns", "lat min", "lat mean", "lat p99", "lat max", "dt SD", "CPU %",
     ]
     .iter()
     .map(|h| h.to_string())

@@ -234,7 +234,7 @@ pub fn import(text: &str, stem: &str) -> Result<Measurement, String> {
         }),
         resolution_ns: None,
         dt_sd_ns: None,
-        missed_periods: None,
+        overruns: None,
         cpu_percent: None,
         notes,
         threads: Vec::new(),

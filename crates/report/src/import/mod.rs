@@ -155,8 +155,9 @@ pub struct Measurement {
     pub resolution_ns: Option<Nanos>,
     /// Standard deviation of the period dt about its mean, ns (tickscope only).
     pub dt_sd_ns: Option<f64>,
-    /// Missed periods (tickscope only; the other tools do not count them).
-    pub missed_periods: Option<u64>,
+    /// Overruns: expiries that passed before the thread woke for the previous one (tickscope
+    /// only; the other tools do not count them).
+    pub overruns: Option<u64>,
     /// CPU used by the measuring threads, % of one core (tickscope only).
     pub cpu_percent: Option<f64>,
     /// Remarks on how the figures were obtained (histogram overflows, no histogram, …).
@@ -583,7 +584,7 @@ pub(crate) fn tool_measurement(
         latency_ns,
         resolution_ns: Some(unit_ns),
         dt_sd_ns: None,
-        missed_periods: None,
+        overruns: None,
         cpu_percent: None,
         notes,
         threads: threads

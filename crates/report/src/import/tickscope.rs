@@ -130,7 +130,7 @@ fn measurement(doc: &RunDocument, run: &RunView<'_>, label: String) -> Measureme
         }),
         resolution_ns: None,
         dt_sd_ns: summary.period_ns.as_ref().map(|p| p.stddev),
-        missed_periods: Some(summary.overruns),
+        overruns: Some(summary.overruns),
         cpu_percent: Some(summary.cpu_percent),
         notes,
         threads: Vec::new(),

@@ -1,7 +1,7 @@
 //! Latency over the run: the p99 and the maximum of every window (normally one second) of
 //! all threads merged, so spikes — and the effect of a change made while the run goes on,
 //! such as `chrt -f -p 1 TID` from another shell — show where they happened. Windows with
-//! missed periods are marked. The latency axis is always logarithmic
+//! overruns are marked. The latency axis is always logarithmic
 //! ([`Axis::latency_log`]).
 
 use super::axis::{number, Axis, Scale};
@@ -12,7 +12,7 @@ use tickscope_engine::result::{ThreadStats, WindowStats};
 use tickscope_engine::time::Nanos;
 
 /// A window of the timeline: its start and end (s since the first expiry), p99 and maximum
-/// latency (ns) and missed periods in it.
+/// latency (ns) and overruns in it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WindowPoint {
     /// Start of the window, s since the first expiry.
@@ -23,8 +23,8 @@ pub struct WindowPoint {
     pub p99: Nanos,
     /// Largest latency in the window, ns.
     pub max: Nanos,
-    /// Missed periods in the window.
-    pub missed: u64,
+    /// Overruns in the window.
+    pub overruns: u64,
 }
 
 /// A timeline chart, ready to draw.
@@ -40,7 +40,7 @@ fn point(w: &WindowStats, window_ns: Nanos) -> Option<WindowPoint> {
         t_s: (w.start_ns + w.span as Nanos * window_ns) as f64 / 1e9,
         p99: w.latency_p99?,
         max: w.latency_max?,
-        missed: w.overruns,
+        overruns: w.overruns,
     })
 }
 
@@ -72,12 +72,12 @@ impl TimelineChart {
 
     /// How to read the plot.
     pub fn caption(&self) -> String {
-        let missed: u64 = self.points.iter().map(|p| p.missed).sum();
+        let overruns: u64 = self.points.iter().map(|p| p.overruns).sum();
         let mut s = "p99 and maximum latency of each second on its own (all threads), over the \
                      run: one step per second."
             .to_string();
-        if missed > 0 {
-            s += &format!(" Triangles: seconds with missed periods ({missed} in all).");
+        if overruns > 0 {
+            s += &format!(" Triangles: seconds with overruns ({overruns} in all).");
         }
         s
     }
@@ -127,14 +127,14 @@ impl Chart for TimelineChart {
                 .label(name)
                 .legend(move |(px, py)| PathElement::new(vec![(px, py), (px + 22, py)], style));
         }
-        let missed: Vec<&WindowPoint> = self.points.iter().filter(|p| p.missed > 0).collect();
-        if !missed.is_empty() {
+        let overran: Vec<&WindowPoint> = self.points.iter().filter(|p| p.overruns > 0).collect();
+        if !overran.is_empty() {
             chart
-                .draw_series(missed.into_iter().map(|p| {
+                .draw_series(overran.into_iter().map(|p| {
                     TriangleMarker::new(map((p.start_s + p.t_s) / 2.0, p.max), 9, BLACK.filled())
                 }))
                 .map_err(err)?
-                .label("second with missed periods")
+                .label("second with overruns")
                 .legend(|(px, py)| TriangleMarker::new((px + 10, py), 8, BLACK.filled()));
         }
         legend(&mut chart, SeriesLabelPosition::UpperRight)
