@@ -23,6 +23,27 @@ pub enum Setting {
     Budget,
 }
 
+/// What a run asked of the system when it was refused, named in [`ErrorKind::Permission`],
+/// [`ErrorKind::Unsupported`] and [`ErrorKind::Setup`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Facility {
+    /// Pinning a thread to a CPU (`sched_setaffinity(2)`).
+    Affinity,
+    /// A scheduling policy and priority (`sched_setscheduler(2)`, `sched_setattr(2)`):
+    /// permission is `CAP_SYS_NICE` or `RLIMIT_RTPRIO`.
+    Policy,
+    /// The thread's timer slack (`prctl(PR_SET_TIMERSLACK)`).
+    TimerSlack,
+    /// Locking memory (`mlockall(2)`): permission is `CAP_IPC_LOCK` or `RLIMIT_MEMLOCK`.
+    MemoryLock,
+    /// Holding a CPU latency request on `/dev/cpu_dma_latency` (kernel doc
+    /// `Documentation/power/pm_qos_interface.rst`): root-only by default.
+    PmQos,
+    /// The wake-up method's timer or clock (a kernel without it, or a clock it refuses).
+    WakeMethod,
+}
+
 /// What went wrong, for programs; the sentence is in [`Error`]'s `Display`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -32,9 +53,24 @@ pub enum ErrorKind {
         /// Which setting.
         setting: Setting,
     },
-    /// A setting asked for explicitly could not be applied: a privilege, a limit or the
-    /// kernel refused it (the sentence says what is missing and how to allow it).
-    Setup,
+    /// A setting could not be applied because the process lacks a privilege (`EPERM`,
+    /// `EACCES`); the sentence says which and how to grant it.
+    Permission {
+        /// What was refused.
+        facility: Facility,
+    },
+    /// This kernel or machine does not offer what was asked (`ENOENT`, `ENODEV`, `ENOSYS`,
+    /// `EOPNOTSUPP`, or a method that cannot use the clock).
+    Unsupported {
+        /// What is missing.
+        facility: Facility,
+    },
+    /// The kernel refused a setting for another reason (e.g. `EBUSY` from
+    /// `SCHED_DEADLINE` admission control, `EINVAL` for parameters it rejects).
+    Setup {
+        /// What was refused.
+        facility: Facility,
+    },
     /// An OS call failed in a way no option fixes.
     Os,
 }
@@ -67,10 +103,34 @@ impl Error {
         }
     }
 
-    /// A setting asked for that cannot be applied; `message` says why and how to allow it.
-    pub(crate) fn setup(message: impl Into<String>) -> Self {
+    /// `facility` was refused with `source`; `message` says why and how to allow it. The
+    /// kind follows the OS error: see [`ErrorKind::Permission`], [`ErrorKind::Unsupported`],
+    /// [`ErrorKind::Setup`].
+    pub(crate) fn refused(
+        facility: Facility,
+        message: impl Into<String>,
+        source: io::Error,
+    ) -> Self {
+        let kind = match (source.raw_os_error(), source.kind()) {
+            (Some(libc::EPERM | libc::EACCES), _) | (_, io::ErrorKind::PermissionDenied) => {
+                ErrorKind::Permission { facility }
+            }
+            (Some(libc::ENOENT | libc::ENODEV | libc::ENOSYS | libc::EOPNOTSUPP), _)
+            | (_, io::ErrorKind::Unsupported) => ErrorKind::Unsupported { facility },
+            _ => ErrorKind::Setup { facility },
+        };
         Error {
-            kind: ErrorKind::Setup,
+            kind,
+            message: message.into(),
+            source: Some(source),
+        }
+    }
+
+    /// A failure with no OS error underneath and no option that fixes it (a measuring
+    /// thread that died during setup).
+    pub(crate) fn failed(message: impl Into<String>) -> Self {
+        Error {
+            kind: ErrorKind::Os,
             message: message.into(),
             source: None,
         }
@@ -95,5 +155,37 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source.as_ref().map(|e| e as _)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(errno: i32) -> ErrorKind {
+        let e = io::Error::from_raw_os_error(errno);
+        Error::refused(Facility::Policy, "refused", e)
+            .kind()
+            .clone()
+    }
+
+    #[test]
+    fn a_refusal_is_classified_by_its_os_error() {
+        let facility = Facility::Policy;
+        assert_eq!(kind(libc::EPERM), ErrorKind::Permission { facility });
+        assert_eq!(kind(libc::EACCES), ErrorKind::Permission { facility });
+        assert_eq!(kind(libc::ENOENT), ErrorKind::Unsupported { facility });
+        assert_eq!(kind(libc::ENOSYS), ErrorKind::Unsupported { facility });
+        assert_eq!(kind(libc::EBUSY), ErrorKind::Setup { facility });
+        assert_eq!(kind(libc::EINVAL), ErrorKind::Setup { facility });
+        let unsupported = io::Error::new(io::ErrorKind::Unsupported, "no such clock");
+        let e = Error::refused(Facility::WakeMethod, "no", unsupported);
+        assert_eq!(
+            e.kind(),
+            &ErrorKind::Unsupported {
+                facility: Facility::WakeMethod
+            }
+        );
+        assert!(std::error::Error::source(&e).is_some());
     }
 }

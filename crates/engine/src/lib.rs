@@ -45,5 +45,5 @@ pub mod wait;
 pub mod window_histogram;
 pub mod worker;
 
-pub use error::{Error, ErrorKind, Setting};
+pub use error::{Error, ErrorKind, Facility, Setting};
 pub use run::{run, PolicyRequest, RunConfig, RunEvent, RunOutcome};

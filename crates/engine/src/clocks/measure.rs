@@ -108,8 +108,10 @@ pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResu
     };
     let _pin = cpu
         .map(|c| {
-            AffinityGuard::pin(c)
-                .map_err(|e| Error::setup(format!("cannot pin the measurement to CPU {c}: {e}")))
+            AffinityGuard::pin(c).map_err(|e| {
+                let msg = format!("cannot pin the measurement to CPU {c}: {e}");
+                Error::refused(crate::error::Facility::Affinity, msg, e)
+            })
         })
         .transpose()?;
 

@@ -17,7 +17,7 @@ pub use config::{loops_span_ns, PolicyRequest, RunConfig, MAX_PERIOD_NS, MAX_RUN
 pub use defaults::AUTO_PRIORITY;
 pub use events::{Applied, AppliedThread, RunEvent, RunOutcome, SecondReport};
 
-use crate::error::Error;
+use crate::error::{Error, Facility};
 use crate::sample::SAMPLE_RING;
 use crate::setup::{self, privileges, MlockGuard, PmQosGuard};
 use crate::time::{Clock, Nanos, SystemClock, NS_PER_MS, NS_PER_SEC};
@@ -41,7 +41,8 @@ use thread::{worker_thread, SetupReport, Start, WorkerEnd, WorkerPorts};
 ///
 /// # Errors
 /// [`ErrorKind::InvalidConfig`](crate::error::ErrorKind) for an invalid configuration,
-/// [`ErrorKind::Setup`](crate::error::ErrorKind) when an explicitly requested setting
+/// [`ErrorKind::Permission`](crate::error::ErrorKind), `Unsupported` or `Setup` (with the
+/// [`Facility`](crate::error::Facility)) when an explicitly requested setting
 /// (policy, CPU, PM QoS) cannot be applied — the message says what is missing,
 /// [`ErrorKind::Os`](crate::error::ErrorKind) when a thread cannot be created.
 pub fn run(
@@ -106,7 +107,8 @@ impl ProcessGuards {
             Some(us) => match PmQosGuard::hold(us) {
                 Ok(g) => (Some(g), None),
                 Err(e) if cfg.pm_qos_required => {
-                    return Err(Error::setup(privileges::explain_pm_qos_error(&e)))
+                    let msg = privileges::explain_pm_qos_error(&e);
+                    return Err(Error::refused(Facility::PmQos, msg, e));
                 }
                 Err(e) => (None, Some(privileges::explain_pm_qos_error(&e))),
             },
@@ -139,7 +141,7 @@ impl ProcessGuards {
 struct Worker {
     handle: JoinHandle<WorkerEnd>,
     go: mpsc::Sender<Start>,
-    setup: mpsc::Receiver<Result<SetupReport, String>>,
+    setup: mpsc::Receiver<Result<SetupReport, Error>>,
 }
 
 /// The collector's ends of one thread's rings.
@@ -211,17 +213,19 @@ fn await_setup(workers: &[Worker]) -> Result<Vec<SetupReport>, Error> {
     for w in workers {
         match w.setup.recv() {
             Ok(Ok(r)) => reports.push(r),
-            Ok(Err(msg)) => failure = failure.or(Some(msg)),
-            Err(_) => failure = failure.or(Some("a measuring thread died during setup".into())),
+            Ok(Err(e)) => failure = failure.or(Some(e)),
+            Err(_) => {
+                failure = failure.or(Some(Error::failed("a measuring thread died during setup")))
+            }
         }
     }
     match failure {
         None => Ok(reports),
-        Some(msg) => {
+        Some(e) => {
             for w in workers {
                 let _ = w.go.send(Start::Abort);
             }
-            Err(Error::setup(msg))
+            Err(e)
         }
     }
 }

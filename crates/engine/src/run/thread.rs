@@ -1,6 +1,7 @@
 //! The body of a measuring thread: per-thread setup, report, wait for the start, measure.
 
 use super::{Backend, PolicyRequest, RunConfig, AUTO_PRIORITY, MOCK_TID_BASE};
+use crate::error::{Error, Facility};
 use crate::mock::MockMethod;
 use crate::record::WindowRecord;
 use crate::sample::RawSample;
@@ -38,7 +39,7 @@ pub(super) struct WorkerPorts {
     pub(super) link: crate::worker::WindowLink,
     pub(super) first_record: Box<WindowRecord>,
     pub(super) samples: Option<rtrb::Producer<RawSample>>,
-    pub(super) setup_tx: mpsc::Sender<Result<SetupReport, String>>,
+    pub(super) setup_tx: mpsc::Sender<Result<SetupReport, Error>>,
     pub(super) go_rx: mpsc::Receiver<Start>,
 }
 
@@ -76,8 +77,9 @@ pub(super) fn worker_thread(
     };
     let (guards, mut method, report) = match prepared {
         Ok(p) => p,
-        Err(msg) => {
-            let _ = setup_tx.send(Err(msg.clone()));
+        Err(e) => {
+            let msg = e.to_string();
+            let _ = setup_tx.send(Err(e));
             return fail(msg);
         }
     };
@@ -152,17 +154,17 @@ fn prepare_mock(
 /// A real thread: pinned, its policy and timer slack set (each a guard), its method made.
 ///
 /// # Errors
-/// One sentence for the setting that could not be applied.
+/// [`Error::refused`] for the setting that could not be applied, with one sentence.
 fn prepare(
     cfg: &RunConfig,
     cpu: Option<usize>,
-) -> Result<(ThreadGuards, Box<dyn wait::WakeMethod>, SetupReport), String> {
+) -> Result<(ThreadGuards, Box<dyn wait::WakeMethod>, SetupReport), Error> {
     {
         let affinity = match cpu {
-            Some(c) => Some(
-                AffinityGuard::pin(c)
-                    .map_err(|e| format!("cannot pin a measuring thread to CPU {c}: {e}"))?,
-            ),
+            Some(c) => Some(AffinityGuard::pin(c).map_err(|e| {
+                let msg = format!("cannot pin a measuring thread to CPU {c}: {e}");
+                Error::refused(Facility::Affinity, msg, e)
+            })?),
             None => None,
         };
         let (policy, note) = match cfg.policy {
@@ -179,11 +181,19 @@ fn prepare(
             Err(e) if cfg.policy == PolicyRequest::Auto => {
                 let why = privileges::explain_policy_error(&policy, &e);
                 let other = Policy::Other { nice: 0 };
-                let g = PolicyGuard::apply(other)
-                    .map_err(|e| privileges::explain_policy_error(&other, &e))?;
+                let g = PolicyGuard::apply(other).map_err(|e| {
+                    Error::refused(
+                        Facility::Policy,
+                        privileges::explain_policy_error(&other, &e),
+                        e,
+                    )
+                })?;
                 (g, Some(format!("auto: using other, because {why}")))
             }
-            Err(e) => return Err(privileges::explain_policy_error(&policy, &e)),
+            Err(e) => {
+                let msg = privileges::explain_policy_error(&policy, &e);
+                return Err(Error::refused(Facility::Policy, msg, e));
+            }
         };
         let note = note.or_else(|| {
             (cfg.policy == PolicyRequest::Auto).then(|| {
@@ -191,14 +201,21 @@ fn prepare(
             })
         });
         let slack = match cfg.timer_slack_ns {
-            Some(ns) => {
-                Some(TimerSlackGuard::set(ns).map_err(|e| format!("cannot set timer slack: {e}"))?)
-            }
+            Some(ns) => Some(TimerSlackGuard::set(ns).map_err(|e| {
+                Error::refused(
+                    Facility::TimerSlack,
+                    format!("cannot set timer slack: {e}"),
+                    e,
+                )
+            })?),
             None => None,
         };
         // The method's limits were checked once, by RunConfig::validate.
-        let method = (cfg.method.descriptor().create)(cfg.clock, &cfg.method_options)
-            .map_err(|e| wait::explain_setup_error(cfg.method, &e))?;
+        let method =
+            (cfg.method.descriptor().create)(cfg.clock, &cfg.method_options).map_err(|e| {
+                let msg = wait::explain_setup_error(cfg.method, &e);
+                Error::refused(Facility::WakeMethod, msg, e)
+            })?;
         let mut cpu_clock: libc::clockid_t = 0;
         // SAFETY: pthread_self is this thread; `cpu_clock` is writable.
         unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut cpu_clock) };
