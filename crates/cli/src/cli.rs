@@ -344,7 +344,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "CPULIST", help_heading = "Load")]
     pub load_cpus: Option<String>,
 
-    /// Write the result as JSON (schema tickscope.run/1) to FILE.
+    /// Write the result as JSON (schema tickscope.run/2) to FILE.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<std::path::PathBuf>,
 
@@ -490,7 +490,7 @@ pub struct ReportArgs {
 /// Options of `tickscope compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Result files: tickscope (tickscope.run/1), cyclictest --json or jitterdebugger JSON.
+    /// Result files: tickscope (tickscope.run/2 or /1), cyclictest --json or jitterdebugger JSON.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<std::path::PathBuf>,
 

@@ -128,6 +128,9 @@ pub struct ThreadStats {
     /// merged summary, the threads' reports combined ([`MethodReport::merge`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method_report: Option<MethodReport>,
-    /// Per-window statistics, in order.
+    /// Per-window statistics, in order; empty when the run kept none
+    /// ([`RunConfig::keep_windows`](crate::run::RunConfig::keep_windows)) and absent from
+    /// the JSON when empty (a result document lists its windows apart).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<WindowStats>,
 }

@@ -33,6 +33,11 @@ pub struct LoopParams {
     pub overrun: OverrunPolicy,
     /// Length of a statistics window (ns, > 0); windows start at `first_expiry`.
     pub window: Nanos,
+    /// At a window's end with no cleared record waiting, wait for the collector (yielding)
+    /// instead of merging the windows. Only for virtual time ([`crate::mock`]): there the
+    /// loop outruns the collector by far, and waiting keeps both the output deterministic
+    /// and the records in circulation at [`WINDOW_RECORDS`]; a real clock never waits.
+    pub await_records: bool,
 }
 
 /// The measuring thread's ends of the two rings that carry window records.
@@ -172,7 +177,12 @@ pub fn measure<M: WakeMethod + ?Sized>(
         if expiry >= window_end {
             let index = ((expiry - params.first_expiry) / params.window) as u64;
             window_end = params.first_expiry + (index as i64 + 1) * params.window;
-            match link.empty.pop() {
+            let mut next = link.empty.pop();
+            while next.is_err() && params.await_records && !stop.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+                next = link.empty.pop();
+            }
+            match next {
                 Ok(fresh) => {
                     let done = std::mem::replace(&mut current, fresh);
                     // Cannot fail: the ring holds as many slots as there are records.

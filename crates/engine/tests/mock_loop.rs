@@ -44,6 +44,7 @@ fn params(samples: u64, overrun: OverrunPolicy) -> LoopParams {
         end: i64::MAX,
         overrun,
         window: SEC,
+        await_records: false,
     }
 }
 

@@ -1,6 +1,6 @@
 //! `tickscope clocks` on paper: the `tickscope.clocks/1` document and the terminal tables.
 //!
-//! The document carries the same `tool` and `system` blocks as `tickscope.run/1`, the
+//! The document carries the same `tool` and `system` blocks as `tickscope.run/2`, the
 //! configuration, and the engine's [`ClocksResult`] flattened into the top level (`cpu`,
 //! `tsc`, `clocks`, `idle_compare`, …). Times are integer ns; costs are `f64` ns per read.
 

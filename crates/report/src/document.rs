@@ -1,6 +1,8 @@
-//! The `tickscope.run/1` result document: what one `tickscope run` measured, on what, how.
+//! The `tickscope.run/2` result document: what one `tickscope run` measured, on what, how.
 //!
-//! Field by field description: `docs/result-schema.md`. Every time value is integer ns
+//! Field by field description: `docs/result-schema.md`. On disk the per-second windows are
+//! one list at the end ([`crate::layout`]); in memory they stay in each thread's statistics.
+//! `tickscope.run/1` files (windows inside the threads) are still read. Every time value is integer ns
 //! unless its name says otherwise; means and standard deviations are `f64` ns.
 
 use serde::{Deserialize, Serialize};
@@ -10,7 +12,11 @@ use tickscope_engine::run::{Applied, RunConfig, RunOutcome};
 use tickscope_engine::system::SystemInfo;
 
 /// The schema identifier written into every run document.
-pub const RUN_SCHEMA: &str = "tickscope.run/1";
+pub const RUN_SCHEMA: &str = "tickscope.run/2";
+
+/// The previous schema, still read: windows inside each thread's statistics, and the
+/// overruns of the CSV export and comparisons named `missed_periods`.
+pub const RUN_SCHEMA_V1: &str = "tickscope.run/1";
 
 /// Which program wrote a document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -271,11 +277,57 @@ impl RunDocument {
         self.redacted = true;
     }
 
-    /// The document as pretty-printed JSON.
+    /// The document as pretty-printed JSON, in the `tickscope.run/2` layout (the windows
+    /// as one list at the end, [`crate::layout`]).
     ///
     /// # Panics
     /// Never in practice: every field serializes (no maps with non-string keys).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("run documents always serialize")
+        let mut doc = self.clone();
+        let entries = crate::layout::hoist(&mut doc);
+        let mut out = Vec::new();
+        let mut writer = crate::layout::EntryWriter::default();
+        crate::layout::write_document(&mut out, &doc, &mut |w| {
+            entries.iter().try_for_each(|e| writer.write(w, e))
+        })
+        .expect("run documents always serialize");
+        String::from_utf8(out).expect("JSON is UTF-8")
+    }
+
+    /// Reads a document of either schema (`tickscope.run/2`, or `/1` with the windows
+    /// inside the threads) from parsed JSON, with its windows back in its threads.
+    ///
+    /// # Errors
+    /// One sentence when the schema is neither, a field is missing or of the wrong type, or
+    /// a window names a run or thread the document does not have.
+    pub fn from_json_value(mut json: serde_json::Value) -> Result<Self, String> {
+        match json.get("schema").and_then(serde_json::Value::as_str) {
+            Some(RUN_SCHEMA | RUN_SCHEMA_V1) => {}
+            Some(other) => {
+                return Err(format!(
+                    "schema '{other}' is not one this tickscope reads ({RUN_SCHEMA}, \
+                     {RUN_SCHEMA_V1})"
+                ))
+            }
+            None => return Err("'schema' is missing or not a string".into()),
+        }
+        let windows = match json.as_object_mut().and_then(|o| o.remove("windows")) {
+            Some(w) => serde_json::from_value::<Vec<crate::layout::WindowEntry>>(w)
+                .map_err(|e| format!("windows: {e}"))?,
+            None => Vec::new(),
+        };
+        let mut doc: RunDocument = serde_json::from_value(json).map_err(|e| e.to_string())?;
+        crate::layout::distribute(&mut doc, windows)?;
+        doc.schema = RUN_SCHEMA.into();
+        Ok(doc)
+    }
+
+    /// [`RunDocument::from_json_value`] of a text.
+    ///
+    /// # Errors
+    /// As [`RunDocument::from_json_value`], and for text that is not JSON.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let json = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        Self::from_json_value(json)
     }
 }

@@ -3,7 +3,8 @@
 //! The engine measures and returns plain data; this crate turns it into things people read
 //! and programs parse, and never measures. One file per format:
 //!
-//! * [`document`] — the `tickscope.run/1` result document (schema in `docs/result-schema.md`);
+//! * [`document`] — the `tickscope.run/2` result document (schema in `docs/result-schema.md`);
+//!   [`layout`] — its windows as one list at the end, written while the run goes on;
 //! * [`output`] — where a result file goes: checked before measuring, `-` and special files
 //!   written directly, regular files replaced atomically;
 //! * [`quote`] — paths in one-line messages;
@@ -29,6 +30,7 @@ pub mod executive;
 pub mod explain_text;
 pub mod export;
 pub mod import;
+pub mod layout;
 pub mod live;
 pub mod load;
 pub mod methods_table;
@@ -40,6 +42,6 @@ pub mod sink;
 pub mod terminal;
 pub mod units;
 
-pub use document::{MethodRun, RunDocument, RunView, ToolInfo, RUN_SCHEMA};
+pub use document::{MethodRun, RunDocument, RunView, ToolInfo, RUN_SCHEMA, RUN_SCHEMA_V1};
 pub use output::{write_atomic, Output, OutputError, OutputStream};
 pub use quote::quoted;

@@ -50,7 +50,7 @@ fn read_document(path: &Path) -> Result<Input, Failure> {
     {
         return Ok(Input::Foreign(found));
     }
-    serde_json::from_str(&text)
+    RunDocument::from_json(&text)
         .map(|d| Input::Run(Box::new(d)))
         .map_err(|e| usage(format!("not a {RUN_SCHEMA} document: {e}")))
 }

@@ -31,12 +31,13 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     if let Some(tasks) = &args.tasks {
         return super::tasks::execute(args, tasks);
     }
-    measure(args, Vec::new(), &mut |_| {})
+    measure(args, Vec::new(), false, &mut |_| {})
 }
 
 /// [`execute`] with `extra` sinks (placed first, so that their sections are in the
 /// document every other sink sees) and `on_doc` called with the final document, before the
-/// sinks finish. With `--load`, the load is started and settled before the first wake-up
+/// sinks finish. The document's threads hold their windows when `keep_windows` or a sink
+/// needs them ([`SinkNeeds::windows`]); otherwise memory stays flat however long the run. With `--load`, the load is started and settled before the first wake-up
 /// and stopped and reaped after the last (on every path: its guard is dropped).
 ///
 /// # Errors
@@ -44,6 +45,7 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
 pub fn measure(
     args: &RunArgs,
     extra: Vec<Box<dyn RunSink>>,
+    keep_windows: bool,
     on_doc: &mut dyn FnMut(&RunDocument),
 ) -> Result<(), Failure> {
     let plan = run_plan(args).map_err(Failure::Usage)?;
@@ -73,6 +75,7 @@ pub fn measure(
     };
     let base = RunConfig {
         stream_samples: needs.raw_samples,
+        keep_windows: needs.windows || keep_windows,
         ..plan.config.clone()
     };
     let order = schedule(&plan.methods, plan.rounds);

@@ -47,3 +47,61 @@ fn the_same_script_gives_the_same_output() {
     let args = ["-D", "2s", "-t", "3"];
     assert_eq!(mock_run("9us,1ms", &args), mock_run("9us,1ms", &args));
 }
+
+/// The windows the result file spools while the run goes on are exactly those a run that
+/// keeps them in memory (because `--csv` needs them) puts in the same file; in a comparison
+/// every run's windows come back to that run, thread and summary.
+#[test]
+fn spooled_windows_equal_the_windows_kept_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let read = |name: &str, args: &[&str]| {
+        let json = dir.path().join(format!("{name}.json"));
+        let mut a = args.to_vec();
+        a.extend(["-q", "--json", json.to_str().unwrap()]);
+        mock_run("20us,30us,2.5ms", &a);
+        let mut doc = crate::common::result_json(&std::fs::read_to_string(&json).unwrap());
+        doc["command_line"] = serde_json::Value::Null; // differs by the flags
+        doc
+    };
+    let csv = dir.path().join("kept.csv");
+    let spooled = read("spooled", &["-D", "4s", "-t", "2"]);
+    let kept = read(
+        "kept",
+        &["-D", "4s", "-t", "2", "--csv", csv.to_str().unwrap()],
+    );
+    assert_eq!(spooled, kept);
+
+    let compared = read(
+        "compared",
+        &[
+            "-D",
+            "2s",
+            "--method",
+            "nanosleep-abs,timerfd",
+            "--rounds",
+            "2",
+            "-t",
+            "2",
+        ],
+    );
+    let runs = compared["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    let sum = |t: &serde_json::Value| -> u64 {
+        let w = t["windows"].as_array().unwrap();
+        assert_eq!(w.len(), 2, "two windows of 1 s each");
+        w.iter().map(|w| w["samples"].as_u64().unwrap()).sum()
+    };
+    for r in runs {
+        for t in r["threads"].as_array().unwrap() {
+            assert_eq!(sum(t), t["samples"].as_u64().unwrap());
+        }
+        assert_eq!(
+            sum(&r["summary"]),
+            r["summary"]["samples"].as_u64().unwrap()
+        );
+    }
+    assert_eq!(
+        compared["summary"]["windows"],
+        runs[0]["summary"]["windows"]
+    );
+}

@@ -31,7 +31,7 @@ fn names(dir: &Path) -> Vec<String> {
 }
 
 fn json(path: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap()).expect("valid JSON")
+    crate::common::result_json(&fs::read_to_string(path).unwrap())
 }
 
 /// A short run's flags: no root needed, a few hundred ms.
@@ -62,7 +62,7 @@ fn planted_links_at_old_temporary_names_cannot_redirect_the_result() {
         .assert()
         .success();
     assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
-    assert_eq!(json(&out)["schema"], "tickscope.run/1");
+    assert_eq!(json(&out)["schema"], "tickscope.run/2");
     assert_eq!(names(dir.path()).len(), 202, "no temporary file left");
 }
 
@@ -81,8 +81,8 @@ fn a_fifo_output_is_written_into_not_replaced() {
         .assert()
         .success();
     let text = reader.join().unwrap();
-    let v: Value = serde_json::from_str(&text).expect("the FIFO carried the document");
-    assert_eq!(v["schema"], "tickscope.run/1");
+    let v: Value = crate::common::result_json(&text);
+    assert_eq!(v["schema"], "tickscope.run/2");
     assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
 }
 
@@ -91,7 +91,7 @@ fn dash_is_standard_output_and_the_text_moves_to_standard_error() {
     let out = tickscope().args(short(&["--json", "-"])).output().unwrap();
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is the document only");
-    assert_eq!(v["schema"], "tickscope.run/1");
+    assert_eq!(v["schema"], "tickscope.run/2");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("result written to standard output"), "{err}");
     for flag in ["--csv", "--samples", "--histogram-file"] {
@@ -118,7 +118,7 @@ fn a_replaced_file_keeps_its_permission_bits() {
         fs::metadata(&out).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    assert_eq!(json(&out)["schema"], "tickscope.run/1");
+    assert_eq!(json(&out)["schema"], "tickscope.run/2");
 }
 
 /// Each bad destination is refused with one line and exit 2 before the header of a run
@@ -249,7 +249,7 @@ fn a_closed_standard_output_is_a_quiet_end_and_files_are_still_written() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(json(&r)["schema"], "tickscope.run/1");
+    assert_eq!(json(&r)["schema"], "tickscope.run/2");
 
     let c = dir.path().join("c.json");
     let out = with_closed_stdout(&[
@@ -265,7 +265,8 @@ fn a_closed_standard_output_is_a_quiet_end_and_files_are_still_written() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(json(&c)["schema"], "tickscope.clocks/1");
+    let clocks: Value = serde_json::from_str(&fs::read_to_string(&c).unwrap()).unwrap();
+    assert_eq!(clocks["schema"], "tickscope.clocks/1");
 
     for args in [
         vec!["compare".to_string(), r.display().to_string()],
@@ -301,7 +302,7 @@ fn a_full_standard_output_is_one_line_exit_1_after_the_files() {
         .collect();
     assert_eq!(failure.len(), 1, "{err}");
     assert!(failure[0].contains("standard output"), "{err}");
-    assert_eq!(json(&r)["schema"], "tickscope.run/1");
+    assert_eq!(json(&r)["schema"], "tickscope.run/2");
 }
 
 fn signal(child: &Child, sig: i32) {
@@ -406,7 +407,7 @@ fn export_format_path_is_the_same_as_the_long_flags() {
     assert_eq!(names(dir.path()), ["h.txt", "r.csv", "r.json", "s.csv"]);
     assert_eq!(
         json(&dir.path().join("r.json"))["schema"],
-        "tickscope.run/1"
+        "tickscope.run/2"
     );
     for bad in [
         vec!["--export".to_string(), "xml=x".to_string()],

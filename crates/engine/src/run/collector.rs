@@ -30,6 +30,8 @@ pub(super) struct Collector {
     sample_rings: Vec<Option<rtrb::Consumer<RawSample>>>,
     accums: Vec<ThreadAccum>,
     pending: BTreeMap<u64, PendingSecond>,
+    /// All threads' windows merged, second by second (kept like the threads' windows).
+    summary_windows: Vec<WindowStats>,
     period: Nanos,
     window: Nanos,
     keep_windows: bool,
@@ -56,6 +58,7 @@ impl Collector {
                 .collect(),
             links,
             pending: BTreeMap::new(),
+            summary_windows: Vec::new(),
             period: cfg.period_ns,
             window: cfg.window_ns,
             keep_windows: cfg.keep_windows,
@@ -72,9 +75,15 @@ impl Collector {
 
     /// Takes every finished window; emits the seconds every thread has delivered (all of
     /// them when `final_drain`).
-    pub(super) fn drain(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
+    ///
+    /// Returns true when a window was taken (the caller drains again before sleeping).
+    pub(super) fn drain(
+        &mut self,
+        observer: &mut dyn FnMut(RunEvent<'_>),
+        final_drain: bool,
+    ) -> bool {
         self.drain_samples(observer);
-        self.drain_windows(observer, final_drain);
+        self.drain_windows(observer, final_drain)
     }
 
     /// Hands the raw samples waiting in every thread's ring to the observer.
@@ -98,11 +107,16 @@ impl Collector {
     }
 
     /// Takes the finished window records into the totals and emits the complete seconds.
-    fn drain_windows(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) {
+    fn drain_windows(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) -> bool {
         let threads = self.links.len();
+        let mut took = false;
         for (t, link) in self.links.iter_mut().enumerate() {
             let acc = &mut self.accums[t];
-            while let Ok(mut rec) = link.full.pop() {
+            // At most one ring's worth per pass, so that seconds are emitted as they come
+            // even when a thread refills the ring as fast as it is drained (virtual time).
+            for _ in 0..crate::worker::WINDOW_RECORDS {
+                let Ok(mut rec) = link.full.pop() else { break };
+                took = true;
                 let cpu = cpu_percent(acc, rec.thread_cpu_ns);
                 let stats = window_stats(&rec, self.window, self.period, cpu);
                 acc.total.merge(&rec);
@@ -153,6 +167,9 @@ impl Collector {
                 }
                 None => per_thread[0].1.clone(),
             };
+            if self.keep_windows && threads > 1 {
+                self.summary_windows.push(merged.clone());
+            }
             let report = SecondReport {
                 index,
                 threads: per_thread,
@@ -160,6 +177,7 @@ impl Collector {
             };
             observer(RunEvent::Second(&report));
         }
+        took
     }
 
     pub(super) fn finish(
@@ -183,19 +201,11 @@ impl Collector {
         }
         let cpu: Nanos = ends.iter().map(|e| e.cpu_time).sum();
         let wall = ends.iter().map(|e| e.wall).max().unwrap_or(0);
-        let mut merged_windows: BTreeMap<u64, Vec<&WindowStats>> = BTreeMap::new();
-        for t in &threads {
-            for w in &t.windows {
-                merged_windows.entry(w.index).or_default().push(w);
-            }
-        }
+        // The merged windows are those reported live (exact: from the merged records).
         let summary_windows = if threads.len() == 1 {
             threads[0].windows.clone()
         } else {
-            merged_windows
-                .values()
-                .map(|ws| merge_window_stats(ws))
-                .collect()
+            self.summary_windows
         };
         let reports: Vec<&MethodReport> = ends.iter().filter_map(|e| e.report.as_ref()).collect();
         let report = (!reports.is_empty()).then(|| MethodReport::merge(reports));
@@ -232,37 +242,6 @@ fn thread_cpu(clock: libc::clockid_t) -> Option<Nanos> {
     };
     // SAFETY: `ts` is writable; the clock id came from pthread_getcpuclockid.
     (unsafe { libc::clock_gettime(clock, &mut ts) } == 0).then(|| crate::time::from_timespec(&ts))
-}
-
-/// Merges per-thread window statistics after the fact (for the summary's windows): exact
-/// for counts, extremes and means; the p99 and the SDs are the worst thread's.
-fn merge_window_stats(ws: &[&WindowStats]) -> WindowStats {
-    let samples: u64 = ws.iter().map(|w| w.samples).sum();
-    let weighted = |f: fn(&WindowStats) -> Option<f64>| {
-        let (sum, n) = ws.iter().fold((0.0, 0u64), |(s, n), w| match f(w) {
-            Some(v) => (s + v * w.samples as f64, n + w.samples),
-            None => (s, n),
-        });
-        (n > 0).then(|| sum / n as f64)
-    };
-    let maxf = |f: fn(&WindowStats) -> Option<f64>| ws.iter().filter_map(|w| f(w)).reduce(f64::max);
-    WindowStats {
-        index: ws[0].index,
-        span: ws.iter().map(|w| w.span).max().unwrap_or(1),
-        start_ns: ws[0].start_ns,
-        samples,
-        overruns: ws.iter().map(|w| w.overruns).sum(),
-        latency_min: ws.iter().filter_map(|w| w.latency_min).min(),
-        latency_mean: weighted(|w| w.latency_mean),
-        latency_p99: ws.iter().filter_map(|w| w.latency_p99).max(),
-        latency_max: ws.iter().filter_map(|w| w.latency_max).max(),
-        period_mean: weighted(|w| w.period_mean),
-        period_stddev: maxf(|w| w.period_stddev),
-        period_rms_jitter: maxf(|w| w.period_rms_jitter),
-        period_min: ws.iter().filter_map(|w| w.period_min).min(),
-        period_max: ws.iter().filter_map(|w| w.period_max).max(),
-        cpu_percent: ws.iter().filter_map(|w| w.cpu_percent).reduce(|a, b| a + b),
-    }
 }
 
 /// Builds the statistics of one thread (or of all, merged) from its totals; `times` is

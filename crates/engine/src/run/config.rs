@@ -72,7 +72,7 @@ pub struct RunConfig {
     /// monitor`); the windows are still reported as they finish.
     ///
     /// [`ThreadStats::windows`]: crate::result::ThreadStats::windows
-    #[serde(default = "keep_windows_default", skip_serializing_if = "Clone::clone")]
+    #[serde(skip, default = "keep_windows_default")]
     pub keep_windows: bool,
     /// What the run measures with (the real system unless a test asks for virtual time);
     /// not written to result files.

@@ -155,12 +155,10 @@ fn spawn_workers(
     cfg: &RunConfig,
     stop: &Arc<AtomicBool>,
 ) -> Result<(Vec<Worker>, Vec<CollectorEnds>), Error> {
-    // A mock run races through virtual time: give it a record for every window so that none
-    // is merged with the next for want of a free one (real runs never need more than a few).
-    let records = match &cfg.backend {
-        Backend::Mock { .. } => (expected_windows(cfg) + 2).clamp(WINDOW_RECORDS, 4096),
-        Backend::System => WINDOW_RECORDS,
-    };
+    // A mock run races through virtual time; its loop waits for a free record rather than
+    // merging windows (`LoopParams::await_records`), so it needs no more records than a
+    // real run.
+    let records = WINDOW_RECORDS;
     let mut workers = Vec::new();
     let mut collectors = Vec::new();
     for (index, &cpu) in cfg.cpus.iter().enumerate() {
@@ -332,9 +330,12 @@ fn collect(
 ) {
     loop {
         let all_done = workers.iter().all(|w| w.handle.is_finished());
-        collector.drain(observer, all_done);
+        let took = collector.drain(observer, all_done);
         if all_done {
             return;
+        }
+        if took {
+            continue; // more may be waiting (a mock run refills the rings at once)
         }
         if kick && stop.load(Ordering::Relaxed) {
             for w in workers.iter().filter(|w| !w.handle.is_finished()) {

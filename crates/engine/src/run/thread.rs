@@ -129,6 +129,7 @@ fn loop_params(cfg: &RunConfig, first_expiry: Nanos) -> LoopParams {
             .map_or(Nanos::MAX, |d| first_expiry.saturating_add(d)),
         overrun: cfg.overrun,
         window: cfg.window_ns,
+        await_records: cfg.backend.is_mock(),
     }
 }
 

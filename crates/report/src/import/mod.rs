@@ -1,7 +1,7 @@
 //! Reading result files — tickscope's own and other tools' — into [`Measurement`]s, the
 //! common shape `tickscope compare` puts side by side.
 //!
-//! One file per format, each behind [`Importer`]: [`tickscope`] (`tickscope.run/1`),
+//! One file per format, each behind [`Importer`]: [`tickscope`] (`tickscope.run/2` and `/1`),
 //! [`cyclictest`] (rt-tests `cyclictest --json`) and [`jitterdebugger`] (its `results.json`).
 //! The format is recognised from the JSON itself, never from the file name.
 //!
@@ -26,7 +26,7 @@ use tickscope_engine::time::Nanos;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceFormat {
-    /// `tickscope run --json` (schema `tickscope.run/1`).
+    /// `tickscope run --json` (schema `tickscope.run/2`, or `/1`).
     Tickscope,
     /// `cyclictest --json=FILE` (rt-tests ≥ 2.0).
     Cyclictest,

@@ -1,14 +1,14 @@
-//! tickscope's own result files (`tickscope run --json`, schema `tickscope.run/1`): one
+//! tickscope's own result files (`tickscope run --json`, schema `tickscope.run/2` or `/1`): one
 //! measurement per run (per method and round when the file holds several), threads merged.
 
 use super::{Importer, LatencyFigures, Measurement, Setting, SourceFormat};
-use crate::document::{RunDocument, RunView, RUN_SCHEMA};
+use crate::document::{RunDocument, RunView};
 use crate::units::{interval, ns_i};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tickscope_engine::setup::Policy;
 
-/// Reads `tickscope.run/1` documents.
+/// Reads `tickscope.run/2` and `tickscope.run/1` documents.
 #[derive(Debug, Clone, Copy)]
 pub struct TickscopeImporter;
 
@@ -22,16 +22,7 @@ impl Importer for TickscopeImporter {
     }
 
     fn import(&self, json: Value, stem: &str) -> Result<Vec<Measurement>, String> {
-        match json.get("schema").and_then(Value::as_str) {
-            Some(RUN_SCHEMA) => {}
-            Some(other) => {
-                return Err(format!(
-                    "schema '{other}' is not one this tickscope reads ({RUN_SCHEMA})"
-                ))
-            }
-            None => return Err("'schema' is not a string".into()),
-        }
-        let doc: RunDocument = serde_json::from_value(json).map_err(|e| e.to_string())?;
+        let doc = RunDocument::from_json_value(json)?;
         super::validate::check(&doc)?;
         Ok(measurements(&doc, stem))
     }

@@ -175,8 +175,20 @@ impl Output {
     /// # Errors
     /// Any I/O error writing, syncing or renaming; the destination is then as it was.
     pub fn checkpoint(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.checkpoint_with(&mut |w| w.write_all(bytes))
+    }
+
+    /// [`Output::checkpoint`] with the content written by `write` (in pieces, so that a
+    /// large content need not be in memory).
+    ///
+    /// # Errors
+    /// As [`Output::checkpoint`], and any error `write` returns.
+    pub fn checkpoint_with(
+        &mut self,
+        write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         if let Kind::Regular { .. } = self.kind {
-            self.replace(bytes)?;
+            self.replace(write)?;
             if let Kind::Regular {
                 dir, name, pending, ..
             } = &mut self.kind
@@ -191,12 +203,23 @@ impl Output {
     ///
     /// # Errors
     /// Any I/O error opening, writing, syncing or renaming.
-    pub fn finish(mut self, bytes: &[u8]) -> io::Result<()> {
+    pub fn finish(self, bytes: &[u8]) -> io::Result<()> {
+        self.finish_with(&mut |w| w.write_all(bytes))
+    }
+
+    /// [`Output::finish`] with the content written by `write` (in pieces).
+    ///
+    /// # Errors
+    /// As [`Output::finish`], and any error `write` returns.
+    pub fn finish_with(
+        mut self,
+        write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         match &self.kind {
-            Kind::Regular { .. } => self.replace(bytes),
+            Kind::Regular { .. } => self.replace(write),
             _ => {
                 let mut s = self.stream()?;
-                s.write_all(bytes)?;
+                write(&mut s)?;
                 s.commit()
             }
         }
@@ -236,7 +259,10 @@ impl Output {
         })
     }
 
-    fn replace(&mut self, bytes: &[u8]) -> io::Result<()> {
+    fn replace(
+        &mut self,
+        write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         let Kind::Regular {
             dest,
             pending,
@@ -248,7 +274,10 @@ impl Output {
             unreachable!("only regular files are replaced")
         };
         let mut p = pending.take().expect("prepared until finished");
-        p.file().write_all(bytes)?;
+        let mut w = BufWriter::new(p.file().try_clone()?);
+        write(&mut w)?;
+        w.flush()?;
+        drop(w);
         settle(p.file(), *mode, *owner)?;
         p.persist(dest)
     }

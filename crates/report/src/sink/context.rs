@@ -115,6 +115,13 @@ impl RunSink for ContextSink {
         self.before = Some(after);
     }
 
+    fn needs(&self) -> super::SinkNeeds {
+        super::SinkNeeds {
+            windows: true, // the worst window is found in the final document
+            ..super::SinkNeeds::default()
+        }
+    }
+
     fn annotate(&mut self, doc: &mut RunDocument) {
         doc.window_context = Some(self.windows.clone());
     }

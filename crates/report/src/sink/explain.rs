@@ -559,7 +559,10 @@ fn method_waits(method: &str) -> (Vec<i64>, Vec<String>) {
 
 impl RunSink for ExplainSink {
     fn needs(&self) -> SinkNeeds {
-        SinkNeeds { raw_samples: true }
+        SinkNeeds {
+            raw_samples: true,
+            ..SinkNeeds::default()
+        }
     }
 
     fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {

@@ -33,6 +33,7 @@ impl RunSink for HistogramSink {
     fn needs(&self) -> SinkNeeds {
         SinkNeeds {
             raw_samples: self.opts.range_us.is_some(),
+            ..SinkNeeds::default()
         }
     }
 

@@ -169,7 +169,10 @@ impl HlogSink {
 
 impl RunSink for HlogSink {
     fn needs(&self) -> SinkNeeds {
-        SinkNeeds { raw_samples: true }
+        SinkNeeds {
+            raw_samples: true,
+            ..SinkNeeds::default()
+        }
     }
 
     fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {

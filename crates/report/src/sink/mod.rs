@@ -40,6 +40,11 @@ use tickscope_engine::wait::MethodKind;
 pub struct SinkNeeds {
     /// Every wake-up as a [`RawSample`] (costs a wait-free ring per thread and collector work).
     pub raw_samples: bool,
+    /// Every window kept in memory for the final document's threads
+    /// ([`RunConfig::keep_windows`]): memory grows with the run's length, so only a sink
+    /// that renders the windows after the run (CSV) asks for it; the JSON document spools
+    /// them instead.
+    pub windows: bool,
 }
 
 impl SinkNeeds {
@@ -47,6 +52,7 @@ impl SinkNeeds {
     pub fn union(self, other: SinkNeeds) -> SinkNeeds {
         SinkNeeds {
             raw_samples: self.raw_samples || other.raw_samples,
+            windows: self.windows || other.windows,
         }
     }
 }

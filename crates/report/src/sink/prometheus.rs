@@ -236,7 +236,10 @@ fn schedstat_ns(tid: i32) -> Option<u64> {
 
 impl RunSink for PrometheusSink {
     fn needs(&self) -> SinkNeeds {
-        SinkNeeds { raw_samples: true }
+        SinkNeeds {
+            raw_samples: true,
+            ..SinkNeeds::default()
+        }
     }
 
     fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {

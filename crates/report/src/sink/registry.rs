@@ -37,7 +37,7 @@ pub struct Format {
 /// Every export format.
 #[rustfmt::skip]
 pub const FORMATS: &[Format] = &[
-    Format { name: "json", flag: "--json", single_run_only: false, about: "the result document (tickscope.run/1)", open: |o| Ok(Box::new(JsonSink::new(o))) },
+    Format { name: "json", flag: "--json", single_run_only: false, about: "the result document (tickscope.run/2)", open: |o| Ok(Box::new(JsonSink::new(o))) },
     Format { name: "histogram", flag: "--histogram-file", single_run_only: true, about: "the latency histogram in cyclictest's -h format", open: |o| Ok(Box::new(HistogramSink::new(o, HistogramOptions::default()))) },
     Format { name: "csv", flag: "--csv", single_run_only: true, about: "the summary and the per-second windows as CSV", open: |o| Ok(Box::new(RenderedSink::new(o, Box::new(CsvExport)))) },
     Format { name: "samples", flag: "--samples", single_run_only: true, about: "every wake-up as CSV, streamed", open: |o| SamplesSink::new(o).map(|s| Box::new(s) as Box<dyn RunSink>) },

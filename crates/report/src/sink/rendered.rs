@@ -1,7 +1,7 @@
 //! A file rendered from the finished run by an [`Exporter`] (`--csv`, `--histogram-file`):
 //! nothing while the run goes on, the whole file when it ends.
 
-use super::{RunSink, SinkError};
+use super::{RunSink, SinkError, SinkNeeds};
 use crate::document::RunDocument;
 use crate::export::Exporter;
 use crate::output::Output;
@@ -24,6 +24,13 @@ impl RenderedSink {
 }
 
 impl RunSink for RenderedSink {
+    fn needs(&self) -> SinkNeeds {
+        SinkNeeds {
+            windows: true, // the CSV has a row per window
+            ..SinkNeeds::default()
+        }
+    }
+
     fn finish(&mut self, doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
         let Some(out) = self.out.take() else {
             return Ok(());

@@ -40,7 +40,10 @@ impl SamplesSink {
 
 impl RunSink for SamplesSink {
     fn needs(&self) -> SinkNeeds {
-        SinkNeeds { raw_samples: true }
+        SinkNeeds {
+            raw_samples: true,
+            ..SinkNeeds::default()
+        }
     }
 
     fn started(&mut self, _ctx: &RunContext<'_>, applied: &Applied) {

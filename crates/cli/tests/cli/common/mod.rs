@@ -12,3 +12,27 @@ pub fn tickscope() -> Command {
 pub fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("tickscope")
 }
+
+/// Reads a `tickscope run --json` file: checks the `tickscope.run/2` layout on disk (the
+/// `windows` list is the last key, every entry names its run and thread) and returns the
+/// document as the program reads it back — windows inside each thread's statistics, as the
+/// structure tests expect them.
+pub fn result_json(text: &str) -> serde_json::Value {
+    let raw: serde_json::Value = serde_json::from_str(text).expect("the result is valid JSON");
+    assert_eq!(raw["schema"], tickscope_report::RUN_SCHEMA);
+    let tail = text
+        .rfind("\n  \"windows\": [")
+        .expect("a windows list at the top level");
+    assert!(
+        !text[tail + 1..].contains("\n  \""),
+        "the windows list is the last key"
+    );
+    for w in raw["windows"].as_array().expect("windows is a list") {
+        assert!(
+            w["run"].as_u64().is_some() && w.get("thread").is_some(),
+            "{w}"
+        );
+    }
+    let doc = tickscope_report::RunDocument::from_json(text).expect("the result reads back");
+    serde_json::to_value(&doc).unwrap()
+}
