@@ -489,17 +489,22 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
     if rounds > 1000 {
         return Err(format!("--rounds must be 1..=1000 (got {rounds})"));
     }
-    let threads = config.cpus.len();
     let mut methods = Vec::new();
     let mut left_out = Vec::new();
     let every_cpu = holds_every_cpu(&config.cpus)?;
+    // The engine says which methods can run with these settings; the CLI adds its own
+    // safety rule (no real-time spinning on every CPU without the flag that allows it).
+    let (_, cannot) = tickscope_engine::schedule::runnable(&config, &listed);
     for m in listed {
-        let checked = wait::check(m, config.clock, threads, config.period_ns)
-            .map_err(|why| crate::engine_errors::worded(&why))
-            .and_then(|()| match (&every_cpu, a.allow_rt_spin_all_cpus) {
-                (Some(cpus), false) => rt_spin_refusal(m, &config, cpus),
-                _ => Ok(()),
-            });
+        let limit = cannot.iter().find(|c| c.0 == m);
+        let checked = match limit {
+            Some((_, why)) => Err(crate::engine_errors::worded(why)),
+            None => Ok(()),
+        }
+        .and_then(|()| match (&every_cpu, a.allow_rt_spin_all_cpus) {
+            (Some(cpus), false) => rt_spin_refusal(m, &config, cpus),
+            _ => Ok(()),
+        });
         match checked {
             Ok(()) => methods.push(m),
             Err(why) if all => {
@@ -510,14 +515,14 @@ pub fn run_plan(a: &RunArgs) -> Result<RunPlan, String> {
             Err(why) => return Err(why),
         }
     }
-    let Some(&first) = methods.first() else {
+    let Some(first) = tickscope_engine::schedule::schedule(&methods, rounds)
+        .first()
+        .copied()
+    else {
         return Err("--method all: no method can run with these settings".into());
     };
     Ok(RunPlan {
-        config: RunConfig {
-            method: first,
-            ..config
-        },
+        config: first.config(&config),
         methods,
         rounds,
         left_out,

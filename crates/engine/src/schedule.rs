@@ -9,7 +9,8 @@
 //! starts the same way — fresh threads, the same setup, the first expiry the same distance
 //! ahead — and no sample is discarded.
 
-use crate::wait::MethodKind;
+use crate::run::RunConfig;
+use crate::wait::{self, MethodKind};
 
 /// One run of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +21,36 @@ pub struct PlannedRun {
     pub round: u32,
     /// Position in the overall order, from 0.
     pub order: u32,
+}
+
+impl PlannedRun {
+    /// This run's configuration: `base` with this run's method — the one place a run's
+    /// method is set.
+    pub fn config(&self, base: &RunConfig) -> RunConfig {
+        RunConfig {
+            method: self.method,
+            ..base.clone()
+        }
+    }
+}
+
+/// Which of `methods` can run with `base`'s clock, threads and period: those that can, in
+/// order, and the others, each with the engine's reason ([`wait::check`], the same check
+/// every run makes before it starts). A comparison of every method (`--method all`) runs
+/// the first list and reports the second.
+pub fn runnable(
+    base: &RunConfig,
+    methods: &[MethodKind],
+) -> (Vec<MethodKind>, Vec<(MethodKind, String)>) {
+    let mut can = Vec::new();
+    let mut cannot = Vec::new();
+    for &m in methods {
+        match wait::check(m, base.clock, base.cpus.len(), base.period_ns) {
+            Ok(()) => can.push(m),
+            Err(why) => cannot.push((m, why)),
+        }
+    }
+    (can, cannot)
 }
 
 /// The runs of `rounds` rounds over `methods`, in the order they run (see the module docs).
@@ -44,6 +75,22 @@ pub fn schedule(methods: &[MethodKind], rounds: u32) -> Vec<PlannedRun> {
 mod tests {
     use super::*;
     use MethodKind::{Busy, Hybrid, NanosleepAbs};
+
+    #[test]
+    fn every_method_is_checked_and_a_run_gets_its_own() {
+        let mut base = RunConfig::new(1_000_000);
+        base.cpus = vec![None, None]; // itimer measures one thread only
+        let (can, cannot) = runnable(&base, MethodKind::ALL);
+        assert_eq!(can.len() + cannot.len(), MethodKind::ALL.len());
+        assert!(can.contains(&NanosleepAbs));
+        assert_eq!(
+            cannot.iter().map(|c| c.0).collect::<Vec<_>>(),
+            [MethodKind::Itimer]
+        );
+        for planned in schedule(&can, 2) {
+            assert_eq!(planned.config(&base).method, planned.method);
+        }
+    }
 
     #[test]
     fn rounds_rotate_and_orders_count_up() {

@@ -97,10 +97,7 @@ pub fn measure(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let cfg = RunConfig {
-            method: planned.method,
-            ..base.clone()
-        };
+        let cfg = planned.config(&base);
         let ctx = RunContext {
             system: &system,
             config: &cfg,
