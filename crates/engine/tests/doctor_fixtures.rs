@@ -139,19 +139,23 @@ fn rt_isolated_smt_handmade() {
         "{}",
         iso.found
     );
-    // IRQ 120 is effective on CPU 3; IRQ 121 is not on 2-3.
+    // IRQ 120 is effective on CPU 3; IRQ 121 is not on 2-3; IRQ 122 (an NVMe queue) is on
+    // CPU 3 and kernel-managed (its debugfs state says IRQD_AFFINITY_MANAGED).
     let irq = &m["irq.affinity"];
     assert_eq!(irq.severity, Severity::Medium);
     assert!(
-        irq.found.starts_with("1 IRQs") && irq.found.contains("eth0-rx-0"),
+        irq.found.starts_with("2 IRQs")
+            && irq.found.contains("eth0-rx-0")
+            && irq.found.ends_with("kernel-managed: 122"),
         "{}",
         irq.found
     );
-    assert!(irq
-        .fix
-        .as_deref()
-        .unwrap()
-        .contains("echo 0-1 > /proc/irq/$N/smp_affinity_list"));
+    let fix = irq.fix.as_deref().unwrap();
+    assert!(
+        fix.contains("for N in 120; do echo 0-1 > /proc/irq/$N/smp_affinity_list"),
+        "{fix}"
+    );
+    assert!(fix.contains("isolcpus=managed_irq,domain,2-3"), "{fix}");
     assert_eq!(sev(&m, "irq.agents"), Severity::Medium);
     // The mask is hex: "3" is CPUs 0-1, off the measured CPUs.
     assert_eq!(sev(&m, "kthreads.workqueue"), Severity::Ok);
@@ -262,4 +266,56 @@ fn tempfile_dir() -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// PREEMPT_DYNAMIC with neither debugfs nor a build configuration: the mode comes from the
+/// kernel log's boot line, and the fact says so.
+#[test]
+fn the_preemption_mode_can_come_from_the_kernel_log() {
+    let (f, _) = findings("dynamic-log", Some(vec![0]));
+    let p = f.kernel.preemption.value().expect("read from the log");
+    assert_eq!((p.model.as_str(), p.dynamic), ("voluntary", true));
+    assert!(f.kernel.preemption.source().contains("kernel log"));
+}
+
+/// The clock-read check on measured values: a vDSO read is ok, a slow one info, a system
+/// call medium, a µs high; a fixture (nothing to time) is unknown with the reason.
+#[test]
+fn clock_read_severities() {
+    use tickscope_engine::clocks::Access;
+    use tickscope_engine::doctor::checks::clock_read::ClockRead as Check;
+    use tickscope_engine::doctor::Check as _;
+    use tickscope_engine::facts::time::ClockRead;
+    use tickscope_engine::facts::Fact;
+    let (mut f, m) = findings("this-vm", None);
+    assert_eq!(sev(&m, "time.clock_read"), Severity::Unknown);
+    let ctx = context(&f, None, false).unwrap();
+    for (ns, access, want) in [
+        (29.0, Access::Vdso, Severity::Ok),
+        (180.0, Access::Vdso, Severity::Info),
+        (420.0, Access::Syscall, Severity::Medium),
+        (1900.0, Access::Syscall, Severity::High),
+    ] {
+        f.time.monotonic_read = Fact::known(ClockRead { ns, access }, "test");
+        let got = Check.check(&f, &ctx);
+        assert_eq!(got[0].severity, want, "{ns} ns {access:?}");
+        assert!(got[0].found.contains(&format!("{ns:.0} ns")));
+    }
+}
+
+/// The debugging-options and EFI checks: the hand-made isolated machine has the irqsoff
+/// tracer built in and EFI runtime services on (info); the quiet one neither (ok); this VM
+/// (no EFI copied) says unknown rather than guess.
+#[test]
+fn debug_options_and_efi_runtime() {
+    let (_, m) = findings("rt-isolated", None);
+    let d = &m["kernel.debug_options"];
+    assert_eq!(d.severity, Severity::Info);
+    assert!(d.found.contains("CONFIG_IRQSOFF_TRACER"), "{}", d.found);
+    assert_eq!(sev(&m, "platform.efi_runtime"), Severity::Info);
+    let (_, m) = findings("rt-quiet", None);
+    assert_eq!(sev(&m, "kernel.debug_options"), Severity::Ok);
+    assert_eq!(sev(&m, "platform.efi_runtime"), Severity::Ok);
+    let (_, m) = findings("this-vm", None);
+    assert_eq!(sev(&m, "platform.efi_runtime"), Severity::Unknown);
 }

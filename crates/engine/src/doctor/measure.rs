@@ -12,6 +12,8 @@
 
 use super::Context;
 use crate::facts::Facts;
+use crate::histogram::SignedHistogram;
+use crate::result::LatencyStats;
 use crate::run::{run, PolicyRequest, RunConfig, AUTO_PRIORITY};
 use crate::setup::Policy;
 use crate::time::{Nanos, NS_PER_MS};
@@ -83,9 +85,10 @@ impl Default for MeasureConfig {
 /// Latency summary of one side of a knob, over its rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Side {
-    /// Mean over the rounds of each run's median wake-up latency, ns.
+    /// Median wake-up latency of every wake-up of all its rounds (their histograms merged),
+    /// ns.
     pub p50_ns: Nanos,
-    /// Mean over the rounds of each run's 99th percentile, ns.
+    /// 99th percentile of every wake-up of all its rounds (histograms merged), ns.
     pub p99_ns: Nanos,
     /// Largest latency of all its runs, ns.
     pub max_ns: Nanos,
@@ -207,7 +210,7 @@ pub fn measure(
                 continue;
             }
         };
-        let mut runs: [Vec<(Nanos, Nanos, Nanos, u64)>; 2] = [Vec::new(), Vec::new()];
+        let mut runs = [Rounds::default(), Rounds::default()];
         let mut failed = None;
         'rounds: for round in 0..cfg.rounds.max(1) {
             let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
@@ -225,7 +228,7 @@ pub fn measure(
                         }
                         let s = &o.summary;
                         if let Some(l) = &s.latency_ns {
-                            runs[side].push((l.p50, l.p99, l.max, s.samples));
+                            runs[side].add(l, s.samples);
                             progress(&format!(
                                 "{} {} (round {}): p50 {} ns, p99 {} ns, max {} ns",
                                 knob.name(),
@@ -279,16 +282,34 @@ fn unknown(knob: Knob, without: String, with: String, reason: String) -> KnobRes
     }
 }
 
-fn side(runs: &[(Nanos, Nanos, Nanos, u64)]) -> Option<Side> {
-    if runs.is_empty() {
-        return None;
+/// The wake-ups of one side's rounds: their latency histograms merged (exact to the
+/// bucket, [`SignedHistogram::from_buckets`]), the exact maximum, the count.
+#[derive(Default)]
+struct Rounds {
+    hist: SignedHistogram,
+    max: Option<Nanos>,
+    samples: u64,
+}
+
+impl Rounds {
+    fn add(&mut self, l: &LatencyStats, samples: u64) {
+        self.hist.add(&SignedHistogram::from_buckets(&l.histogram));
+        self.max = Some(self.max.map_or(l.max, |m| m.max(l.max)));
+        self.samples += samples;
     }
-    let n = runs.len() as i64;
+}
+
+/// The percentiles of all the rounds' wake-ups together (not a mean of each round's
+/// percentiles, which would weigh a short noisy round like a long quiet one), clamped to
+/// the exact maximum as every percentile tickscope reports.
+fn side(runs: &Rounds) -> Option<Side> {
+    let max = runs.max?;
+    let q = |q: f64| runs.hist.value_at_quantile(q).map(|v| v.min(max));
     Some(Side {
-        p50_ns: runs.iter().map(|r| r.0).sum::<i64>() / n,
-        p99_ns: runs.iter().map(|r| r.1).sum::<i64>() / n,
-        max_ns: runs.iter().map(|r| r.2).max().unwrap_or(0),
-        samples: runs.iter().map(|r| r.3).sum(),
+        p50_ns: q(0.5)?,
+        p99_ns: q(0.99)?,
+        max_ns: max,
+        samples: runs.samples,
     })
 }
 
@@ -343,5 +364,43 @@ mod tests {
         assert!(
             verdict(Knob::Method, "hybrid", &s(10_000), &s(10_500)).contains("no clear difference")
         );
+    }
+
+    /// The latency statistics of `values` (ns), as a run reports them.
+    fn stats(values: &[Nanos]) -> LatencyStats {
+        let mut h = SignedHistogram::new();
+        values.iter().for_each(|&v| h.record(v));
+        LatencyStats {
+            min: *values.iter().min().unwrap(),
+            max: *values.iter().max().unwrap(),
+            mean: 0.0,
+            stddev: 0.0,
+            p50: 0,
+            p90: 0,
+            p99: 0,
+            p99_9: 0,
+            p99_99: 0,
+            early: 0,
+            histogram: h.buckets(),
+        }
+    }
+
+    /// Two rounds: 1000 quiet wake-ups at 10 µs, and 100 with 20 of them at 500 µs. Their
+    /// wake-ups together have p99 = 500 µs (20 of 1100 are above the 99th percentile's rank),
+    /// while the mean of the two rounds' p99s would be ~255 µs.
+    #[test]
+    fn rounds_are_merged_not_averaged() {
+        let quiet = vec![10_000; 1000];
+        let mut noisy = vec![10_000; 80];
+        noisy.extend([500_000; 20]);
+        let mut r = Rounds::default();
+        r.add(&stats(&quiet), 1000);
+        r.add(&stats(&noisy), 100);
+        let s = side(&r).unwrap();
+        assert_eq!(s.samples, 1100);
+        assert_eq!(s.max_ns, 500_000);
+        assert_eq!(s.p99_ns, 500_000, "the merged distribution's p99");
+        assert!((9_900..=10_100).contains(&s.p50_ns), "{}", s.p50_ns);
+        assert!(side(&Rounds::default()).is_none());
     }
 }

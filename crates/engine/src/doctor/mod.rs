@@ -69,6 +69,7 @@ pub trait Check: Sync {
 pub static CHECKS: &[&dyn Check] = &[
     &checks::preempt::Preempt,
     &checks::hrtimers::HighResTimers,
+    &checks::debug_options::DebugOptions,
     &checks::tick::Tick,
     &checks::isolation::Isolation,
     &checks::irqs::IrqAffinity,
@@ -84,10 +85,12 @@ pub static CHECKS: &[&dyn Check] = &[
     &checks::swap::Swap,
     &checks::limits::Limits,
     &checks::clocksource::Clocksource,
+    &checks::clock_read::ClockRead,
     &checks::smt::Smt,
     &checks::watchdog::Watchdog,
     &checks::hypervisor::Hypervisor,
     &checks::haltpoll::Haltpoll,
+    &checks::efi_runtime::EfiRuntime,
     &checks::steal::Steal,
     &checks::privileges::Privileges,
 ];

@@ -4,7 +4,10 @@
 //! `/proc/irq/N/smp_affinity_list` and `effective_affinity_list`
 //! (Documentation/core-api/irq/irq-affinity.rst), `/proc/irq/default_smp_affinity`,
 //! `/sys/devices/virtual/workqueue/cpumask` (Documentation/core-api/workqueue.rst, the
-//! mask unbound workqueues run on).
+//! mask unbound workqueues run on); `/sys/kernel/debug/irq/irqs/N` (CONFIG_GENERIC_IRQ_DEBUGFS,
+//! root) for whether an IRQ's affinity is kernel-managed (`IRQD_AFFINITY_MANAGED`: the
+//! per-queue vectors of multi-queue devices, which `smp_affinity` cannot move —
+//! kernel/irq/debugfs.c, kernel/irq/manage.c `irq_set_affinity` returns `EIO`).
 
 use super::{cpu_list, cpu_mask, Fact, Root};
 use serde::{Deserialize, Serialize};
@@ -22,6 +25,11 @@ pub struct Irq {
     pub effective: Option<Vec<usize>>,
     /// Count per CPU column of `/proc/interrupts` since boot.
     pub counts: Vec<u64>,
+    /// Whether the kernel manages its affinity (it cannot be moved by writing
+    /// `smp_affinity`; `isolcpus=managed_irq` keeps it off isolated CPUs); `None` when the
+    /// IRQ debugfs is not readable.
+    #[serde(default)]
+    pub managed: Option<bool>,
 }
 
 impl Irq {
@@ -98,12 +106,17 @@ fn parse(root: &Root, text: &str, ncols: usize) -> Vec<Irq> {
                 .value()
                 .cloned()
         };
+        let managed = root
+            .fact(&format!("/sys/kernel/debug/irq/irqs/{number}"))
+            .value()
+            .map(|state| state.contains("IRQD_AFFINITY_MANAGED"));
         out.push(Irq {
             number,
             name,
             affinity: list("smp_affinity_list"),
             effective: list("effective_affinity_list"),
             counts,
+            managed,
         });
     }
     out

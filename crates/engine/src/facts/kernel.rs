@@ -3,7 +3,8 @@
 //!
 //! Sources: `/proc/sys/kernel/{osrelease,version}` (what `uname -r`/`-v` print);
 //! `/proc/config.gz` (CONFIG_IKCONFIG_PROC) or `/boot/config-<release>`; the preemption
-//! model from `/sys/kernel/debug/sched/preempt` (PREEMPT_DYNAMIC; debugfs, root),
+//! model from `/sys/kernel/debug/sched/preempt` (PREEMPT_DYNAMIC; debugfs, root), the
+//! kernel log's `Dynamic Preempt:` line (`klogctl(2)`),
 //! `/sys/kernel/realtime` (PREEMPT_RT), the banner, the build configuration and `preempt=`
 //! (Documentation/admin-guide/kernel-parameters.txt); `/proc/timer_list` (root) for the
 //! hrtimer resolution (Documentation/timers/highres.rst: 1 ns when high-resolution mode is
@@ -53,6 +54,13 @@ pub struct KernelFacts {
     pub rcu_nocbs: Vec<usize>,
     /// `irqaffinity=` CPUs; empty when absent.
     pub irqaffinity: Vec<usize>,
+    /// Whether the machine booted with EFI (`/sys/firmware/efi` exists).
+    #[serde(default = "unknown_efi")]
+    pub efi: Fact<bool>,
+}
+
+fn unknown_efi() -> Fact<bool> {
+    Fact::unknown("not recorded", "/sys/firmware/efi")
 }
 
 impl KernelFacts {
@@ -96,7 +104,18 @@ pub fn read(root: &Root) -> KernelFacts {
         config,
         preemption,
         cmdline,
+        efi: efi(root),
     }
+}
+
+/// Whether the machine booted with EFI: `/sys/firmware/efi` exists (Documentation/ABI/
+/// testing/sysfs-firmware-efi). In a fixture tree without `sys/firmware`, unknown.
+fn efi(root: &Root) -> Fact<bool> {
+    let source = "/sys/firmware/efi";
+    if !root.is_live() && !root.path("/sys/firmware").is_dir() {
+        return Fact::unknown("not in this tree", source);
+    }
+    Fact::known(root.path(source).is_dir(), source)
 }
 
 /// The CPUs of boot parameter `name=` on `cmdline` (last occurrence wins, as in the kernel);
@@ -153,6 +172,15 @@ fn config(root: &Root, release: Option<&str>) -> Fact<BTreeMap<String, String>> 
     }
 }
 
+/// The kernel log: `klogctl(2)` on the running system (CAP_SYSLOG, or `dmesg_restrict=0`),
+/// the file `dmesg` of a fixture tree otherwise.
+fn kernel_log(root: &Root) -> Option<String> {
+    match root.is_live() {
+        true => crate::system::kernel_log(),
+        false => root.fact("/dmesg").value().cloned(),
+    }
+}
+
 fn preemption(
     root: &Root,
     version: &Fact<String>,
@@ -195,6 +223,16 @@ fn preemption(
         let debugfs = root.fact("/sys/kernel/debug/sched/preempt");
         if let Some(mode) = debugfs.value().and_then(|s| s.split(['(', ')']).nth(1)) {
             return found(mode, "/sys/kernel/debug/sched/preempt");
+        }
+        // The boot log says "Dynamic Preempt: MODE" (kernel/sched/core.c,
+        // sched_dynamic_update); it is gone once the ring buffer wrapped.
+        if let Some(mode) = kernel_log(root).and_then(|log| {
+            log.lines().find_map(|l| {
+                l.split_once("Dynamic Preempt:")
+                    .map(|(_, m)| m.trim().to_string())
+            })
+        }) {
+            return found(&mode, "kernel log (\"Dynamic Preempt:\", klogctl(2))");
         }
         if let Some(mode) = cmdline
             .split_whitespace()

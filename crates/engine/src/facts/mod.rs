@@ -285,7 +285,7 @@ impl Facts {
             sched: sched::read(root),
             power: power::read(root),
             memory: memory::read(root),
-            time: time::read(root),
+            time: time::read(root, !steal_sample.is_zero()),
             virt: virt::read(root, steal_sample),
             privileges: privileges::read(root),
         }

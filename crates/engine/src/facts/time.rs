@@ -4,7 +4,8 @@
 //! (Documentation/timers/timekeeping.rst); `cpuN/topology/thread_siblings_list` and
 //! `/sys/devices/system/cpu/smt/control` (Documentation/ABI/stable/sysfs-devices-system-cpu);
 //! `/proc/sys/kernel/{watchdog,nmi_watchdog,watchdog_thresh}`
-//! (Documentation/admin-guide/lockup-watchdogs.rst).
+//! (Documentation/admin-guide/lockup-watchdogs.rst); the cost of a `CLOCK_MONOTONIC` read,
+//! measured as `tickscope clocks` does ([`crate::clocks::measure()`]) on the running system.
 
 use super::{cpu_list, Fact, Root};
 use serde::{Deserialize, Serialize};
@@ -26,10 +27,49 @@ pub struct TimeFacts {
     pub nmi_watchdog: Fact<i64>,
     /// `kernel.watchdog_thresh`, s.
     pub watchdog_thresh_s: Fact<i64>,
+    /// The cost of one `CLOCK_MONOTONIC` read through the C library, measured (live only,
+    /// and only when the doctor may take time: 50 ms).
+    pub monotonic_read: Fact<ClockRead>,
 }
 
-/// Reads the time facts under `root`.
-pub fn read(root: &Root) -> TimeFacts {
+/// The measured cost of reading a clock.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClockRead {
+    /// Median cost of one read, ns (batches of 1000 reads).
+    pub ns: f64,
+    /// Whether the read stayed in user space (vDSO) or entered the kernel.
+    pub access: crate::clocks::Access,
+}
+
+/// Where [`TimeFacts::monotonic_read`] comes from.
+pub const CLOCK_READ_SOURCE: &str = "tickscope clocks (CLOCK_MONOTONIC, 50 ms)";
+
+/// Measures [`TimeFacts::monotonic_read`] on the running system.
+fn monotonic_read() -> Fact<ClockRead> {
+    let cfg = crate::clocks::ClocksConfig {
+        cpu: None,
+        budget_ns: 50_000_000,
+        idle_compare: false,
+    };
+    let measured = crate::clocks::measure(&cfg).ok().and_then(|r| {
+        r.clocks
+            .iter()
+            .find(|c| c.clock == crate::clocks::ClockKind::Monotonic)
+            .and_then(|c| c.measured())
+            .map(|m| ClockRead {
+                ns: m.cost.median_ns,
+                access: m.access,
+            })
+    });
+    match measured {
+        Some(r) => Fact::known(r, CLOCK_READ_SOURCE),
+        None => Fact::unknown("the measurement failed", CLOCK_READ_SOURCE),
+    }
+}
+
+/// Reads the time facts under `root`; `measure` allows the 50 ms clock-read measurement
+/// (on the running system only: a fixture has no clock to time).
+pub fn read(root: &Root, measure: bool) -> TimeFacts {
     let cs = "/sys/devices/system/clocksource/clocksource0";
     let siblings = root
         .list("/sys/devices/system/cpu")
@@ -50,5 +90,10 @@ pub fn read(root: &Root) -> TimeFacts {
         watchdog: root.parsed("/proc/sys/kernel/watchdog"),
         nmi_watchdog: root.parsed("/proc/sys/kernel/nmi_watchdog"),
         watchdog_thresh_s: root.parsed("/proc/sys/kernel/watchdog_thresh"),
+        monotonic_read: match (root.is_live(), measure) {
+            (true, true) => monotonic_read(),
+            (true, false) => Fact::unknown("not measured for a run", CLOCK_READ_SOURCE),
+            (false, _) => Fact::unknown("measured on the running system only", CLOCK_READ_SOURCE),
+        },
     }
 }

@@ -76,16 +76,42 @@ impl Check for IrqAffinity {
         } else {
             String::new()
         };
+        // Kernel-managed IRQs (multi-queue devices' vectors) cannot be moved by writing
+        // smp_affinity: they are reported apart, with the boot parameter that keeps them off.
+        let (managed, movable): (Vec<_>, Vec<_>) =
+            hits.iter().partition(|h| h.0.managed == Some(true));
+        let unknown_managed = hits.iter().any(|h| h.0.managed.is_none());
+        let numbers = |v: &[&(&crate::facts::irq::Irq, u64)]| {
+            v.iter()
+                .map(|h| h.0.number.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
         let others = ctx.others();
-        let fix = if others.is_empty() {
-            "measure fewer CPUs (--cpus) and move the IRQs to the others: 'echo <other CPUs> > /proc/irq/N/smp_affinity_list' for each, or boot with irqaffinity=<other CPUs>".to_string()
-        } else {
-            format!("for N in {}; do echo {} > /proc/irq/$N/smp_affinity_list; done (or boot with irqaffinity={})",
-                hits.iter().map(|h| h.0.number.to_string()).collect::<Vec<_>>().join(" "), cpus(&others), cpus(&others))
+        let mut fixes = Vec::new();
+        if !movable.is_empty() {
+            fixes.push(if others.is_empty() {
+                "measure fewer CPUs (--cpus) and move the IRQs to the others: 'echo <other CPUs> > /proc/irq/N/smp_affinity_list' for each, or boot with irqaffinity=<other CPUs>".to_string()
+            } else {
+                format!("for N in {}; do echo {} > /proc/irq/$N/smp_affinity_list; done (or boot with irqaffinity={})",
+                    numbers(&movable), cpus(&others), cpus(&others))
+            });
+        }
+        if !managed.is_empty() || unknown_managed {
+            fixes.push(format!(
+                "{}kernel-managed IRQs cannot be moved (the write fails with EIO): boot with isolcpus=managed_irq,domain,{} to keep them off the measured CPUs (Documentation/admin-guide/kernel-parameters.txt, isolcpus)",
+                if managed.is_empty() { "if any is " } else { "" },
+                cpus(&ctx.cpus)
+            ));
+        }
+        let managed_text = match (managed.is_empty(), unknown_managed) {
+            (false, _) => format!("; kernel-managed: {}", numbers(&managed)),
+            (true, true) => "; whether any is kernel-managed is unknown (needs the IRQ debugfs, CONFIG_GENERIC_IRQ_DEBUGFS, as root)".to_string(),
+            (true, false) => "; none is kernel-managed".to_string(),
         };
         vec![base.severity(Severity::Medium)
-            .found(format!("{} IRQs can fire on CPUs {}: {}{more}", hits.len(), cpus(&ctx.cpus), list.join(", ")), src)
+            .found(format!("{} IRQs can fire on CPUs {}: {}{more}{managed_text}", hits.len(), cpus(&ctx.cpus), list.join(", ")), format!("{src}, /sys/kernel/debug/irq/irqs/N"))
             .effect("each handler and the softirq it raises delays a wake-up on that CPU by a few to tens of µs")
-            .fix(fix)]
+            .fix(fixes.join("; "))]
     }
 }

@@ -1,9 +1,12 @@
 //! One file per check; each is registered by one line in [`super::CHECKS`].
 
 pub mod agents;
+pub mod clock_read;
 pub mod clocksource;
 pub mod cpufreq;
 pub mod cpuidle;
+pub mod debug_options;
+pub mod efi_runtime;
 pub mod haltpoll;
 pub mod hrtimers;
 pub mod hypervisor;

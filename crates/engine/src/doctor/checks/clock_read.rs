@@ -1,0 +1,63 @@
+//! The cost of a clock read: every wake-up tickscope measures, and every timestamp a periodic
+//! task takes, pays it once (vdso(7): `clock_gettime` is served in user space when the
+//! clocksource allows it; Documentation/timers/timekeeping.rst).
+
+use super::super::{Check, Context, Finding, Severity};
+use crate::clocks::Access;
+use crate::facts::Facts;
+
+/// `time.clock_read`.
+pub struct ClockRead;
+
+/// A vDSO read of the TSC costs 20–60 ns on current x86 machines (measured here: 29 ns); a
+/// read above this is slow for a user-space read.
+pub const SLOW_VDSO_NS: f64 = 100.0;
+
+/// A read above this (a system call, or a clocksource read through I/O) adds visibly to
+/// every timestamp of a loop at tens of µs.
+pub const COSTLY_NS: f64 = 1_000.0;
+
+impl Check for ClockRead {
+    fn id(&self) -> &'static str {
+        "time.clock_read"
+    }
+    fn bears_on_run(&self) -> bool {
+        false // measured only by `tickscope doctor`, not before every run
+    }
+    fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
+        let base = Finding::new(self.id(), "Cost of a CLOCK_MONOTONIC read", Severity::Ok)
+            .expected(format!("in user space (vDSO), under {SLOW_VDSO_NS:.0} ns"))
+            .cite("Documentation/timers/timekeeping.rst");
+        let read = match base.need(&facts.time.monotonic_read) {
+            Ok(r) => *r,
+            Err(f) => return vec![f.effect("unknown; 'tickscope clocks' measures it")],
+        };
+        let access = match read.access {
+            Access::Vdso => "vDSO, in user space",
+            Access::Syscall => "a system call",
+            Access::Instruction => "an instruction",
+        };
+        let f = base.found(
+            format!("{:.0} ns per read ({access})", read.ns),
+            crate::facts::time::CLOCK_READ_SOURCE,
+        );
+        let to_tsc = "use the tsc clocksource if it is listed as available (echo tsc > \
+                      /sys/devices/system/clocksource/clocksource0/current_clocksource), or \
+                      boot with tsc=reliable on a machine with an invariant TSC \
+                      (Documentation/admin-guide/kernel-parameters.txt)";
+        vec![if read.ns >= COSTLY_NS {
+            f.severity(Severity::High)
+                .effect("each timestamp costs a µs or more: a loop's own clock reads and every wake-up measured are that much later")
+                .fix(to_tsc)
+        } else if read.access == Access::Syscall {
+            f.severity(Severity::Medium)
+                .effect("every clock read enters the kernel: hundreds of ns per timestamp")
+                .fix(to_tsc)
+        } else if read.ns >= SLOW_VDSO_NS {
+            f.severity(Severity::Info)
+                .effect("a user-space read, but a slow one (a paravirtual clock or an old CPU)")
+        } else {
+            f.effect("negligible beside wake-up latency")
+        }]
+    }
+}

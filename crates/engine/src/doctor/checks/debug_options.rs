@@ -1,0 +1,69 @@
+//! Kernel debugging options that cost latency on every lock, interrupt-off or
+//! preempt-off section even when nobody is debugging (the kernel's real-time configuration
+//! notes, Documentation/core-api/real-time/kernel-configuration.rst; the irqsoff and
+//! preemptoff tracers, Documentation/trace/ftrace.rst; lockdep,
+//! Documentation/locking/lockdep-design.rst; KASAN, Documentation/dev-tools/kasan.rst).
+
+use super::super::{Check, Context, Finding, Severity};
+use crate::facts::Facts;
+
+/// `kernel.debug_options`.
+pub struct DebugOptions;
+
+/// Options that slow every lock operation or memory access (tens of % of kernel time).
+pub const HEAVY: &[&str] = &[
+    "PROVE_LOCKING",
+    "DEBUG_LOCKDEP",
+    "LOCK_STAT",
+    "KASAN",
+    "KCSAN",
+    "DEBUG_PAGEALLOC_ENABLE_DEFAULT",
+    "SLUB_DEBUG_ON",
+    "DEBUG_OBJECTS",
+];
+
+/// Options that hook every interrupt-off or preempt-off section (a few ns to tens of ns
+/// each, always, whether or not the tracer runs).
+pub const HOOKS: &[&str] = &["IRQSOFF_TRACER", "PREEMPT_TRACER", "DEBUG_PREEMPT"];
+
+impl Check for DebugOptions {
+    fn id(&self) -> &'static str {
+        "kernel.debug_options"
+    }
+    fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
+        let base = Finding::new(self.id(), "Kernel debugging options", Severity::Ok)
+            .expected("none that hooks locks, interrupts-off or preemption-off sections")
+            .cite("Documentation/core-api/real-time/kernel-configuration.rst");
+        let k = &facts.kernel;
+        if let Err(f) = base.need(&k.config) {
+            return vec![f.effect("unknown: the build configuration is not readable")];
+        }
+        let on = |list: &[&str]| -> Vec<String> {
+            list.iter()
+                .filter(|o| k.config_y(o))
+                .map(|o| format!("CONFIG_{o}"))
+                .collect()
+        };
+        let (heavy, hooks) = (on(HEAVY), on(HOOKS));
+        let all: Vec<String> = heavy.iter().chain(&hooks).cloned().collect();
+        let f = base.found(
+            if all.is_empty() {
+                "none of them".to_string()
+            } else {
+                all.join(", ")
+            },
+            k.config.source(),
+        );
+        vec![if !heavy.is_empty() {
+            f.severity(Severity::Medium)
+                .effect("lock validation or memory checking slows every kernel path, and the wake-up path with it")
+                .fix("measure on a kernel built without them (a distribution's production or -rt kernel)")
+        } else if !hooks.is_empty() {
+            f.severity(Severity::Info)
+                .effect("a hook on every interrupts-off and preempt-off section, even with the tracer off: a few ns each")
+                .fix("a kernel built without them for production; keep them for finding long sections")
+        } else {
+            f.effect("no debugging hooks on the wake-up path")
+        }]
+    }
+}
