@@ -485,6 +485,11 @@ pub struct ReportArgs {
     /// Leave the host name and the kernel command line out of the report, for sharing it.
     #[arg(long)]
     pub redact: bool,
+
+    /// Draw per-interval p50/p99/p99.9/max bands from this interval log (`run --hlog`);
+    /// by default from the log the result names, when it can be read.
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<std::path::PathBuf>,
 }
 
 /// Options of `tickscope compare`.

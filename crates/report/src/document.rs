@@ -83,6 +83,10 @@ pub struct RunDocument {
     /// measured CPU; switches, migrations, CPU, policy per thread); absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_context: Option<Vec<tickscope_explain::context::WindowContext>>,
+    /// `--hlog`: the interval log written beside this document (where, which tags); absent
+    /// without it. `tickscope report` draws per-interval percentile bands from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hlog: Option<crate::sink::hlog::HlogSection>,
     /// The findings of `tickscope doctor` that bear on the run and are not ok, read before
     /// it started (docs/doctor-schema.md); absent in older files and mock runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -190,6 +194,7 @@ impl RunDocument {
             command_line: Vec::new(),
             explain: None,
             window_context: None,
+            hlog: None,
             doctor: None,
             redacted: false,
         }
@@ -263,6 +268,7 @@ impl RunDocument {
             command_line: Vec::new(),
             explain: None,
             window_context: None,
+            hlog: None,
             doctor: None,
             redacted: false,
         }

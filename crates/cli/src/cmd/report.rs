@@ -6,9 +6,9 @@ use crate::console;
 use crate::exit::Failure;
 use crate::output_path::{finish, prepare_outputs};
 use std::path::{Path, PathBuf};
-use tickscope_report::export::foreign_html;
 use tickscope_report::export::html::HtmlReport;
 use tickscope_report::export::Exporter;
+use tickscope_report::export::{foreign_html, hlog_bands};
 use tickscope_report::import::ImportError;
 use tickscope_report::plot::{plots_with, NamedPlot, PlotOptions};
 use tickscope_report::{quoted, RunDocument, RUN_SCHEMA};
@@ -78,12 +78,31 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
             if args.redact {
                 doc.redact();
             }
+            let mut plots = plots_with(&doc, &opts);
+            let bands = hlog_bands::bands_plot(&doc, &args.result, args.hlog.as_deref());
+            match bands {
+                Some(Ok(p)) => plots.push(p),
+                Some(Err(why)) if args.hlog.is_some() => {
+                    return Err(Failure::Usage(format!("--hlog: {why}")))
+                }
+                Some(Err(why)) => eprintln!(
+                    "tickscope: note: the interval log the result names cannot be drawn \
+                     ({why}); the report has no per-interval bands"
+                ),
+                None => {}
+            }
+            let extra = plots
+                .iter()
+                .filter(|p| p.stem == "bands")
+                .cloned()
+                .collect();
             let html = HtmlReport {
                 source,
                 plots: opts,
+                extra,
             }
             .render(&doc);
-            (html, plots_with(&doc, &opts), "report".to_string())
+            (html, plots, "report".to_string())
         }
         Input::Foreign(found) => {
             let html = foreign_html::render(&found, &source, &opts);

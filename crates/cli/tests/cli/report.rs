@@ -166,3 +166,68 @@ fn export_to_a_missing_directory_is_refused_before_measuring() {
             "--samples: directory '/nonexistent-dir'",
         ));
 }
+
+/// A result written with `--hlog` names its interval log; the report draws per-interval
+/// bands from it (found through the recorded path, or `--hlog`); a log moved away is a note,
+/// not a failure; a missing `--hlog FILE` is exit 2.
+#[test]
+fn the_report_draws_bands_from_the_interval_log_the_result_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    tickscope()
+        .args([
+            "run",
+            "--debug-mock",
+            "20us,30us,2.5ms",
+            "-D",
+            "4s",
+            "-t",
+            "2",
+            "-q",
+        ])
+        .arg("--json")
+        .arg(p("r.json"))
+        .arg("--hlog")
+        .arg(p("r.hlog"))
+        .assert()
+        .success();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("r.json")).unwrap()).unwrap();
+    assert_eq!(doc["hlog"]["tags"], serde_json::json!(["T0", "T1", "all"]));
+    tickscope()
+        .arg("report")
+        .arg(p("r.json"))
+        .arg("--png")
+        .arg(p("png"))
+        .assert()
+        .success();
+    assert!(p("png/bands.png").exists());
+    let html = std::fs::read_to_string(p("r.html")).unwrap();
+    assert!(
+        html.contains("From the interval log (tag all)"),
+        "the bands are in the page"
+    );
+
+    std::fs::rename(p("r.hlog"), p("moved.hlog")).unwrap();
+    tickscope()
+        .arg("report")
+        .arg(p("r.json"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("note: the interval log"));
+    tickscope()
+        .arg("report")
+        .arg(p("r.json"))
+        .arg("--hlog")
+        .arg(p("moved.hlog"))
+        .assert()
+        .success();
+    tickscope()
+        .arg("report")
+        .arg(p("r.json"))
+        .arg("--hlog")
+        .arg(p("nothere.hlog"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with("tickscope: --hlog: "));
+}

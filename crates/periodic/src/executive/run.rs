@@ -96,11 +96,14 @@ impl StopHandle {
 /// let mut ex = Executive::new(Strategy::Sleep);
 /// ex.add(Task::new(1_000_000), |_| { fast += 1; Control::Continue })?;   // 1 ms
 /// ex.add(Task::new(2_500_000), |_| { slow += 1; Control::Continue })?;   // 2.5 ms
-/// ex.run_until(7)?; // releases at 0, 0, 1, 2, 2.5, 3, 4 ms after t0
+/// // Seven releases: on an undisturbed machine at 0, 0, 1, 2, 2.5, 3, 4 ms after t0 (5 fast,
+/// // 2 slow); a stall longer than a period skips releases (counted as overruns), so only
+/// // the structure is certain:
+/// ex.run_until(7)?;
 /// let stats = ex.stats();
 /// drop(ex);
-/// assert_eq!((fast, slow), (5, 2));
-/// assert_eq!(stats[0].releases, 5);
+/// assert_eq!(fast + slow, 7);
+/// assert_eq!((stats[0].releases, stats[1].releases), (fast, slow));
 /// # Ok::<(), tickscope::Error>(())
 /// ```
 ///

@@ -20,6 +20,9 @@ pub struct HtmlReport {
     pub source: String,
     /// How the plots are drawn.
     pub plots: crate::plot::PlotOptions,
+    /// Plots drawn from files beside the document (the interval log's bands), placed after
+    /// the document's own.
+    pub extra: Vec<crate::plot::NamedPlot>,
 }
 
 /// Escapes text for HTML element content and attribute values.
@@ -390,7 +393,9 @@ impl Exporter for HtmlReport {
             out += &kv_table(&rows);
         }
         out += "<h2>Plots</h2>\n";
-        out += &figures(&plots_with(doc, &self.plots))?;
+        let mut plots = plots_with(doc, &self.plots);
+        plots.extend(self.extra.iter().cloned());
+        out += &figures(&plots)?;
         let _ = writeln!(
             out,
             "<footer>Written by {} {} from <code>{}</code>. This page is self-contained: \

@@ -5,6 +5,7 @@
 pub mod csv;
 pub mod foreign_html;
 pub mod histogram_file;
+pub mod hlog_bands;
 pub mod html;
 pub mod samples;
 

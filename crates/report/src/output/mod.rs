@@ -20,8 +20,11 @@
 //!   directory, a name too long for the file system, `/proc` — by creating the temporary
 //!   file there and then, so a long run is never lost to an output that cannot be written.
 //! * [`identity`] tells whether two outputs, or an output and an input, are the same file.
+//! * One exception, chosen by the caller: [`Output::stream_in_place`] (an interval log that
+//!   must be readable while a long run goes on) writes at the path itself, piece by piece.
 
 pub mod identity;
+mod in_place;
 pub(crate) mod pending;
 
 use pending::Pending;

@@ -6,11 +6,13 @@
 //!   percentiles marked;
 //! * [`percentiles`] — latency against 1 − quantile on a log axis (the HdrHistogram look);
 //! * [`timeline`] — p99 and maximum latency of every window (second) over the run;
-//! * [`period`] — the distribution of period dt − interval (period jitter).
+//! * [`period`] — the distribution of period dt − interval (period jitter);
+//! * [`bands`] — p50/p99/p99.9/max of every interval of an `--hlog` interval log.
 //!
 //! Plots only read statistics from the result document; they never measure.
 
 pub mod axis;
+pub mod bands;
 pub mod font;
 pub mod histogram;
 pub mod percentiles;
@@ -110,6 +112,8 @@ pub enum Plot {
     Timeline(timeline::TimelineChart),
     /// The distribution of dt − interval.
     Period(period::PeriodChart),
+    /// Per-interval percentiles from an interval log.
+    Bands(bands::BandsChart),
 }
 
 impl Plot {
@@ -136,6 +140,7 @@ impl Plot {
             Plot::Percentiles(c) => c.draw(root),
             Plot::Timeline(c) => c.draw(root),
             Plot::Period(c) => c.draw(root),
+            Plot::Bands(c) => c.draw(root),
         }?;
         root.present().map_err(|e| e.to_string())
     }

@@ -1,6 +1,7 @@
 //! `--hlog FILE`: one HdrHistogram per window per thread in the HdrHistogram interval-log
-//! format (see [`crate::import::hlog`] for the format and its source), streamed as the
-//! windows finish, for exact percentiles over any time range and any set of machines later
+//! format (see [`crate::import::hlog`] for the format and its source), appended to the file
+//! itself as the windows finish (readable while the run goes on:
+//! [`Output::stream_in_place`]), for exact percentiles over any time range and any set of machines later
 //! (`tickscope hlog stat`, `tickscope hlog merge`, HistogramLogAnalyzer).
 //!
 //! Per window: tag `T<k>` for thread k's wake-up latencies ≥ 0 (ns), `all` for every
@@ -42,6 +43,21 @@ pub fn new_histogram() -> Histogram<u64> {
         .expect("constant histogram bounds are valid")
 }
 
+/// Where the interval log of a run went, as the result document records it (`hlog`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HlogSection {
+    /// The path as given on the command line (`-` for standard output).
+    pub path: String,
+    /// The same path made absolute when the run started, if it could be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absolute: Option<String>,
+    /// The length of an interval, ns.
+    pub window_ns: Nanos,
+    /// The tags written: `T<k>` per thread, `all`, and `T<k>.early` where a thread woke
+    /// early.
+    pub tags: Vec<String>,
+}
+
 /// One thread's values in one window.
 struct Open {
     latency: Histogram<u64>,
@@ -50,8 +66,13 @@ struct Open {
 
 /// Writes the interval log (see the module docs).
 pub struct HlogSink {
+    section: HlogSection,
+    early_tags: std::collections::BTreeSet<usize>,
     shown: String,
     quoted: String,
+    /// The destination until the first window is written: opened then, so that a run that
+    /// fails before measuring leaves an existing file as it was.
+    out: Option<Output>,
     stream: Option<OutputStream>,
     error: Option<String>,
     serializer: V2DeflateSerializer,
@@ -73,13 +94,23 @@ impl HlogSink {
     /// [`SinkError`] when the destination cannot be opened.
     pub fn new(out: Output) -> Result<Self, SinkError> {
         let (shown, q) = (out.shown(), quoted(out.path()));
-        let stream = out
-            .stream()
-            .map_err(|e| SinkError(format!("cannot write {q}: {e}")))?;
+        let path = out.path().to_string_lossy().into_owned();
+        let absolute = (path != "-")
+            .then(|| std::path::absolute(out.path()).ok())
+            .flatten()
+            .map(|p| p.to_string_lossy().into_owned());
         Ok(HlogSink {
+            section: HlogSection {
+                path,
+                absolute,
+                window_ns: 1_000_000_000,
+                tags: Vec::new(),
+            },
+            early_tags: std::collections::BTreeSet::new(),
             shown,
             quoted: q,
-            stream: Some(stream),
+            out: Some(out),
+            stream: None,
             error: None,
             serializer: V2DeflateSerializer::new(),
             header: None,
@@ -107,7 +138,20 @@ impl HlogSink {
         }
     }
 
+    /// Opens the log at its own path (so that a long run's log can be read while it
+    /// grows), once.
+    fn open(&mut self) -> Result<(), String> {
+        if let Some(out) = self.out.take() {
+            let stream = out
+                .stream_in_place()
+                .map_err(|e| format!("cannot write {}: {e}", self.quoted))?;
+            self.stream = Some(stream);
+        }
+        Ok(())
+    }
+
     fn write_window(&mut self, w: u64, threads: Vec<Option<Open>>) -> Result<(), String> {
+        self.open()?;
         let Some(stream) = &mut self.stream else {
             return Ok(());
         };
@@ -203,7 +247,7 @@ impl RunSink for HlogSink {
     }
 
     fn samples(&mut self, thread: usize, samples: &[RawSample]) {
-        if self.stream.is_none() || thread >= self.threads {
+        if self.error.is_some() || thread >= self.threads {
             return;
         }
         for s in samples {
@@ -220,7 +264,10 @@ impl RunSink for HlogSink {
             let lat = s.woke - s.expiry;
             let (h, v) = match lat >= 0 {
                 true => (&mut o.latency, lat as u64),
-                false => (&mut o.early, lat.unsigned_abs()),
+                false => {
+                    self.early_tags.insert(thread);
+                    (&mut o.early, lat.unsigned_abs())
+                }
             };
             h.saturating_record(v.min(HIGHEST_TRACKABLE));
             self.latest[thread] = Some(self.latest[thread].map_or(w, |l| l.max(w)));
@@ -245,6 +292,16 @@ impl RunSink for HlogSink {
         }
     }
 
+    fn annotate(&mut self, doc: &mut RunDocument) {
+        let mut s = self.section.clone();
+        s.window_ns = self.window;
+        s.tags = (0..self.threads).map(|t| format!("T{t}")).collect();
+        s.tags.push("all".into());
+        s.tags
+            .extend(self.early_tags.iter().map(|t| format!("T{t}.early")));
+        doc.hlog = Some(s);
+    }
+
     fn run_finished(&mut self, _ctx: &RunContext<'_>, _doc: &RunDocument) -> Result<(), SinkError> {
         self.flush_through(u64::MAX);
         Ok(())
@@ -252,6 +309,11 @@ impl RunSink for HlogSink {
 
     fn finish(&mut self, _doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
         self.flush_through(u64::MAX);
+        if self.error.is_none() {
+            if let Err(e) = self.open() {
+                self.error = Some(e); // no window at all: an empty log
+            }
+        }
         let committed = match (self.error.take(), self.stream.take()) {
             (Some(e), _) => Err(e),
             (None, Some(s)) => s

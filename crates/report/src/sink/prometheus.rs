@@ -14,7 +14,7 @@
 //! Encoding is done by the `prometheus` crate (tikv/rust-prometheus) — never by hand.
 //!
 //! Where the values come from: every wake-up's latency and period deviation is observed
-//! exactly from the raw-sample stream ([`SinkNeeds::raw_samples`]); wake-up and missed-period
+//! exactly from the raw-sample stream ([`SinkNeeds::raw_samples`]); wake-up and overrun
 //! counts, window maxima and the staleness timestamp come from each finished window.
 //! Early wake-ups (latency < 0) are observed too (they land in the lowest bucket, `le` 1 µs,
 //! so `_count` equals the wake-ups observed) and are counted in `tickscope_early_wakeups_total`.
@@ -63,7 +63,7 @@ struct Metrics {
     latency: HistogramVec,
     deviation: HistogramVec,
     wakeups: IntCounterVec,
-    missed: IntCounterVec,
+    overruns: IntCounterVec,
     early: IntCounterVec,
     cpu_seconds: CounterVec,
     window_max: GaugeVec,
@@ -174,10 +174,10 @@ impl PrometheusSink {
                 "Period deviation |dt - period| between consecutive wake-ups, seconds.",
             ),
             wakeups: int_counter("tickscope_wakeups_total", "Wake-ups measured."),
-            missed: int_counter(
-                "tickscope_missed_periods_total",
-                "Missed periods (overruns): expiries that passed before the thread woke for \
-                 the previous one.",
+            overruns: int_counter(
+                "tickscope_overruns_total",
+                "Overruns: expiries that passed before the thread woke for the previous one \
+                 (periods missed).",
             ),
             early: int_counter(
                 "tickscope_early_wakeups_total",
@@ -267,7 +267,7 @@ impl RunSink for PrometheusSink {
             // increase.
             let m = &self.metrics;
             m.wakeups.with_label_values(&l);
-            m.missed.with_label_values(&l);
+            m.overruns.with_label_values(&l);
             m.early.with_label_values(&l);
             m.cpu_seconds.with_label_values(&l);
             m.latency.with_label_values(&l);
@@ -304,7 +304,7 @@ impl RunSink for PrometheusSink {
             let l = [&*l[0], &*l[1], &*l[2], &*l[3]];
             let m = &self.metrics;
             m.wakeups.with_label_values(&l).inc_by(w.samples);
-            m.missed.with_label_values(&l).inc_by(w.overruns);
+            m.overruns.with_label_values(&l).inc_by(w.overruns);
             if let Some(max) = w.latency_max {
                 m.window_max.with_label_values(&l).set(seconds(max));
                 let state = &mut self.threads[*t];

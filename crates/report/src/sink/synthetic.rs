@@ -198,6 +198,7 @@ impl Run {
             command_line: Vec::new(),
             explain: None,
             window_context: None,
+            hlog: None,
             doctor: None,
             redacted: false,
         }

@@ -180,6 +180,7 @@ pub fn document(threads: usize, seconds: u64) -> RunDocument {
         command_line: Vec::new(),
         explain: None,
         window_context: None,
+        hlog: None,
         doctor: None,
         redacted: false,
     }

@@ -98,3 +98,41 @@ fn a_cut_short_last_line_is_left_out_with_a_warning() {
         parse(&text).unwrap().intervals.len() - 1
     );
 }
+
+/// The log is at its path and parses while the run goes on: after the samples and report
+/// of window w, every window before w is in the file (w itself may still get samples).
+#[test]
+fn the_log_is_readable_and_valid_while_the_run_goes_on() {
+    let run = synthetic::run(2, 5, 300);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("live.hlog");
+    let mut sink = HlogSink::new(Output::prepare(&path).unwrap()).unwrap();
+    let ctx = run.ctx();
+    sink.started(&ctx, &run.applied);
+    for (w, window) in run.windows.iter().enumerate() {
+        for (t, s) in window.samples.iter().enumerate() {
+            sink.samples(t, s);
+        }
+        sink.window(&ctx, &window.report);
+        // Opened with the first window written, so that a run failing before it leaves an
+        // existing file alone.
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            assert!(w < 2, "window {w}: no log yet");
+            continue;
+        };
+        let log = parse(&text).unwrap();
+        let windows_in = log.intervals.iter().filter(|i| i.tag == "all").count();
+        assert!(
+            windows_in + 1 >= w,
+            "window {w}: {windows_in} windows in the file"
+        );
+        if w >= 2 {
+            assert!(windows_in >= 1, "window {w}: nothing written yet");
+        }
+    }
+    let doc = run.document();
+    sink.finish(&doc, &mut Vec::new()).unwrap();
+    let log = parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(log.intervals.iter().filter(|i| i.tag == "all").count(), 5);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
