@@ -1,5 +1,7 @@
 //! The metrics server of `tickscope monitor`: `GET /metrics` (the Prometheus text format,
-//! encoded by the `prometheus` crate) and `GET /healthz`, over `tiny_http`. The thread only
+//! encoded by the `prometheus` crate; OpenMetrics, encoded by `prometheus-client`, when the
+//! request's `Accept` header asks for `application/openmetrics-text`, as Prometheus does)
+//! and `GET /healthz`, over `tiny_http`. The thread only
 //! encodes; the sink on the collector thread updates the metrics.
 
 use std::net::SocketAddr;
@@ -7,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use tickscope_report::sink::prometheus::{Exposition, CONTENT_TYPE};
+use tickscope_report::sink::prometheus::{openmetrics, Exposition, CONTENT_TYPE};
 use tiny_http::{Header, Response, Server};
 
 /// The default address: loopback only (another address is an explicit choice).
@@ -54,7 +56,16 @@ fn respond(req: tiny_http::Request, expo: &Exposition) {
     let header = |v: &str| Header::from_bytes("Content-Type", v).expect("valid header");
     let response = match (req.method(), req.url().split('?').next().unwrap_or("")) {
         (tiny_http::Method::Get, "/metrics") => {
-            Response::from_data(expo.encode()).with_header(header(CONTENT_TYPE))
+            let accept = req
+                .headers()
+                .iter()
+                .filter(|h| h.field.equiv("Accept"))
+                .any(|h| openmetrics::accepts(h.value.as_str()));
+            match accept {
+                true => Response::from_data(expo.encode_openmetrics().into_bytes())
+                    .with_header(header(openmetrics::CONTENT_TYPE)),
+                false => Response::from_data(expo.encode()).with_header(header(CONTENT_TYPE)),
+            }
         }
         (tiny_http::Method::Get, "/healthz") => {
             Response::from_data(b"ok\n".to_vec()).with_header(header("text/plain"))

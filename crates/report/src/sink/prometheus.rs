@@ -48,6 +48,12 @@ pub struct Exposition {
 }
 
 impl Exposition {
+    /// Every metric in the OpenMetrics text format ([`openmetrics::CONTENT_TYPE`]), for a
+    /// scraper that asks for it.
+    pub fn encode_openmetrics(&self) -> String {
+        openmetrics::encode(&self.registry)
+    }
+
     /// Every metric in the Prometheus text format 0.0.4 ([`CONTENT_TYPE`]).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -329,6 +335,8 @@ impl RunSink for PrometheusSink {
         self.metrics.last_window.set(now);
     }
 }
+
+pub mod openmetrics;
 
 #[cfg(test)]
 mod tests;

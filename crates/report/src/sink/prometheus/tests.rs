@@ -165,3 +165,51 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+/// OpenMetrics: the same families and values, by the OpenMetrics rules — `# EOF` last,
+/// counters' families without `_total` and their samples with it, the `seconds` unit
+/// declared, `_info` gauges as info metrics, histogram buckets ending at `+Inf` equal to
+/// the count — and the same cumulative bucket counts as the Prometheus text format.
+#[test]
+fn openmetrics_carries_the_same_values() {
+    let run = synthetic::run(2, 3, 500);
+    let (mut sink, expo) = PrometheusSink::new(&run.system, &run.config);
+    run.feed(&mut sink);
+    let om = expo.encode_openmetrics();
+    assert!(om.ends_with("# EOF\n"), "{om}");
+    assert!(om.contains("# TYPE tickscope_wakeups counter\n"));
+    assert!(om.contains("tickscope_wakeups_total{"));
+    assert!(om.contains("# TYPE tickscope_overruns counter\n"));
+    assert!(om.contains("# UNIT tickscope_wakeup_latency_seconds seconds\n"));
+    assert!(om.contains("# TYPE tickscope_wakeup_latency_seconds histogram\n"));
+    assert!(om.contains("# TYPE tickscope_build info\n"));
+    assert!(om.contains("tickscope_build_info{"));
+    let text = String::from_utf8(expo.encode()).unwrap();
+    // Every bucket line of the Prometheus format is in the OpenMetrics output with the same
+    // count (label order and number formatting aside: compare by thread, le and count).
+    let key = |line: &str| -> Option<(String, String, String)> {
+        let rest = line.strip_prefix("tickscope_wakeup_latency_seconds_bucket{")?;
+        let (labels, count) = rest.rsplit_once("} ")?;
+        let get = |k: &str| {
+            labels
+                .split(',')
+                .find_map(|kv| kv.strip_prefix(&format!("{k}=\"")))
+                .map(|v| v.trim_end_matches('"').to_string())
+        };
+        let le: f64 = match get("le")?.as_str() {
+            "+Inf" => f64::INFINITY,
+            v => v.parse().ok()?,
+        };
+        Some((get("thread")?, format!("{le:e}"), count.trim().to_string()))
+    };
+    let mut a: Vec<_> = text.lines().filter_map(key).collect();
+    let mut b: Vec<_> = om.lines().filter_map(key).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a.len(), 2 * (BUCKETS_SECONDS.len() + 1));
+    assert_eq!(a, b);
+    assert!(openmetrics::accepts(
+        "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
+    ));
+    assert!(!openmetrics::accepts("text/plain;version=0.0.4"));
+}
