@@ -507,6 +507,11 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, default_value = "table", value_parser = ["table", "markdown", "csv", "json"])]
     pub format: String,
+
+    /// The unit of the values in another tool's interval logs (.hlog): ns, us or ms
+    /// (jHiccup and most HdrHistogram users record ns; tickscope's own logs are always ns).
+    #[arg(long, value_name = "UNIT", default_value = "ns")]
+    pub hlog_unit: String,
 }
 
 /// Options of `tickscope clocks`.

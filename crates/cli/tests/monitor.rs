@@ -264,3 +264,36 @@ fn prometheus_histogram_quantile_matches_tickscope_median() {
         "Prometheus p50 {p50} s (bucket {a}) vs tickscope p50 {own_p50_s} s (bucket {b})"
     );
 }
+
+/// `compare --hlog-unit us` reads another tool's µs values as µs (×1000 in the ns columns)
+/// and says so; a bad unit is exit 2.
+#[test]
+fn compare_reads_a_foreign_log_in_the_unit_given() {
+    let foreign = env!("CARGO_MANIFEST_DIR").to_string() + "/tests/data/foreign.hlog";
+    let field = |args: &[&str], key: &str| -> String {
+        let out = tickscope()
+            .args(["compare", "--format", "csv"])
+            .args(args)
+            .arg(&foreign)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key},")).map(str::to_string))
+            .unwrap_or_else(|| panic!("no {key}"))
+    };
+    assert_eq!(field(&[], "latency_max_ns"), "900");
+    assert_eq!(field(&["--hlog-unit", "us"], "latency_max_ns"), "900000");
+    assert_eq!(field(&["--hlog-unit", "us"], "samples"), "5005");
+    let bad = tickscope()
+        .args(["compare", "--hlog-unit", "s"])
+        .arg(&foreign)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

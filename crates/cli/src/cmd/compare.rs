@@ -12,9 +12,18 @@ use tickscope_report::import;
 /// labels than columns. A standard output that cannot be written is handled by
 /// [`crate::console`].
 pub fn execute(args: &CompareArgs) -> Result<(), Failure> {
+    let factor = import::hlog::unit_factor(&args.hlog_unit).ok_or_else(|| {
+        Failure::Usage(format!(
+            "--hlog-unit '{}' is not a unit; use ns, us or ms",
+            args.hlog_unit
+        ))
+    })?;
     let mut columns = Vec::new();
     for path in &args.files {
         columns.extend(import::read(path).map_err(|e| Failure::Usage(e.to_string()))?);
+    }
+    for c in &mut columns {
+        import::hlog::rescale(c, factor);
     }
     let cmp = Comparison::new(columns, &args.labels).map_err(Failure::Usage)?;
     let format = format_by_name(&args.format)

@@ -177,6 +177,49 @@ fn column_tag(log: &Log) -> Option<String> {
         .map(|t| t.to_string())
 }
 
+/// The unit of a foreign interval log's values, as `compare --hlog-unit` names it: the
+/// factor to ns. tickscope's own logs are always ns.
+pub fn unit_factor(name: &str) -> Option<i64> {
+    match name {
+        "ns" => Some(1),
+        "us" | "µs" => Some(1_000),
+        "ms" => Some(1_000_000),
+        _ => None,
+    }
+}
+
+/// Whether a column read from an interval log comes from another tool (its values' unit is
+/// the writer's choice; tickscope writes ns and says so in its header).
+pub fn is_foreign(m: &Measurement) -> bool {
+    m.format == SourceFormat::Hlog
+        && !m
+            .settings
+            .get(&Setting::Tool)
+            .is_some_and(|t| t.starts_with("tickscope"))
+}
+
+/// Rescales a foreign interval log's column whose values are in units of `factor` ns (1000
+/// for µs) to ns; does nothing to tickscope's own logs or with a factor of 1.
+pub fn rescale(m: &mut Measurement, factor: i64) {
+    if factor == 1 || !is_foreign(m) {
+        return;
+    }
+    if let Some(l) = m.latency_ns.as_mut() {
+        let f = |v: i64| v.saturating_mul(factor);
+        l.min = f(l.min);
+        l.max = f(l.max);
+        l.mean *= factor as f64;
+        for p in [&mut l.p50, &mut l.p99, &mut l.p99_9] {
+            *p = p.map(f);
+        }
+    }
+    for n in &mut m.notes {
+        if let Some(head) = n.strip_suffix("values taken as ns") {
+            *n = format!("{head}values taken as {} ns each (--hlog-unit)", factor);
+        }
+    }
+}
+
 /// One comparison column from an interval log (values taken as ns; see the module docs).
 ///
 /// # Errors
