@@ -99,14 +99,14 @@ impl Check for IrqAffinity {
         }
         if !managed.is_empty() || unknown_managed {
             fixes.push(format!(
-                "{}kernel-managed IRQs cannot be moved (the write fails with EIO): boot with isolcpus=managed_irq,domain,{} to keep them off the measured CPUs (Documentation/admin-guide/kernel-parameters.txt, isolcpus)",
-                if managed.is_empty() { "if any is " } else { "" },
+                "a kernel-managed IRQ cannot be moved (the write fails with EIO){}: boot with isolcpus=managed_irq,domain,{} to keep it off the measured CPUs (Documentation/admin-guide/kernel-parameters.txt, isolcpus)",
+                if managed.is_empty() { "; if any is" } else { "" },
                 cpus(&ctx.cpus)
             ));
         }
         let managed_text = match (managed.is_empty(), unknown_managed) {
             (false, _) => format!("; kernel-managed: {}", numbers(&managed)),
-            (true, true) => "; whether any is kernel-managed is unknown (needs the IRQ debugfs, CONFIG_GENERIC_IRQ_DEBUGFS, as root)".to_string(),
+            (true, true) => "; whether any is kernel-managed is unknown (that needs the IRQ debugfs: CONFIG_GENERIC_IRQ_DEBUGFS, and root)".to_string(),
             (true, false) => "; none is kernel-managed".to_string(),
         };
         vec![base.severity(Severity::Medium)
