@@ -1,7 +1,9 @@
 //! A capture bundle (`--on-late …:capture`): one directory per late wake-up with its
 //! breakdown, the decoded trace window around it, the latest window's `/proc` context and
 //! the run's settings. Written by the collector into a temporary directory beside the
-//! destination and renamed into place, so a reader never sees half a bundle.
+//! destination and renamed into place, so a reader never sees half a bundle; the temporary
+//! directory is listed with the temporary files ([`crate::output::pending`]), so an
+//! immediate exit removes it too.
 
 use serde::Serialize;
 use std::io;
@@ -43,6 +45,8 @@ pub fn write(dir: &Path, name: &str, bundle: &Bundle) -> io::Result<PathBuf> {
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
         .tempdir_in(dir)?;
+    // Listed until renamed, so that an immediate exit (a second Ctrl-C) removes it.
+    let _listed = crate::output::pending::Listed::new(tmp.path());
     let json =
         |v: &dyn erased::Ser| serde_json::to_vec_pretty(&erased::Wrap(v)).map_err(io::Error::other);
     std::fs::write(

@@ -124,6 +124,23 @@ pub fn lines(
     out
 }
 
+/// The per-second `lines` with the window's compact `/proc` context (`--explain`): after
+/// the line in the wide layout, on a line of its own under it in the compact one (which
+/// must stay within 80 columns).
+pub fn with_context(lines: String, context: &str, layout: Layout) -> String {
+    match layout {
+        Layout::Wide => format!("{lines} │ {context}"),
+        Layout::Compact => {
+            let room = 80 - 19;
+            let text: String = match context.chars().count() > room {
+                true => context.chars().take(room - 1).chain(['…']).collect(),
+                false => context.to_string(),
+            };
+            format!("{lines}\n{:>17}└ {text}", "")
+        }
+    }
+}
+
 fn opt(v: Option<f64>) -> String {
     v.map_or("-".to_string(), us)
 }
@@ -185,6 +202,18 @@ fn compact(t_end: f64, who: &str, w: &WindowStats, so_far: Option<i64>, period_n
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_context_follows_the_line_and_the_compact_layout_stays_under_80_columns() {
+        let ctx = "steal 3 ticks · T0 policy fifo:1 · T0 preempted 12× · virtio1-req.0 412 · NET_RX 97 · and more";
+        let wide = with_context("line".into(), ctx, Layout::Wide);
+        assert_eq!(wide, format!("line │ {ctx}"));
+        let compact = with_context("line".into(), ctx, Layout::Compact);
+        let second = compact.lines().nth(1).unwrap();
+        assert!(second.trim_start().starts_with("└ steal 3 ticks"));
+        assert!(second.chars().count() <= 80, "{}", second.chars().count());
+        assert!(second.ends_with('…'));
+    }
     use tickscope_engine::record::WindowRecord;
     use tickscope_engine::stats::window_stats;
 

@@ -392,6 +392,9 @@ impl Exporter for HtmlReport {
                 rows.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
             out += &kv_table(&rows);
         }
+        if let Some(e) = &doc.explain {
+            out += &super::html_explain::section(e);
+        }
         out += "<h2>Plots</h2>\n";
         let mut plots = plots_with(doc, &self.plots);
         plots.extend(self.extra.iter().cloned());

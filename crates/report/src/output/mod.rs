@@ -25,7 +25,7 @@
 
 pub mod identity;
 mod in_place;
-pub(crate) mod pending;
+pub mod pending;
 
 use pending::Pending;
 use std::fs::{File, OpenOptions};

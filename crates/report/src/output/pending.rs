@@ -3,7 +3,9 @@
 //! A destination that is a regular file is written into a temporary file beside it and
 //! renamed over it when complete ([`super::Output`]). Normally the temporary file is removed
 //! when it is dropped; an immediate exit (a second Ctrl-C) runs no destructors, so every
-//! temporary file is also listed here and [`remove_all`] removes what is left.
+//! temporary file is also listed here and [`remove_all`] removes what is left. The
+//! temporary directories of capture bundles ([`crate::capture`]) are listed the same way
+//! ([`Listed`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -72,6 +74,26 @@ fn without_path(e: std::io::Error) -> std::io::Error {
     }
 }
 
+/// A temporary path (a capture bundle's directory) listed while it is being written, so
+/// that an immediate exit removes it; unlisted when dropped (after it was renamed into
+/// place or removed).
+#[derive(Debug)]
+pub struct Listed(PathBuf);
+
+impl Listed {
+    /// Lists `path`.
+    pub fn new(path: &Path) -> Self {
+        lock().push(path.to_path_buf());
+        Listed(path.to_path_buf())
+    }
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        unlist(&self.0);
+    }
+}
+
 fn lock() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     PENDING
         .lock()
@@ -93,13 +115,30 @@ fn unlist(path: &Path) {
 /// Never.
 pub fn remove_all() {
     for path in lock().drain(..) {
-        let _ = std::fs::remove_file(path);
+        match path.is_dir() {
+            true => std::fs::remove_dir_all(path),
+            false => std::fs::remove_file(path),
+        }
+        .ok();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listed_directory_is_removed_by_remove_all_and_unlisted_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join(".capture-1.tmp");
+        std::fs::create_dir(&bundle).unwrap();
+        std::fs::write(bundle.join("capture.json"), "{}").unwrap();
+        let listed = Listed::new(&bundle);
+        remove_all();
+        assert!(!bundle.exists(), "the half-written bundle is gone");
+        drop(listed);
+        assert!(!lock().contains(&bundle));
+    }
 
     #[test]
     fn listed_while_alive_and_removed_by_remove_all() {

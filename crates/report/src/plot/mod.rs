@@ -7,7 +7,8 @@
 //! * [`percentiles`] — latency against 1 − quantile on a log axis (the HdrHistogram look);
 //! * [`timeline`] — p99 and maximum latency of every window (second) over the run;
 //! * [`period`] — the distribution of period dt − interval (period jitter);
-//! * [`bands`] — p50/p99/p99.9/max of every interval of an `--hlog` interval log.
+//! * [`bands`] — p50/p99/p99.9/max of every interval of an `--hlog` interval log;
+//! * [`late_wakeup`] — the worst explained wake-up (`--explain`) from expiry to running.
 //!
 //! Plots only read statistics from the result document; they never measure.
 
@@ -15,6 +16,7 @@ pub mod axis;
 pub mod bands;
 pub mod font;
 pub mod histogram;
+pub mod late_wakeup;
 pub mod percentiles;
 pub mod period;
 pub mod timeline;
@@ -114,6 +116,8 @@ pub enum Plot {
     Period(period::PeriodChart),
     /// Per-interval percentiles from an interval log.
     Bands(bands::BandsChart),
+    /// One late wake-up's breakdown on a time line.
+    LateWakeup(late_wakeup::LateWakeupChart),
 }
 
 impl Plot {
@@ -141,6 +145,7 @@ impl Plot {
             Plot::Timeline(c) => c.draw(root),
             Plot::Period(c) => c.draw(root),
             Plot::Bands(c) => c.draw(root),
+            Plot::LateWakeup(c) => c.draw(root),
         }?;
         root.present().map_err(|e| e.to_string())
     }
@@ -350,6 +355,22 @@ pub fn plots_with(doc: &RunDocument, opts: &PlotOptions) -> Vec<NamedPlot> {
                 caption: c.caption(),
                 plot: Plot::Histogram(c),
                 stamp: stamp.clone(),
+            });
+        }
+    }
+    if let Some(b) = doc.explain.as_ref().and_then(|e| e.breakdowns.first()) {
+        let title = format!(
+            "The worst explained wake-up: T{} #{}, {} late",
+            b.sample.thread,
+            b.sample.seq,
+            crate::units::ns_i(b.latency_ns)
+        );
+        if let Some(c) = late_wakeup::LateWakeupChart::new(title, b) {
+            out.push(NamedPlot {
+                stem: "late-wakeup".into(),
+                caption: c.caption(),
+                plot: Plot::LateWakeup(c),
+                stamp,
             });
         }
     }

@@ -24,6 +24,18 @@ pub fn latest() -> Option<WindowContext> {
     LATEST.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
+/// The compact context of window `index` (`steal 2 ticks · T0 policy fifo:1 · virtio1-req.0
+/// 412`), for the per-second line, when the context sink read that window.
+pub fn compact_of(index: u64) -> Option<String> {
+    let latest = LATEST.lock().unwrap_or_else(|p| p.into_inner());
+    let ctx = latest.as_ref().filter(|c| c.index == index)?;
+    let expected = EXPECTED.lock().unwrap_or_else(|p| p.into_inner());
+    Some(ctx.compact(expected.as_deref()))
+}
+
+/// The policy the run applied, as [`WindowContext::compact`] compares it.
+static EXPECTED: Mutex<Option<String>> = Mutex::new(None);
+
 /// Reads `/proc` at every window.
 pub struct ContextSink {
     printer: Box<dyn Printer>,
@@ -70,6 +82,7 @@ impl RunSink for ContextSink {
             .map(|t| (t.thread, t.tid, t.cpu, read_task(t.tid)))
             .collect();
         self.expected = Some(applied_policy(applied));
+        *EXPECTED.lock().unwrap_or_else(|p| p.into_inner()) = self.expected.clone();
     }
 
     fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {

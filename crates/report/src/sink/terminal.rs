@@ -134,13 +134,18 @@ impl RunSink for TerminalSink {
             }
         }
         if !self.quiet && !ctx.is_comparison() {
-            let text = live::lines(
+            let mut text = live::lines(
                 second,
                 ctx.config.period_ns,
                 ctx.config.cpus.len(),
                 &self.worst,
                 self.layout(),
             );
+            // With --explain, what /proc says about the same second (steal, preemptions,
+            // migrations, a changed policy, the busiest interrupt and softirq).
+            if let Some(c) = super::context::compact_of(second.index).filter(|c| !c.is_empty()) {
+                text = live::with_context(text, &c, self.layout());
+            }
             self.printer.line(&text);
         }
     }
