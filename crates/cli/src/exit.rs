@@ -30,7 +30,7 @@ impl From<tickscope_engine::Error> for Failure {
 }
 
 /// Prints the failure, if any, as one line on stderr and returns the exit status.
-pub fn report(result: Result<(), Failure>) -> ExitCode {
+pub fn status(result: Result<(), Failure>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(m)) => {

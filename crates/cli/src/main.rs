@@ -46,5 +46,5 @@ fn main() -> ExitCode {
         cli::Command::Hlog(c) => cmd::hlog::execute(&c),
         cli::Command::Doctor(args) => return cmd::doctor::main(&args),
     };
-    exit::report(console::settle(result))
+    exit::status(console::settle(result))
 }

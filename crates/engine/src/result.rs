@@ -6,7 +6,7 @@
 
 use crate::histogram::HistogramBuckets;
 use crate::time::Nanos;
-use crate::wait::MethodReport;
+use crate::wait::MethodObservations;
 use serde::{Deserialize, Serialize};
 
 /// Wake-up latency (woke − expiry) of a series of wake-ups, ns.
@@ -125,9 +125,9 @@ pub struct ThreadStats {
     /// `cpu_time_ns / wall_time_ns` in % of one core.
     pub cpu_percent: f64,
     /// What the wake-up method observed about itself (the hybrid's margin, …); for the
-    /// merged summary, the threads' reports combined ([`MethodReport::merge`]).
+    /// merged summary, the threads' reports combined ([`MethodObservations::merge`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub method_report: Option<MethodReport>,
+    pub method_report: Option<MethodObservations>,
     /// Per-window statistics, in order; empty when the run kept none
     /// ([`RunConfig::keep_windows`](crate::run::RunConfig::keep_windows)) and absent from
     /// the JSON when empty (a result document lists its windows apart).

@@ -74,4 +74,4 @@ pub use tickscope_engine::grid::OverrunPolicy;
 pub use tickscope_engine::result::{LatencyStats, PeriodStats};
 pub use tickscope_engine::setup::Policy;
 pub use tickscope_engine::time::{ClockId, Nanos};
-pub use tickscope_engine::wait::{Margin, MarginReport, MethodReport};
+pub use tickscope_engine::wait::{Margin, MarginStats, MethodObservations};

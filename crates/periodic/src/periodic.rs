@@ -13,7 +13,7 @@ use tickscope_engine::setup::{
 };
 use tickscope_engine::stats::{latency_stats, period_stats};
 use tickscope_engine::time::{read_clock, ClockId, Nanos};
-use tickscope_engine::wait::{self, MethodReport, WakeMethod};
+use tickscope_engine::wait::{self, MethodObservations, WakeMethod};
 use tickscope_engine::worker::{wake_step, Step};
 
 pub use tickscope_engine::run::MAX_PERIOD_NS;
@@ -63,7 +63,7 @@ pub struct Stats {
     /// What the wait method observed about itself since the loop started (not reset by
     /// [`Periodic::reset_stats`]): the hybrid's margin (initial, calibrated, current, how
     /// often a sleep overshot it), the busy-wait's kernel trips.
-    pub method: MethodReport,
+    pub method: MethodObservations,
 }
 
 /// Thread settings the caller asked for; each guard restores its setting when dropped.

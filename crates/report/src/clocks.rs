@@ -11,7 +11,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
 use tickscope_engine::clocks::{
-    Access, ClockKind, ClockMeasurement, ClockOutcome, ClockReport, ClocksConfig, ClocksResult,
+    Access, ClockEntry, ClockKind, ClockMeasurement, ClockOutcome, ClocksConfig, ClocksResult,
     TscFrequency, TscFrequencySource,
 };
 use tickscope_engine::system::SystemInfo;
@@ -171,7 +171,7 @@ fn right_align_from(table: &mut Table, first: usize) {
 /// and dashes.
 fn clock_rows(
     table: &mut Table,
-    clocks: &[ClockReport],
+    clocks: &[ClockEntry],
     columns: usize,
     f: impl Fn(&ClockMeasurement) -> Vec<String>,
 ) {
@@ -190,7 +190,7 @@ fn clock_rows(
 
 /// The cost table: resolution, access path, cost of one read with its spread, and the cost
 /// of the same read as a real system call.
-pub fn cost_table(clocks: &[ClockReport]) -> String {
+pub fn cost_table(clocks: &[ClockEntry]) -> String {
     let mut t = new_table(vec![
         "clock",
         "resolution",
@@ -219,7 +219,7 @@ pub fn cost_table(clocks: &[ClockReport]) -> String {
 
 /// The table of successive reads: back-to-back deltas, granularity, backward steps, and the
 /// after-idle pairs (the clock_gettime 2010 post's measurement).
-pub fn delta_table(clocks: &[ClockReport]) -> String {
+pub fn delta_table(clocks: &[ClockEntry]) -> String {
     let mut t = new_table(vec![
         "clock",
         "Δ min",
@@ -273,7 +273,7 @@ pub fn idle_compare_table(r: &ClocksResult) -> String {
     for (i, c) in r.clocks.iter().enumerate() {
         let cells = |f: fn(&ClockMeasurement) -> String| {
             conditions.iter().map(move |(_, clocks, _, skip)| {
-                match clocks.get(i).and_then(ClockReport::measured) {
+                match clocks.get(i).and_then(ClockEntry::measured) {
                     Some(m) => f(m),
                     None if skip.is_some() => "skipped".to_string(),
                     None => "-".to_string(),
@@ -299,7 +299,7 @@ pub fn idle_compare_table(r: &ClocksResult) -> String {
 
 /// The closing lines: why unsupported clocks are missing, and the floor this puts under
 /// `tickscope run`'s numbers (one CLOCK_MONOTONIC read and its granularity).
-pub fn notes(clocks: &[ClockReport]) -> String {
+pub fn notes(clocks: &[ClockEntry]) -> String {
     let mut out = Vec::new();
     for c in clocks {
         if let ClockOutcome::Unsupported { reason } = &c.outcome {
@@ -317,7 +317,7 @@ pub fn notes(clocks: &[ClockReport]) -> String {
     let mono = clocks
         .iter()
         .find(|c| c.clock == ClockKind::Monotonic)
-        .and_then(ClockReport::measured);
+        .and_then(ClockEntry::measured);
     if let Some(m) = mono {
         out.push(format!(
             "floor for 'tickscope run' (CLOCK_MONOTONIC): a read costs {}, and time is seen in \
@@ -336,7 +336,7 @@ mod tests {
         ClockMeasurement, ClocksPass, Condition, CostStats, DeltaStats, PairStats,
     };
 
-    fn measured(source: ClockKind, median: f64, access: Access) -> ClockReport {
+    fn measured(source: ClockKind, median: f64, access: Access) -> ClockEntry {
         let c = CostStats {
             batches: 10,
             reads_per_batch: 1000,
@@ -345,7 +345,7 @@ mod tests {
             p90_ns: median + 0.5,
             min_ns: median - 1.0,
         };
-        ClockReport {
+        ClockEntry {
             clock: source,
             name: source.name().into(),
             monotonic: source.is_monotonic(),
@@ -388,7 +388,7 @@ mod tests {
             tsc: None,
             clocks: vec![
                 measured(ClockKind::Monotonic, 22.9, Access::Vdso),
-                ClockReport {
+                ClockEntry {
                     clock: ClockKind::Tai,
                     name: "CLOCK_TAI".into(),
                     monotonic: false,

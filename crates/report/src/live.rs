@@ -10,7 +10,7 @@
 
 use crate::units::us;
 use tickscope_engine::result::WindowStats;
-use tickscope_engine::run::SecondReport;
+use tickscope_engine::run::SecondWindows;
 
 /// Threads up to which every thread gets its own per-second line; beyond, one merged line
 /// and the worst thread.
@@ -48,7 +48,7 @@ pub struct RunningMax {
 
 impl RunningMax {
     /// Takes in one window.
-    pub fn update(&mut self, r: &SecondReport) {
+    pub fn update(&mut self, r: &SecondWindows) {
         for (t, w) in &r.threads {
             if self.per_thread.len() <= *t {
                 self.per_thread.resize(t + 1, None);
@@ -92,7 +92,7 @@ pub fn header(layout: Layout) -> String {
 /// threads, else the merged line and the thread with the largest maximum latency. `worst`
 /// must already include this window.
 pub fn lines(
-    r: &SecondReport,
+    r: &SecondWindows,
     period_ns: i64,
     thread_count: usize,
     worst: &RunningMax,
@@ -231,11 +231,11 @@ mod tests {
         window_stats(&r, 1_000_000_000, 1_000_000, Some(1.5))
     }
 
-    fn report(threads: usize) -> SecondReport {
+    fn report(threads: usize) -> SecondWindows {
         let per: Vec<(usize, WindowStats)> = (0..threads)
             .map(|t| (t, window(2, 10_000 + 5_000 * t as i64)))
             .collect();
-        SecondReport {
+        SecondWindows {
             index: 2,
             merged: per[0].1.clone(),
             threads: per,
@@ -243,7 +243,7 @@ mod tests {
     }
 
     /// The lines of a window with the running maximum taken in.
-    fn with_max(r: &SecondReport, layout: Layout) -> String {
+    fn with_max(r: &SecondWindows, layout: Layout) -> String {
         let mut worst = RunningMax::default();
         worst.update(r);
         lines(r, 1_000_000, r.threads.len(), &worst, layout)

@@ -11,7 +11,7 @@ use tickscope_engine::result::ThreadStats;
 use tickscope_engine::run::{Applied, RunConfig};
 use tickscope_engine::setup::Policy;
 use tickscope_engine::system::SystemInfo;
-use tickscope_engine::wait::{MarginReport, MethodReport};
+use tickscope_engine::wait::{MarginStats, MethodObservations};
 
 /// A policy as a person writes it: `fifo 90`, `other nice 0`, `deadline 100 µs/1.00 ms`.
 pub fn policy(p: &Policy) -> String {
@@ -139,13 +139,13 @@ fn deviation_percent(value: i64, nominal: i64) -> f64 {
     100.0 * (value as f64 - nominal as f64) / nominal as f64
 }
 
-fn method_report(t: &ThreadStats) -> Option<&MethodReport> {
+fn method_report(t: &ThreadStats) -> Option<&MethodObservations> {
     t.method_report.as_ref()
 }
 
 /// The hybrid's margin in one cell: the final value, how it was chosen, its mean, and how
 /// many sleeps overshot it, e.g. `27.0 µs auto (mean 29.1 µs, 3 of 9000 sleeps overshot)`.
-pub fn margin(m: &MarginReport) -> String {
+pub fn margin(m: &MarginStats) -> String {
     format!(
         "{} {} (mean {}, {} of {} sleeps overshot)",
         ns_i(m.final_ns),

@@ -7,7 +7,7 @@ use tickscope_engine::record::WindowRecord;
 use tickscope_engine::result::ThreadStats;
 use tickscope_engine::run::Applied;
 use tickscope_engine::stats::{latency_stats, period_stats};
-use tickscope_engine::wait::{MarginReport, MethodKind, MethodReport};
+use tickscope_engine::wait::{MarginStats, MethodKind, MethodObservations};
 use tickscope_report::methods_table::{methods_table, run_line};
 use tickscope_report::MethodRun;
 
@@ -23,8 +23,8 @@ fn run(method: MethodKind, round: u32, order: u32, lat: &[i64], cpu: f64) -> Met
         last = Some(woke);
     }
     let report = match method {
-        MethodKind::Hybrid => Some(MethodReport {
-            margin: Some(MarginReport {
+        MethodKind::Hybrid => Some(MethodObservations {
+            margin: Some(MarginStats {
                 mode: "auto".into(),
                 initial_ns: 200_000,
                 calibrated_ns: Some(40_000 + order as i64),
@@ -36,11 +36,11 @@ fn run(method: MethodKind, round: u32, order: u32, lat: &[i64], cpu: f64) -> Met
                 overshot: 1,
                 max_overshoot_ns: 90_000,
             }),
-            ..MethodReport::default()
+            ..MethodObservations::default()
         }),
-        MethodKind::Timerfd => Some(MethodReport {
+        MethodKind::Timerfd => Some(MethodObservations {
             timer_overruns: Some(2),
-            ..MethodReport::default()
+            ..MethodObservations::default()
         }),
         _ => None,
     };

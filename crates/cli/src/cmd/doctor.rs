@@ -24,7 +24,7 @@ use tickscope_report::quoted;
 pub fn main(args: &DoctorArgs) -> ExitCode {
     match execute(args) {
         Ok(status) => ExitCode::from(status),
-        Err(f) => exit::report(Err(f)),
+        Err(f) => exit::status(Err(f)),
     }
 }
 

@@ -13,7 +13,7 @@ use super::spinner::{sibling_cpu, Spinner};
 use super::stats::{access_verdict, cost_stats, pair_stats, DeltaAccumulator};
 use super::tsc::{self, TscFrequency};
 use super::{
-    Access, ClockKind, ClockMeasurement, ClockOutcome, ClockReport, ClocksConfig, ClocksPass,
+    Access, ClockEntry, ClockKind, ClockMeasurement, ClockOutcome, ClocksConfig, ClocksPass,
     ClocksResult, Condition, CostStats, DeltaStats, PairStats, IDLE_GAP_NS, READS_PER_BATCH,
 };
 use crate::error::Error;
@@ -179,7 +179,7 @@ pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResu
     })
 }
 
-fn pass(condition: Condition, note: &str, clocks: Vec<ClockReport>) -> ClocksPass {
+fn pass(condition: Condition, note: &str, clocks: Vec<ClockEntry>) -> ClocksPass {
     ClocksPass {
         condition,
         note: Some(note.to_string()),
@@ -210,11 +210,11 @@ fn measure_pass(
     budget_ns: Nanos,
     tsc: Option<&TscFrequency>,
     b: &mut Buffers<'_>,
-) -> Vec<ClockReport> {
+) -> Vec<ClockEntry> {
     let all = ClockKind::all();
     let unit_ns = budget_ns / all.iter().map(|&s| weight(s)).sum::<Nanos>();
     all.iter()
-        .map(|&source| ClockReport {
+        .map(|&source| ClockEntry {
             clock: source,
             name: source.name().to_string(),
             monotonic: source.is_monotonic(),

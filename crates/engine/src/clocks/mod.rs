@@ -173,7 +173,7 @@ pub enum ClockOutcome {
 
 /// One clock's line in the result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClockReport {
+pub struct ClockEntry {
     /// Which clock.
     pub clock: ClockKind,
     /// Its usual name: `CLOCK_MONOTONIC`, …, `TSC (rdtsc)`.
@@ -185,7 +185,7 @@ pub struct ClockReport {
     pub outcome: ClockOutcome,
 }
 
-impl ClockReport {
+impl ClockEntry {
     /// The measurement, if the clock is supported.
     pub fn measured(&self) -> Option<&ClockMeasurement> {
         match &self.outcome {
@@ -229,7 +229,7 @@ pub struct ClocksPass {
     /// Why this condition could not be set up; then `clocks` is empty.
     pub skipped: Option<String>,
     /// One report per clock, in [`ClockKind::all`] order.
-    pub clocks: Vec<ClockReport>,
+    pub clocks: Vec<ClockEntry>,
 }
 
 /// The result of [`measure()`].
@@ -245,7 +245,7 @@ pub struct ClocksResult {
     /// x86-64 or without a usable TSC.
     pub tsc: Option<TscFrequency>,
     /// Every clock, measured as the system is, in [`ClockKind::all`] order.
-    pub clocks: Vec<ClockReport>,
+    pub clocks: Vec<ClockEntry>,
     /// With `idle_compare`: the passes under [`Condition::PmQosZero`] and
     /// [`Condition::SiblingSpin`] (`clocks` is the [`Condition::AsIs`] pass); else empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

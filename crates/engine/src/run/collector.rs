@@ -1,14 +1,14 @@
 //! The collector: receives windows from the measuring threads, keeps totals, groups windows
 //! by second for the live view, and builds the final statistics.
 
-use super::thread::{SetupReport, WorkerEnd};
-use super::{Applied, AppliedThread, RunConfig, RunEvent, SecondReport};
+use super::thread::{ThreadSetup, WorkerEnd};
+use super::{Applied, AppliedThread, RunConfig, RunEvent, SecondWindows};
 use crate::record::WindowRecord;
 use crate::result::{ThreadStats, WindowStats};
 use crate::sample::RawSample;
 use crate::stats::{latency_stats, period_stats, window_stats};
 use crate::time::{read_clock, Nanos};
-use crate::wait::MethodReport;
+use crate::wait::MethodObservations;
 use crate::worker::CollectorLink;
 use std::collections::BTreeMap;
 
@@ -40,7 +40,7 @@ pub(super) struct Collector {
 impl Collector {
     pub(super) fn new(
         cfg: &RunConfig,
-        reports: &[SetupReport],
+        reports: &[ThreadSetup],
         links: Vec<(CollectorLink, Option<rtrb::Consumer<RawSample>>)>,
     ) -> Self {
         let (links, sample_rings) = links.into_iter().unzip();
@@ -170,7 +170,7 @@ impl Collector {
             if self.keep_windows && threads > 1 {
                 self.summary_windows.push(merged.clone());
             }
-            let report = SecondReport {
+            let report = SecondWindows {
                 index,
                 threads: per_thread,
                 merged,
@@ -207,8 +207,9 @@ impl Collector {
         } else {
             self.summary_windows
         };
-        let reports: Vec<&MethodReport> = ends.iter().filter_map(|e| e.report.as_ref()).collect();
-        let report = (!reports.is_empty()).then(|| MethodReport::merge(reports));
+        let reports: Vec<&MethodObservations> =
+            ends.iter().filter_map(|e| e.report.as_ref()).collect();
+        let report = (!reports.is_empty()).then(|| MethodObservations::merge(reports));
         let summary = thread_stats(
             &all,
             self.period,
@@ -251,7 +252,7 @@ pub(crate) fn thread_stats(
     period: Nanos,
     applied: Option<&AppliedThread>,
     (cpu_time, wall): (Nanos, Nanos),
-    method_report: Option<MethodReport>,
+    method_report: Option<MethodObservations>,
     windows: Vec<WindowStats>,
 ) -> ThreadStats {
     ThreadStats {

@@ -56,7 +56,7 @@ pub struct AppliedThread {
 
 /// One second (window) of every thread, delivered while the run goes on.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SecondReport {
+pub struct SecondWindows {
     /// Window index.
     pub index: u64,
     /// Each thread's statistics for the window, by thread index (a thread whose window is
@@ -72,7 +72,7 @@ pub enum RunEvent<'a> {
     /// Every thread is set up and about to start; the settings in force.
     Started(&'a Applied),
     /// A window is complete for every thread.
-    Second(&'a SecondReport),
+    Second(&'a SecondWindows),
     /// Raw wake-ups of one thread, in order (only with [`RunConfig::stream_samples`](super::RunConfig::stream_samples)).
     Samples {
         /// Thread index.

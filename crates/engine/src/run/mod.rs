@@ -15,7 +15,7 @@ mod thread;
 pub use backend::{Backend, MOCK_FIRST_EXPIRY, MOCK_TID_BASE};
 pub use config::{loops_span_ns, PolicyRequest, RunConfig, MAX_PERIOD_NS, MAX_RUN_NS};
 pub use defaults::AUTO_PRIORITY;
-pub use events::{Applied, AppliedThread, RunEvent, RunOutcome, SecondReport};
+pub use events::{Applied, AppliedThread, RunEvent, RunOutcome, SecondWindows};
 
 use crate::error::{Error, Facility};
 use crate::sample::SAMPLE_RING;
@@ -30,10 +30,10 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
-use thread::{worker_thread, SetupReport, Start, WorkerEnd, WorkerPorts};
+use thread::{worker_thread, Start, ThreadSetup, WorkerEnd, WorkerPorts};
 
 /// Runs a measurement. `stop` ends it early (the threads finish their current wait); `observer`
-/// sees the applied settings, then one [`SecondReport`] per window.
+/// sees the applied settings, then one [`SecondWindows`] per window.
 ///
 /// The steps, each a function below: the process-wide guards, the measuring threads and
 /// their setup handshake, the settings as applied, the collection loop, the teardown. With
@@ -141,7 +141,7 @@ impl ProcessGuards {
 struct Worker {
     handle: JoinHandle<WorkerEnd>,
     go: mpsc::Sender<Start>,
-    setup: mpsc::Receiver<Result<SetupReport, Error>>,
+    setup: mpsc::Receiver<Result<ThreadSetup, Error>>,
 }
 
 /// The collector's ends of one thread's rings.
@@ -205,7 +205,7 @@ fn expected_windows(cfg: &RunConfig) -> usize {
 }
 
 /// Waits for every thread's setup report; on any failure stops them all.
-fn await_setup(workers: &[Worker]) -> Result<Vec<SetupReport>, Error> {
+fn await_setup(workers: &[Worker]) -> Result<Vec<ThreadSetup>, Error> {
     let mut reports = Vec::new();
     let mut failure = None;
     for w in workers {
@@ -251,7 +251,7 @@ fn lock_memory(cfg: &RunConfig) -> (Option<MlockGuard>, Option<String>) {
 /// The settings in force, as the threads and the guards report them.
 fn applied(
     cfg: &RunConfig,
-    reports: &[SetupReport],
+    reports: &[ThreadSetup],
     guards: &ProcessGuards,
     mlock: bool,
     mlock_note: Option<String>,

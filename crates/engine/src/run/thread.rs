@@ -7,7 +7,7 @@ use crate::record::WindowRecord;
 use crate::sample::RawSample;
 use crate::setup::{self, privileges, AffinityGuard, Policy, PolicyGuard, TimerSlackGuard};
 use crate::time::{read_clock, Nanos};
-use crate::wait::{self, MethodReport};
+use crate::wait::{self, MethodObservations};
 use crate::worker::{measure, LoopParams};
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
@@ -17,7 +17,7 @@ pub(super) enum Start {
     Abort,
 }
 
-pub(super) struct SetupReport {
+pub(super) struct ThreadSetup {
     pub(super) tid: i32,
     pub(super) cpu_clock: libc::clockid_t,
     pub(super) policy: Policy,
@@ -31,7 +31,7 @@ pub(super) struct WorkerEnd {
     pub(super) cpu_time: Nanos,
     pub(super) wall: Nanos,
     pub(super) error: Option<String>,
-    pub(super) report: Option<MethodReport>,
+    pub(super) report: Option<MethodObservations>,
 }
 
 /// What a measuring thread is handed: its ends of the rings and channels.
@@ -39,7 +39,7 @@ pub(super) struct WorkerPorts {
     pub(super) link: crate::worker::WindowLink,
     pub(super) first_record: Box<WindowRecord>,
     pub(super) samples: Option<rtrb::Producer<RawSample>>,
-    pub(super) setup_tx: mpsc::Sender<Result<SetupReport, Error>>,
+    pub(super) setup_tx: mpsc::Sender<Result<ThreadSetup, Error>>,
     pub(super) go_rx: mpsc::Receiver<Start>,
 }
 
@@ -138,9 +138,9 @@ fn loop_params(cfg: &RunConfig, first_expiry: Nanos) -> LoopParams {
 fn prepare_mock(
     index: usize,
     latencies: &[Nanos],
-) -> (ThreadGuards, Box<dyn wait::WakeMethod>, SetupReport) {
+) -> (ThreadGuards, Box<dyn wait::WakeMethod>, ThreadSetup) {
     let method: Box<dyn wait::WakeMethod> = Box::new(MockMethod::new(0, latencies.to_vec()));
-    let report = SetupReport {
+    let report = ThreadSetup {
         tid: MOCK_TID_BASE + index as i32,
         cpu_clock: -1, // no such clock: the collector reads no CPU time
         policy: Policy::Other { nice: 0 },
@@ -159,7 +159,7 @@ fn prepare_mock(
 fn prepare(
     cfg: &RunConfig,
     cpu: Option<usize>,
-) -> Result<(ThreadGuards, Box<dyn wait::WakeMethod>, SetupReport), Error> {
+) -> Result<(ThreadGuards, Box<dyn wait::WakeMethod>, ThreadSetup), Error> {
     {
         let affinity = match cpu {
             Some(c) => Some(AffinityGuard::pin(c).map_err(|e| {
@@ -220,7 +220,7 @@ fn prepare(
         let mut cpu_clock: libc::clockid_t = 0;
         // SAFETY: pthread_self is this thread; `cpu_clock` is writable.
         unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut cpu_clock) };
-        let report = SetupReport {
+        let report = ThreadSetup {
             tid: setup::gettid(),
             cpu_clock,
             policy: setup::current_policy().unwrap_or(policy),

@@ -16,7 +16,7 @@
 
 use super::registry::MethodDescriptor;
 use super::spin::{spin_until, KernelClock, NapCounter, SpinClock};
-use super::{MethodKind, MethodReport, WakeMethod};
+use super::{MethodKind, MethodObservations, WakeMethod};
 use crate::time::{ClockId, Nanos};
 use std::io;
 
@@ -81,10 +81,10 @@ impl<C: SpinClock + Send> WakeMethod for Busy<C> {
         "clock_gettime spin"
     }
 
-    fn report(&self) -> MethodReport {
-        MethodReport {
+    fn report(&self) -> MethodObservations {
+        MethodObservations {
             naps: Some(self.naps.naps()),
-            ..MethodReport::default()
+            ..MethodObservations::default()
         }
     }
 }

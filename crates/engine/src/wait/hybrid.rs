@@ -10,7 +10,7 @@
 use super::margin::{Margin, MarginTuner};
 use super::registry::MethodDescriptor;
 use super::spin::{spin_until, KernelClock, NapCounter, SpinClock};
-use super::{MethodKind, MethodReport, WakeMethod};
+use super::{MethodKind, MethodObservations, WakeMethod};
 use crate::time::{ClockId, Nanos, NS_PER_MS};
 use std::io;
 
@@ -104,10 +104,10 @@ impl<C: SpinClock + Send> WakeMethod for Hybrid<C> {
         "clock_nanosleep(TIMER_ABSTIME) + clock_gettime spin"
     }
 
-    fn report(&self) -> MethodReport {
-        MethodReport {
+    fn report(&self) -> MethodObservations {
+        MethodObservations {
             margin: Some(self.tuner.report()),
-            ..MethodReport::default()
+            ..MethodObservations::default()
         }
     }
 }

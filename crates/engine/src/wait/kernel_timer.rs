@@ -15,7 +15,7 @@
 //! point passes between the notification and the clock read — is consumed and waited past,
 //! never returned as an early wake-up. The overruns are counted by the engine either
 //! way; the kernel's own count is kept beside it as a cross-check
-//! ([`super::MethodReport::timer_overruns`]).
+//! ([`super::MethodObservations::timer_overruns`]).
 
 use crate::time::{read_clock, to_timespec, Nanos};
 use std::io;

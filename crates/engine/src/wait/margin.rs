@@ -72,7 +72,7 @@ fn with_headroom(overshoot: Nanos) -> Nanos {
 
 /// What the margin was over a run, for the result file (all ns).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MarginReport {
+pub struct MarginStats {
     /// `auto` or `fixed`.
     pub mode: String,
     /// The margin the run started with (the warm-up margin for `auto`).
@@ -219,8 +219,8 @@ impl MarginTuner {
     }
 
     /// What the margin was so far.
-    pub fn report(&self) -> MarginReport {
-        MarginReport {
+    pub fn report(&self) -> MarginStats {
+        MarginStats {
             mode: if self.auto { "auto" } else { "fixed" }.into(),
             initial_ns: self.initial,
             calibrated_ns: self.calibrated,

@@ -32,7 +32,7 @@ pub use epoll::{Epoll, EpollForm};
 pub use hybrid::Hybrid;
 pub use itimer::{AlarmBlock, Itimer};
 pub use limits::{check, explain_setup_error};
-pub use margin::{Margin, MarginReport, MarginTuner};
+pub use margin::{Margin, MarginStats, MarginTuner};
 pub use nanosleep::Nanosleep;
 pub use nanosleep_abs::NanosleepAbs;
 pub use nanosleep_rel::NanosleepRel;
@@ -91,18 +91,18 @@ pub trait WakeMethod: Send {
 
     /// What the method itself observed over the run (the hybrid's margin, the busy-wait's
     /// naps, a kernel timer's own overrun count). Called after the measuring loop.
-    fn report(&self) -> MethodReport {
-        MethodReport::default()
+    fn report(&self) -> MethodObservations {
+        MethodObservations::default()
     }
 }
 
 /// What a method observed about itself over a run; each field only for the methods it
 /// concerns (absent from the JSON otherwise).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MethodReport {
+pub struct MethodObservations {
     /// `hybrid`: the margin used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub margin: Option<MarginReport>,
+    pub margin: Option<MarginStats>,
     /// `busy`: naps taken (`--busy-sleep-every`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub naps: Option<u64>,
@@ -112,11 +112,13 @@ pub struct MethodReport {
     pub timer_overruns: Option<u64>,
 }
 
-impl MethodReport {
+impl MethodObservations {
     /// Combines the reports of several threads: counts add up; the margin is the report of
     /// the thread whose final margin was largest.
-    pub fn merge<'a>(reports: impl IntoIterator<Item = &'a MethodReport>) -> MethodReport {
-        let mut out = MethodReport::default();
+    pub fn merge<'a>(
+        reports: impl IntoIterator<Item = &'a MethodObservations>,
+    ) -> MethodObservations {
+        let mut out = MethodObservations::default();
         for r in reports {
             out.naps = add_counts(out.naps, r.naps);
             out.timer_overruns = add_counts(out.timer_overruns, r.timer_overruns);

@@ -11,7 +11,7 @@
 
 use super::kernel_timer::{periodic_spec, wait_for, Fire, Fired};
 use super::registry::MethodDescriptor;
-use super::{signals, MethodKind, MethodReport, WakeMethod};
+use super::{signals, MethodKind, MethodObservations, WakeMethod};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 
@@ -129,10 +129,10 @@ impl WakeMethod for PosixTimer {
         "timer_settime(TIMER_ABSTIME, SIGEV_THREAD_ID) + sigwaitinfo"
     }
 
-    fn report(&self) -> MethodReport {
-        MethodReport {
+    fn report(&self) -> MethodObservations {
+        MethodObservations {
             timer_overruns: self.fired.as_ref().map(Fired::overruns),
-            ..MethodReport::default()
+            ..MethodObservations::default()
         }
     }
 }

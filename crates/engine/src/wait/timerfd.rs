@@ -9,7 +9,7 @@
 
 use super::kernel_timer::{periodic_spec, wait_for, Fire, Fired};
 use super::registry::MethodDescriptor;
-use super::{MethodKind, MethodReport, WakeMethod};
+use super::{MethodKind, MethodObservations, WakeMethod};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -127,10 +127,10 @@ impl WakeMethod for Timerfd {
         "timerfd_settime(TFD_TIMER_ABSTIME, periodic) + read"
     }
 
-    fn report(&self) -> MethodReport {
-        MethodReport {
+    fn report(&self) -> MethodObservations {
+        MethodObservations {
             timer_overruns: self.fired.as_ref().map(Fired::overruns),
-            ..MethodReport::default()
+            ..MethodObservations::default()
         }
     }
 }

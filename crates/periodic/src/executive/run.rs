@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tickscope_engine::grid::Grid;
 use tickscope_engine::time::{read_clock, ClockId, Nanos};
-use tickscope_engine::wait::{self, MethodReport, WakeMethod};
+use tickscope_engine::wait::{self, MethodObservations, WakeMethod};
 
 /// A task's callback: user code run at each release.
 type Callback<'a> = Box<dyn FnMut(&Release) -> Control + 'a>;
@@ -456,7 +456,7 @@ impl<'a> Executive<'a> {
     }
 
     /// What the wait method observed about itself (hybrid margin, busy-wait naps).
-    pub fn method_report(&self) -> MethodReport {
+    pub fn method_report(&self) -> MethodObservations {
         self.method.as_ref().map(|m| m.report()).unwrap_or_default()
     }
 

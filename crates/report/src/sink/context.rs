@@ -11,7 +11,7 @@ use super::terminal::Printer;
 use super::{RunContext, RunSink, SinkError};
 use crate::document::RunDocument;
 use std::sync::Mutex;
-use tickscope_engine::run::{Applied, SecondReport};
+use tickscope_engine::run::{Applied, SecondWindows};
 use tickscope_explain::context::{
     cpu_deltas, policy_text, read_snapshot, read_task, task_delta, Snapshot, TaskCounters,
     WindowContext,
@@ -85,7 +85,7 @@ impl RunSink for ContextSink {
         *EXPECTED.lock().unwrap_or_else(|p| p.into_inner()) = self.expected.clone();
     }
 
-    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {
+    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
         let Some(before) = self.before.take() else {
             return;
         };

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tickscope_engine::run::{Applied, SecondReport};
+use tickscope_engine::run::{Applied, SecondWindows};
 use tickscope_engine::sample::RawSample;
 use tickscope_explain::on_late::{Action, Rule};
 use tickscope_explain::table::CauseTable;
@@ -612,7 +612,7 @@ impl RunSink for ExplainSink {
         self.applied = Some(applied.clone());
     }
 
-    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {
+    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
         for (t, w) in &second.threads {
             if let (Some(p99), Some(slot)) = (w.latency_p99, self.thresholds.get_mut(*t)) {
                 *slot = p99.max(1);

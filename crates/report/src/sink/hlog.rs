@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, SystemTime};
 use tickscope_engine::histogram::{HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES};
-use tickscope_engine::run::{Applied, SecondReport};
+use tickscope_engine::run::{Applied, SecondWindows};
 use tickscope_engine::sample::RawSample;
 use tickscope_engine::time::{read_clock, Nanos};
 
@@ -274,7 +274,7 @@ impl RunSink for HlogSink {
         }
     }
 
-    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {
+    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
         // Every thread past window w: none of w's samples can still come.
         let safe = self
             .latest

@@ -15,7 +15,7 @@ use crate::output::Output;
 use crate::quoted;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use tickscope_engine::run::SecondReport;
+use tickscope_engine::run::SecondWindows;
 
 /// Writes the run document to one [`Output`], its windows spooled as they finish.
 #[derive(Debug)]
@@ -76,7 +76,7 @@ impl RunSink for JsonSink {
         SinkNeeds::default() // windows come through `window`, not the final document
     }
 
-    fn window(&mut self, ctx: &RunContext<'_>, second: &SecondReport) {
+    fn window(&mut self, ctx: &RunContext<'_>, second: &SecondWindows) {
         if self.spool_error.is_some() {
             return;
         }

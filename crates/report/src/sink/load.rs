@@ -7,7 +7,7 @@ use crate::document::RunDocument;
 use crate::load::{LoadProcess, LoadSection, LoadTotal, LoadWindow};
 use crate::procstat::ProcStat;
 use std::sync::{Arc, Mutex};
-use tickscope_engine::run::{Applied, SecondReport};
+use tickscope_engine::run::{Applied, SecondWindows};
 
 /// Records the load achieved beside a measurement.
 pub struct LoadSink {
@@ -55,7 +55,7 @@ impl RunSink for LoadSink {
         }
     }
 
-    fn window(&mut self, ctx: &RunContext<'_>, second: &SecondReport) {
+    fn window(&mut self, ctx: &RunContext<'_>, second: &SecondWindows) {
         let (Ok(now), Some(last)) = (ProcStat::read(), &self.last) else {
             return;
         };

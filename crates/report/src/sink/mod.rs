@@ -30,7 +30,7 @@ pub(crate) mod synthetic;
 pub mod terminal;
 
 use crate::document::RunDocument;
-use tickscope_engine::run::{Applied, RunConfig, SecondReport};
+use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
 use tickscope_engine::sample::RawSample;
 use tickscope_engine::system::SystemInfo;
 use tickscope_engine::wait::MethodKind;
@@ -101,7 +101,7 @@ pub trait RunSink {
     }
 
     /// A window (one second) of the run is complete for every thread.
-    fn window(&mut self, ctx: &RunContext<'_>, second: &SecondReport) {
+    fn window(&mut self, ctx: &RunContext<'_>, second: &SecondWindows) {
         let _ = (ctx, second);
     }
 

@@ -24,7 +24,7 @@ use prometheus::{CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramV
 use prometheus::{IntCounterVec, Registry, TextEncoder};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
-use tickscope_engine::run::{Applied, RunConfig, SecondReport};
+use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
 use tickscope_engine::sample::RawSample;
 use tickscope_engine::system::SystemInfo;
 use tickscope_engine::time::Nanos;
@@ -303,7 +303,7 @@ impl RunSink for PrometheusSink {
         }
     }
 
-    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondReport) {
+    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
         for (t, w) in &second.threads {
             let Some(l) = self.labels(*t) else { continue };
             let l = l.map(str::to_string);

@@ -1,9 +1,9 @@
 //! A synthetic run for the sinks' tests: raw samples, the engine's own window records and
-//! the [`SecondReport`]s the collector would emit for them, without a clock or a thread.
+//! the [`SecondWindows`]s the collector would emit for them, without a clock or a thread.
 
 use super::RunContext;
 use tickscope_engine::record::WindowRecord;
-use tickscope_engine::run::{Applied, AppliedThread, RunConfig, SecondReport};
+use tickscope_engine::run::{Applied, AppliedThread, RunConfig, SecondWindows};
 use tickscope_engine::sample::RawSample;
 use tickscope_engine::setup::Policy;
 use tickscope_engine::stats::window_stats;
@@ -21,7 +21,7 @@ pub struct Window {
     /// Samples by thread.
     pub samples: Vec<Vec<RawSample>>,
     /// What the collector reports for the window.
-    pub report: SecondReport,
+    pub report: SecondWindows,
 }
 
 /// A synthetic run: what the sinks see, and the engine's totals per thread.
@@ -110,7 +110,7 @@ pub fn run(threads: usize, windows: u64, per_window: u64) -> Run {
         }
         out.push(Window {
             samples,
-            report: SecondReport {
+            report: SecondWindows {
                 index: w,
                 threads: stats,
                 merged: window_stats(&merged, WINDOW, PERIOD, None),

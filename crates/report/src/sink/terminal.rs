@@ -17,7 +17,7 @@ use crate::units::ns_i;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tickscope_engine::run::{Applied, RunConfig, SecondReport};
+use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
 use tickscope_engine::wait::MethodKind;
 
 /// Where the terminal sink's text goes.
@@ -122,7 +122,7 @@ impl RunSink for TerminalSink {
         }
     }
 
-    fn window(&mut self, ctx: &RunContext<'_>, second: &SecondReport) {
+    fn window(&mut self, ctx: &RunContext<'_>, second: &SecondWindows) {
         self.worst.update(second);
         if let Some(bar) = &self.progress {
             let per_run = expected_ns(ctx.config).unwrap_or(0) / 1_000_000;
