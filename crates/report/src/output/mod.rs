@@ -152,6 +152,16 @@ impl Output {
         }
     }
 
+    /// The directory of a regular destination (where its temporary files go), `None` for
+    /// standard output, a device or a FIFO. A writer that needs scratch space while the run
+    /// goes on puts it here, on the same file system as the result.
+    pub fn directory(&self) -> Option<&Path> {
+        match &self.kind {
+            Kind::Regular { dir, .. } => Some(dir),
+            _ => None,
+        }
+    }
+
     /// True when this output is the process's standard output (`-`, `/dev/stdout`, …), so
     /// that text meant for a person goes to standard error instead.
     pub fn is_stdout(&self) -> bool {

@@ -2,8 +2,9 @@
 //! of a comparison, so a crash keeps what was measured, and written whole at the end.
 //!
 //! The per-second windows are not kept in memory: each finished window is appended, as
-//! one line of JSON, to a spool — an anonymous temporary file (`O_TMPFILE` in the
-//! system's temporary directory, no name, gone when the process ends) — and copied into
+//! one line of JSON, to a spool — an anonymous temporary file (`O_TMPFILE`, no name, gone
+//! when the process ends) in the result's directory, or in the system's temporary
+//! directory when the result goes to standard output or a FIFO — and copied into
 //! the document's `windows` list ([`crate::layout`]) whenever the document is written. So
 //! the memory of `tickscope run -D 24h --json r.json` does not grow with the run's length;
 //! the spool grows by about 400 bytes per window and thread.
@@ -40,7 +41,13 @@ impl JsonSink {
 
     fn spool(&mut self, entry: &WindowEntry) -> io::Result<()> {
         if self.spool.is_none() {
-            self.spool = Some(BufWriter::new(tempfile::tempfile()?));
+            // Beside the result (same file system: if it is full, the result could not be
+            // written either), or in the temporary directory for a stream destination.
+            let file = match self.out.as_ref().and_then(Output::directory) {
+                Some(dir) => tempfile::tempfile_in(dir)?,
+                None => tempfile::tempfile()?,
+            };
+            self.spool = Some(BufWriter::new(file));
         }
         let spool = self.spool.as_mut().expect("just created");
         self.entries.write(spool, entry)
