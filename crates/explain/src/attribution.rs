@@ -134,6 +134,69 @@ pub struct Breakdown {
     /// `lost_events`, `interrupted_task_stale`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
+    /// The segments and the residual laid out in time, from the expiry (0) to the wake-up
+    /// (the latency): in order, adjacent, none empty, their lengths summing to the latency
+    /// (see [`spans`]). Empty in documents written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<Span>,
+    /// What else ran on the CPU between expiry and wake-up (IRQ handlers and vectors,
+    /// softirqs, other threads), in time order, at most [`MAX_MARKS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<Mark>,
+}
+
+/// One segment (or the residual) placed in time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    /// One of [`SEGMENTS`], or `residual`: a stretch between two seen boundaries with a
+    /// boundary missing in between.
+    pub id: String,
+    /// Start, ns after the expiry (≥ 0).
+    pub from_ns: Nanos,
+    /// End, ns after the expiry (> `from_ns`, ≤ the latency).
+    pub to_ns: Nanos,
+}
+
+/// Something that held the CPU between expiry and wake-up, placed in time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mark {
+    /// `irq` (an IRQ handler or an x86 vector such as `local_timer`), `softirq`, or
+    /// `thread` (a task other than the measured thread and idle).
+    pub kind: String,
+    /// Handler, vector, softirq or command name.
+    pub name: String,
+    /// Task id for threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i32>,
+    /// Start, ns after the expiry (clipped to ≥ 0; µs resolution, as event times).
+    pub from_ns: Nanos,
+    /// End, ns after the expiry (clipped to ≤ the latency).
+    pub to_ns: Nanos,
+}
+
+/// Marks kept per breakdown (the first ones in time).
+pub const MAX_MARKS: usize = 64;
+
+/// The segments and residual of boundaries `bounds` (clamped, see [`attribute`]) as spans
+/// relative to `expiry`: a known boundary followed by the next one gives that segment; a gap
+/// of unknown boundaries gives `residual`. Empty spans are left out.
+pub fn spans(bounds: &[Option<Nanos>; 7], expiry: Nanos) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut last: Option<(usize, Nanos)> = None;
+    for (k, b) in bounds.iter().enumerate() {
+        let Some(v) = *b else { continue };
+        if let Some((j, p)) = last {
+            if v > p {
+                out.push(Span {
+                    id: if k == j + 1 { SEGMENTS[j] } else { "residual" }.to_string(),
+                    from_ns: p - expiry,
+                    to_ns: v - expiry,
+                });
+            }
+        }
+        last = Some((k, v));
+    }
+    out
 }
 
 /// Tolerance for µs-truncated text timestamps compared with ns fields.
@@ -282,6 +345,10 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         segments[3].details = cpu_details(events, c, i, lte, b3, end, tid);
     }
     let cause = main_cause(&segments, residual, lost);
+    let marks = match cpu {
+        Some(c) => cpu_marks(events, c, tid, expiry, woke),
+        None => Vec::new(),
+    };
     Breakdown {
         sample: *sample,
         cpu,
@@ -290,7 +357,79 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         residual_ns: residual,
         cause,
         flags,
+        spans: spans(&bounds, expiry),
+        marks,
     }
+}
+
+/// What ran on `cpu` in `[from, to]` other than the measured thread and idle, as marks
+/// relative to `from`: nested contexts are shown innermost (an IRQ inside a softirq splits
+/// the softirq's mark), adjacent pieces of the same context merged.
+fn cpu_marks(events: &[Event], cpu: u32, tid: i32, from: Nanos, to: Nanos) -> Vec<Mark> {
+    let mut stack: Vec<(&str, String)> = Vec::new();
+    let mut task: Option<(i32, String)> = None;
+    let mut out: Vec<Mark> = Vec::new();
+    let mut last: Option<Nanos> = None;
+    let mut emit = |stack: &[(&str, String)], task: &Option<(i32, String)>, a: Nanos, b: Nanos| {
+        let (a, b) = (a.max(from), b.min(to));
+        if b <= a {
+            return;
+        }
+        let (kind, name, pid) = match (stack.last(), task) {
+            (Some((k, n)), _) => (*k, n.clone(), None),
+            (None, Some((p, n))) if *p != 0 && *p != tid => ("thread", n.clone(), Some(*p)),
+            _ => return,
+        };
+        if let Some(m) = out.last_mut() {
+            if m.kind == kind && m.name == name && m.pid == pid && m.to_ns == a - from {
+                m.to_ns = b - from;
+                return;
+            }
+        }
+        if out.len() < MAX_MARKS {
+            out.push(Mark {
+                kind: kind.into(),
+                name,
+                pid,
+                from_ns: a - from,
+                to_ns: b - from,
+            });
+        }
+    };
+    for e in events.iter().filter(|e| e.cpu == cpu) {
+        if e.ts > to {
+            break;
+        }
+        if task.is_none() {
+            task = Some((e.pid, e.comm.clone()));
+        }
+        if let Some(l) = last {
+            emit(&stack, &task, l, e.ts);
+        }
+        last = Some(e.ts);
+        match &e.kind {
+            Kind::IrqEntry { name, .. } | Kind::VectorEntry { name } => {
+                stack.push(("irq", name.clone()))
+            }
+            Kind::SoftirqEntry { action } => stack.push(("softirq", action.clone())),
+            Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
+                stack.pop();
+            }
+            Kind::SchedSwitch {
+                next_pid,
+                next_comm,
+                ..
+            } => {
+                stack.clear();
+                task = Some((*next_pid, next_comm.clone()));
+            }
+            _ => {}
+        }
+    }
+    if let Some(l) = last {
+        emit(&stack, &task, l, to);
+    }
+    out
 }
 
 /// The thread's `hrtimer_start` for this expiry: (index, timer, expires).

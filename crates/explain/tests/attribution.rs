@@ -129,6 +129,36 @@ fn check_sum(b: &tickscope_explain::Breakdown) {
     let sum: Nanos = b.segments.iter().map(|s| s.ns).sum();
     assert_eq!(sum + b.residual_ns, b.latency_ns, "{b:#?}");
     assert!(b.segments.iter().all(|s| s.ns >= 0) && b.residual_ns >= 0);
+    check_spans(b);
+}
+
+/// The spans run from 0 to the latency without gaps or overlaps, each as long as its
+/// segment (the residual's as long as the residual), and the marks lie inside.
+fn check_spans(b: &tickscope_explain::Breakdown) {
+    if b.latency_ns <= 0 {
+        return;
+    }
+    assert_eq!(b.spans.first().map(|s| s.from_ns), Some(0), "{b:#?}");
+    assert_eq!(b.spans.last().map(|s| s.to_ns), Some(b.latency_ns), "{b:#?}");
+    for w in b.spans.windows(2) {
+        assert_eq!(w[0].to_ns, w[1].from_ns, "{b:#?}");
+    }
+    for s in &b.spans {
+        assert!(s.to_ns > s.from_ns, "{b:#?}");
+    }
+    let order = |id: &str| tickscope_explain::attribution::SEGMENTS.iter().position(|s| *s == id);
+    let ids: Vec<usize> = b.spans.iter().filter_map(|s| order(&s.id)).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "segments in order: {b:#?}");
+    for seg in &b.segments {
+        let width: Nanos = b.spans.iter().filter(|s| s.id == seg.id).map(|s| s.to_ns - s.from_ns).sum();
+        assert_eq!(width, seg.ns, "{}: {b:#?}", seg.id);
+    }
+    let residual: Nanos = b.spans.iter().filter(|s| s.id == "residual").map(|s| s.to_ns - s.from_ns).sum();
+    assert_eq!(residual, b.residual_ns, "{b:#?}");
+    for m in &b.marks {
+        assert!(0 <= m.from_ns && m.from_ns < m.to_ns && m.to_ns <= b.latency_ns, "{m:?}");
+    }
+    assert!(b.marks.windows(2).all(|w| w[0].to_ns <= w[1].from_ns), "{b:#?}");
 }
 
 #[test]
@@ -200,6 +230,21 @@ fn the_blocking_thread_and_higher_priority_threads_are_named() {
         .find(|d| d.kind == "higher_priority_thread")
         .unwrap();
     assert_eq!((hp.name.as_str(), hp.ns), ("kworker/1:0", 100_000));
+    // The timeline marks both threads where they ran, and the timer interrupt.
+    let marks: Vec<(&str, &str, Nanos, Nanos)> = b
+        .marks
+        .iter()
+        .map(|m| (m.kind.as_str(), m.name.as_str(), m.from_ns, m.to_ns))
+        .collect();
+    assert_eq!(
+        marks,
+        vec![
+            ("thread", "spin99", 0, 1_000),
+            ("irq", "local_timer", 1_000, 4_000),
+            ("thread", "spin99", 4_000, 2_000_000),
+            ("thread", "kworker/1:0", 2_000_000, 2_100_000),
+        ]
+    );
 }
 
 #[test]
@@ -397,5 +442,6 @@ proptest! {
         prop_assert_eq!(sum + br.residual_ns, br.latency_ns);
         prop_assert!(br.segments.iter().all(|s| s.ns >= 0 && s.details.iter().all(|d| d.ns >= 0 && d.ns <= s.ns)));
         prop_assert!(br.residual_ns >= 0);
+        check_spans(&br);
     }
 }
