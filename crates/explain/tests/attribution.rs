@@ -139,26 +139,53 @@ fn check_spans(b: &tickscope_explain::Breakdown) {
         return;
     }
     assert_eq!(b.spans.first().map(|s| s.from_ns), Some(0), "{b:#?}");
-    assert_eq!(b.spans.last().map(|s| s.to_ns), Some(b.latency_ns), "{b:#?}");
+    assert_eq!(
+        b.spans.last().map(|s| s.to_ns),
+        Some(b.latency_ns),
+        "{b:#?}"
+    );
     for w in b.spans.windows(2) {
         assert_eq!(w[0].to_ns, w[1].from_ns, "{b:#?}");
     }
     for s in &b.spans {
         assert!(s.to_ns > s.from_ns, "{b:#?}");
     }
-    let order = |id: &str| tickscope_explain::attribution::SEGMENTS.iter().position(|s| *s == id);
+    let order = |id: &str| {
+        tickscope_explain::attribution::SEGMENTS
+            .iter()
+            .position(|s| *s == id)
+    };
     let ids: Vec<usize> = b.spans.iter().filter_map(|s| order(&s.id)).collect();
-    assert!(ids.windows(2).all(|w| w[0] < w[1]), "segments in order: {b:#?}");
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "segments in order: {b:#?}"
+    );
     for seg in &b.segments {
-        let width: Nanos = b.spans.iter().filter(|s| s.id == seg.id).map(|s| s.to_ns - s.from_ns).sum();
+        let width: Nanos = b
+            .spans
+            .iter()
+            .filter(|s| s.id == seg.id)
+            .map(|s| s.to_ns - s.from_ns)
+            .sum();
         assert_eq!(width, seg.ns, "{}: {b:#?}", seg.id);
     }
-    let residual: Nanos = b.spans.iter().filter(|s| s.id == "residual").map(|s| s.to_ns - s.from_ns).sum();
+    let residual: Nanos = b
+        .spans
+        .iter()
+        .filter(|s| s.id == "residual")
+        .map(|s| s.to_ns - s.from_ns)
+        .sum();
     assert_eq!(residual, b.residual_ns, "{b:#?}");
     for m in &b.marks {
-        assert!(0 <= m.from_ns && m.from_ns < m.to_ns && m.to_ns <= b.latency_ns, "{m:?}");
+        assert!(
+            0 <= m.from_ns && m.from_ns < m.to_ns && m.to_ns <= b.latency_ns,
+            "{m:?}"
+        );
     }
-    assert!(b.marks.windows(2).all(|w| w[0].to_ns <= w[1].from_ns), "{b:#?}");
+    assert!(
+        b.marks.windows(2).all(|w| w[0].to_ns <= w[1].from_ns),
+        "{b:#?}"
+    );
 }
 
 #[test]

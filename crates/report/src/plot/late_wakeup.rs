@@ -1,9 +1,10 @@
 //! One late wake-up on a time line, from its expiry to the moment the thread ran: the
 //! segments of its breakdown (`--explain`; timer slack, interrupt delivery, hrtimer queue,
 //! wake → on CPU, kernel exit, return to user, and the residual the trace did not cover) as
-//! coloured spans in order, and under them what filled each segment — the interrupt
-//! handlers, softirqs, other threads, idle or hypervisor time the attribution found, in
-//! the order of their size (the breakdown keeps net times, not positions). The categories
+//! coloured spans in order, and under them what held the CPU meanwhile — interrupt
+//! handlers, softirqs and other threads where they ran ([`Breakdown::marks`]); for results
+//! written before marks were recorded, each segment's net contents in the order of their
+//! size. The categories
 //! follow rtla's timerlat auto-analysis (Daniel Bristot de Oliveira, `timerlat_aa.c`,
 //! Linux `tools/tracing/rtla`, 2023).
 
@@ -25,6 +26,10 @@ pub const NAMES: [&str; 7] = [
     "return to user",
     "residual (not traced)",
 ];
+
+/// Kinds of segment detail that no trace event marks (no IRQ, softirq or thread ran):
+/// drawn from the segment's details even when the breakdown has marks.
+const QUIET: [&str; 3] = ["hypervisor", "exit_from_idle", "idle"];
 
 /// One span of the chart: from `start` to `end` ns after the expiry, on `row` (1: the
 /// segments, 0: what filled them), coloured as segment `segment`.
@@ -51,10 +56,17 @@ pub struct LateWakeupChart {
 }
 
 impl LateWakeupChart {
-    /// The chart of `b`; `None` for a wake-up that was not late (latency ≤ 0).
+    /// The chart of `b`; `None` for a wake-up that was not late (latency ≤ 0). Where the
+    /// breakdown places its segments and what ran on the CPU in time
+    /// ([`Breakdown::spans`], [`Breakdown::marks`]) they are drawn where they happened;
+    /// otherwise (documents written before) the segments are laid end to end and what
+    /// filled each is packed into it, largest first.
     pub fn new(title: String, b: &Breakdown) -> Option<Self> {
         if b.latency_ns <= 0 {
             return None;
+        }
+        if !b.spans.is_empty() {
+            return Some(Self::placed(title, b));
         }
         let mut spans = Vec::new();
         let mut at = 0;
@@ -98,6 +110,75 @@ impl LateWakeupChart {
         })
     }
 
+    /// The chart from the breakdown's own placement: its spans (segments and residual)
+    /// on the top row, its marks (IRQs, softirqs, other threads) on the bottom row, each
+    /// coloured as the segment it falls in.
+    fn placed(title: String, b: &Breakdown) -> Self {
+        let index = |id: &str| {
+            tickscope_explain::attribution::SEGMENTS
+                .iter()
+                .position(|s| *s == id)
+                .unwrap_or(NAMES.len() - 1)
+        };
+        let mut spans: Vec<Span> = b
+            .spans
+            .iter()
+            .map(|s| Span {
+                start: s.from_ns,
+                end: s.to_ns,
+                row: 1,
+                segment: index(&s.id),
+                label: NAMES[index(&s.id)].to_string(),
+            })
+            .collect();
+        let segment_at = |t: Nanos| {
+            b.spans
+                .iter()
+                .find(|s| s.from_ns <= t && t < s.to_ns)
+                .map_or(NAMES.len() - 1, |s| index(&s.id))
+        };
+        // Time no event marks: the hypervisor or idle share of a segment, packed at its start.
+        for placed in &b.spans {
+            let k = index(&placed.id);
+            let quiet = b
+                .segments
+                .get(k)
+                .map(|s| s.details.as_slice())
+                .unwrap_or(&[]);
+            let mut at = placed.from_ns;
+            for d in quiet.iter().filter(|d| QUIET.contains(&d.kind.as_str())) {
+                let end = (at + d.ns).min(placed.to_ns);
+                if end > at {
+                    spans.push(Span {
+                        start: at,
+                        end,
+                        row: 0,
+                        segment: k,
+                        label: format!("{}: {}", d.kind.replace('_', " "), d.name),
+                    });
+                }
+                at = end;
+            }
+        }
+        spans.extend(
+            b.marks
+                .iter()
+                .filter(|m| m.to_ns > m.from_ns)
+                .map(|m| Span {
+                    start: m.from_ns,
+                    end: m.to_ns,
+                    row: 0,
+                    segment: segment_at(m.from_ns),
+                    label: format!("{}: {}", m.kind, m.name),
+                }),
+        );
+        LateWakeupChart {
+            title,
+            latency: b.latency_ns,
+            spans,
+        }
+    }
+
     /// The spans, segments first in time order, each followed by what filled it.
     pub fn spans(&self) -> &[Span] {
         &self.spans
@@ -106,9 +187,10 @@ impl LateWakeupChart {
     /// How to read the plot.
     pub fn caption(&self) -> String {
         "The worst explained wake-up, from its expiry (0) to the moment its thread ran: top row \
-         the segments of the delay in order, bottom row what filled each one (net time of \
-         interrupts, softirqs, other threads, idle or hypervisor), largest first; the \
-         residual is the part no traced event covered."
+         the segments of the delay, bottom row what held the CPU meanwhile (interrupts, \
+         softirqs, other threads, where they ran; in results written before positions were \
+         recorded, each segment's net contents packed largest first); the residual is the part \
+         no traced event covered."
             .into()
     }
 }
@@ -116,7 +198,7 @@ impl LateWakeupChart {
 /// The row labels of the y axis.
 fn row_label(v: f64) -> String {
     match (v * 2.0).round() as i64 {
-        1 => "inside".into(),
+        1 => "on the CPU".into(),
         3 => "segments".into(),
         _ => String::new(),
     }
@@ -231,6 +313,8 @@ mod tests {
                 detail: Some("spin99".into()),
             },
             flags: vec![],
+            spans: vec![],
+            marks: vec![],
         }
     }
 
@@ -259,5 +343,43 @@ mod tests {
         assert_eq!(inside[0].label, "blocking thread: spin99");
         let svg = super::super::Plot::LateWakeup(c).svg_stamped(None).unwrap();
         assert!(svg.contains("spin99") && svg.contains("wake → on CPU"));
+    }
+
+    /// With the breakdown's own placement, spans and marks are drawn where they happened.
+    #[test]
+    fn placed_spans_and_marks_keep_their_times() {
+        use tickscope_explain::attribution::{Mark, Span as Placed};
+        let mut b = breakdown();
+        let span = |id: &str, from, to| Placed {
+            id: id.into(),
+            from_ns: from,
+            to_ns: to,
+        };
+        b.spans = vec![
+            span("interrupt_delivery", 0, 5_000),
+            span("hrtimer_queue", 5_000, 6_000),
+            span("residual", 6_000, 26_000),
+            span("wake_to_cpu", 26_000, 2_076_000),
+            span("kernel_exit", 2_076_000, 2_096_000),
+            span("return_to_user", 2_096_000, 2_100_000),
+        ];
+        b.marks = vec![Mark {
+            kind: "thread".into(),
+            name: "spin99".into(),
+            pid: Some(7),
+            from_ns: 40_000,
+            to_ns: 2_040_000,
+        }];
+        let c = LateWakeupChart::new("t".into(), &b).unwrap();
+        let top: Vec<&Span> = c.spans().iter().filter(|s| s.row == 1).collect();
+        assert_eq!(top.len(), 6);
+        assert_eq!(
+            top[2].label, "residual (not traced)",
+            "the residual where it was"
+        );
+        let mark = c.spans().iter().find(|s| s.row == 0).unwrap();
+        assert_eq!((mark.start, mark.end), (40_000, 2_040_000));
+        assert_eq!(mark.segment, 3, "coloured as the segment it ran in");
+        assert_eq!(mark.label, "thread: spin99");
     }
 }
