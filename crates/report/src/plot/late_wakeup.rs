@@ -82,25 +82,12 @@ impl LateWakeupChart {
                 segment: k,
                 label: NAMES[k].to_string(),
             });
-            let mut inner = at;
-            for d in b
+            let details = b
                 .segments
                 .get(k)
                 .map(|s| s.details.as_slice())
-                .unwrap_or(&[])
-            {
-                let end = (inner + d.ns).min(at + ns);
-                if end > inner {
-                    spans.push(Span {
-                        start: inner,
-                        end,
-                        row: 0,
-                        segment: k,
-                        label: format!("{}: {}", d.kind.replace('_', " "), d.name),
-                    });
-                }
-                inner = end;
-            }
+                .unwrap_or(&[]);
+            spans.extend(pack(details.iter(), k, at, at + ns));
             at += ns;
         }
         Some(LateWakeupChart {
@@ -140,25 +127,13 @@ impl LateWakeupChart {
         // Time no event marks: the hypervisor or idle share of a segment, packed at its start.
         for placed in &b.spans {
             let k = index(&placed.id);
-            let quiet = b
+            let details = b
                 .segments
                 .get(k)
                 .map(|s| s.details.as_slice())
                 .unwrap_or(&[]);
-            let mut at = placed.from_ns;
-            for d in quiet.iter().filter(|d| QUIET.contains(&d.kind.as_str())) {
-                let end = (at + d.ns).min(placed.to_ns);
-                if end > at {
-                    spans.push(Span {
-                        start: at,
-                        end,
-                        row: 0,
-                        segment: k,
-                        label: format!("{}: {}", d.kind.replace('_', " "), d.name),
-                    });
-                }
-                at = end;
-            }
+            let quiet = details.iter().filter(|d| QUIET.contains(&d.kind.as_str()));
+            spans.extend(pack(quiet, k, placed.from_ns, placed.to_ns));
         }
         spans.extend(
             b.marks
@@ -193,6 +168,32 @@ impl LateWakeupChart {
          no traced event covered."
             .into()
     }
+}
+
+/// `details` of segment `segment` laid end to end from `from`, cut at `to` (net times have
+/// no position of their own).
+fn pack<'a>(
+    details: impl Iterator<Item = &'a tickscope_explain::attribution::Detail>,
+    segment: usize,
+    from: Nanos,
+    to: Nanos,
+) -> Vec<Span> {
+    let mut at = from;
+    let mut out = Vec::new();
+    for d in details {
+        let end = (at + d.ns).min(to);
+        if end > at {
+            out.push(Span {
+                start: at,
+                end,
+                row: 0,
+                segment,
+                label: format!("{}: {}", d.kind.replace('_', " "), d.name),
+            });
+        }
+        at = end;
+    }
+    out
 }
 
 /// The row labels of the y axis.
