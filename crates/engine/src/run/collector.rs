@@ -73,8 +73,11 @@ impl Collector {
         }
     }
 
-    /// Takes every finished window; emits the seconds every thread has delivered (all of
-    /// them when `final_drain`).
+    /// Takes the finished windows (at most a ring's worth per thread, [`WINDOW_RECORDS`]:
+    /// every record there is); emits the seconds every thread has delivered (all of them
+    /// when `final_drain`).
+    ///
+    /// [`WINDOW_RECORDS`]: crate::worker::WINDOW_RECORDS
     ///
     /// Returns true when a window was taken (the caller drains again before sleeping).
     pub(super) fn drain(
