@@ -8,7 +8,7 @@
 //! Both policies count the same missed periods for the same wake-up times: each grid point is
 //! counted at most once.
 
-use crate::time::Nanos;
+use crate::time::{to_timespec, Nanos, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
 
 /// What to do after a wake-up that is later than the next expiry.
@@ -33,10 +33,17 @@ impl OverrunPolicy {
 }
 
 /// The position on the expiry grid of one measuring thread.
+///
+/// The expiry is kept twice: as ns (for the latency) and as the `timespec` the kernel's
+/// absolute sleeps take, advanced by the period with a carry, so the measuring loop makes no
+/// ns → `timespec` division per wake-up (cyclictest keeps its `next` as a `timespec` the same
+/// way, `tsinc` in rt-tests' `cyclictest.c`).
 #[derive(Debug, Clone)]
 pub struct Grid {
     period: Nanos,
     expiry: Nanos,
+    expiry_ts: libc::timespec,
+    period_ts: libc::timespec,
     missed_through: Nanos,
     policy: OverrunPolicy,
 }
@@ -51,9 +58,18 @@ impl Grid {
         Grid {
             period,
             expiry: first_expiry,
+            expiry_ts: to_timespec(first_expiry),
+            period_ts: to_timespec(period),
             missed_through: first_expiry,
             policy,
         }
+    }
+
+    /// The expiry the thread waits for next, as a normalised `timespec` (equal to
+    /// `to_timespec(self.expiry())`).
+    #[inline]
+    pub fn expiry_ts(&self) -> &libc::timespec {
+        &self.expiry_ts
     }
 
     /// The expiry the thread waits for next (absolute ns).
@@ -74,8 +90,22 @@ impl Grid {
         let next = self.expiry + self.period;
         if woke <= next {
             self.expiry = next;
+            // Both fields are normalised (tv_nsec < 10^9), so one carry is enough.
+            self.expiry_ts.tv_sec += self.period_ts.tv_sec;
+            self.expiry_ts.tv_nsec += self.period_ts.tv_nsec;
+            if self.expiry_ts.tv_nsec >= NS_PER_SEC as _ {
+                self.expiry_ts.tv_nsec -= NS_PER_SEC as libc::c_long;
+                self.expiry_ts.tv_sec += 1;
+            }
             return 0;
         }
+        self.advance_late(woke, next)
+    }
+
+    /// [`Grid::advance`] after an overrun (`woke > next`).
+    #[cold]
+    #[inline(never)]
+    fn advance_late(&mut self, woke: Nanos, next: Nanos) -> u64 {
         // The last grid point strictly before `woke`; it is at or after `next`.
         let last_passed = self.expiry + (woke - self.expiry - 1) / self.period * self.period;
         let counted_from = self.missed_through.max(self.expiry);
@@ -89,6 +119,7 @@ impl Grid {
             OverrunPolicy::Skip => last_passed + self.period,
             OverrunPolicy::CatchUp => next,
         };
+        self.expiry_ts = to_timespec(self.expiry);
         missed
     }
 }
@@ -127,7 +158,33 @@ mod tests {
         assert_eq!(g.expiry(), 1300);
     }
 
+    fn ts_matches(g: &Grid) -> bool {
+        let t = to_timespec(g.expiry());
+        (t.tv_sec, t.tv_nsec) == (g.expiry_ts().tv_sec, g.expiry_ts().tv_nsec)
+    }
+
     proptest! {
+        /// The `timespec` expiry stays equal to the ns one, across second boundaries and
+        /// overruns, for either policy.
+        #[test]
+        fn timespec_expiry_follows_the_ns_expiry(
+            first in 0i64..4_000_000_000,
+            period in 1i64..2_500_000_000,
+            delays in proptest::collection::vec(0i64..5_000_000_000, 1..60),
+            catch_up in any::<bool>(),
+        ) {
+            let policy = if catch_up { OverrunPolicy::CatchUp } else { OverrunPolicy::Skip };
+            let mut g = Grid::new(first, period, policy);
+            prop_assert!(ts_matches(&g));
+            let mut last = 0;
+            for &d in &delays {
+                let woke = (g.expiry() + d % (3 * period)).max(last);
+                g.advance(woke);
+                last = woke;
+                prop_assert!(ts_matches(&g));
+            }
+        }
+
         /// Skip: every grid point is either woken for or counted as missed, never both.
         #[test]
         fn skip_accounts_for_every_grid_point(delays in proptest::collection::vec(0i64..450, 1..60)) {

@@ -35,7 +35,7 @@ impl Default for Moments {
 
 impl Moments {
     /// Adds one value. A handful of integer instructions; never allocates.
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, v: Nanos) {
         self.count += 1;
         self.min = self.min.min(v);

@@ -42,7 +42,8 @@ impl WindowRecord {
     }
 
     /// Records one wake-up: its latency and, from the second wake-up on, its period deviation.
-    #[inline]
+    /// Inlined into the measuring loop.
+    #[inline(always)]
     pub fn record(&mut self, latency: Nanos, period: Option<(Nanos, Nanos)>) {
         self.latency.record(latency);
         self.latency_hist.record(latency);

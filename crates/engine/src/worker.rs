@@ -112,7 +112,7 @@ pub fn wake_step<M: WakeMethod + ?Sized>(
 ) -> io::Result<Option<Step>> {
     let expiry = grid.expiry();
     let woke = loop {
-        match method.wait(expiry, *last_woke) {
+        match method.wait_at(expiry, grid.expiry_ts(), *last_woke) {
             Ok(t) => break t,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {
                 if !resume() {
@@ -125,7 +125,9 @@ pub fn wake_step<M: WakeMethod + ?Sized>(
     let period = (!first).then_some((woke - *last_woke, grid.period()));
     record.record(woke - expiry, period);
     let overruns = grid.advance(woke);
-    record.overruns += overruns;
+    if overruns > 0 {
+        record.overruns += overruns;
+    }
     *last_woke = woke;
     Ok(Some(Step {
         expiry,
@@ -169,12 +171,17 @@ pub fn measure<M: WakeMethod + ?Sized>(
     let mut samples: u64 = 0;
     let mut error = None;
 
-    while samples < params.max_samples && grid.expiry() < params.end {
+    // One comparison per wake-up for both the window's end and the run's end.
+    let mut boundary = window_end.min(params.end);
+    while samples < params.max_samples {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         let expiry = grid.expiry();
-        if expiry >= window_end {
+        if expiry >= boundary {
+            if expiry >= params.end {
+                break;
+            }
             let index = ((expiry - params.first_expiry) / params.window) as u64;
             window_end = params.first_expiry + (index as i64 + 1) * params.window;
             let mut next = link.empty.pop();
@@ -191,6 +198,7 @@ pub fn measure<M: WakeMethod + ?Sized>(
                 }
                 Err(_) => current.span = index - current.index + 1,
             }
+            boundary = window_end.min(params.end);
         }
         let step = wake_step(
             &mut *method,

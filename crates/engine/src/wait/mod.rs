@@ -79,6 +79,23 @@ pub trait WakeMethod: Send {
     /// stop flag and calls again); any other OS error ends the run.
     fn wait(&mut self, expiry: Nanos, last_woke: Nanos) -> io::Result<Nanos>;
 
+    /// [`WakeMethod::wait`] with the expiry also as the normalised `timespec` the measuring
+    /// loop keeps (`expiry_ts == to_timespec(expiry)`), so that a method sleeping to an
+    /// absolute `timespec` needs no conversion per wake-up. The default ignores it.
+    ///
+    /// # Errors
+    /// As [`WakeMethod::wait`].
+    #[inline]
+    fn wait_at(
+        &mut self,
+        expiry: Nanos,
+        expiry_ts: &libc::timespec,
+        last_woke: Nanos,
+    ) -> io::Result<Nanos> {
+        let _ = expiry_ts;
+        self.wait(expiry, last_woke)
+    }
+
     /// Free-form description of the kernel interface actually used, for the result file
     /// (for example `clock_nanosleep(TIMER_ABSTIME)`).
     fn interface(&self) -> &'static str;

@@ -37,11 +37,20 @@ impl WakeMethod for NanosleepAbs {
     }
 
     #[inline]
-    fn wait(&mut self, expiry: Nanos, _last_woke: Nanos) -> io::Result<Nanos> {
-        let ts = to_timespec(expiry);
-        // SAFETY: `ts` is a valid timespec; the remainder pointer may be null.
+    fn wait(&mut self, expiry: Nanos, last_woke: Nanos) -> io::Result<Nanos> {
+        self.wait_at(expiry, &to_timespec(expiry), last_woke)
+    }
+
+    #[inline]
+    fn wait_at(
+        &mut self,
+        _expiry: Nanos,
+        expiry_ts: &libc::timespec,
+        _last_woke: Nanos,
+    ) -> io::Result<Nanos> {
+        // SAFETY: `expiry_ts` is a valid timespec; the remainder pointer may be null.
         let ret = unsafe {
-            libc::clock_nanosleep(self.clock, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut())
+            libc::clock_nanosleep(self.clock, libc::TIMER_ABSTIME, expiry_ts, std::ptr::null_mut())
         };
         nanosleep_result(ret)?;
         Ok(read_clock(self.clock))
