@@ -6,7 +6,8 @@
 //! wake-up is late. So the margin should sit just above a high percentile of the overshoot:
 //! larger costs CPU (each period spins `margin − overshoot`), smaller costs precision.
 //!
-//! [`MarginTuner`] learns it while the run goes on, with no allocation after construction:
+//! [`MarginTuner`] learns it while the run goes on, with no allocation after construction
+//! and a few tens of instructions per sleep on average:
 //!
 //! * it keeps the last [`WINDOW`] overshoots in a ring;
 //! * the first [`WARMUP`] sleeps are the warm-up: they use a generous margin
@@ -14,6 +15,10 @@
 //!   overshoots plus a quarter plus [`GUARD_NS`];
 //! * after that, every [`UPDATE_EVERY`] sleeps the margin is set the same way from the
 //!   window, so it follows the machine up and down within about one window;
+//! * the percentile is found without sorting: the ring is cut into blocks of
+//!   [`UPDATE_EVERY`] slots, each keeping, as it fills, its count of coverable overshoots and
+//!   its [`TOP`] largest. The [`QUANTILE`] of at most [`WINDOW`] values is among the
+//!   [`TOP`] largest, so merging the blocks' lists gives exactly the value a sort would;
 //! * a sleep that overshoots the margin raises it at once, to 1.25 × that overshoot plus
 //!   [`GUARD_NS`] but at most to twice the margin: noise that comes in bursts costs a few
 //!   late wake-ups instead of a window's worth.
@@ -40,6 +45,12 @@ pub const WARMUP: usize = 256;
 pub const UPDATE_EVERY: usize = 64;
 /// The overshoot percentile the margin is set from.
 pub const QUANTILE: f64 = 0.995;
+/// How many of the largest overshoots each block keeps: the [`QUANTILE`] of `n ≤ WINDOW`
+/// values is the `(n − ⌈QUANTILE·n⌉ + 1)`-th largest, at most 6 for 1024 values
+/// (`quantile_fits_in_top` checks every `n`).
+pub const TOP: usize = 6;
+/// Blocks of [`UPDATE_EVERY`] ring slots.
+const BLOCKS: usize = WINDOW / UPDATE_EVERY;
 /// Added to the scaled percentile, ns: covers the spin's own first clock read and keeps a
 /// floor when sleeps are very precise.
 pub const GUARD_NS: Nanos = 2 * NS_PER_US;
@@ -95,6 +106,46 @@ pub struct MarginStats {
     pub max_overshoot_ns: Nanos,
 }
 
+/// What one block of [`UPDATE_EVERY`] ring slots holds: the number of its overshoots a
+/// learnt margin could cover and the [`TOP`] largest of them, descending (`Nanos::MIN` where
+/// there are fewer).
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    coverable: usize,
+    top: [Nanos; TOP],
+}
+
+impl Block {
+    const EMPTY: Block = Block {
+        coverable: 0,
+        top: [Nanos::MIN; TOP],
+    };
+
+    /// Adds a coverable overshoot `s` (≥ 0).
+    #[inline]
+    fn add(&mut self, s: Nanos) {
+        self.coverable += 1;
+        if s > self.top[TOP - 1] {
+            insert_top(&mut self.top, s);
+        }
+    }
+}
+
+/// Inserts `s` into `top` (descending), dropping the smallest.
+fn insert_top(top: &mut [Nanos; TOP], s: Nanos) {
+    let mut i = TOP - 1;
+    while i > 0 && top[i - 1] < s {
+        top[i] = top[i - 1];
+        i -= 1;
+    }
+    top[i] = s;
+}
+
+/// The rank (0-based, ascending) of the [`QUANTILE`] among `n ≥ 1` values.
+fn quantile_rank(n: usize) -> usize {
+    ((QUANTILE * n as f64).ceil() as usize).clamp(1, n) - 1
+}
+
 /// Learns the margin from measured overshoots (see the module docs). Pure logic: no clock,
 /// no system call, no allocation after [`MarginTuner::new`].
 #[derive(Debug, Clone)]
@@ -105,7 +156,7 @@ pub struct MarginTuner {
     initial: Nanos,
     calibrated: Option<Nanos>,
     ring: Box<[Nanos; WINDOW]>,
-    scratch: Box<[Nanos; WINDOW]>,
+    blocks: Box<[Block; BLOCKS]>,
     filled: usize,
     next: usize,
     since_update: usize,
@@ -118,8 +169,8 @@ pub struct MarginTuner {
 }
 
 impl MarginTuner {
-    /// A tuner for a run with `period` ns between expiries. Allocates its two windows
-    /// (16 KiB); call it before the measuring loop.
+    /// A tuner for a run with `period` ns between expiries. Allocates its window and block
+    /// summaries (9 KiB); call it before the measuring loop.
     ///
     /// # Panics
     /// If `period` is not positive.
@@ -136,7 +187,7 @@ impl MarginTuner {
             initial,
             calibrated: None,
             ring: Box::new([0; WINDOW]),
-            scratch: Box::new([0; WINDOW]),
+            blocks: Box::new([Block::EMPTY; BLOCKS]),
             filled: 0,
             next: 0,
             since_update: 0,
@@ -164,9 +215,6 @@ impl MarginTuner {
         self.sleeps += 1;
         self.margin_sum += self.margin as i128;
         self.max_overshoot = self.max_overshoot.max(s);
-        self.ring[self.next] = s;
-        self.next = (self.next + 1) % WINDOW;
-        self.filled = (self.filled + 1).min(WINDOW);
         self.since_update += 1;
         let late = s > self.margin;
         if late {
@@ -175,6 +223,18 @@ impl MarginTuner {
         if !self.auto {
             return;
         }
+        let slot = self.next;
+        let block = &mut self.blocks[slot / UPDATE_EVERY];
+        if slot % UPDATE_EVERY == 0 {
+            // The block's slots are all overwritten from here on: its summary starts afresh.
+            *block = Block::EMPTY;
+        }
+        if s <= self.period / 2 {
+            block.add(s);
+        }
+        self.ring[slot] = s;
+        self.next = (slot + 1) % WINDOW;
+        self.filled = (self.filled + 1).min(WINDOW);
         let due = match self.calibrated {
             None => WARMUP,
             Some(_) => UPDATE_EVERY,
@@ -195,19 +255,39 @@ impl MarginTuner {
     }
 
     /// The [`QUANTILE`] of the overshoots in the window that a learnt margin could cover
-    /// (at most [`Self::cap`]), ns; `None` if none could. Sorts a copy in place.
-    fn coverable_quantile(&mut self) -> Option<Nanos> {
+    /// (at most [`Self::cap`]), ns; `None` if none could. Merges the blocks' [`TOP`] lists;
+    /// the block being overwritten (if the ring is not at a block boundary) is read slot by
+    /// slot, since its summary covers only its new values.
+    fn coverable_quantile(&self) -> Option<Nanos> {
         let cap = self.cap();
+        let partial = (self.next % UPDATE_EVERY != 0).then_some(self.next / UPDATE_EVERY);
+        let mut top = [Nanos::MIN; TOP];
         let mut n = 0;
-        for &s in self.ring[..self.filled].iter().filter(|&&s| s <= cap) {
-            self.scratch[n] = s;
-            n += 1;
+        for (b, block) in self.blocks.iter().enumerate() {
+            if Some(b) == partial {
+                let slots = b * UPDATE_EVERY..((b + 1) * UPDATE_EVERY).min(self.filled);
+                for &s in self.ring[slots].iter().filter(|&&s| s <= cap) {
+                    n += 1;
+                    if s > top[TOP - 1] {
+                        insert_top(&mut top, s);
+                    }
+                }
+                continue;
+            }
+            n += block.coverable;
+            // Descending: once one is not above the current sixth, none after it is.
+            for &s in &block.top {
+                if s <= top[TOP - 1] {
+                    break;
+                }
+                insert_top(&mut top, s);
+            }
         }
         if n == 0 {
             return None;
         }
-        let rank = ((QUANTILE * n as f64).ceil() as usize).clamp(1, n) - 1;
-        Some(*self.scratch[..n].select_nth_unstable(rank).1)
+        // The value of ascending rank r is the (n − r)-th largest.
+        Some(top[n - quantile_rank(n) - 1])
     }
 
     /// Sets a learnt margin (at most [`Self::cap`]) and keeps its range.
@@ -245,6 +325,44 @@ mod tests {
 
     const US: Nanos = NS_PER_US;
     const MS: Nanos = 1_000 * US;
+
+    #[test]
+    fn quantile_fits_in_top() {
+        for n in 1..=WINDOW {
+            assert!(n - quantile_rank(n) <= TOP, "{n}");
+        }
+    }
+
+    /// The quantile by sorting, as the tuner computed it before the block summaries.
+    fn sorted_quantile(window: &[Nanos], cap: Nanos) -> Option<Nanos> {
+        let mut v: Vec<Nanos> = window.iter().copied().filter(|&s| s <= cap).collect();
+        v.sort_unstable();
+        (!v.is_empty()).then(|| v[quantile_rank(v.len())])
+    }
+
+    proptest::proptest! {
+        /// After any number of sleeps, the blocks give the same quantile as sorting the
+        /// window (the last WINDOW overshoots), at and between block boundaries.
+        #[test]
+        fn block_summaries_give_the_sorted_quantile(
+            overshoots in proptest::collection::vec(
+                proptest::prop_oneof![0i64..50_000, 0i64..2_000_000, -5i64..5], 1..3000),
+            auto in proptest::bool::ANY,
+        ) {
+            let mut t = MarginTuner::new(MS, if auto { Margin::Auto } else { Margin::Fixed(0) });
+            t.auto = true; // the ring is kept in auto mode only
+            let mut seen = Vec::new();
+            for (k, &o) in overshoots.iter().enumerate() {
+                t.since_update = 0; // keep the margin out of it: only the quantile is checked
+                t.observe(o);
+                seen.push(o.max(0));
+                if k % 7 == 0 || k + 1 == overshoots.len() {
+                    let window = &seen[seen.len().saturating_sub(WINDOW)..];
+                    proptest::prop_assert_eq!(t.coverable_quantile(), sorted_quantile(window, t.cap()));
+                }
+            }
+        }
+    }
 
     #[test]
     fn warm_up_margin_is_half_the_period_up_to_200_us() {
