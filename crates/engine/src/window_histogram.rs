@@ -66,11 +66,16 @@ struct Half {
 }
 
 impl Half {
+    /// Allocates the counters and writes to each of their pages, so that they are resident
+    /// (and locked under `mlockall(MCL_ONFAULT)`) before the measuring loop counts into them.
     fn new() -> Self {
-        Half {
-            counts: Box::new([0; COUNTS]),
-            end: 0,
+        let mut counts = Box::new([0; COUNTS]);
+        for c in counts.iter_mut().step_by(4096 / std::mem::size_of::<u64>()) {
+            // SAFETY: `c` is a valid, aligned counter; the volatile write is not elided
+            // although it stores the value already there.
+            unsafe { std::ptr::write_volatile(c, 0) };
         }
+        Half { counts, end: 0 }
     }
 
     /// Counts `magnitude` (≤ [`HIGHEST_TRACKABLE`], which the caller checks).

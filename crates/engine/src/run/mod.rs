@@ -165,7 +165,8 @@ fn spawn_workers(
         let (link, collector, first_record) = window_link(records);
         let (samples, sample_rx) = match cfg.stream_samples {
             true => {
-                let (tx, rx) = rtrb::RingBuffer::new(SAMPLE_RING);
+                let (mut tx, rx) = rtrb::RingBuffer::new(SAMPLE_RING);
+                crate::sample::prefault_ring(&mut tx);
                 (Some(tx), Some(rx))
             }
             false => (None, None),
@@ -234,7 +235,7 @@ fn lock_memory(cfg: &RunConfig) -> (Option<MlockGuard>, Option<String>) {
     if !cfg.mlock || cfg.backend.is_mock() {
         return (None, None);
     }
-    match MlockGuard::lock() {
+    match MlockGuard::lock_touched() {
         Ok(g) if g.locks_future() => (Some(g), None),
         Ok(g) => {
             let limit = privileges::memlock_limit().unwrap_or(0) / 1024;

@@ -14,6 +14,7 @@ use std::io;
 #[derive(Debug)]
 pub struct MlockGuard {
     future: bool,
+    on_fault: bool,
 }
 
 impl MlockGuard {
@@ -34,7 +35,46 @@ impl MlockGuard {
         if unsafe { libc::mlockall(flags) } != 0 {
             return Err(last_os_error());
         }
-        Ok(MlockGuard { future })
+        Ok(MlockGuard {
+            future,
+            on_fault: false,
+        })
+    }
+
+    /// Like [`MlockGuard::lock`], but with `MCL_ONFAULT` (Linux ≥ 4.4, `mlockall(2)`): pages
+    /// are locked as they are touched instead of all being made resident at once, so the
+    /// process's RSS is what it uses rather than its whole binary and libraries. Whatever
+    /// the measuring loop touches must then be touched before it starts (its stack, its
+    /// window records, the sample ring: the engine pre-faults them), so that it takes no
+    /// page fault. A kernel without `MCL_ONFAULT` refuses it with `EINVAL`; then everything
+    /// is locked as [`MlockGuard::lock`] does.
+    ///
+    /// # Errors
+    /// As [`MlockGuard::lock`].
+    pub fn lock_touched() -> io::Result<Self> {
+        let future = super::privileges::memlock_unlimited();
+        let flags = if future {
+            libc::MCL_CURRENT | libc::MCL_FUTURE
+        } else {
+            libc::MCL_CURRENT
+        };
+        // SAFETY: mlockall takes flags only.
+        if unsafe { libc::mlockall(flags | libc::MCL_ONFAULT) } == 0 {
+            return Ok(MlockGuard {
+                future,
+                on_fault: true,
+            });
+        }
+        let err = last_os_error();
+        if err.raw_os_error() != Some(libc::EINVAL) {
+            return Err(err);
+        }
+        Self::lock()
+    }
+
+    /// Whether pages are locked only as they are touched (`MCL_ONFAULT`).
+    pub fn locks_on_fault(&self) -> bool {
+        self.on_fault
     }
 
     /// Whether later mappings are locked too (`MCL_FUTURE`).

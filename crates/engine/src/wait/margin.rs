@@ -141,6 +141,15 @@ fn insert_top(top: &mut [Nanos; TOP], s: Nanos) {
     top[i] = s;
 }
 
+/// `ring` with each of its pages written, so that they are resident before the loop.
+fn prefaulted(mut ring: Box<[Nanos; WINDOW]>) -> Box<[Nanos; WINDOW]> {
+    for v in ring.iter_mut().step_by(4096 / std::mem::size_of::<Nanos>()) {
+        // SAFETY: `v` is valid and aligned; volatile so that the write is kept.
+        unsafe { std::ptr::write_volatile(v, 0) };
+    }
+    ring
+}
+
 /// The rank (0-based, ascending) of the [`QUANTILE`] among `n ≥ 1` values.
 fn quantile_rank(n: usize) -> usize {
     ((QUANTILE * n as f64).ceil() as usize).clamp(1, n) - 1
@@ -186,7 +195,7 @@ impl MarginTuner {
             margin: initial,
             initial,
             calibrated: None,
-            ring: Box::new([0; WINDOW]),
+            ring: prefaulted(Box::new([0; WINDOW])),
             blocks: Box::new([Block::EMPTY; BLOCKS]),
             filled: 0,
             next: 0,

@@ -50,7 +50,12 @@ impl WakeMethod for NanosleepAbs {
     ) -> io::Result<Nanos> {
         // SAFETY: `expiry_ts` is a valid timespec; the remainder pointer may be null.
         let ret = unsafe {
-            libc::clock_nanosleep(self.clock, libc::TIMER_ABSTIME, expiry_ts, std::ptr::null_mut())
+            libc::clock_nanosleep(
+                self.clock,
+                libc::TIMER_ABSTIME,
+                expiry_ts,
+                std::ptr::null_mut(),
+            )
         };
         nanosleep_result(ret)?;
         Ok(read_clock(self.clock))
