@@ -68,7 +68,7 @@ pub struct DoctorArgs {
     #[arg(long, default_value = "2", value_name = "N")]
     pub rounds: String,
 
-    /// How long to sample steal time: 2s, 500ms, 0 to skip.
+    /// How long to sample steal time: 2s, 500ms; 0 skips it and the clock-read measurement (50 ms).
     #[arg(long, default_value = "2s", value_name = "DURATION")]
     pub steal_sample: String,
 

@@ -279,7 +279,7 @@ impl Facts {
     /// Reads every fact under `root`; steal time is sampled over `steal_sample` (zero: a
     /// single reading, rate unknown). Never fails: unreadable facts are [`Fact::Unknown`].
     /// On the running system with a non-zero `steal_sample` (the full doctor, which may take
-    /// time) the cost of a clock read is measured too ([`time::measure_monotonic_read`], 50 ms).
+    /// time) the cost of a clock read is measured too ([`time::measure_monotonic_read`], within 50 ms).
     pub fn gather(root: &Root, steal_sample: std::time::Duration) -> Self {
         let mut time = time::read(root);
         if root.is_live() && !steal_sample.is_zero() {

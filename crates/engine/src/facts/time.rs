@@ -29,7 +29,7 @@ pub struct TimeFacts {
     /// `kernel.watchdog_thresh`, s.
     pub watchdog_thresh_s: Fact<i64>,
     /// The cost of one `CLOCK_MONOTONIC` read through the C library, measured (live only,
-    /// and only when the doctor may take time: 50 ms).
+    /// and only when the doctor may take time: within 50 ms).
     pub monotonic_read: Fact<ClockRead>,
 }
 
@@ -42,11 +42,12 @@ pub struct ClockRead {
     pub access: crate::clocks::Access,
 }
 
-/// The budget of the clock-read measurement, ns (50 ms).
-pub const CLOCK_READ_BUDGET_NS: crate::time::Nanos = 50 * crate::time::NS_PER_MS;
+/// The budget of the clock-read measurement, ns: 45 ms, so that with its last batch and
+/// pair it ends within 50 ms (measured here: 46 ms).
+pub const CLOCK_READ_BUDGET_NS: crate::time::Nanos = 45 * crate::time::NS_PER_MS;
 
 /// Where [`TimeFacts::monotonic_read`] comes from.
-pub const CLOCK_READ_SOURCE: &str = "tickscope clocks (CLOCK_MONOTONIC alone, 50 ms)";
+pub const CLOCK_READ_SOURCE: &str = "tickscope clocks (CLOCK_MONOTONIC alone, ≤ 50 ms)";
 
 /// Measures the cost of a `CLOCK_MONOTONIC` read on the running system as `tickscope clocks`
 /// does ([`crate::clocks::measure_clock`], [`CLOCK_READ_BUDGET_NS`]). Kept apart from

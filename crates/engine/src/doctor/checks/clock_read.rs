@@ -3,7 +3,7 @@
 //! clocksource allows it; Documentation/timers/timekeeping.rst).
 //!
 //! Measured as `tickscope clocks` measures it ([`crate::clocks::measure_clock`],
-//! `CLOCK_MONOTONIC` alone, 50 ms; [`crate::facts::time::measure_monotonic_read`]), only by
+//! `CLOCK_MONOTONIC` alone, within 50 ms; [`crate::facts::time::measure_monotonic_read`]), only by
 //! the full `tickscope doctor`. The rule, on the median cost of one read:
 //! - ok: in user space (vDSO) under [`SLOW_VDSO_NS`] — tsc reads cost tens of ns;
 //! - info: in user space but ≥ [`SLOW_VDSO_NS`] (a paravirtual clock, an old CPU);

@@ -44,7 +44,7 @@ impl Check for IrqManaged {
         let how = if debugfs_readable {
             "per the IRQ debugfs"
         } else {
-            "probably, by name: a managed driver's queue vector (the IRQ debugfs that would say for certain is unreadable: it needs CONFIG_GENERIC_IRQ_DEBUGFS and root)"
+            "probably, by name: queue vectors of drivers with managed affinity; the IRQ debugfs that would say for certain needs CONFIG_GENERIC_IRQ_DEBUGFS and root"
         };
         if hits.is_empty() {
             return vec![base
