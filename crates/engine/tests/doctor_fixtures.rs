@@ -150,7 +150,7 @@ fn rt_isolated_smt_handmade() {
     let irq = &m["irq.affinity"];
     assert_eq!(irq.severity, Severity::Medium);
     assert!(
-        irq.found.starts_with("1 movable IRQs")
+        irq.found.starts_with("1 movable IRQ can")
             && irq.found.contains("eth0-rx-0")
             && !irq.found.contains("nvme0q4")
             && irq.found.ends_with("1 kernel-managed, in irq.managed"),
@@ -401,7 +401,7 @@ fn managed_irqs_are_reported_apart() {
     let managed = &m["irq.managed"];
     assert_eq!(managed.severity, Severity::Medium);
     assert!(
-        managed.found.starts_with("1 kernel-managed IRQs")
+        managed.found.starts_with("1 kernel-managed IRQ can")
             && managed.found.contains("36 virtio1-req.0")
             && managed.found.contains("probably, by name"),
         "{}",

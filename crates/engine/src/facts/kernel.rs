@@ -93,6 +93,8 @@ fn current_tracer(root: &Root) -> Fact<String> {
     }
     let reason = if why.iter().any(|w| w.contains("needs root")) {
         format!("needs root ({})", why.join("; "))
+    } else if why.iter().all(|w| w.ends_with(": absent")) {
+        "absent (tracefs not mounted)".to_string()
     } else {
         why.join("; ")
     };

@@ -77,8 +77,9 @@ impl Check for IrqManaged {
             .severity(Severity::Medium)
             .found(
                 format!(
-                    "{} kernel-managed IRQs can fire on CPUs {} ({how}): {}{}{note}",
+                    "{} kernel-managed IRQ{} can fire on CPUs {} ({how}): {}{}{note}",
                     hits.len(),
+                    if hits.len() == 1 { "" } else { "s" },
                     cpus(&ctx.cpus),
                     listed(&hits),
                     more(hits.len())

@@ -72,8 +72,9 @@ impl Check for IrqAffinity {
             .severity(Severity::Medium)
             .found(
                 format!(
-                    "{} movable IRQs can fire on CPUs {}: {}{}{managed_note}",
+                    "{} movable IRQ{} can fire on CPUs {}: {}{}{managed_note}",
                     hits.len(),
+                    if hits.len() == 1 { "" } else { "s" },
                     cpus(&ctx.cpus),
                     listed(&hits),
                     more(hits.len())
