@@ -69,10 +69,13 @@ impl BandsChart {
 
     /// How to read the plot.
     pub fn caption(&self) -> String {
+        let of = match self.tag.as_str() {
+            "" => "untagged intervals; values taken as ns".to_string(),
+            t => format!("tag {t}"),
+        };
         format!(
-            "From the interval log (tag {}): p50, p99, p99.9 and maximum latency of each \
-             interval on its own, exact to the histogram's precision; one step per interval.",
-            self.tag
+            "From the interval log ({of}): p50, p99, p99.9 and maximum latency of each \
+             interval on its own, exact to the histogram's precision; one step per interval."
         )
     }
 }
