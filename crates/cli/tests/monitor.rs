@@ -393,7 +393,10 @@ fn the_hlog_grows_while_monitor_runs_and_survives_sigkill() {
         "{head}"
     );
     assert!(!body.contains("# EOF"));
-    assert!(body.contains("# TYPE tickscope_overruns_total counter"), "{body}");
+    assert!(
+        body.contains("# TYPE tickscope_overruns_total counter"),
+        "{body}"
+    );
 
     // The log appears and grows while the monitor runs.
     let start = Instant::now();
@@ -432,7 +435,11 @@ fn the_hlog_grows_while_monitor_runs_and_survives_sigkill() {
         .arg(&log)
         .output()
         .unwrap();
-    assert!(stat.status.success(), "{}", String::from_utf8_lossy(&stat.stderr));
+    assert!(
+        stat.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stat.stderr)
+    );
 }
 
 /// `--hlog-unit` rescales only another tool's logs: tickscope's own logs say they are ns
@@ -442,11 +449,23 @@ fn hlog_unit_leaves_tickscopes_own_logs_exact() {
     let dir = tempfile::tempdir().unwrap();
     let own = dir.path().join("own.hlog");
     let run = tickscope()
-        .args(["run", "--debug-mock", "20us,30us,2.5ms", "-D", "3s", "-q", "--hlog"])
+        .args([
+            "run",
+            "--debug-mock",
+            "20us,30us,2.5ms",
+            "-D",
+            "3s",
+            "-q",
+            "--hlog",
+        ])
         .arg(&own)
         .output()
         .unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let max = |unit: &[&str]| -> String {
         let out = tickscope()
             .args(["compare", "--format", "csv"])
@@ -454,7 +473,11 @@ fn hlog_unit_leaves_tickscopes_own_logs_exact() {
             .arg(&own)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .find_map(|l| l.strip_prefix("latency_max_ns,").map(str::to_string))

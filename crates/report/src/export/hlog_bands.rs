@@ -43,7 +43,8 @@ fn same_run(doc: &RunDocument, log: &crate::import::hlog::Log) -> Result<(), Str
         (Some(want), Some(got)) if (want.as_secs_f64() - got).abs() > 0.0015 => Err(format!(
             "it started at {}, the run at {}: another run's log",
             humantime::format_rfc3339_millis(
-                std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs_f64(got.max(0.0))
+                std::time::SystemTime::UNIX_EPOCH
+                    + std::time::Duration::from_secs_f64(got.max(0.0))
             ),
             humantime::format_rfc3339_millis(std::time::SystemTime::UNIX_EPOCH + want)
         )),
@@ -196,7 +197,10 @@ mod tests {
         let why = bands_plot(&doc, &result, None).unwrap().unwrap_err();
         assert!(why.contains("another run's log"), "{why}");
         let path = PathBuf::from(doc.hlog.as_ref().unwrap().absolute.clone().unwrap());
-        assert_eq!(bands(&bands_plot(&doc, &result, Some(&path)).unwrap().unwrap()), 3);
+        assert_eq!(
+            bands(&bands_plot(&doc, &result, Some(&path)).unwrap().unwrap()),
+            3
+        );
     }
 
     #[test]

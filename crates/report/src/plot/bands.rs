@@ -100,7 +100,9 @@ impl Chart for BandsChart {
             .with_headroom(0.25);
         let mut chart = frame(root, &self.title, &x, &y)?;
         let names = [QUANTILES[0].1, QUANTILES[1].1, QUANTILES[2].1, "max"];
-        let style = |k: usize| ShapeStyle::from(color([0, 2, 4, 3][k])).stroke_width(if k == 3 { 2 } else { 3 });
+        let style = |k: usize| {
+            ShapeStyle::from(color([0, 2, 4, 3][k])).stroke_width(if k == 3 { 2 } else { 3 })
+        };
         let steps = |k: usize| -> Vec<(f64, f64)> {
             self.bands
                 .iter()

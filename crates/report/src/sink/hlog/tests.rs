@@ -154,7 +154,10 @@ fn the_section_matches_the_log_it_names() {
     let section = doc.hlog.expect("annotated");
     assert_eq!(section.path, path.to_string_lossy());
     assert_eq!(section.window_ns, run.config.window_ns);
-    assert_eq!(section.tags, vec!["T0", "T1", "all", "T0.early", "T1.early"]);
+    assert_eq!(
+        section.tags,
+        vec!["T0", "T1", "all", "T0.early", "T1.early"]
+    );
     let mut in_log: Vec<&str> = log.tags();
     let mut named: Vec<&str> = section.tags.iter().map(String::as_str).collect();
     in_log.sort_unstable();
@@ -166,7 +169,10 @@ fn the_section_matches_the_log_it_names() {
         .unwrap()
         .as_secs_f64();
     let log_start = log.start_time.expect("StartTime line");
-    assert!((named_start - log_start).abs() < 1e-6, "{named_start} {log_start}");
+    assert!(
+        (named_start - log_start).abs() < 1e-6,
+        "{named_start} {log_start}"
+    );
     // Round trip through JSON keeps it.
     let json = serde_json::to_string(&section).unwrap();
     assert!(json.contains("\"start_time\":"), "{json}");
