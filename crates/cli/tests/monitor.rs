@@ -325,8 +325,7 @@ fn intervals_per_tag(text: &str) -> std::collections::BTreeMap<String, usize> {
         match entry {
             Ok(LogEntry::Interval(i)) => {
                 let bytes = base64_decode(i.encoded_histogram());
-                let h: hdrhistogram::Histogram<u64> = de.deserialize(&mut &bytes[..]).unwrap();
-                assert!(h.len() > 0 || i.tag().is_some());
+                let _: hdrhistogram::Histogram<u64> = de.deserialize(&mut &bytes[..]).unwrap();
                 let tag = i.tag().map_or("", |t| t.as_str()).to_string();
                 *out.entry(tag).or_insert(0) += 1;
             }
