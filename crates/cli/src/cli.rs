@@ -487,7 +487,8 @@ pub struct ReportArgs {
     pub redact: bool,
 
     /// Draw per-interval p50/p99/p99.9/max bands from this interval log (`run --hlog`);
-    /// by default from the log the result names, when it can be read.
+    /// by default from the log the result names, when it can be read (an interval log given
+    /// as the input gets its own bands).
     #[arg(long, value_name = "FILE")]
     pub hlog: Option<std::path::PathBuf>,
 }
