@@ -261,10 +261,10 @@ pub fn read_kernel_log(root: &Root, path: &str) -> Result<String, String> {
 /// full`) or `dmesg`'s (`[    0.24] Dynamic Preempt: full`).
 pub fn dynamic_preempt_in_log(log: &str) -> Option<String> {
     log.lines()
+        .rev()
         .filter_map(|l| l.split_once("Dynamic Preempt:"))
         .map(|(_, m)| m.trim().to_string())
-        .filter(|m| !m.is_empty())
-        .last()
+        .find(|m| !m.is_empty())
 }
 
 /// The preemption model, from the first source that tells it:
