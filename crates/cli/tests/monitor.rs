@@ -321,6 +321,9 @@ fn intervals_per_tag(text: &str) -> std::collections::BTreeMap<String, usize> {
     use hdrhistogram::serialization::Deserializer;
     let mut out = std::collections::BTreeMap::new();
     let mut de = Deserializer::new();
+    // Whole lines only: a read that races a write, or a write cut short by SIGKILL (the
+    // kernel may end a write early on a fatal signal), can leave the last line incomplete.
+    let text = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
     for entry in IntervalLogIterator::new(text.as_bytes()) {
         match entry {
             Ok(LogEntry::Interval(i)) => {
@@ -425,8 +428,9 @@ fn the_hlog_grows_while_monitor_runs_and_survives_sigkill() {
     let text = std::fs::read_to_string(&log).unwrap();
     let tags = intervals_per_tag(&text);
     assert!(tags["all"] >= 3, "{tags:?}");
-    assert_eq!(tags.get("T0"), tags.get("all"), "{tags:?}");
-    assert!(text.ends_with('\n'), "the last write was a whole window");
+    // Each window is written T0 then `all`; a write cut short may keep the T0 line only.
+    let (t0, all) = (tags["T0"], tags["all"]);
+    assert!(t0 == all || t0 == all + 1, "{tags:?}");
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(names.len(), 1, "no temporary file beside the log");
     let stat = tickscope()
