@@ -68,7 +68,7 @@ pub struct DoctorArgs {
     #[arg(long, default_value = "2", value_name = "N")]
     pub rounds: String,
 
-    /// How long to sample steal time: 2s, 500ms, 0 to skip.
+    /// How long to sample steal time: 2s, 500ms; 0 skips it and the clock-read measurement (50 ms).
     #[arg(long, default_value = "2s", value_name = "DURATION")]
     pub steal_sample: String,
 
@@ -487,7 +487,8 @@ pub struct ReportArgs {
     pub redact: bool,
 
     /// Draw per-interval p50/p99/p99.9/max bands from this interval log (`run --hlog`);
-    /// by default from the log the result names, when it can be read.
+    /// by default from the log the result names, when it can be read (an interval log given
+    /// as the input gets its own bands).
     #[arg(long, value_name = "FILE")]
     pub hlog: Option<std::path::PathBuf>,
 }

@@ -297,3 +297,197 @@ fn compare_reads_a_foreign_log_in_the_unit_given() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// GET `path` on 127.0.0.1:`port` with `Accept: accept`: the header block and the body.
+fn get_accepting(port: u16, path: &str, accept: &str) -> (String, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: localhost\r\nAccept: {accept}\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    (head.to_ascii_lowercase(), body.to_string())
+}
+
+/// Every entry of an interval log, read by the `hdrhistogram` crate's own reader and
+/// decoder: the number of intervals per tag. A last line cut short (a write under way) is
+/// allowed and left out; anything else that does not parse fails the test.
+fn intervals_per_tag(text: &str) -> std::collections::BTreeMap<String, usize> {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let mut out = std::collections::BTreeMap::new();
+    let mut de = Deserializer::new();
+    // Whole lines only: a read that races a write, or a write cut short by SIGKILL (the
+    // kernel may end a write early on a fatal signal), can leave the last line incomplete.
+    let text = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+    for entry in IntervalLogIterator::new(text.as_bytes()) {
+        match entry {
+            Ok(LogEntry::Interval(i)) => {
+                let bytes = base64_decode(i.encoded_histogram());
+                let _: hdrhistogram::Histogram<u64> = de.deserialize(&mut &bytes[..]).unwrap();
+                let tag = i.tag().map_or("", |t| t.as_str()).to_string();
+                *out.entry(tag).or_insert(0) += 1;
+            }
+            Ok(_) => {}
+            Err(hdrhistogram::serialization::interval_log::LogIteratorError::ParseError {
+                offset,
+            }) => {
+                assert!(
+                    !text[offset..].trim_end().contains('\n'),
+                    "a line other than the last does not parse: {:?}",
+                    &text[offset..]
+                );
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Standard base64 with padding, what the `hdrhistogram` crate writes.
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(s.trim())
+        .unwrap()
+}
+
+/// A days-long `monitor --hlog` can be read while it runs: the log is at its own path,
+/// grows by whole windows, and parses with the `hdrhistogram` crate's reader at any
+/// moment — after SIGKILL too. `/metrics` is OpenMetrics (its content type, `# EOF` last)
+/// when the scraper asks for it, the Prometheus text format 0.0.4 otherwise.
+#[test]
+fn the_hlog_grows_while_monitor_runs_and_survives_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("live.hlog");
+    let port = free_port();
+    let child = tickscope()
+        .args(["monitor", "-q", "-i", "1ms", "--no-pm-qos"])
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--hlog"])
+        .arg(&log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    wait_for(port, "/healthz");
+
+    // Content negotiation.
+    let (head, body) = get_accepting(
+        port,
+        "/metrics",
+        "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5",
+    );
+    assert!(
+        head.contains("content-type: application/openmetrics-text; version=1.0.0"),
+        "{head}"
+    );
+    assert!(body.ends_with("# EOF\n"), "{body}");
+    assert_eq!(body.matches("# EOF").count(), 1);
+    assert!(body.contains("tickscope_overruns_total{"), "{body}");
+    let (head, body) = get_accepting(port, "/metrics", "text/plain;version=0.0.4");
+    assert!(
+        head.contains("content-type: text/plain; version=0.0.4"),
+        "{head}"
+    );
+    assert!(!body.contains("# EOF"));
+    assert!(
+        body.contains("# TYPE tickscope_overruns_total counter"),
+        "{body}"
+    );
+
+    // The log appears and grows while the monitor runs.
+    let start = Instant::now();
+    let mut seen = Vec::new();
+    while start.elapsed() < Duration::from_secs(30) {
+        if let Ok(text) = std::fs::read_to_string(&log) {
+            let all = intervals_per_tag(&text).get("all").copied().unwrap_or(0);
+            if seen.last() != Some(&all) {
+                seen.push(all);
+            }
+            if all >= 3 {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        seen.last().is_some_and(|&n| n >= 3),
+        "windows seen in the log while running: {seen:?}"
+    );
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    assert!(child.0.try_wait().unwrap().is_none(), "still running");
+
+    // Killed without a chance to clean up: every whole window is still there and valid.
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let tags = intervals_per_tag(&text);
+    assert!(tags["all"] >= 3, "{tags:?}");
+    // Each window is written T0 then `all`; a write cut short may keep the T0 line only.
+    let (t0, all) = (tags["T0"], tags["all"]);
+    assert!(t0 == all || t0 == all + 1, "{tags:?}");
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "no temporary file beside the log");
+    let stat = tickscope()
+        .args(["hlog", "stat", "--tag", "all"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        stat.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stat.stderr)
+    );
+}
+
+/// `--hlog-unit` rescales only another tool's logs: tickscope's own logs say they are ns
+/// and keep their values whatever unit is given.
+#[test]
+fn hlog_unit_leaves_tickscopes_own_logs_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("own.hlog");
+    let run = tickscope()
+        .args([
+            "run",
+            "--debug-mock",
+            "20us,30us,2.5ms",
+            "-D",
+            "3s",
+            "-q",
+            "--hlog",
+        ])
+        .arg(&own)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let max = |unit: &[&str]| -> String {
+        let out = tickscope()
+            .args(["compare", "--format", "csv"])
+            .args(unit)
+            .arg(&own)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("latency_max_ns,").map(str::to_string))
+            .unwrap()
+    };
+    let ns = max(&[]);
+    assert_eq!(ns.parse::<i64>().unwrap() / 100_000, 25, "2.5 ms: {ns}");
+    assert_eq!(max(&["--hlog-unit", "ms"]), ns);
+    assert_eq!(max(&["--hlog-unit", "us"]), ns);
+}

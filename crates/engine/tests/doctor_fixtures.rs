@@ -47,7 +47,12 @@ fn this_vm_facts() {
     let p = k.preemption.value().unwrap();
     assert_eq!(p.model, "none");
     assert!(p.dynamic);
-    assert!(k.preemption.source().contains("config.gz"));
+    // Debugfs is not mounted here: the mode is the kernel log's (copied from /dev/kmsg).
+    assert_eq!(
+        k.preemption.source(),
+        "kernel log (/dev/kmsg, \"Dynamic Preempt:\")"
+    );
+    assert!(p.skipped[0].starts_with("/sys/kernel/debug/sched/preempt: absent"));
     assert_eq!(k.hrtimer_resolution_ns.value(), Some(&1));
     assert_eq!(k.online.value(), Some(&vec![0, 1]));
     assert!(k.nohz_full.is_empty() && k.isolcpus.is_empty());
@@ -140,13 +145,15 @@ fn rt_isolated_smt_handmade() {
         iso.found
     );
     // IRQ 120 is effective on CPU 3; IRQ 121 is not on 2-3; IRQ 122 (an NVMe queue) is on
-    // CPU 3 and kernel-managed (its debugfs state says IRQD_AFFINITY_MANAGED).
+    // CPU 3 and kernel-managed (its debugfs state says IRQD_AFFINITY_MANAGED): the movable
+    // one and the managed one are reported apart, each with its own fix.
     let irq = &m["irq.affinity"];
     assert_eq!(irq.severity, Severity::Medium);
     assert!(
-        irq.found.starts_with("2 IRQs")
+        irq.found.starts_with("1 movable IRQ can")
             && irq.found.contains("eth0-rx-0")
-            && irq.found.ends_with("kernel-managed: 122"),
+            && !irq.found.contains("nvme0q4")
+            && irq.found.ends_with("1 kernel-managed, in irq.managed"),
         "{}",
         irq.found
     );
@@ -155,7 +162,22 @@ fn rt_isolated_smt_handmade() {
         fix.contains("for N in 120; do echo 0-1 > /proc/irq/$N/smp_affinity_list"),
         "{fix}"
     );
-    assert!(fix.contains("isolcpus=managed_irq,domain,2-3"), "{fix}");
+    assert!(!fix.contains("isolcpus"), "{fix}");
+    let managed = &m["irq.managed"];
+    assert_eq!(managed.severity, Severity::Medium);
+    assert!(
+        managed.found.contains("122 nvme0q4 (42 on measured CPUs)")
+            && managed.found.contains("per the IRQ debugfs")
+            && !managed.found.contains("eth0"),
+        "{}",
+        managed.found
+    );
+    let fix = managed.fix.as_deref().unwrap();
+    assert!(
+        fix.contains("EIO") && fix.contains("isolcpus=managed_irq,domain,2-3"),
+        "{fix}"
+    );
+    assert!(!fix.contains("echo"), "{fix}");
     assert_eq!(sev(&m, "irq.agents"), Severity::Medium);
     // The mask is hex: "3" is CPUs 0-1, off the measured CPUs.
     assert_eq!(sev(&m, "kthreads.workqueue"), Severity::Ok);
@@ -272,10 +294,134 @@ fn tempfile_dir() -> PathBuf {
 /// kernel log's boot line, and the fact says so.
 #[test]
 fn the_preemption_mode_can_come_from_the_kernel_log() {
-    let (f, _) = findings("dynamic-log", Some(vec![0]));
+    let (f, m) = findings("dynamic-log", Some(vec![0]));
     let p = f.kernel.preemption.value().expect("read from the log");
     assert_eq!((p.model.as_str(), p.dynamic), ("voluntary", true));
-    assert!(f.kernel.preemption.source().contains("kernel log"));
+    assert!(f
+        .kernel
+        .preemption
+        .source()
+        .contains("kernel log (/dev/kmsg"));
+    // The finding says how it was read: the source used and the ones that did not answer.
+    let src = &m["kernel.preempt"].source;
+    assert!(
+        src.starts_with("kernel log (/dev/kmsg")
+            && src.contains("tried first: /sys/kernel/debug/sched/preempt: absent"),
+        "{src}"
+    );
+}
+
+/// Each source of the preemption model, in its order (hand-made trees, see the fixtures'
+/// README): debugfs first (even when the log says otherwise), the banner, the build
+/// configuration, the kernel log; an unreadable log is skipped with its reason.
+#[test]
+fn the_preemption_model_names_its_source() {
+    use tickscope_engine::facts::kernel;
+    let read = |name: &str| {
+        let k = kernel::read(&fixture(name));
+        let p = k.preemption.value().cloned().expect(name);
+        (p, k.preemption.source().to_string())
+    };
+    let (p, src) = read("preempt-debugfs");
+    assert_eq!((p.model.as_str(), p.dynamic), ("full", true));
+    assert_eq!(src, "/sys/kernel/debug/sched/preempt");
+    assert!(p.skipped.is_empty());
+    let (p, src) = read("preempt-banner");
+    assert_eq!((p.model.as_str(), p.dynamic), ("full", false));
+    assert_eq!(src, "/proc/sys/kernel/version (uname -v)");
+    assert_eq!(p.skipped.len(), 1, "{:?}", p.skipped);
+    let (p, src) = read("preempt-config");
+    assert_eq!((p.model.as_str(), p.dynamic), ("voluntary", false));
+    assert_eq!(
+        src,
+        "/boot/config-6.1.0-hand-made (CONFIG_PREEMPT_VOLUNTARY)"
+    );
+    assert!(
+        p.skipped[1].contains("no PREEMPT in the banner"),
+        "{:?}",
+        p.skipped
+    );
+    let (p, src) = read("dynamic-log");
+    assert_eq!(p.model, "voluntary");
+    assert!(src.starts_with("kernel log"));
+    let (p, src) = read("rt-isolated");
+    assert_eq!(
+        (p.model.as_str(), src.as_str()),
+        ("rt", "/sys/kernel/realtime")
+    );
+
+    // A log that cannot be read (here a directory where /dev/kmsg should be) is skipped with
+    // its reason, and the build's default mode is used.
+    let dir = tempfile_dir();
+    let put = |rel: &str, text: &str| {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    put("proc/sys/kernel/osrelease", "6.18.0-t\n");
+    put("proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC\n");
+    put(
+        "boot/config-6.18.0-t",
+        "CONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPT_LAZY=y\n",
+    );
+    std::fs::create_dir_all(dir.join("dev/kmsg")).unwrap();
+    let k = kernel::read(&Root::at(&dir));
+    let p = k.preemption.value().unwrap();
+    assert_eq!((p.model.as_str(), p.dynamic), ("lazy", true));
+    assert!(k
+        .preemption
+        .source()
+        .contains("CONFIG_PREEMPT_LAZY, the boot default"));
+    assert!(
+        p.skipped.iter().any(|s| s.starts_with("/dev/kmsg: ")),
+        "{:?}",
+        p.skipped
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The kernel log's last "Dynamic Preempt:" wins (it is printed again at every change), in
+/// both /dev/kmsg's and dmesg's formats.
+#[test]
+fn the_last_dynamic_preempt_line_wins() {
+    use tickscope_engine::facts::kernel::dynamic_preempt_in_log;
+    let log = "6,88,241589,-;Dynamic Preempt: none\n6,900,99,-;Dynamic Preempt: full\n";
+    assert_eq!(dynamic_preempt_in_log(log).as_deref(), Some("full"));
+    let dmesg = "[    0.241589] Dynamic Preempt: voluntary\n";
+    assert_eq!(dynamic_preempt_in_log(dmesg).as_deref(), Some("voluntary"));
+    assert_eq!(dynamic_preempt_in_log("Linux version 6.18"), None);
+}
+
+/// Kernel-managed IRQs on this VM: the virtio-blk request queue (IRQ 36, `virtio1-req.0`) is
+/// reported apart as probably managed by its name (no IRQ debugfs here); the movable ones
+/// stay in irq.affinity with the write as their fix.
+#[test]
+fn managed_irqs_are_reported_apart() {
+    let (_, m) = findings("this-vm", None);
+    let managed = &m["irq.managed"];
+    assert_eq!(managed.severity, Severity::Medium);
+    assert!(
+        managed.found.starts_with("1 kernel-managed IRQ can")
+            && managed.found.contains("36 virtio1-req.0")
+            && managed.found.contains("probably, by name"),
+        "{}",
+        managed.found
+    );
+    let movable = &m["irq.affinity"];
+    assert!(
+        !movable.found.contains("virtio1-req.0"),
+        "{}",
+        movable.found
+    );
+    assert!(
+        movable.found.ends_with("1 kernel-managed, in irq.managed"),
+        "{}",
+        movable.found
+    );
+    assert!(movable.fix.as_deref().unwrap().contains("EIO"));
+    // On CPU 0 only, nothing managed fires (IRQ 36 is effective on CPU 1).
+    let (_, m) = findings("this-vm", Some(vec![0]));
+    assert_eq!(sev(&m, "irq.managed"), Severity::Ok);
 }
 
 /// The clock-read check on measured values: a vDSO read is ok, a slow one info, a system
@@ -300,6 +446,15 @@ fn clock_read_severities() {
         let got = Check.check(&f, &ctx);
         assert_eq!(got[0].severity, want, "{ns} ns {access:?}");
         assert!(got[0].found.contains(&format!("{ns:.0} ns")));
+        if want >= Severity::Medium {
+            let fix = got[0].fix.as_deref().unwrap();
+            assert!(
+                fix.contains("clocksource=tsc") && fix.contains("tsc=reliable"),
+                "{fix}"
+            );
+            let doc = &got[0].citation.as_ref().unwrap().document;
+            assert_eq!(doc, "Documentation/admin-guide/kernel-parameters.txt");
+        }
     }
 }
 
@@ -309,13 +464,48 @@ fn clock_read_severities() {
 #[test]
 fn debug_options_and_efi_runtime() {
     let (_, m) = findings("rt-isolated", None);
-    let d = &m["kernel.debug_options"];
-    assert_eq!(d.severity, Severity::Info);
-    assert!(d.found.contains("CONFIG_IRQSOFF_TRACER"), "{}", d.found);
-    assert_eq!(sev(&m, "platform.efi_runtime"), Severity::Info);
+    assert_eq!(sev(&m, "kernel.debug_options"), Severity::Ok);
+    let efi = &m["platform.efi_runtime"];
+    assert_eq!(efi.severity, Severity::Info);
+    assert!(efi.fix.as_deref().unwrap().contains("efi=noruntime"));
     let (_, m) = findings("rt-quiet", None);
     assert_eq!(sev(&m, "kernel.debug_options"), Severity::Ok);
     assert_eq!(sev(&m, "platform.efi_runtime"), Severity::Ok);
     let (_, m) = findings("this-vm", None);
     assert_eq!(sev(&m, "platform.efi_runtime"), Severity::Unknown);
+}
+
+/// The latency tracers: the isolated machine has the irqsoff tracer built in and selected
+/// (medium, fix: nop); built in but not selected is info; this VM has neither (ok); a tree
+/// where tracefs is unreadable but the configuration has them is info with the reason.
+#[test]
+fn latency_tracers() {
+    use tickscope_engine::doctor::checks::latency_tracers::LatencyTracers;
+    use tickscope_engine::doctor::Check as _;
+    use tickscope_engine::facts::Fact;
+    let (mut f, m) = findings("rt-isolated", Some(vec![2, 3]));
+    let t = &m["kernel.latency_tracers"];
+    assert_eq!(t.severity, Severity::Medium);
+    assert!(
+        t.found
+            .starts_with("current tracer: irqsoff; CONFIG_IRQSOFF_TRACER=y"),
+        "{}",
+        t.found
+    );
+    assert!(t
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("echo nop > /sys/kernel/tracing/current_tracer"));
+    let ctx = context(&f, Some(vec![2, 3]), false).unwrap();
+    f.kernel.current_tracer = Fact::known("nop".into(), "/sys/kernel/tracing/current_tracer");
+    assert_eq!(LatencyTracers.check(&f, &ctx)[0].severity, Severity::Info);
+    f.kernel.current_tracer = Fact::unknown("needs root (permission denied)", "tracefs");
+    let g = &LatencyTracers.check(&f, &ctx)[0];
+    assert_eq!(g.severity, Severity::Info);
+    assert!(g.found.contains("needs root"), "{}", g.found);
+    let (_, m) = findings("this-vm", None);
+    let t = &m["kernel.latency_tracers"];
+    assert_eq!(t.severity, Severity::Ok);
+    assert!(t.found.starts_with("not built in"), "{}", t.found);
 }

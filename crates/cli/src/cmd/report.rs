@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use tickscope_report::export::html::HtmlReport;
 use tickscope_report::export::Exporter;
 use tickscope_report::export::{foreign_html, hlog_bands};
-use tickscope_report::import::ImportError;
+use tickscope_report::import::{ImportError, SourceFormat};
 use tickscope_report::plot::{plots_with, NamedPlot, PlotOptions};
 use tickscope_report::{quoted, RunDocument, RUN_SCHEMA};
 
@@ -79,16 +79,21 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
                 doc.redact();
             }
             let mut plots = plots_with(&doc, &opts);
+            let mut notes = Vec::new();
             let bands = hlog_bands::bands_plot(&doc, &args.result, args.hlog.as_deref());
             match bands {
                 Some(Ok(p)) => plots.push(p),
                 Some(Err(why)) if args.hlog.is_some() => {
                     return Err(Failure::Usage(format!("--hlog: {why}")))
                 }
-                Some(Err(why)) => eprintln!(
-                    "tickscope: note: the interval log the result names cannot be drawn \
-                     ({why}); the report has no per-interval bands"
-                ),
+                Some(Err(why)) => {
+                    let note = format!(
+                        "the interval log the result names cannot be drawn ({why}); the \
+                         report has no per-interval bands"
+                    );
+                    eprintln!("tickscope: note: {note}");
+                    notes.push(format!("Note: {note}."));
+                }
                 None => {}
             }
             let extra = plots
@@ -100,16 +105,34 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
                 source,
                 plots: opts,
                 extra,
+                notes,
             }
             .render(&doc);
             (html, plots, "report".to_string())
         }
         Input::Foreign(found) => {
-            let html = foreign_html::render(&found, &source, &opts);
-            let plots = found
+            let mut plots: Vec<NamedPlot> = found
                 .iter()
                 .flat_map(|m| foreign_html::foreign_plots(m, &opts))
                 .collect();
+            // The bands of `--hlog FILE`, or of an interval log given on its own.
+            let stamp = |p: &Path| format!("{} · interval log", p.display());
+            let extra: Vec<NamedPlot> = match (&args.hlog, found[0].format) {
+                (Some(h), _) => vec![hlog_bands::log_bands(h, stamp(h))
+                    .map_err(|why| Failure::Usage(format!("--hlog: {why}")))?],
+                (None, SourceFormat::Hlog) if args.result.as_os_str() != "-" => {
+                    match hlog_bands::log_bands(&args.result, stamp(&args.result)) {
+                        Ok(p) => vec![p],
+                        Err(why) => {
+                            eprintln!("tickscope: note: no per-interval bands: {why}");
+                            Vec::new()
+                        }
+                    }
+                }
+                _ => Vec::new(),
+            };
+            plots.extend(extra.iter().cloned());
+            let html = foreign_html::render_with(&found, &source, &opts, &extra);
             let what = format!("report of a {} result", found[0].format.name());
             (html, plots, what)
         }

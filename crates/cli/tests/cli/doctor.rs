@@ -155,6 +155,16 @@ fn ordinary_user_gets_unknown_needs_root() {
     );
     let p = find("privileges");
     assert!(p["found"].as_str().unwrap().contains("euid 65534"), "{p}");
+    // Other processes' fds are root-only: who holds PM QoS is partly unknown, and says so.
+    let q = find("power.pm-qos");
+    let found = q["found"].as_str().unwrap();
+    if found.contains("processes' fds") {
+        assert!(found.contains("unknown: needs root"), "{q}");
+    }
+    // The preemption model is still read (from the build configuration here, if debugfs and
+    // the kernel log are root-only), and the finding names every source it skipped.
+    let pre = find("kernel.preempt");
+    assert_ne!(pre["severity"], "unknown", "{pre}");
 }
 
 fn check_measure(doc: &Value, root: bool) {

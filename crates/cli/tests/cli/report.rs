@@ -231,3 +231,42 @@ fn the_report_draws_bands_from_the_interval_log_the_result_names() {
         .code(2)
         .stderr(predicate::str::starts_with("tickscope: --hlog: "));
 }
+
+/// An interval log given as the report's input gets its own per-interval bands; a result
+/// whose log cannot be drawn says so in the page as well as on stderr.
+#[test]
+fn an_interval_log_on_its_own_gets_bands_and_a_missing_one_a_note_in_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    tickscope()
+        .args(["run", "--debug-mock", "20us,30us,2.5ms", "-D", "3s", "-q"])
+        .arg("--json")
+        .arg(p("r.json"))
+        .arg("--hlog")
+        .arg(p("r.hlog"))
+        .assert()
+        .success();
+    tickscope()
+        .arg("report")
+        .arg(p("r.hlog"))
+        .arg("--png")
+        .arg(p("png"))
+        .assert()
+        .success();
+    assert!(p("png/bands.png").exists());
+    let html = std::fs::read_to_string(p("r.html")).unwrap();
+    assert!(html.contains("From the interval log (tag all)"), "{html}");
+
+    std::fs::remove_file(p("r.hlog")).unwrap();
+    tickscope()
+        .arg("report")
+        .arg(p("r.json"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("note: the interval log"));
+    let html = std::fs::read_to_string(p("r.html")).unwrap();
+    assert!(
+        html.contains("<p class=\"note\">Note: the interval log the result names cannot be drawn"),
+        "the note is in the page"
+    );
+}

@@ -179,6 +179,38 @@ pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResu
     })
 }
 
+/// Measures one `clock_gettime` clock alone — resolution, library and system-call cost,
+/// back-to-back deltas and after-idle pairs, exactly as [`measure()`] measures it — within
+/// about `budget_ns`, on the calling thread wherever it runs, without calibrating the TSC.
+/// Each part still takes its minimum of batches ([`MIN_BATCHES`]) and pairs
+/// ([`MIN_IDLE_PAIRS`]) when the budget is smaller. `tickscope doctor` uses it for the cost
+/// of a `CLOCK_MONOTONIC` read with a 50 ms budget.
+///
+/// # Errors
+/// An invalid-config [`Error`] for a budget ≤ 0 or a clock read by an instruction (the TSC),
+/// which needs the calibration [`measure()`] does.
+pub fn measure_clock(clock: ClockKind, budget_ns: Nanos) -> Result<ClockOutcome, Error> {
+    let invalid = |msg: String| Error::config(crate::error::Setting::Budget, msg);
+    if budget_ns <= 0 {
+        return Err(invalid(format!(
+            "the time budget must be positive (got {budget_ns} ns)"
+        )));
+    }
+    let Some(id) = clock.clock_id() else {
+        return Err(invalid(format!(
+            "{} is read by an instruction; measure it with tickscope clocks",
+            clock.name()
+        )));
+    };
+    let stop = AtomicBool::new(false);
+    let mut bufs = Buffers::new(&stop);
+    Ok(measure_kernel_clock(
+        id,
+        budget_ns / weight(clock),
+        &mut bufs,
+    ))
+}
+
 fn pass(condition: Condition, note: &str, clocks: Vec<ClockEntry>) -> ClocksPass {
     ClocksPass {
         condition,
@@ -403,5 +435,18 @@ mod tests {
             measure(&bad).map_err(|e| e.kind().clone()),
             Err(crate::error::ErrorKind::InvalidConfig { .. })
         ));
+    }
+
+    #[test]
+    fn one_clock_alone() {
+        let ClockOutcome::Measured(m) =
+            measure_clock(ClockKind::Monotonic, 20 * NS_PER_MS).unwrap()
+        else {
+            panic!("CLOCK_MONOTONIC is always there");
+        };
+        assert!(m.cost.median_ns > 0.0 && m.cost.batches >= MIN_BATCHES as u64);
+        assert!(m.syscall_cost.is_some());
+        assert!(measure_clock(ClockKind::Monotonic, 0).is_err());
+        assert!(measure_clock(ClockKind::Rdtsc, 20 * NS_PER_MS).is_err());
     }
 }

@@ -33,7 +33,7 @@ use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
 
 pub use kind::ClockKind;
-pub use measure::{measure, measure_until};
+pub use measure::{measure, measure_clock, measure_until};
 pub use tsc::{TscFrequency, TscFrequencySource};
 
 /// Reads in one timed batch. Large enough that the two reads of the batch clock around it

@@ -37,6 +37,35 @@ impl Irq {
     pub fn can_fire_on(&self) -> Option<&[usize]> {
         self.effective.as_deref().or(self.affinity.as_deref())
     }
+
+    /// Whether its action name is that of a per-queue vector of a driver that allocates its
+    /// vectors with kernel-managed affinity (`pci_alloc_irq_vectors_affinity` with
+    /// `PCI_IRQ_AFFINITY`, Documentation/PCI/msi-howto.rst): an NVMe I/O queue (`nvme0q1`;
+    /// `q0`, the admin queue, is not managed — drivers/nvme/host/pci.c), a virtio-blk request
+    /// queue (`virtio1-req.0`, drivers/block/virtio_blk.c) or a virtio-scsi request queue
+    /// (`virtio2-request`, drivers/scsi/virtio_scsi.c). Procfs has no flag for a managed IRQ
+    /// and tickscope never writes `smp_affinity` to find out, so without the IRQ debugfs this
+    /// name is the only hint: "probably managed", not a certainty.
+    pub fn queue_vector_by_name(&self) -> bool {
+        self.name.split_whitespace().any(|action| {
+            let nvme_io_queue = action
+                .strip_prefix("nvme")
+                .and_then(|r| r.split_once('q'))
+                .is_some_and(|(ctrl, q)| {
+                    !ctrl.is_empty()
+                        && ctrl.chars().all(|c| c.is_ascii_digit())
+                        && q.parse::<u32>().is_ok_and(|n| n > 0)
+                });
+            let virtio_queue = action
+                .strip_prefix("virtio")
+                .and_then(|r| r.split_once('-'))
+                .is_some_and(|(dev, vq)| {
+                    dev.chars().all(|c| c.is_ascii_digit())
+                        && (vq.starts_with("req.") || vq.starts_with("request"))
+                });
+            nvme_io_queue || virtio_queue
+        })
+    }
 }
 
 /// Interrupt facts.
@@ -137,5 +166,38 @@ mod tests {
         assert_eq!(irqs[0].counts, vec![0, 14]);
         assert_eq!(irqs[0].name, "ttyS0");
         assert!(irqs[0].affinity.is_none());
+    }
+
+    #[test]
+    fn queue_vectors_by_name() {
+        let named = |name: &str| Irq {
+            number: 1,
+            name: name.into(),
+            affinity: None,
+            effective: None,
+            counts: vec![],
+            managed: None,
+        };
+        for yes in [
+            "nvme0q1",
+            "nvme12q7",
+            "virtio1-req.0",
+            "virtio2-request",
+            "virtio2-request.3",
+        ] {
+            assert!(named(yes).queue_vector_by_name(), "{yes}");
+        }
+        for no in [
+            "nvme0q0",
+            "nvme0",
+            "virtio1-config",
+            "virtio2-input.0",
+            "virtio3-tx",
+            "ttyS0",
+            "ACPI:Ged",
+            "",
+        ] {
+            assert!(!named(no).queue_vector_by_name(), "{no}");
+        }
     }
 }

@@ -278,14 +278,20 @@ pub struct Facts {
 impl Facts {
     /// Reads every fact under `root`; steal time is sampled over `steal_sample` (zero: a
     /// single reading, rate unknown). Never fails: unreadable facts are [`Fact::Unknown`].
+    /// On the running system with a non-zero `steal_sample` (the full doctor, which may take
+    /// time) the cost of a clock read is measured too ([`time::measure_monotonic_read`], within 50 ms).
     pub fn gather(root: &Root, steal_sample: std::time::Duration) -> Self {
+        let mut time = time::read(root);
+        if root.is_live() && !steal_sample.is_zero() {
+            time.monotonic_read = time::measure_monotonic_read();
+        }
         Facts {
             kernel: kernel::read(root),
             irq: irq::read(root),
             sched: sched::read(root),
             power: power::read(root),
             memory: memory::read(root),
-            time: time::read(root, !steal_sample.is_zero()),
+            time,
             virt: virt::read(root, steal_sample),
             privileges: privileges::read(root),
         }

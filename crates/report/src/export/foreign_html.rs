@@ -67,6 +67,20 @@ pub fn render(
     source: &str,
     opts: &PlotOptions,
 ) -> Result<Vec<u8>, ExportError> {
+    render_with(measurements, source, opts, &[])
+}
+
+/// As [`render`], with `extra` plots after the measurements' own (the per-interval bands
+/// of an interval log given as the report's input).
+///
+/// # Errors
+/// As [`render`].
+pub fn render_with(
+    measurements: &[Measurement],
+    source: &str,
+    opts: &PlotOptions,
+    extra: &[NamedPlot],
+) -> Result<Vec<u8>, ExportError> {
     let first = measurements
         .first()
         .ok_or_else(|| ExportError("the file holds no measurement".into()))?;
@@ -96,6 +110,7 @@ pub fn render(
     let plots: Vec<NamedPlot> = measurements
         .iter()
         .flat_map(|m| foreign_plots(m, opts))
+        .chain(extra.iter().cloned())
         .collect();
     out += &super::html::figures(&plots)?;
     let _ = writeln!(

@@ -23,6 +23,9 @@ pub struct HtmlReport {
     /// Plots drawn from files beside the document (the interval log's bands), placed after
     /// the document's own.
     pub extra: Vec<crate::plot::NamedPlot>,
+    /// Why a plot from a file beside the document is missing (an interval log the document
+    /// names that cannot be read), shown under the plots' heading.
+    pub notes: Vec<String>,
 }
 
 /// Escapes text for HTML element content and attribute values.
@@ -396,6 +399,9 @@ impl Exporter for HtmlReport {
             out += &super::html_explain::section(e);
         }
         out += "<h2>Plots</h2>\n";
+        for n in &self.notes {
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
+        }
         let mut plots = plots_with(doc, &self.plots);
         plots.extend(self.extra.iter().cloned());
         out += &figures(&plots)?;

@@ -3,8 +3,9 @@
 //!
 //! Every other regular output is replaced atomically at the end (see the [`super`] rules),
 //! so a reader never sees a partial file. A log that grows line by line cannot be both:
-//! here the destination is opened (created, or truncated) when the run starts and each
-//! piece is appended as one `write(2)` when the caller flushes. A reader — or the file left
+//! here the destination is opened (created, or truncated) when the caller asks — the hlog
+//! sink does with its first window, so that a run failing before it leaves an existing file
+//! alone — and each piece is appended as one `write(2)` when the caller flushes. A reader — or the file left
 //! by a killed process — then holds every complete piece, the last one included unless the
 //! machine lost power during it. Safety is kept: the path was checked by
 //! [`Output::prepare`]; it is opened with `O_NOFOLLOW` (a symbolic link planted since then

@@ -69,10 +69,13 @@ impl BandsChart {
 
     /// How to read the plot.
     pub fn caption(&self) -> String {
+        let of = match self.tag.as_str() {
+            "" => "untagged intervals; values taken as ns".to_string(),
+            t => format!("tag {t}"),
+        };
         format!(
-            "From the interval log (tag {}): p50, p99, p99.9 and maximum latency of each \
-             interval on its own, exact to the histogram's precision; one step per interval.",
-            self.tag
+            "From the interval log ({of}): p50, p99, p99.9 and maximum latency of each \
+             interval on its own, exact to the histogram's precision; one step per interval."
         )
     }
 }
@@ -97,23 +100,32 @@ impl Chart for BandsChart {
             .with_headroom(0.25);
         let mut chart = frame(root, &self.title, &x, &y)?;
         let names = [QUANTILES[0].1, QUANTILES[1].1, QUANTILES[2].1, "max"];
-        for k in (0..4).rev() {
-            let c = color([0, 2, 4, 3][k]);
-            let style = ShapeStyle::from(c).stroke_width(if k == 3 { 2 } else { 3 });
-            let pts: Vec<(f64, f64)> = self
-                .bands
+        let style = |k: usize| {
+            ShapeStyle::from(color([0, 2, 4, 3][k])).stroke_width(if k == 3 { 2 } else { 3 })
+        };
+        let steps = |k: usize| -> Vec<(f64, f64)> {
+            self.bands
                 .iter()
                 .flat_map(|b| {
                     let v = y.map(b.values[k].max(1) as f64 / 1e3);
                     [(b.start_s, v), (b.end_s, v)]
                 })
-                .collect();
+                .collect()
+        };
+        // Top to bottom in the legend as on the plot (max first) ...
+        for k in (0..4).rev() {
+            let s = style(k);
             chart
-                .draw_series(LineSeries::new(pts, style))
+                .draw_series(LineSeries::new(steps(k), s))
                 .map_err(err)?
                 .label(names[k])
-                .legend(move |(px, py)| PathElement::new(vec![(px, py), (px + 22, py)], style));
+                .legend(move |(px, py)| PathElement::new(vec![(px, py), (px + 22, py)], s));
         }
+        // ... and the maximum drawn again, thinner, on top: where an interval's p99.9 is its
+        // maximum (few wake-ups), both stay visible.
+        chart
+            .draw_series(LineSeries::new(steps(3), style(3)))
+            .map_err(err)?;
         legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
 }

@@ -51,11 +51,29 @@ pub struct HlogSection {
     /// The same path made absolute when the run started, if it could be.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub absolute: Option<String>,
+    /// The log's `StartTime`: the wall-clock time of the run's first expiry (RFC 3339, UTC,
+    /// ms precision, as the log's `#[StartTime: …]` line gives it); every interval's start is
+    /// relative to it. Absent when no window was measured. `tickscope report` checks that a log
+    /// it finds has the same, so that another run's log at the same path is not drawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<String>,
     /// The length of an interval, ns.
     pub window_ns: Nanos,
     /// The tags written: `T<k>` per thread, `all`, and `T<k>.early` where a thread woke
     /// early.
     pub tags: Vec<String>,
+}
+
+/// The wall-clock time of `t` read on `clock`, truncated to whole ms: the log's StartTime
+/// line has ms precision (the `hdrhistogram` crate writes it with three decimals), and the
+/// result's `hlog.start_time` must equal it.
+fn wall_clock_of(t: Nanos, clock: libc::clockid_t) -> SystemTime {
+    let ago = (read_clock(clock) - t).max(0) as u64;
+    let at = SystemTime::now() - Duration::from_nanos(ago);
+    let ms = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
 }
 
 /// One thread's values in one window.
@@ -80,6 +98,8 @@ pub struct HlogSink {
     window: Nanos,
     clock: libc::clockid_t,
     t0: Option<Nanos>,
+    /// The wall-clock time of `t0`, whole ms (the precision of the log's StartTime line).
+    start: Option<SystemTime>,
     threads: usize,
     /// Per thread, the latest window it delivered a sample of.
     latest: Vec<Option<u64>>,
@@ -103,6 +123,7 @@ impl HlogSink {
             section: HlogSection {
                 path,
                 absolute,
+                start_time: None,
                 window_ns: 1_000_000_000,
                 tags: Vec::new(),
             },
@@ -117,6 +138,7 @@ impl HlogSink {
             window: 1_000_000_000,
             clock: libc::CLOCK_MONOTONIC,
             t0: None,
+            start: None,
             threads: 0,
             latest: Vec::new(),
             open: BTreeMap::new(),
@@ -159,9 +181,7 @@ impl HlogSink {
         let mut buf = Vec::new();
         let mut builder = IntervalLogWriterBuilder::new();
         if let Some(comments) = self.header.take() {
-            let t0 = self.t0.unwrap_or(0);
-            let ago = (read_clock(self.clock) - t0).max(0) as u64;
-            let start = SystemTime::now() - Duration::from_nanos(ago);
+            let start = self.start.unwrap_or_else(SystemTime::now);
             builder.add_comment(&comments).with_start_time(start);
         }
         let start = Duration::from_nanos(w * self.window as u64);
@@ -225,6 +245,7 @@ impl RunSink for HlogSink {
         self.threads = applied.threads.len();
         self.latest = vec![None; self.threads];
         self.t0 = None;
+        self.start = None;
         let cpus: Vec<String> = applied
             .threads
             .iter()
@@ -251,7 +272,11 @@ impl RunSink for HlogSink {
             return;
         }
         for s in samples {
-            let t0 = *self.t0.get_or_insert(s.expiry);
+            if self.t0.is_none() {
+                self.t0 = Some(s.expiry);
+                self.start = Some(wall_clock_of(s.expiry, self.clock));
+            }
+            let t0 = self.t0.unwrap_or(s.expiry);
             let w = ((s.expiry - t0).max(0) / self.window) as u64;
             let slots = self
                 .open
@@ -295,6 +320,9 @@ impl RunSink for HlogSink {
     fn annotate(&mut self, doc: &mut RunDocument) {
         let mut s = self.section.clone();
         s.window_ns = self.window;
+        s.start_time = self
+            .start
+            .map(|t| humantime::format_rfc3339_millis(t).to_string());
         s.tags = (0..self.threads).map(|t| format!("T{t}")).collect();
         s.tags.push("all".into());
         s.tags

@@ -182,8 +182,7 @@ impl PrometheusSink {
             wakeups: int_counter("tickscope_wakeups_total", "Wake-ups measured."),
             overruns: int_counter(
                 "tickscope_overruns_total",
-                "Overruns: expiries that passed before the thread woke for the previous one \
-                 (periods missed).",
+                "Overruns: expiries that passed before the thread woke for the previous one.",
             ),
             early: int_counter(
                 "tickscope_early_wakeups_total",

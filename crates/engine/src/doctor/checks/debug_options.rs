@@ -1,7 +1,6 @@
-//! Kernel debugging options that cost latency on every lock, interrupt-off or
-//! preempt-off section even when nobody is debugging (the kernel's real-time configuration
-//! notes, Documentation/core-api/real-time/kernel-configuration.rst; the irqsoff and
-//! preemptoff tracers, Documentation/trace/ftrace.rst; lockdep,
+//! Kernel debugging options that cost latency on every lock or
+//! preempt-count change even when nobody is debugging (the kernel's real-time configuration
+//! notes, Documentation/core-api/real-time/kernel-configuration.rst; lockdep,
 //! Documentation/locking/lockdep-design.rst; KASAN, Documentation/dev-tools/kasan.rst).
 
 use super::super::{Check, Context, Finding, Severity};
@@ -22,9 +21,9 @@ pub const HEAVY: &[&str] = &[
     "DEBUG_OBJECTS",
 ];
 
-/// Options that hook every interrupt-off or preempt-off section (a few ns to tens of ns
-/// each, always, whether or not the tracer runs).
-pub const HOOKS: &[&str] = &["IRQSOFF_TRACER", "PREEMPT_TRACER", "DEBUG_PREEMPT"];
+/// Options that check every preempt-count change (a few ns each, always). The latency
+/// tracers have their own check, [`super::latency_tracers`].
+pub const HOOKS: &[&str] = &["DEBUG_PREEMPT"];
 
 impl Check for DebugOptions {
     fn id(&self) -> &'static str {
@@ -32,7 +31,7 @@ impl Check for DebugOptions {
     }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "Kernel debugging options", Severity::Ok)
-            .expected("none that hooks locks, interrupts-off or preemption-off sections")
+            .expected("none that checks every lock, memory access or preempt-count change")
             .cite("Documentation/core-api/real-time/kernel-configuration.rst");
         let k = &facts.kernel;
         if let Err(f) = base.need(&k.config) {
@@ -60,8 +59,8 @@ impl Check for DebugOptions {
                 .fix("measure on a kernel built without them (a distribution's production or -rt kernel)")
         } else if !hooks.is_empty() {
             f.severity(Severity::Info)
-                .effect("a hook on every interrupts-off and preempt-off section, even with the tracer off: a few ns each")
-                .fix("a kernel built without them for production; keep them for finding long sections")
+                .effect("a check on every preempt-count change: a few ns each")
+                .fix("a kernel built without it for production")
         } else {
             f.effect("no debugging hooks on the wake-up path")
         }]

@@ -34,21 +34,22 @@ impl Check for PmQos {
             .iter()
             .map(|h| format!("{} (pid {})", h.comm, h.pid))
             .collect();
-        let mut found = format!(
-            "pm_qos_resume_latency_us {}; /dev/cpu_dma_latency held by {}",
-            per_cpu.join(" "),
-            if holders.is_empty() {
-                "nobody".into()
-            } else {
+        let unreadable = p.pm_qos_unreadable;
+        let held_by = match (holders.is_empty(), unreadable) {
+            (true, 0) => "nobody".to_string(),
+            (true, n) => format!(
+                "none of the readable processes; unknown: needs root for the other {n} processes' fds"
+            ),
+            (false, 0) => holders.join(", "),
+            (false, n) => format!(
+                "{} (unknown: needs root for the other {n} processes' fds)",
                 holders.join(", ")
-            }
+            ),
+        };
+        let found = format!(
+            "pm_qos_resume_latency_us {}; /dev/cpu_dma_latency held by {held_by}",
+            per_cpu.join(" ")
         );
-        if p.pm_qos_unreadable > 0 {
-            found.push_str(&format!(
-                " ({} processes' fds unreadable: needs root)",
-                p.pm_qos_unreadable
-            ));
-        }
         let writable = facts.privileges.pm_qos_writable.value().copied();
         let f = base.found(
             found,
@@ -58,7 +59,11 @@ impl Check for PmQos {
             Some(true) => f.severity(Severity::Info)
                 .effect("tickscope run holds the limit at 0 by default, removing most of the idle-exit cost; other programs see it only while they hold it too"),
             Some(false) if holders.is_empty() => f.severity(Severity::Medium)
-                .effect("nobody holds a latency limit and this user may not: wake-ups that find the CPU idle pay the idle-state exit")
+                .effect(if unreadable == 0 {
+                    "nobody holds a latency limit and this user may not: wake-ups that find the CPU idle pay the idle-state exit"
+                } else {
+                    "this user may not hold a latency limit, and no process it can see holds one: unless another does, wake-ups that find the CPU idle pay the idle-state exit"
+                })
                 .fix("run tickscope as root, or grant write access: chmod/udev rule on /dev/cpu_dma_latency, or 'echo n/a > /sys/devices/system/cpu/cpuN/power/pm_qos_resume_latency_us' as root"),
             Some(false) => f.severity(Severity::Info)
                 .effect("another process holds a limit (its value is not readable); this user may not add one"),

@@ -1,4 +1,6 @@
 //! Preemption model: a kernel without PREEMPT_RT gives no bound on wake-up latency (kernel-configuration.rst: PREEMPT_RT missing is fatal).
+//! The finding names the source the model was read from and the ones tried before it
+//! (their order: [`crate::facts::kernel`]).
 
 use super::super::{Check, Context, Finding, Severity};
 #[allow(unused_imports)]
@@ -22,7 +24,12 @@ impl Check for Preempt {
         };
         let dynamic = if p.dynamic { ", PREEMPT_DYNAMIC" } else { "" };
         let found = format!("{}{dynamic}", p.model);
-        let source = facts.kernel.preemption.source().to_string();
+        // How it was read: the source used, after the ones that did not answer.
+        let used = facts.kernel.preemption.source();
+        let source = match p.skipped.is_empty() {
+            true => used.to_string(),
+            false => format!("{used}; tried first: {}", p.skipped.join("; ")),
+        };
         let f = base.found(found, source);
         let boot = if p.dynamic && p.model != "full" {
             "; meanwhile 'preempt=full' on the kernel command line makes most kernel code preemptible"

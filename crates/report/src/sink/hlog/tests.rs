@@ -136,3 +136,45 @@ fn the_log_is_readable_and_valid_while_the_run_goes_on() {
     assert_eq!(log.intervals.iter().filter(|i| i.tag == "all").count(), 5);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+/// The result's `hlog` section names the log as written: the path as given, the tags in
+/// the log, the interval length, and the log's own StartTime (to the ms).
+#[test]
+fn the_section_matches_the_log_it_names() {
+    let run = synthetic::run(2, 3, 200);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.hlog");
+    let mut sink = HlogSink::new(Output::prepare(&path).unwrap()).unwrap();
+    run.feed(&mut sink);
+    let mut doc = run.document();
+    sink.annotate(&mut doc);
+    sink.run_finished(&run.ctx(), &doc).unwrap();
+    sink.finish(&doc, &mut Vec::new()).unwrap();
+    let log = parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let section = doc.hlog.expect("annotated");
+    assert_eq!(section.path, path.to_string_lossy());
+    assert_eq!(section.window_ns, run.config.window_ns);
+    assert_eq!(
+        section.tags,
+        vec!["T0", "T1", "all", "T0.early", "T1.early"]
+    );
+    let mut in_log: Vec<&str> = log.tags();
+    let mut named: Vec<&str> = section.tags.iter().map(String::as_str).collect();
+    in_log.sort_unstable();
+    named.sort_unstable();
+    assert_eq!(in_log, named);
+    let named_start = humantime::parse_rfc3339(section.start_time.as_deref().unwrap())
+        .unwrap()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let log_start = log.start_time.expect("StartTime line");
+    assert!(
+        (named_start - log_start).abs() < 1e-6,
+        "{named_start} {log_start}"
+    );
+    // Round trip through JSON keeps it.
+    let json = serde_json::to_string(&section).unwrap();
+    assert!(json.contains("\"start_time\":"), "{json}");
+    assert_eq!(serde_json::from_str::<HlogSection>(&json).unwrap(), section);
+}

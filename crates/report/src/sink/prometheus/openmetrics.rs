@@ -23,12 +23,36 @@ use std::sync::Arc;
 /// The content type of [`encode`]'s output.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// Whether an HTTP `Accept` header asks for OpenMetrics (as Prometheus does when it
-/// prefers it).
+/// Whether an HTTP `Accept` header prefers OpenMetrics to the Prometheus text format:
+/// `application/openmetrics-text` with a quality (`q`, RFC 9110 §12.4.2,
+/// <https://www.rfc-editor.org/rfc/rfc9110#section-12.4.2>; 1 when absent) above 0 and not
+/// below that of `text/plain`. Prometheus sends OpenMetrics first by default
+/// (`application/openmetrics-text;version=1.0.0,…,text/plain;version=0.0.4;q=0.5,…`) and
+/// the text format first when its `scrape_protocols` says so.
 pub fn accepts(accept: &str) -> bool {
-    accept
-        .split(',')
-        .any(|part| part.trim().starts_with("application/openmetrics-text"))
+    let quality = |media: &str| {
+        accept
+            .split(',')
+            .filter_map(|part| {
+                let mut params = part.split(';').map(str::trim);
+                let kind = params.next()?;
+                kind.eq_ignore_ascii_case(media).then(|| {
+                    params
+                        .find_map(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f64>().ok()))
+                        .unwrap_or(1.0)
+                })
+            })
+            .fold(None, |best: Option<f64>, q| {
+                Some(best.map_or(q, |b| b.max(q)))
+            })
+    };
+    match (
+        quality("application/openmetrics-text"),
+        quality("text/plain"),
+    ) {
+        (Some(om), text) => om > 0.0 && om >= text.unwrap_or(0.0),
+        (None, _) => false,
+    }
 }
 
 /// Every family of `registry` in the OpenMetrics text format, `# EOF` last.

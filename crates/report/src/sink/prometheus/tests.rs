@@ -212,4 +212,15 @@ fn openmetrics_carries_the_same_values() {
         "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
     ));
     assert!(!openmetrics::accepts("text/plain;version=0.0.4"));
+    // Prometheus 3's default order, OpenMetrics first by quality.
+    assert!(openmetrics::accepts(
+        "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,\
+         application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.2,*/*;q=0.1"
+    ));
+    // scrape_protocols with the text format first; OpenMetrics refused; anything.
+    assert!(!openmetrics::accepts(
+        "text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4"
+    ));
+    assert!(!openmetrics::accepts("application/openmetrics-text;q=0"));
+    assert!(!openmetrics::accepts("*/*"));
 }
