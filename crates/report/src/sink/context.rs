@@ -44,6 +44,8 @@ pub struct ContextSink {
     tasks: Vec<(usize, i32, Option<usize>, Option<TaskCounters>)>,
     expected: Option<String>,
     windows: Vec<WindowContext>,
+    /// The first run's worst window so far: (its maximum latency, ns; its index).
+    worst: Option<(tickscope_engine::time::Nanos, u64)>,
 }
 
 impl ContextSink {
@@ -56,6 +58,7 @@ impl ContextSink {
             tasks: Vec::new(),
             expected: None,
             windows: Vec::new(),
+            worst: None,
         }
     }
 }
@@ -85,7 +88,12 @@ impl RunSink for ContextSink {
         *EXPECTED.lock().unwrap_or_else(|p| p.into_inner()) = self.expected.clone();
     }
 
-    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
+    fn window(&mut self, ctx: &RunContext<'_>, second: &SecondWindows) {
+        if let (0, Some(max)) = (ctx.index, second.merged.latency_max) {
+            if self.worst.is_none_or(|(m, _)| max > m) {
+                self.worst = Some((max, second.index));
+            }
+        }
         let Some(before) = self.before.take() else {
             return;
         };
@@ -128,26 +136,13 @@ impl RunSink for ContextSink {
         self.before = Some(after);
     }
 
-    fn needs(&self) -> super::SinkNeeds {
-        super::SinkNeeds {
-            windows: true, // the worst window is found in the final document
-            ..super::SinkNeeds::default()
-        }
-    }
-
     fn annotate(&mut self, doc: &mut RunDocument) {
         doc.window_context = Some(self.windows.clone());
     }
 
-    fn finish(&mut self, doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
+    fn finish(&mut self, _doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
         // The worst window of the (first) run and what it coincided with.
-        let worst = doc
-            .summary
-            .windows
-            .iter()
-            .filter_map(|w| w.latency_max.map(|m| (m, w.index)))
-            .max();
-        if let Some((max, index)) = worst {
+        if let Some((max, index)) = self.worst {
             if let Some(ctx) = self.windows.iter().find(|c| c.index == index) {
                 let what = ctx.compact(self.expected.as_deref());
                 notes.push(format!(
