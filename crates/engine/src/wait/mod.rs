@@ -23,6 +23,7 @@ mod posix_timer;
 pub mod registry;
 mod select;
 mod signals;
+mod sleep_until;
 pub mod spin;
 mod throttle;
 mod timerfd;

@@ -2,9 +2,11 @@
 //!
 //! The kernel arms an hrtimer for exactly the expiry, so nothing between two wake-ups shifts
 //! the grid (`clock_nanosleep(2)`; Gleixner & Niehaus, "hrtimers and beyond", OLS 2006).
+//! The call is made without glibc's cancellation bracket ([`super::sleep_until`]).
 
 use super::registry::MethodDescriptor;
-use super::{nanosleep_result, MethodKind, WakeMethod};
+use super::sleep_until::sleep_until;
+use super::{MethodKind, WakeMethod};
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
 use std::io;
 
@@ -48,16 +50,7 @@ impl WakeMethod for NanosleepAbs {
         expiry_ts: &libc::timespec,
         _last_woke: Nanos,
     ) -> io::Result<Nanos> {
-        // SAFETY: `expiry_ts` is a valid timespec; the remainder pointer may be null.
-        let ret = unsafe {
-            libc::clock_nanosleep(
-                self.clock,
-                libc::TIMER_ABSTIME,
-                expiry_ts,
-                std::ptr::null_mut(),
-            )
-        };
-        nanosleep_result(ret)?;
+        sleep_until(self.clock, expiry_ts)?;
         Ok(read_clock(self.clock))
     }
 

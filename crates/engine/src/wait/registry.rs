@@ -174,6 +174,7 @@ mod tests {
             "margin.rs",
             "kernel_timer.rs",
             "signals.rs",
+            "sleep_until.rs",
             "spin.rs",
             "limits.rs",
             "throttle.rs",

@@ -48,12 +48,7 @@ impl SpinClock for KernelClock {
 
     #[inline]
     fn sleep_until(&self, t: Nanos) -> io::Result<()> {
-        let ts = to_timespec(t);
-        // SAFETY: `ts` is a valid timespec; the remainder pointer may be null.
-        let ret = unsafe {
-            libc::clock_nanosleep(self.clock, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut())
-        };
-        super::nanosleep_result(ret)
+        super::sleep_until::sleep_until(self.clock, &to_timespec(t))
     }
 }
 
