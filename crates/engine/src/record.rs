@@ -80,6 +80,25 @@ impl WindowRecord {
         self.thread_cpu_ns = None;
     }
 
+    /// Adds every sample into `total` and leaves `self` clear for reuse, walking each
+    /// histogram's used counters once: [`WindowRecord::merge`] then [`WindowRecord::clear`]
+    /// in one pass. The collector's way of taking a finished window.
+    pub fn drain_into(&mut self, total: &mut WindowRecord) {
+        total.latency.merge(&self.latency);
+        self.latency_hist.drain_into(&mut total.latency_hist);
+        total.period.merge(&self.period);
+        self.period_dev_hist.drain_into(&mut total.period_dev_hist);
+        total.overruns += self.overruns;
+        total.samples_dropped += self.samples_dropped;
+        self.index = 0;
+        self.span = 1;
+        self.latency = Moments::default();
+        self.period = Moments::default();
+        self.overruns = 0;
+        self.samples_dropped = 0;
+        self.thread_cpu_ns = None;
+    }
+
     /// Adds every sample of `other` (for totals and for merging threads).
     pub fn merge(&mut self, other: &WindowRecord) {
         self.latency.merge(&other.latency);

@@ -58,7 +58,7 @@ pub fn window_stats(
 ) -> WindowStats {
     let p99 = r
         .latency_hist
-        .value_at_quantile(0.99)
+        .value_at_quantile_of(0.99, r.latency.count)
         .zip(r.latency.max())
         .map(|(v, max)| v.min(max));
     WindowStats {

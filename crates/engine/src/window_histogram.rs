@@ -109,10 +109,22 @@ impl Half {
     }
 
     fn add(&mut self, other: &Half) {
-        for i in other.touched() {
-            self.counts[i] += other.counts[i];
+        let r = other.touched();
+        for (to, from) in self.counts[r.clone()].iter_mut().zip(&other.counts[r]) {
+            *to += *from;
         }
         self.end = self.end.max(other.end);
+    }
+
+    /// Adds every count into `to` and zeroes it here, in one pass over the touched range
+    /// (instead of an add and then a `memset`).
+    fn drain_into(&mut self, to: &mut Half) {
+        let r = self.touched();
+        for (t, f) in to.counts[r.clone()].iter_mut().zip(&mut self.counts[r]) {
+            *t += std::mem::take(f);
+        }
+        to.end = to.end.max(self.end);
+        self.end = 0;
     }
 
     /// Index of the bucket holding the `rank`-th smallest magnitude (1-based).
@@ -216,11 +228,28 @@ impl WindowHistogram {
         self.clamped += other.clamped;
     }
 
+    /// Adds every value into `to` and leaves `self` empty, walking only the counters `self`
+    /// used, once: what [`WindowHistogram::add`] then [`WindowHistogram::reset`] do, in one
+    /// pass. The collector hands a window's record back to the measuring thread this way.
+    pub fn drain_into(&mut self, to: &mut WindowHistogram) {
+        self.positive.drain_into(&mut to.positive);
+        self.negative.drain_into(&mut to.negative);
+        to.negative_len += std::mem::take(&mut self.negative_len);
+        to.clamped += std::mem::take(&mut self.clamped);
+    }
+
     /// The value at quantile `q` (0.0 ..= 1.0), HdrHistogram's convention: the highest value
     /// of the bucket holding the sample of rank `max(1, ceil(q·n))` (for a negative sample,
     /// the bucket's value closest to zero). `None` when empty.
     pub fn value_at_quantile(&self, q: f64) -> Option<Nanos> {
-        let n = self.len();
+        self.value_at_quantile_of(q, self.len())
+    }
+
+    /// [`WindowHistogram::value_at_quantile`] when the caller already knows the number of
+    /// values `n` (a record's [`Moments::count`](crate::moments::Moments::count)): saves the
+    /// walk that counts them. `n` must be [`WindowHistogram::len`]; a different `n` gives
+    /// the value at another rank (never a panic). `None` when `n` is 0.
+    pub fn value_at_quantile_of(&self, q: f64, n: u64) -> Option<Nanos> {
         if n == 0 {
             return None;
         }
@@ -335,13 +364,22 @@ mod tests {
         }
 
         #[test]
-        fn add_and_reset_touch_only_what_was_used(
+        fn add_drain_and_reset_touch_only_what_was_used(
             a in proptest::collection::vec(-1_000_000i64..1_000_000, 0..100),
             b in proptest::collection::vec(-1_000_000i64..1_000_000, 0..100),
         ) {
             let (mut ha, mut hb, mut all) = (WindowHistogram::new(), WindowHistogram::new(), WindowHistogram::new());
             a.iter().for_each(|&v| { ha.record(v); all.record(v); });
             b.iter().for_each(|&v| { hb.record(v); all.record(v); });
+            let mut drained = ha.clone();
+            let mut hb2 = hb.clone();
+            hb2.drain_into(&mut drained);
+            prop_assert!(hb2.is_empty());
+            prop_assert!(hb2.positive.counts.iter().chain(hb2.negative.counts.iter()).all(|&c| c == 0));
+            prop_assert_eq!((hb2.negative_count(), hb2.clamped()), (0, 0));
+            prop_assert_eq!(drained.buckets(), all.buckets());
+            prop_assert_eq!(drained.len(), all.len());
+            prop_assert_eq!(drained.value_at_quantile_of(0.99, all.len()), all.value_at_quantile(0.99));
             ha.add(&hb);
             prop_assert_eq!(ha.buckets(), all.buckets());
             ha.reset();

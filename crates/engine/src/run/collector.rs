@@ -122,7 +122,6 @@ impl Collector {
                 took = true;
                 let cpu = cpu_percent(acc, rec.thread_cpu_ns);
                 let stats = window_stats(&rec, self.window, self.period, cpu);
-                acc.total.merge(&rec);
                 acc.delivered_through = Some(rec.index + rec.span - 1);
                 if rec.samples() > 0 {
                     if self.keep_windows {
@@ -139,7 +138,8 @@ impl Collector {
                     }
                     entry.0.push((t, stats));
                 }
-                rec.clear();
+                // Into the totals and cleared, in one pass over the used counters.
+                rec.drain_into(&mut acc.total);
                 let _ = link.empty.push(rec);
             }
         }
