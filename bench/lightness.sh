@@ -3,7 +3,8 @@
 # user-space instructions per wake-up (measuring thread and whole process, callgrind) at 1 ms
 # and 100 µs, and peak RSS for 10^4 and 10^6 wake-ups — with the ratios.
 #
-# Usage: bench/lightness.sh [BIG]     BIG: wake-ups of the long RSS run (default 1000000,
+# Usage: [SHORT=1000 LONG=6000] bench/lightness.sh [BIG]
+#        BIG: wake-ups of the long RSS run (default 1000000,
 #                                      at 100 µs that is 100 s per tool)
 # Needs: root (SCHED_FIFO 90), valgrind, cyclictest (apt-get install valgrind rt-tests).
 set -euo pipefail
@@ -18,25 +19,31 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # callgrind counts instructions, not time; under valgrind the vDSO is not used, so clock
-# reads are system calls and not counted. Each tool runs 500 and 2500 wake-ups; the
-# difference over 2000 wake-ups cancels start-up and exit. Thread 1 is the main thread
-# (tickscope's collector); the measuring thread is the other one that grows with the run.
+# reads are system calls and not counted. Each tool runs SHORT and LONG wake-ups (default
+# 1000 and 6000); the difference over LONG - SHORT wake-ups cancels start-up and exit. What
+# start-up reads varies from run to run (tickscope scans /proc for PM QoS holders: ±0.1 M
+# instructions with the number of processes), so the difference is taken over 5000 wake-ups,
+# where that is ±20 per wake-up. Thread 1 is the main thread (tickscope's collector); the
+# measuring thread is the other one that grows with the run.
+short=${SHORT:-1000}
+long=${LONG:-6000}
+span=$((long - short))
 count() { awk '/^(summary|totals):/ {print $2; exit}' "$1"; }
 per_wakeup() { # label interval-flag-value command... (the loop count is appended)
   local label=$1; shift
-  for n in 500 2500; do
+  for n in "$short" "$long"; do
     timeout 600 valgrind --tool=callgrind --separate-threads=yes \
       --callgrind-out-file="$work/$label-$n.cg" "$@" -l "$n" >/dev/null 2>&1
   done
   # The measuring thread: of the threads but the first (main), the one that grew most.
   local total=0 t a b d thread=0
-  for f in "$work/$label-2500.cg"-*; do
+  for f in "$work/$label-$long.cg"-*; do
     t=${f##*-}
-    a=$(count "$work/$label-500.cg-$t"); b=$(count "$f")
+    a=$(count "$work/$label-$short.cg-$t"); b=$(count "$f")
     d=$((b - a)); total=$((total + d))
-    if [ "$t" != 01 ] && [ $((d / 2000)) -gt "$thread" ]; then thread=$((d / 2000)); fi
+    if [ "$t" != 01 ] && [ $((d / span)) -gt "$thread" ]; then thread=$((d / span)); fi
   done
-  echo "$label $thread $(( total / 2000 ))"
+  echo "$label $thread $(( total / span ))"
 }
 rss() { # label wake-ups command... : peak RSS in KiB
   local label=$1 n=$2; shift 2
