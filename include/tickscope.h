@@ -468,7 +468,9 @@ struct ts_periodic *ts_periodic_new_with(const struct ts_options *opts);
 /**
  * Blocks until the loop's next expiry and stores the tick in `*tick`. The first call starts
  * the grid one period later; every expiry is `t0 + k * period`, so lateness never
- * accumulates. Signals that interrupt the wait are absorbed.
+ * accumulates. Signals that interrupt the wait are absorbed. It is not a cancellation point
+ * (`pthread_cancel(3)`): the sleep is a direct system call, and a cancelled thread would unwind
+ * through the library's Rust frames, which Rust does not allow; end a periodic thread with a flag.
  *
  * Returns 0, `-EINVAL` if `p` or `tick` is NULL, or the negative errno of a failed wait
  * (`*tick` is then unchanged and the next call waits for the same expiry).

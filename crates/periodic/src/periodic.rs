@@ -305,7 +305,9 @@ impl Periodic {
     /// `t0 + k·period`, computed from `k`, never from a wake-up time, so lateness does not
     /// accumulate. A signal that interrupts the wait is absorbed (the wait resumes towards
     /// the same absolute expiry). Recording the statistics costs a few hundred ns and never
-    /// allocates.
+    /// allocates. The wait is not a `pthread_cancel(3)` cancellation point: the sleep is a
+    /// direct system call (see `tickscope_engine::wait`'s `sleep_until`); stop a loop with a
+    /// flag.
     ///
     /// # Errors
     /// [`Error::Os`] if the wake-up method fails (for example `EINVAL` from the kernel for

@@ -10,6 +10,10 @@
 //! (callgrind, `bench/lightness.sh`), about a sixth of the measuring thread's work per
 //! wake-up. `syscall(2)` enters the same system call with the same arguments without it.
 //! The kernel side (an hrtimer armed for the expiry, `kernel/time/hrtimer.c`) is identical.
+//! What changes is that the sleep is no longer a cancellation point, for the periodic library
+//! too, whose documentation says so: a thread cancelled there would have to unwind through
+//! Rust frames, which Rust does not allow anyway ("The Rust Reference", *Unwinding*,
+//! <https://doc.rust-lang.org/reference/panic.html#unwinding-across-ffi-boundaries>).
 //!
 //! Only on 64-bit Linux, where `struct timespec` is the kernel's `__kernel_timespec` and
 //! `SYS_clock_nanosleep` takes it; elsewhere glibc's wrapper picks the right system call
