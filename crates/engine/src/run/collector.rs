@@ -188,10 +188,11 @@ impl Collector {
         applied: &Applied,
         ends: &[WorkerEnd],
     ) -> (Vec<ThreadStats>, ThreadStats) {
-        let mut all = WindowRecord::new();
+        // With one thread its totals are the run's: no merged record (147 KiB) is allocated.
+        let single = self.accums.len() == 1;
+        let mut all: Option<Box<WindowRecord>> = None;
         let mut threads = Vec::new();
         for (t, acc) in self.accums.into_iter().enumerate() {
-            all.merge(&acc.total);
             let end = &ends[t];
             threads.push(thread_stats(
                 &acc.total,
@@ -201,6 +202,15 @@ impl Collector {
                 end.report.clone(),
                 acc.windows,
             ));
+            match &mut all {
+                None if single => all = Some(acc.total),
+                None => {
+                    let mut merged = Box::new(WindowRecord::new());
+                    merged.merge(&acc.total);
+                    all = Some(merged);
+                }
+                Some(all) => all.merge(&acc.total),
+            }
         }
         let cpu: Nanos = ends.iter().map(|e| e.cpu_time).sum();
         let wall = ends.iter().map(|e| e.wall).max().unwrap_or(0);
@@ -213,6 +223,7 @@ impl Collector {
         let reports: Vec<&MethodObservations> =
             ends.iter().filter_map(|e| e.report.as_ref()).collect();
         let report = (!reports.is_empty()).then(|| MethodObservations::merge(reports));
+        let all = all.unwrap_or_default();
         let summary = thread_stats(
             &all,
             self.period,

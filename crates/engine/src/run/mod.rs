@@ -183,7 +183,7 @@ fn spawn_workers(
         let (cfg, stop) = (cfg.clone(), Arc::clone(stop));
         let handle = std::thread::Builder::new()
             .name(format!("tickscope-{index}"))
-            .stack_size(4 * setup::PREFAULT_BYTES)
+            .stack_size(setup::THREAD_STACK_BYTES)
             .spawn(move || worker_thread(&cfg, index, cpu, &stop, ports))
             .map_err(|e| Error::os(format!("cannot start measuring thread {index}"), e))?;
         workers.push(Worker { handle, go, setup });

@@ -18,7 +18,7 @@ pub use mlock::MlockGuard;
 pub use pm_qos::{PmQosGuard, PM_QOS_PATH};
 pub use policy::{current_policy, Policy, PolicyGuard};
 pub use slack::{current_timer_slack, TimerSlackGuard};
-pub use stack::{prefault_stack, PREFAULT_BYTES};
+pub use stack::{prefault_stack, PREFAULT_BYTES, THREAD_STACK_BYTES};
 pub use wake_signal::{kick, WakeSignalGuard, WAKE_SIGNAL};
 
 /// The calling thread's kernel thread id (`gettid(2)`), the id `chrt -p` and `taskset -p` take.
