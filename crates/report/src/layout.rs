@@ -57,15 +57,8 @@ pub fn hoist(doc: &mut RunDocument) -> Vec<WindowEntry> {
             out.extend(entries(run, None, &merged));
         }
     };
-    if doc.runs.is_empty() {
-        take(0, &mut doc.threads, &mut doc.summary);
-    } else {
-        for (r, run) in doc.runs.iter_mut().enumerate() {
-            take(r, &mut run.threads, &mut run.summary);
-        }
-        // The top level repeats the first run; its windows are that run's.
-        doc.threads.iter_mut().for_each(|t| t.windows.clear());
-        doc.summary.windows.clear();
+    for (r, run) in doc.runs.iter_mut().enumerate() {
+        take(r, &mut run.threads, &mut run.summary);
     }
     out
 }
@@ -75,22 +68,18 @@ pub fn hoist(doc: &mut RunDocument) -> Vec<WindowEntry> {
 /// # Errors
 /// One sentence when an entry names a run or thread the document does not have.
 pub fn distribute(doc: &mut RunDocument, entries: Vec<WindowEntry>) -> Result<(), String> {
-    let runs = doc.runs.len().max(1);
+    let runs = doc.runs.len();
     for e in entries {
-        if e.run >= runs {
+        let Some(run) = doc.runs.get_mut(e.run) else {
             return Err(format!(
                 "a window names run {} of a document with {runs}",
                 e.run
             ));
-        }
-        let (threads, summary) = match doc.runs.get_mut(e.run) {
-            Some(r) => (&mut r.threads, &mut r.summary),
-            None => (&mut doc.threads, &mut doc.summary),
         };
-        let count = threads.len();
+        let count = run.threads.len();
         let into = match e.thread {
-            None => summary,
-            Some(t) => threads.get_mut(t).ok_or_else(|| {
+            None => &mut run.summary,
+            Some(t) => run.threads.get_mut(t).ok_or_else(|| {
                 format!(
                     "a window names thread {t} of run {} with {count} threads",
                     e.run
@@ -99,20 +88,10 @@ pub fn distribute(doc: &mut RunDocument, entries: Vec<WindowEntry>) -> Result<()
         };
         into.windows.push(e.stats);
     }
-    let fill = |threads: &[ThreadStats], summary: &mut ThreadStats| {
-        if threads.len() == 1 && summary.windows.is_empty() {
-            summary.windows = threads[0].windows.clone();
-        }
-    };
-    fill(&doc.threads, &mut doc.summary);
     for r in &mut doc.runs {
-        fill(&r.threads, &mut r.summary);
-    }
-    if let Some(first) = doc.runs.first() {
-        for (top, t) in doc.threads.iter_mut().zip(&first.threads) {
-            top.windows = t.windows.clone();
+        if r.threads.len() == 1 && r.summary.windows.is_empty() {
+            r.summary.windows = r.threads[0].windows.clone();
         }
-        doc.summary.windows = first.summary.windows.clone();
     }
     Ok(())
 }

@@ -42,6 +42,6 @@ pub mod sink;
 pub mod terminal;
 pub mod units;
 
-pub use document::{MethodRun, RunDocument, RunView, ToolInfo, RUN_SCHEMA, RUN_SCHEMA_V1};
+pub use document::{MethodRun, RunDocument, ToolInfo, RUN_SCHEMA, RUN_SCHEMA_V1};
 pub use output::{write_atomic, Output, OutputError, OutputStream};
 pub use quote::quoted;

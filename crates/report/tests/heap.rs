@@ -86,7 +86,7 @@ fn peak_of(wakeups: u64, window_ns: i64) -> usize {
 
     // The file holds every window, though memory never held them all.
     let back = RunDocument::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let windows = &back.threads[0].windows;
+    let windows = &back.first().threads[0].windows;
     let in_windows: u64 = windows.iter().map(|w| w.samples).sum();
     assert_eq!(in_windows, wakeups);
     // A window spans more than one when the collector fell behind virtual time.

@@ -159,10 +159,14 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
             .unwrap_or_else(|_| Err("the textfile thread failed".into()))
     });
     let outcome = outcome?;
-    let error = outcome.error.clone();
-    let runs = vec![MethodRun::new(0, 0, &outcome)];
-    let mut doc = RunDocument::from_runs(system.clone(), cfg.clone(), runs, error.clone());
-    doc.runs.clear();
+    let (finished, error) = MethodRun::new(1, 0, outcome);
+    let doc = RunDocument::of_runs(
+        system.clone(),
+        cfg.clone(),
+        vec![finished],
+        false,
+        error.clone(),
+    );
     let doc = annotated(&mut sinks, doc);
     let mut failed = None;
     for s in &mut sinks {

@@ -81,12 +81,14 @@ pub fn measure(
     let order = schedule(&plan.methods, plan.rounds);
     let mut runs: Vec<MethodRun> = Vec::new();
     let mut error: Option<String> = None;
-    let document = |runs: &[MethodRun], error: &Option<String>| {
-        let mut doc =
-            RunDocument::from_runs(system.clone(), base.clone(), runs.to_vec(), error.clone());
-        if !plan.is_comparison() {
-            doc.runs.clear(); // a single run is described by the top-level fields
-        }
+    let document = |runs: Vec<MethodRun>, error: &Option<String>| {
+        let mut doc = RunDocument::of_runs(
+            system.clone(),
+            base.clone(),
+            runs,
+            plan.is_comparison(),
+            error.clone(),
+        );
         doc.command_line = std::env::args().collect();
         if args.redact {
             doc.redact();
@@ -108,15 +110,16 @@ pub fn measure(
         };
         let mut outcome = run(&cfg, &stop, &mut |event| deliver(&mut sinks, &ctx, &event))?;
         crate::engine_errors::word_notes(&mut outcome.applied);
-        if let Some(e) = &outcome.error {
+        let (finished, run_error) = MethodRun::new(planned.round, planned.order, outcome);
+        if let Some(e) = run_error {
             let e = match plan.is_comparison() {
                 true => format!("{}: {e}", planned.method.name()),
-                false => e.clone(),
+                false => e,
             };
             error.get_or_insert(e);
         }
-        runs.push(MethodRun::new(planned.round, planned.order, &outcome));
-        let doc = annotated(&mut sinks, document(&runs, &error));
+        runs.push(finished);
+        let doc = annotated(&mut sinks, document(runs.clone(), &error));
         for s in &mut sinks {
             s.run_finished(&ctx, &doc)
                 .map_err(|e| Failure::Runtime(e.to_string()))?;
@@ -130,7 +133,7 @@ pub fn measure(
     }
     // Files first, the terminal (last in the list) after: a closed or full standard output
     // must not cost the result.
-    let doc = annotated(&mut sinks, document(&runs, &error));
+    let doc = annotated(&mut sinks, document(std::mem::take(&mut runs), &error));
     on_doc(&doc);
     let mut notes: Vec<String> = doc
         .load

@@ -68,7 +68,7 @@ pub fn value(metric: &str, data: &StepData) -> Option<f64> {
 }
 
 fn run_value(metric: &str, doc: &RunDocument) -> Option<f64> {
-    let s = &doc.summary;
+    let s = &doc.first().summary;
     let l = s.latency_ns.as_ref();
     let p = s.period_ns.as_ref();
     let nominal = doc.config.period_ns as f64;

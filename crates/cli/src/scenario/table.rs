@@ -144,14 +144,14 @@ pub fn render(s: &Scenario, results: &[(String, Option<StepData>)]) -> Rendered 
             }
             if let Some(StepData::Run(doc)) = s.table.step.as_deref().and_then(data) {
                 let period = doc.config.period_ns as f64;
-                for w in &doc.summary.windows {
+                for w in &doc.first().summary.windows {
                     if let Some(v) = window_line(w, period) {
                         let mut r = vec![format!("this machine {}", w.index + 1)];
                         r.extend(fmt(&v));
                         rows.push(r);
                     }
                 }
-                if let Some(p) = &doc.summary.period_ns {
+                if let Some(p) = &doc.first().summary.period_ns {
                     let v = [
                         p.samples as f64,
                         p.mean / 1e3,

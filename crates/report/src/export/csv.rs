@@ -99,10 +99,10 @@ impl Exporter for CsvExport {
         let mut totals = Vec::new();
         let mut windows = Vec::new();
         for (i, run) in runs.iter().enumerate() {
-            for (name, t) in series(run.threads, run.summary) {
+            for (name, t) in series(&run.threads, &run.summary) {
                 let base = || Record {
                     run: i,
-                    method: run.method,
+                    method: &run.method,
                     round: run.round,
                     thread: name.trim_start_matches('T').to_string(),
                     ..Record::default()

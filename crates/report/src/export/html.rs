@@ -106,15 +106,15 @@ fn measured(doc: &RunDocument) -> Vec<(&'static str, String)> {
         (None, None) => "until interrupted".into(),
     };
     let mut rows = vec![
-        ("started", doc.started_at.clone()),
-        ("ended", doc.ended_at.clone()),
+        ("started", doc.started_at().to_string()),
+        ("ended", doc.ended_at().to_string()),
         (
             if runs.len() > 1 { "methods" } else { "method" },
             methods.join(", "),
         ),
         (
             "clock",
-            format!("CLOCK_{}", doc.applied.clock.name().to_uppercase()),
+            format!("CLOCK_{}", doc.first().applied.clock.name().to_uppercase()),
         ),
         ("interval", interval(cfg.period_ns)),
         ("length", stop),
@@ -122,7 +122,7 @@ fn measured(doc: &RunDocument) -> Vec<(&'static str, String)> {
         ("after an overrun", cfg.overrun.name().to_string()),
         ("statistics window", ns_i(cfg.window_ns)),
     ];
-    if doc.interrupted {
+    if doc.interrupted() {
         rows.push(("interrupted", "yes: the statistics cover what ran".into()));
     }
     if let Some(e) = &doc.error {
@@ -176,7 +176,7 @@ fn system(doc: &RunDocument) -> Vec<(&'static str, String)> {
 }
 
 fn applied(doc: &RunDocument) -> Vec<(&'static str, String)> {
-    let a = &doc.applied;
+    let a = &doc.first().applied;
     let onoff = |b: bool| if b { "on" } else { "off" }.to_string();
     let threads: Vec<String> = a
         .threads
@@ -330,7 +330,8 @@ impl Exporter for HtmlReport {
         let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
         let title = format!(
             "tickscope report — {}, {}",
-            doc.system.hostname, doc.started_at
+            doc.system.hostname,
+            doc.started_at()
         );
         let mut out = String::new();
         let _ = write!(
@@ -363,8 +364,8 @@ impl Exporter for HtmlReport {
             out += &figures_side_by_side(doc, &self.source, rounds)?;
         }
         out += "<h2>Summary</h2>\n";
-        for run in &runs {
-            let table = summary_table(run.threads, run.summary);
+        for run in runs {
+            let table = summary_table(&run.threads, &run.summary);
             if runs.len() > 1 {
                 let _ = writeln!(
                     out,
@@ -377,7 +378,7 @@ impl Exporter for HtmlReport {
         }
         if runs.len() == 1 {
             out += "<h2>Second by second</h2>\n";
-            out += &windows_table(&doc.summary.windows);
+            out += &windows_table(&doc.first().summary.windows);
         }
         if let Some(findings) = doc.doctor.as_ref().filter(|f| !f.is_empty()) {
             out += "<h2>What on this machine bears on the run (tickscope doctor)</h2>\n";

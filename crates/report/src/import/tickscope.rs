@@ -2,7 +2,7 @@
 //! measurement per run (per method and round when the file holds several), threads merged.
 
 use super::{Importer, LatencyFigures, Measurement, Setting, SourceFormat};
-use crate::document::{RunDocument, RunView};
+use crate::document::{MethodRun, RunDocument};
 use crate::units::{interval, ns_i};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -65,9 +65,9 @@ pub fn policy_and_priority(p: &Policy) -> (String, String) {
     (p.name().to_string(), priority)
 }
 
-fn measurement(doc: &RunDocument, run: &RunView<'_>, label: String) -> Measurement {
-    let applied = run.applied;
-    let summary = run.summary;
+fn measurement(doc: &RunDocument, run: &MethodRun, label: String) -> Measurement {
+    let applied = &run.applied;
+    let summary = &run.summary;
     let mut settings = BTreeMap::new();
     settings.insert(
         Setting::Tool,

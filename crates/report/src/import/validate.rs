@@ -22,11 +22,11 @@ pub fn check(doc: &RunDocument) -> Result<(), String> {
         return Err(format!("the interval is {} ns", doc.config.period_ns));
     }
     for run in doc.each_run() {
-        let name = run.method;
+        let name = &run.method;
         for (i, t) in run.threads.iter().enumerate() {
             thread(t).map_err(|e| format!("run {name}, thread {i}: {e}"))?;
         }
-        thread(run.summary).map_err(|e| format!("run {name}, summary: {e}"))?;
+        thread(&run.summary).map_err(|e| format!("run {name}, summary: {e}"))?;
     }
     Ok(())
 }

@@ -85,7 +85,7 @@ pub fn stamp(doc: &RunDocument) -> String {
         s.kernel_release,
         s.cpu_count,
         s.cpu_model.as_deref().unwrap_or("unknown CPU"),
-        doc.started_at.get(..19).unwrap_or(&doc.started_at),
+        doc.started_at().get(..19).unwrap_or(doc.started_at()),
         doc.tool.name,
         doc.tool.version
     )
@@ -263,7 +263,7 @@ pub fn plots_with(doc: &RunDocument, opts: &PlotOptions) -> Vec<NamedPlot> {
         } else {
             String::new()
         };
-        let all = ("all threads".to_string(), run.summary);
+        let all = ("all threads".to_string(), &run.summary);
         let (histogram_series, shown) = if run.threads.len() > THREADS_SHOWN {
             (vec![all.clone()], vec![all])
         } else {
@@ -282,7 +282,7 @@ pub fn plots_with(doc: &RunDocument, opts: &PlotOptions) -> Vec<NamedPlot> {
         if let Some(c) = histogram::HistogramChart::new(
             format!("Latency histogram — {name}"),
             &histogram_series,
-            run.summary,
+            &run.summary,
             opts.range_ns,
         ) {
             out.push(NamedPlot {
@@ -303,7 +303,7 @@ pub fn plots_with(doc: &RunDocument, opts: &PlotOptions) -> Vec<NamedPlot> {
             });
         }
         let period_series = if run.threads.len() > THREADS_SHOWN {
-            vec![("all threads".to_string(), run.summary)]
+            vec![("all threads".to_string(), &run.summary)]
         } else {
             histogram_series.clone()
         };
@@ -318,7 +318,7 @@ pub fn plots_with(doc: &RunDocument, opts: &PlotOptions) -> Vec<NamedPlot> {
             });
         }
         if let Some(c) =
-            timeline::TimelineChart::new(format!("Latency per second — {name}"), run.summary)
+            timeline::TimelineChart::new(format!("Latency per second — {name}"), &run.summary)
         {
             out.push(NamedPlot {
                 stem: format!("{prefix}timeline"),
@@ -330,7 +330,7 @@ pub fn plots_with(doc: &RunDocument, opts: &PlotOptions) -> Vec<NamedPlot> {
     }
     if several {
         let merged: Vec<(String, &ThreadStats)> =
-            runs.iter().map(|r| (r.name(rounds), r.summary)).collect();
+            runs.iter().map(|r| (r.name(rounds), &r.summary)).collect();
         if let Some(c) = percentiles::PercentileChart::new(
             "Methods side by side: latency by percentile".into(),
             &merged,
@@ -345,7 +345,7 @@ pub fn plots_with(doc: &RunDocument, opts: &PlotOptions) -> Vec<NamedPlot> {
         if let Some(c) = histogram::HistogramChart::new(
             "Methods side by side: latency histogram".into(),
             &merged,
-            runs[0].summary,
+            &runs[0].summary,
             opts.range_ns,
         )
         .map(histogram::HistogramChart::without_marks)

@@ -678,10 +678,7 @@ impl RunSink for ExplainSink {
         // The last wake-ups' events are in the buffer by now.
         std::thread::sleep(Duration::from_millis(20));
         self.pump(true);
-        let summary = match doc.runs.last() {
-            Some(r) => &r.summary,
-            None => &doc.summary,
-        };
+        let summary = &doc.runs.last().unwrap_or(doc.first()).summary;
         if let Some(l) = &summary.latency_ns {
             self.rounds.push((self.traced_now, l.p50, l.p99, l.max));
         }
@@ -695,7 +692,7 @@ impl RunSink for ExplainSink {
             let _ = c.join();
         }
         if let Some(section) = &doc.explain {
-            let dropped: u64 = doc.threads.iter().map(|t| t.samples_dropped).sum();
+            let dropped: u64 = doc.first().threads.iter().map(|t| t.samples_dropped).sum();
             let mut lines = crate::explain_text::report(section, 3);
             if dropped > 0 {
                 lines.push(format!(

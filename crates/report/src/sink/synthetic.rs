@@ -176,31 +176,30 @@ impl Run {
         for t in &self.totals {
             all.merge(t);
         }
-        crate::RunDocument {
-            schema: crate::RUN_SCHEMA.into(),
-            tool: crate::ToolInfo {
-                name: "tickscope".into(),
-                version: "0.1.0".into(),
-            },
+        let run = crate::MethodRun {
+            method: self.applied.method.name().to_string(),
+            round: 1,
+            order: 0,
             started_at: "2026-11-21T12:00:00.000000000Z".into(),
             ended_at: "2026-11-21T12:00:05.000000000Z".into(),
             interrupted: false,
-            error: None,
-            system: self.system.clone(),
-            config: self.config.clone(),
             applied: self.applied.clone(),
             threads: (0..self.totals.len())
                 .map(|t| stats(&self.totals[t], Some(t)))
                 .collect(),
             summary: stats(&all, None),
-            runs: Vec::new(),
-            load: None,
-            command_line: Vec::new(),
-            explain: None,
-            window_context: None,
-            hlog: None,
-            doctor: None,
-            redacted: false,
-        }
+        };
+        let mut doc = crate::RunDocument::of_runs(
+            self.system.clone(),
+            self.config.clone(),
+            vec![run],
+            false,
+            None,
+        );
+        doc.tool = crate::ToolInfo {
+            name: "tickscope".into(),
+            version: "0.1.0".into(),
+        };
+        doc
     }
 }

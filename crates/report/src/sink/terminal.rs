@@ -165,7 +165,7 @@ impl RunSink for TerminalSink {
         if let Some(bar) = self.progress.take() {
             bar.finish_and_clear();
         }
-        let comparison = !doc.runs.is_empty();
+        let comparison = doc.comparison;
         if self.stop.load(Ordering::Relaxed) && !self.printer.closed() {
             eprintln!(
                 "tickscope: interrupted; the {} covers what ran",
@@ -175,15 +175,16 @@ impl RunSink for TerminalSink {
         let body = if comparison {
             methods_table(&doc.runs)
         } else {
+            let run = doc.first();
             let warning =
-                terminal::keep_up_warning(&doc.summary, doc.config.period_ns, &doc.applied);
+                terminal::keep_up_warning(&run.summary, doc.config.period_ns, &run.applied);
             if let Some(w) = warning {
                 eprintln!("tickscope: {w}");
             }
             format!(
                 "{}\n{}",
-                terminal::summary(&doc.threads, &doc.summary),
-                terminal::settings_line(&doc.applied)
+                terminal::summary(&run.threads, &run.summary),
+                terminal::settings_line(&run.applied)
             )
         };
         self.printer.line(&format!("\n{body}"));

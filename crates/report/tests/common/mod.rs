@@ -145,45 +145,40 @@ pub fn document(threads: usize, seconds: u64) -> RunDocument {
     config.duration_ns = Some(seconds as Nanos * 1_000_000_000);
     config.cpus = (0..threads).map(Some).collect();
     config.overrun = OverrunPolicy::Skip;
-    RunDocument {
-        schema: RUN_SCHEMA.into(),
-        tool: ToolInfo {
-            name: "tickscope".into(),
-            version: "0.1.0".into(),
-        },
+    let system = SystemInfo {
+        hostname: "testbox".into(),
+        kernel_release: "6.18.0-test".into(),
+        kernel_version: "#1 SMP PREEMPT_DYNAMIC".into(),
+        machine: "x86_64".into(),
+        cpu_model: Some("Test CPU <2 GHz> & co".into()),
+        cpu_count: 2,
+        clocksource: Some("tsc".into()),
+        preemption_model: Some("none (PREEMPT_DYNAMIC, kernel log)".into()),
+        virtualization: Some("KVM".into()),
+        default_timer_slack_ns: 50_000,
+        cpuidle_driver: Some("haltpoll".into()),
+        rt_runtime_us: Some(950_000),
+        rt_period_us: Some(1_000_000),
+        cmdline: Some("console=ttyS0 quiet".into()),
+    };
+    let run = MethodRun {
+        method: MethodKind::NanosleepAbs.name().into(),
+        round: 1,
+        order: 0,
         started_at: "2026-11-21T12:00:00.000000000Z".into(),
         ended_at: "2026-11-21T12:00:05.000000000Z".into(),
         interrupted: false,
-        error: None,
-        system: SystemInfo {
-            hostname: "testbox".into(),
-            kernel_release: "6.18.0-test".into(),
-            kernel_version: "#1 SMP PREEMPT_DYNAMIC".into(),
-            machine: "x86_64".into(),
-            cpu_model: Some("Test CPU <2 GHz> & co".into()),
-            cpu_count: 2,
-            clocksource: Some("tsc".into()),
-            preemption_model: Some("none (PREEMPT_DYNAMIC, kernel log)".into()),
-            virtualization: Some("KVM".into()),
-            default_timer_slack_ns: 50_000,
-            cpuidle_driver: Some("haltpoll".into()),
-            rt_runtime_us: Some(950_000),
-            rt_period_us: Some(1_000_000),
-            cmdline: Some("console=ttyS0 quiet".into()),
-        },
-        config,
         applied: applied(threads, MethodKind::NanosleepAbs),
         threads: (0..threads).map(|t| thread(t, seconds, 0)).collect(),
         summary: summary(threads, seconds, 0),
-        runs: Vec::new(),
-        load: None,
-        command_line: Vec::new(),
-        explain: None,
-        window_context: None,
-        hlog: None,
-        doctor: None,
-        redacted: false,
-    }
+    };
+    let mut doc = RunDocument::of_runs(system, config, vec![run], false, None);
+    doc.tool = ToolInfo {
+        name: "tickscope".into(),
+        version: "0.1.0".into(),
+    };
+    assert_eq!(doc.schema, RUN_SCHEMA);
+    doc
 }
 
 /// A document holding two runs (two methods), the second 20 µs later throughout.
@@ -193,8 +188,8 @@ pub fn two_method_document(threads: usize, seconds: u64) -> RunDocument {
         method: method.name().into(),
         round: 1,
         order,
-        started_at: doc.started_at.clone(),
-        ended_at: doc.ended_at.clone(),
+        started_at: doc.started_at().to_string(),
+        ended_at: doc.ended_at().to_string(),
         interrupted: false,
         applied: applied(threads, method),
         threads: (0..threads).map(|t| thread(t, seconds, shift)).collect(),
@@ -204,5 +199,6 @@ pub fn two_method_document(threads: usize, seconds: u64) -> RunDocument {
         run(0, MethodKind::NanosleepAbs, 0),
         run(1, MethodKind::NanosleepRel, 20_000),
     ];
+    doc.comparison = true;
     doc
 }
