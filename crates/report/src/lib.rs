@@ -39,6 +39,7 @@ pub mod plot;
 pub mod procstat;
 pub mod quote;
 pub mod sink;
+pub mod statistics;
 pub mod terminal;
 pub mod units;
 

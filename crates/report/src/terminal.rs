@@ -5,6 +5,7 @@
 //! more than [`crate::live::PER_THREAD_LINES_UP_TO`] threads, one row per thread.
 
 use crate::live::PER_THREAD_LINES_UP_TO;
+use crate::statistics::{Figure, Statistic};
 use crate::units::{interval, ns, ns_i, signed_percent};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use tickscope_engine::result::ThreadStats;
@@ -181,7 +182,7 @@ pub fn summary_columns<'a>(
 }
 
 /// A row of the summary: its label and how a column's cell is written.
-pub type SummaryRow = (&'static str, fn(&ThreadStats) -> String);
+pub type SummaryRow = (&'static str, Box<dyn Fn(&ThreadStats) -> String>);
 
 /// The final summary: one column per thread and, with several threads, the merged one; with
 /// more than [`PER_THREAD_LINES_UP_TO`] threads, one row per thread ([`summary_by_thread`]),
@@ -214,89 +215,97 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
     table.to_string()
 }
 
+/// How the terminal writes a statistic: its label and value from [`crate::statistics`], or
+/// its own label and text where it says more (dt in µs with three decimals, dt's spread as a
+/// share of the period).
+enum Shown {
+    Value(Statistic),
+    Own(&'static str, CellOf),
+}
+
+/// How one column's cell of a row is written.
+type CellOf = fn(&ThreadStats) -> String;
+
+/// The summary's rows, in order: counts, latency, period dt, CPU.
+const SUMMARY: [Shown; 18] = [
+    Shown::Value(Statistic::Samples),
+    Shown::Value(Statistic::Overruns),
+    Shown::Value(Statistic::LatencyMin),
+    Shown::Value(Statistic::LatencyMean),
+    Shown::Value(Statistic::LatencySd),
+    Shown::Value(Statistic::LatencyP50),
+    Shown::Value(Statistic::LatencyP90),
+    Shown::Value(Statistic::LatencyP99),
+    Shown::Value(Statistic::LatencyP99_9),
+    Shown::Value(Statistic::LatencyP99_99),
+    Shown::Value(Statistic::LatencyMax),
+    Shown::Value(Statistic::Early),
+    Shown::Own("dt mean", |t| {
+        // Three decimals of µs, so that a drift of a few ns per period stays visible.
+        t.period_ns
+            .as_ref()
+            .map_or("-".into(), |p| format!("{:.3} µs", p.mean / 1e3))
+    }),
+    Shown::Own("dt SD (about mean)", |t| {
+        t.period_ns.as_ref().map_or("-".into(), |p| {
+            format!(
+                "{} ({:.3} %)",
+                ns(p.stddev),
+                100.0 * p.stddev / p.nominal as f64
+            )
+        })
+    }),
+    Shown::Own("dt min", |t| {
+        t.period_ns.as_ref().map_or("-".into(), |p| {
+            format!(
+                "{} ({})",
+                ns_i(p.min),
+                signed_percent(deviation_percent(p.min, p.nominal), 2)
+            )
+        })
+    }),
+    Shown::Own("dt max", |t| {
+        t.period_ns.as_ref().map_or("-".into(), |p| {
+            format!(
+                "{} ({})",
+                ns_i(p.max),
+                signed_percent(deviation_percent(p.max, p.nominal), 2)
+            )
+        })
+    }),
+    Shown::Value(Statistic::DtAbsDeviationP99),
+    Shown::Value(Statistic::CpuPercent),
+];
+
+/// A statistic's value for people: times with units, counts as numbers, percentages with
+/// two decimals, `-` when missing.
+pub fn human(f: Figure) -> String {
+    match f {
+        Figure::Nanos(v) => ns_i(v),
+        Figure::NanosF(v) => ns(v),
+        Figure::Count(n) => n.to_string(),
+        Figure::Percent(p) => format!("{p:.2} %"),
+        Figure::Missing => "-".into(),
+    }
+}
+
 /// The rows of the summary, in order: counts, latency, period dt, CPU; times with units.
 pub fn summary_rows() -> Vec<SummaryRow> {
-    vec![
-        ("samples", |t| t.samples.to_string()),
-        ("overruns", |t| t.overruns.to_string()),
-        ("latency min", |t| {
-            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.min))
-        }),
-        ("latency mean", |t| {
-            t.latency_ns.as_ref().map_or("-".into(), |l| ns(l.mean))
-        }),
-        ("latency SD", |t| {
-            t.latency_ns.as_ref().map_or("-".into(), |l| ns(l.stddev))
-        }),
-        ("latency p50", |t| {
-            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.p50))
-        }),
-        ("latency p90", |t| {
-            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.p90))
-        }),
-        ("latency p99", |t| {
-            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.p99))
-        }),
-        ("latency p99.9", |t| {
-            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.p99_9))
-        }),
-        ("latency p99.99", |t| {
-            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.p99_99))
-        }),
-        ("latency max", |t| {
-            t.latency_ns.as_ref().map_or("-".into(), |l| ns_i(l.max))
-        }),
-        ("early wake-ups", |t| {
-            t.latency_ns
-                .as_ref()
-                .map_or("-".into(), |l| l.early.to_string())
-        }),
-        ("dt mean", |t| {
-            // Three decimals of µs, so that a drift of a few ns per period stays visible.
-            t.period_ns
-                .as_ref()
-                .map_or("-".into(), |p| format!("{:.3} µs", p.mean / 1e3))
-        }),
-        ("dt SD (about mean)", |t| {
-            t.period_ns.as_ref().map_or("-".into(), |p| {
-                format!(
-                    "{} ({:.3} %)",
-                    ns(p.stddev),
-                    100.0 * p.stddev / p.nominal as f64
-                )
-            })
-        }),
-        ("dt min", |t| {
-            t.period_ns.as_ref().map_or("-".into(), |p| {
-                format!(
-                    "{} ({})",
-                    ns_i(p.min),
-                    signed_percent(deviation_percent(p.min, p.nominal), 2)
-                )
-            })
-        }),
-        ("dt max", |t| {
-            t.period_ns.as_ref().map_or("-".into(), |p| {
-                format!(
-                    "{} ({})",
-                    ns_i(p.max),
-                    signed_percent(deviation_percent(p.max, p.nominal), 2)
-                )
-            })
-        }),
-        ("|dt − period| p99", |t| {
-            t.period_ns
-                .as_ref()
-                .map_or("-".into(), |p| ns_i(p.abs_deviation_p99))
-        }),
-        ("CPU (% of one core)", |t| format!("{:.2} %", t.cpu_percent)),
-    ]
+    SUMMARY
+        .iter()
+        .map(|row| -> SummaryRow {
+            match *row {
+                Shown::Value(stat) => (stat.label(), Box::new(move |t| human(stat.of_thread(t)))),
+                Shown::Own(label, f) => (label, Box::new(f)),
+            }
+        })
+        .collect()
 }
 
 /// The rows only some methods have (the hybrid's margin, the busy wait's naps), with their
 /// cells for `cols`; a row is left out when no column has a value.
 pub fn method_rows(cols: &[(String, &ThreadStats)]) -> Vec<(&'static str, Vec<String>)> {
-    let rows: Vec<SummaryRow> = vec![
+    let rows: [(&str, CellOf); 2] = [
         ("margin (hybrid)", |t| {
             method_report(t)
                 .and_then(|r| r.margin.as_ref())

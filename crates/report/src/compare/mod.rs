@@ -10,6 +10,7 @@ pub mod json;
 pub mod table;
 
 use crate::import::{LatencyFigures, Measurement, Setting};
+use crate::statistics::Statistic;
 use crate::units::{ns, ns_i};
 use tickscope_engine::time::Nanos;
 
@@ -128,51 +129,15 @@ impl Comparison {
         Ok(Comparison { columns })
     }
 
-    /// The measured figures, one row each: samples, latency min/avg/p50/p99/p99.9/max,
-    /// dt SD, overruns, CPU.
+    /// The measured figures, one row each ([`FIGURES`]): samples, latency
+    /// min/avg/p50/p99/p99.9/max, dt SD, overruns, CPU.
     pub fn figure_rows(&self) -> Vec<Row> {
-        type Get = fn(&Measurement) -> Cell;
-        let rows: [(&str, &str, Get); 10] = [
-            ("samples", "samples", |m| Cell::Count(m.samples)),
-            ("latency min", "latency_min_ns", |m| {
-                m.latency_ns
-                    .as_ref()
-                    .map_or(Cell::Missing, |l| Cell::Nanos(l.min))
-            }),
-            ("latency avg", "latency_mean_ns", |m| {
-                m.latency_ns
-                    .as_ref()
-                    .map_or(Cell::Missing, |l| Cell::NanosF(l.mean))
-            }),
-            ("latency p50", "latency_p50_ns", |m| {
-                percentile(m, "p50", |l| l.p50)
-            }),
-            ("latency p99", "latency_p99_ns", |m| {
-                percentile(m, "p99", |l| l.p99)
-            }),
-            ("latency p99.9", "latency_p99_9_ns", |m| {
-                percentile(m, "p99_9", |l| l.p99_9)
-            }),
-            ("latency max", "latency_max_ns", |m| {
-                m.latency_ns
-                    .as_ref()
-                    .map_or(Cell::Missing, |l| Cell::Nanos(l.max))
-            }),
-            ("dt SD", "dt_sd_ns", |m| {
-                m.dt_sd_ns.map_or(Cell::Missing, Cell::NanosF)
-            }),
-            ("overruns", "overruns", |m| {
-                m.overruns.map_or(Cell::Missing, Cell::Count)
-            }),
-            ("CPU (% of one core)", "cpu_percent", |m| {
-                m.cpu_percent.map_or(Cell::Missing, Cell::Percent)
-            }),
-        ];
-        rows.iter()
-            .map(|(name, key, get)| Row {
-                name: name.to_string(),
-                key: key.to_string(),
-                cells: self.columns.iter().map(get).collect(),
+        FIGURES
+            .iter()
+            .map(|&(label, stat)| Row {
+                name: label.unwrap_or(stat.label()).to_string(),
+                key: stat.key().to_string(),
+                cells: self.columns.iter().map(|m| figure(m, stat)).collect(),
             })
             .collect()
     }
@@ -242,6 +207,42 @@ impl Comparison {
 
 /// A percentile's cell: its value, or a lower bound when the file's histogram ended
 /// before it.
+/// The figure rows of a comparison, in order: a statistic, with the label the comparison
+/// gives it where that differs from [`Statistic::label`] (the source documents' tables say
+/// "avg"). Keys and labels come from [`crate::statistics`].
+pub const FIGURES: [(Option<&str>, Statistic); 10] = [
+    (None, Statistic::Samples),
+    (None, Statistic::LatencyMin),
+    (Some("latency avg"), Statistic::LatencyMean),
+    (None, Statistic::LatencyP50),
+    (None, Statistic::LatencyP99),
+    (None, Statistic::LatencyP99_9),
+    (None, Statistic::LatencyMax),
+    (None, Statistic::DtSd),
+    (None, Statistic::Overruns),
+    (None, Statistic::CpuPercent),
+];
+
+/// The cell of statistic `stat` in column `m`: what the file recorded, [`Cell::Missing`]
+/// where its format does not record it, [`Cell::AtLeast`] for a percentile beyond the source
+/// histogram's range.
+pub fn figure(m: &Measurement, stat: Statistic) -> Cell {
+    let lat = |f: fn(&LatencyFigures) -> Cell| m.latency_ns.as_ref().map_or(Cell::Missing, f);
+    match stat {
+        Statistic::Samples => Cell::Count(m.samples),
+        Statistic::LatencyMin => lat(|l| Cell::Nanos(l.min)),
+        Statistic::LatencyMean => lat(|l| Cell::NanosF(l.mean)),
+        Statistic::LatencyP50 => percentile(m, "p50", |l| l.p50),
+        Statistic::LatencyP99 => percentile(m, "p99", |l| l.p99),
+        Statistic::LatencyP99_9 => percentile(m, "p99_9", |l| l.p99_9),
+        Statistic::LatencyMax => lat(|l| Cell::Nanos(l.max)),
+        Statistic::DtSd => m.dt_sd_ns.map_or(Cell::Missing, Cell::NanosF),
+        Statistic::Overruns => m.overruns.map_or(Cell::Missing, Cell::Count),
+        Statistic::CpuPercent => m.cpu_percent.map_or(Cell::Missing, Cell::Percent),
+        _ => Cell::Missing,
+    }
+}
+
 fn percentile(m: &Measurement, key: &str, get: fn(&LatencyFigures) -> Option<Nanos>) -> Cell {
     let Some(l) = &m.latency_ns else {
         return Cell::Missing;

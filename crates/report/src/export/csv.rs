@@ -12,15 +12,45 @@
 
 use super::{series, ExportError, Exporter};
 use crate::document::RunDocument;
+use crate::statistics::{Figure, Statistic};
 use serde::Serialize;
-use tickscope_engine::result::{ThreadStats, WindowStats};
-use tickscope_engine::time::Nanos;
 
 /// Summary and windows as CSV.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CsvExport;
 
-#[derive(Serialize, Default)]
+/// The statistics columns, in order, after the columns that say which series and scope a
+/// row is (keys and values from [`crate::statistics`]).
+pub const COLUMNS: [Statistic; 14] = [
+    Statistic::Samples,
+    Statistic::Overruns,
+    Statistic::LatencyMin,
+    Statistic::LatencyMean,
+    Statistic::LatencyP50,
+    Statistic::LatencyP99,
+    Statistic::LatencyP99_9,
+    Statistic::LatencyMax,
+    Statistic::DtMean,
+    Statistic::DtSd,
+    Statistic::DtRmsJitter,
+    Statistic::DtMin,
+    Statistic::DtMax,
+    Statistic::CpuPercent,
+];
+
+/// The columns before the statistics.
+const SERIES_COLUMNS: [&str; 7] = [
+    "run",
+    "method",
+    "round",
+    "thread",
+    "scope",
+    "window",
+    "window_start_ns",
+];
+
+/// One CSV row: which series and scope, then [`COLUMNS`].
+#[derive(Serialize)]
 struct Record<'a> {
     run: usize,
     method: &'a str,
@@ -28,65 +58,8 @@ struct Record<'a> {
     thread: String,
     scope: &'static str,
     window: Option<u64>,
-    window_start_ns: Option<Nanos>,
-    samples: u64,
-    overruns: u64,
-    latency_min_ns: Option<Nanos>,
-    latency_mean_ns: Option<f64>,
-    latency_p50_ns: Option<Nanos>,
-    latency_p99_ns: Option<Nanos>,
-    latency_p99_9_ns: Option<Nanos>,
-    latency_max_ns: Option<Nanos>,
-    dt_mean_ns: Option<f64>,
-    dt_sd_ns: Option<f64>,
-    dt_rms_jitter_ns: Option<f64>,
-    dt_min_ns: Option<Nanos>,
-    dt_max_ns: Option<Nanos>,
-    cpu_percent: Option<f64>,
-}
-
-fn total<'a>(base: Record<'a>, t: &ThreadStats) -> Record<'a> {
-    let l = t.latency_ns.as_ref();
-    let p = t.period_ns.as_ref();
-    Record {
-        scope: "total",
-        samples: t.samples,
-        overruns: t.overruns,
-        latency_min_ns: l.map(|l| l.min),
-        latency_mean_ns: l.map(|l| l.mean),
-        latency_p50_ns: l.map(|l| l.p50),
-        latency_p99_ns: l.map(|l| l.p99),
-        latency_p99_9_ns: l.map(|l| l.p99_9),
-        latency_max_ns: l.map(|l| l.max),
-        dt_mean_ns: p.map(|p| p.mean),
-        dt_sd_ns: p.map(|p| p.stddev),
-        dt_rms_jitter_ns: p.map(|p| p.rms_jitter),
-        dt_min_ns: p.map(|p| p.min),
-        dt_max_ns: p.map(|p| p.max),
-        cpu_percent: Some(t.cpu_percent),
-        ..base
-    }
-}
-
-fn window<'a>(base: Record<'a>, w: &WindowStats) -> Record<'a> {
-    Record {
-        scope: "window",
-        window: Some(w.index),
-        window_start_ns: Some(w.start_ns),
-        samples: w.samples,
-        overruns: w.overruns,
-        latency_min_ns: w.latency_min,
-        latency_mean_ns: w.latency_mean,
-        latency_p99_ns: w.latency_p99,
-        latency_max_ns: w.latency_max,
-        dt_mean_ns: w.period_mean,
-        dt_sd_ns: w.period_stddev,
-        dt_rms_jitter_ns: w.period_rms_jitter,
-        dt_min_ns: w.period_min,
-        dt_max_ns: w.period_max,
-        cpu_percent: w.cpu_percent,
-        ..base
-    }
+    window_start_ns: Option<tickscope_engine::time::Nanos>,
+    figures: [Figure; COLUMNS.len()],
 }
 
 impl Exporter for CsvExport {
@@ -95,26 +68,46 @@ impl Exporter for CsvExport {
     }
 
     fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
-        let runs = doc.each_run();
         let mut totals = Vec::new();
         let mut windows = Vec::new();
-        for (i, run) in runs.iter().enumerate() {
+        for (i, run) in doc.each_run().iter().enumerate() {
             for (name, t) in series(&run.threads, &run.summary) {
-                let base = || Record {
+                let thread = name.trim_start_matches('T').to_string();
+                totals.push(Record {
                     run: i,
                     method: &run.method,
                     round: run.round,
-                    thread: name.trim_start_matches('T').to_string(),
-                    ..Record::default()
-                };
-                totals.push(total(base(), t));
-                windows.extend(t.windows.iter().map(|w| window(base(), w)));
+                    thread: thread.clone(),
+                    scope: "total",
+                    window: None,
+                    window_start_ns: None,
+                    figures: COLUMNS.map(|s| s.of_thread(t)),
+                });
+                windows.extend(t.windows.iter().map(|w| Record {
+                    run: i,
+                    method: &run.method,
+                    round: run.round,
+                    thread: thread.clone(),
+                    scope: "window",
+                    window: Some(w.index),
+                    window_start_ns: Some(w.start_ns),
+                    figures: COLUMNS.map(|s| s.of_window(w)),
+                }));
             }
         }
-        let mut w = csv::Writer::from_writer(Vec::new());
+        let fail = |e: csv::Error| ExportError(format!("cannot write CSV: {e}"));
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        w.write_record(
+            SERIES_COLUMNS
+                .iter()
+                .copied()
+                .chain(COLUMNS.map(Statistic::key)),
+        )
+        .map_err(fail)?;
         for r in totals.iter().chain(&windows) {
-            w.serialize(r)
-                .map_err(|e| ExportError(format!("cannot write CSV: {e}")))?;
+            w.serialize(r).map_err(fail)?;
         }
         w.into_inner()
             .map_err(|e| ExportError(format!("cannot write CSV: {e}")))

@@ -290,27 +290,27 @@ fn figures_side_by_side(
 
 /// One row per second of all threads merged: the statistics of that second alone.
 fn windows_table(windows: &[tickscope_engine::result::WindowStats]) -> String {
-    let opt = |v: Option<i64>| v.map_or("-".to_string(), ns_i);
-    let head: Vec<String> = [
-        "samples", "overruns", "lat min", "lat mean", "lat p99", "lat max", "dt SD", "CPU %",
-    ]
-    .iter()
-    .map(|h| h.to_string())
-    .collect();
+    use crate::statistics::{Figure, Statistic as S};
+    const COLUMNS: [(&str, S); 8] = [
+        ("samples", S::Samples),
+        ("overruns", S::Overruns),
+        ("lat min", S::LatencyMin),
+        ("lat mean", S::LatencyMean),
+        ("lat p99", S::LatencyP99),
+        ("lat max", S::LatencyMax),
+        ("dt SD", S::DtSd),
+        ("CPU %", S::CpuPercent),
+    ];
+    let head: Vec<String> = COLUMNS.iter().map(|(h, _)| h.to_string()).collect();
     let rows: Vec<Vec<String>> = windows
         .iter()
         .map(|w| {
-            vec![
-                format!("{} s", w.index + w.span),
-                w.samples.to_string(),
-                w.overruns.to_string(),
-                opt(w.latency_min),
-                w.latency_mean.map_or("-".into(), crate::units::ns),
-                opt(w.latency_p99),
-                opt(w.latency_max),
-                w.period_stddev.map_or("-".into(), crate::units::ns),
-                w.cpu_percent.map_or("-".into(), |c| format!("{c:.1}")),
-            ]
+            std::iter::once(format!("{} s", w.index + w.span))
+                .chain(COLUMNS.iter().map(|(_, s)| match s.of_window(w) {
+                    Figure::Percent(c) => format!("{c:.1}"),
+                    f => crate::terminal::human(f),
+                }))
+                .collect()
         })
         .collect();
     format!(
