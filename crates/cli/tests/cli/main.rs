@@ -14,6 +14,7 @@ mod install;
 mod load;
 mod methods;
 mod mock;
+mod monitor;
 mod outputs;
 mod report;
 mod run;

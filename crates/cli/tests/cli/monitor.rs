@@ -2,7 +2,7 @@
 //! textfile never half-written, the hlog commands, and a real Prometheus scraping it (skipped
 //! with a reason when the `prometheus` binary is missing).
 
-use assert_cmd::cargo::CommandCargoExt;
+use crate::common::bin;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -16,10 +16,6 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
 }
 
 /// A free loopback port (bound then released).
@@ -65,14 +61,17 @@ fn which(name: &str) -> Option<std::path::PathBuf> {
 
 #[test]
 fn default_listen_address_is_loopback() {
-    let help = tickscope().args(["monitor", "--help"]).output().unwrap();
+    let help = Command::new(bin())
+        .args(["monitor", "--help"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&help.stdout);
     assert!(text.contains("[default: 127.0.0.1:9802]"), "{text}");
 }
 
 #[test]
 fn housekeeping_overlap_is_refused_with_exit_2() {
-    let out = tickscope()
+    let out = Command::new(bin())
         .args(["monitor", "-a", "0", "--housekeeping-cpus", "0", "-D", "1s"])
         .output()
         .unwrap();
@@ -84,7 +83,7 @@ fn housekeeping_overlap_is_refused_with_exit_2() {
 
 #[test]
 fn bad_listen_address_is_exit_2() {
-    let out = tickscope()
+    let out = Command::new(bin())
         .args(["monitor", "--listen", "nowhere", "-D", "1s"])
         .output()
         .unwrap();
@@ -96,7 +95,7 @@ fn serves_metrics_and_rewrites_the_textfile_whole() {
     let dir = tempfile::tempdir().unwrap();
     let prom = dir.path().join("tickscope.prom");
     let port = free_port();
-    let child = tickscope()
+    let child = Command::new(bin())
         .args(["monitor", "-q", "-i", "1ms", "-D", "6s", "--no-pm-qos"])
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .arg("--textfile")
@@ -134,7 +133,7 @@ fn serves_metrics_and_rewrites_the_textfile_whole() {
 fn hlog_from_run_feeds_stat_merge_and_compare() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("a.hlog");
-    let st = tickscope()
+    let st = Command::new(bin())
         .args(["run", "-q", "-D", "3s", "--no-pm-qos", "--hlog"])
         .arg(&log)
         .output()
@@ -144,7 +143,7 @@ fn hlog_from_run_feeds_stat_merge_and_compare() {
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
-    let stat = tickscope()
+    let stat = Command::new(bin())
         .args(["hlog", "stat"])
         .arg(&log)
         .output()
@@ -153,7 +152,7 @@ fn hlog_from_run_feeds_stat_merge_and_compare() {
     assert!(stat.status.success(), "{text}");
     assert!(text.lines().any(|l| l.starts_with("all ")), "{text}");
     let merged = dir.path().join("m.hlog");
-    let m = tickscope()
+    let m = Command::new(bin())
         .args(["hlog", "merge"])
         .arg(&log)
         .arg(&log)
@@ -163,7 +162,7 @@ fn hlog_from_run_feeds_stat_merge_and_compare() {
         .unwrap();
     assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
     let count = |p: &std::path::Path| -> u64 {
-        let out = tickscope()
+        let out = Command::new(bin())
             .args(["hlog", "stat", "--tag", "all"])
             .arg(p)
             .output()
@@ -177,7 +176,7 @@ fn hlog_from_run_feeds_stat_merge_and_compare() {
         row.split_whitespace().nth(2).unwrap().parse().unwrap()
     };
     assert_eq!(count(&merged), 2 * count(&log));
-    let c = tickscope()
+    let c = Command::new(bin())
         .arg("compare")
         .arg(&log)
         .arg(env!("CARGO_MANIFEST_DIR").to_string() + "/tests/data/foreign.hlog")
@@ -195,7 +194,7 @@ fn prometheus_histogram_quantile_matches_tickscope_median() {
     let dir = tempfile::tempdir().unwrap();
     let (tport, pport) = (free_port(), free_port());
     let log = dir.path().join("m.hlog");
-    let monitor = tickscope()
+    let monitor = Command::new(bin())
         .args(["monitor", "-q", "-i", "1ms", "--no-pm-qos"])
         .args(["--listen", &format!("127.0.0.1:{tport}"), "--hlog"])
         .arg(&log)
@@ -238,7 +237,7 @@ fn prometheus_histogram_quantile_matches_tickscope_median() {
     // SAFETY: the pid is our own child's.
     unsafe { libc::kill(monitor.0.id() as i32, libc::SIGTERM) };
     assert!(monitor.0.wait().unwrap().success());
-    let out = tickscope()
+    let out = Command::new(bin())
         .args(["hlog", "stat", "--tag", "all"])
         .arg(&log)
         .output()
@@ -271,7 +270,7 @@ fn prometheus_histogram_quantile_matches_tickscope_median() {
 fn compare_reads_a_foreign_log_in_the_unit_given() {
     let foreign = env!("CARGO_MANIFEST_DIR").to_string() + "/tests/data/foreign.hlog";
     let field = |args: &[&str], key: &str| -> String {
-        let out = tickscope()
+        let out = Command::new(bin())
             .args(["compare", "--format", "csv"])
             .args(args)
             .arg(&foreign)
@@ -290,7 +289,7 @@ fn compare_reads_a_foreign_log_in_the_unit_given() {
     assert_eq!(field(&[], "latency_max_ns"), "900");
     assert_eq!(field(&["--hlog-unit", "us"], "latency_max_ns"), "900000");
     assert_eq!(field(&["--hlog-unit", "us"], "samples"), "5005");
-    let bad = tickscope()
+    let bad = Command::new(bin())
         .args(["compare", "--hlog-unit", "s"])
         .arg(&foreign)
         .output()
@@ -365,7 +364,7 @@ fn the_hlog_grows_while_monitor_runs_and_survives_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("live.hlog");
     let port = free_port();
-    let child = tickscope()
+    let child = Command::new(bin())
         .args(["monitor", "-q", "-i", "1ms", "--no-pm-qos"])
         .args(["--listen", &format!("127.0.0.1:{port}"), "--hlog"])
         .arg(&log)
@@ -433,7 +432,7 @@ fn the_hlog_grows_while_monitor_runs_and_survives_sigkill() {
     assert!(t0 == all || t0 == all + 1, "{tags:?}");
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(names.len(), 1, "no temporary file beside the log");
-    let stat = tickscope()
+    let stat = Command::new(bin())
         .args(["hlog", "stat", "--tag", "all"])
         .arg(&log)
         .output()
@@ -451,7 +450,7 @@ fn the_hlog_grows_while_monitor_runs_and_survives_sigkill() {
 fn hlog_unit_leaves_tickscopes_own_logs_exact() {
     let dir = tempfile::tempdir().unwrap();
     let own = dir.path().join("own.hlog");
-    let run = tickscope()
+    let run = Command::new(bin())
         .args([
             "run",
             "--debug-mock",
@@ -470,7 +469,7 @@ fn hlog_unit_leaves_tickscopes_own_logs_exact() {
         String::from_utf8_lossy(&run.stderr)
     );
     let max = |unit: &[&str]| -> String {
-        let out = tickscope()
+        let out = Command::new(bin())
             .args(["compare", "--format", "csv"])
             .args(unit)
             .arg(&own)
