@@ -47,7 +47,7 @@ impl ToolInfo {
 /// (`started_at`, `ended_at`, `interrupted`, `applied`, `threads`, `summary`) and has no
 /// `runs` key; a comparison repeats its first run at the top level and lists every run under
 /// `runs`. In memory both are [`RunDocument::runs`]; serde maps between the two
-/// ([`RunFile`]), so the JSON is unchanged.
+/// (`RunFile` and `RunFileRef`, private to this module), so the JSON is unchanged.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(from = "RunFile")]
 pub struct RunDocument {
@@ -90,7 +90,7 @@ pub struct RunDocument {
 }
 
 /// One finished run: one method in one round — what the engine's
-/// [`RunOutcome`](tickscope_engine::run::RunOutcome) becomes on its way out, and what every
+/// [`RunOutcome`] becomes on its way out, and what every
 /// renderer reads ([`RunDocument::each_run`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MethodRun {

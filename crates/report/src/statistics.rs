@@ -3,7 +3,7 @@
 //! and how it is read from a thread's statistics (or all threads merged) and from a
 //! per-second window. Outputs list which statistics they show, in their order —
 //! `export::csv::COLUMNS`, the figure rows of `tickscope compare`, the terminal summary — and
-//! take keys, labels and values from here. A new statistic is one row in [`TABLE`] (and one
+//! take keys, labels and values from here. A new statistic is one row in `TABLE` (and one
 //! variant of [`Statistic`]), then its key in the lists of the outputs that show it.
 //!
 //! Definitions: latency is woke − expiry and dt is woke − previous woke, both ns
@@ -260,7 +260,7 @@ impl Statistic {
         &TABLE[self as usize]
     }
 
-    /// Every statistic, in the order of [`TABLE`].
+    /// Every statistic, in the order of `TABLE`.
     pub fn all() -> impl Iterator<Item = Statistic> {
         TABLE.iter().map(|r| r.stat)
     }

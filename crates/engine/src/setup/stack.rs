@@ -1,7 +1,7 @@
 //! Pre-faulting the measuring thread's stack, so the loop never touches a fresh stack page.
 
-/// Bytes of stack touched by [`prefault_stack`]: 64 KiB. The measuring loop itself uses a few
-/// KiB (the wait, one record, the grid); the Linux Foundation's real-time how-to pre-faults
+/// Bytes of stack touched by [`prefault_stack`]: 64 KiB. The measuring loop's frames are small
+/// (the wait, one record, the grid, no recursion); the Linux Foundation's real-time how-to pre-faults
 /// 8 KiB ("HOWTO build a simple RT application", `MAX_SAFE_STACK`,
 /// <https://wiki.linuxfoundation.org/realtime/documentation/howto/applications/application_base>).
 /// Every byte of it stays resident for the run (and locked under `mlockall`), so it is not

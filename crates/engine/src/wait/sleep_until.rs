@@ -26,8 +26,9 @@ use std::io;
 ///
 /// # Errors
 /// [`io::ErrorKind::Interrupted`] (`EINTR`) when a signal handler cut the sleep short;
-/// `EINVAL` for a clock the kernel cannot sleep on or a `tv_nsec` outside 0..10⁹;
-/// `ENOTSUP` for a CPU-time clock.
+/// `EINVAL` for a clock the kernel cannot sleep on (such as `CLOCK_THREAD_CPUTIME_ID`) or a
+/// `tv_nsec` outside 0..10⁹; `ENOTSUP` where the kernel does not support sleeping on the
+/// clock (`clock_nanosleep(2)`).
 #[inline(always)]
 pub fn sleep_until(clock: libc::clockid_t, expiry: &libc::timespec) -> io::Result<()> {
     #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
