@@ -11,6 +11,7 @@ mod executive;
 mod explain;
 mod inputs;
 mod install;
+mod layout;
 mod load;
 mod methods;
 mod mock;
