@@ -15,8 +15,11 @@ use crate::wait::WakeMethod;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Number of window records in circulation per measuring thread.
-pub const WINDOW_RECORDS: usize = 4;
+/// Number of window records in circulation per measuring thread: the one the loop records
+/// into, one finished and waiting for the collector (which looks every 20 ms), and a spare
+/// for a collector held up by as much as a whole window. Each is about 147 KiB and resident
+/// for the whole run, so a fourth would cost memory for a case the merging below covers.
+pub const WINDOW_RECORDS: usize = 3;
 
 /// When and how one measuring thread runs.
 #[derive(Debug, Clone)]
