@@ -13,9 +13,9 @@
 //! `rcu_nocbs=`, `irqaffinity=` (Documentation/timers/no_hz.rst,
 //! Documentation/admin-guide/kernel-per-CPU-kthreads.rst).
 
+use super::kernel_config::KernelConfig;
 use super::{cpu_list, Fact, Root};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::io::Read;
 
 /// The preemption model and how it was found (the fact's source is the one used).
@@ -40,7 +40,7 @@ pub struct KernelFacts {
     pub version: Fact<String>,
     /// The build configuration: `CONFIG_X` → `y`, `m`, a number or a string (unquoted);
     /// options "is not set" are absent.
-    pub config: Fact<BTreeMap<String, String>>,
+    pub config: Fact<KernelConfig>,
     /// The preemption model.
     pub preemption: Fact<Preemption>,
     /// The hrtimer resolution of CPU 0's clock bases, ns (1 = high-resolution mode).
@@ -108,10 +108,7 @@ fn unknown_efi() -> Fact<bool> {
 impl KernelFacts {
     /// `CONFIG_<name>`'s value, when the configuration is known and sets it.
     pub fn config_value(&self, name: &str) -> Option<&str> {
-        self.config
-            .value()
-            .and_then(|c| c.get(name))
-            .map(String::as_str)
+        self.config.value().and_then(|c| c.get(name))
     }
 
     /// Whether the configuration is known and sets `CONFIG_<name>=y`.
@@ -180,22 +177,13 @@ pub fn boot_cpus(cmdline: &str, name: &str) -> Vec<usize> {
     cpu_list(&list.join(",")).unwrap_or_default()
 }
 
-/// Parses a kernel `.config`: `CONFIG_X=v` lines; comments (including "is not set") skipped.
-pub fn parse_config(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("CONFIG_"))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.trim_matches('"').to_string()))
-        .collect()
-}
-
-fn config(root: &Root, release: Option<&str>) -> Fact<BTreeMap<String, String>> {
+fn config(root: &Root, release: Option<&str>) -> Fact<KernelConfig> {
     let gz = "/proc/config.gz";
     match std::fs::read(root.path(gz)) {
         Ok(bytes) => {
             let mut text = String::new();
             match flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut text) {
-                Ok(_) => Fact::known(parse_config(&text), gz),
+                Ok(_) => Fact::known(KernelConfig::parse(&text), gz),
                 Err(e) => Fact::unknown(format!("not gzip text: {e}"), gz),
             }
         }
@@ -205,7 +193,7 @@ fn config(root: &Root, release: Option<&str>) -> Fact<BTreeMap<String, String>> 
             };
             let boot = format!("/boot/config-{release}");
             match root.read(&boot) {
-                Ok(text) => Fact::known(parse_config(&text), boot),
+                Ok(text) => Fact::known(KernelConfig::parse(&text), boot),
                 Err(reason) => Fact::unknown(
                     format!("{gz}: {}; {boot}: {reason}", super::why(&gz_err)),
                     format!("{gz}, {boot}"),
@@ -286,7 +274,7 @@ pub fn dynamic_preempt_in_log(log: &str) -> Option<String> {
 fn preemption(
     root: &Root,
     version: &Fact<String>,
-    config: &Fact<BTreeMap<String, String>>,
+    config: &Fact<KernelConfig>,
     cmdline: &str,
 ) -> Fact<Preemption> {
     let banner = version.value().map(String::as_str).unwrap_or("");
@@ -452,9 +440,9 @@ mod tests {
 
     #[test]
     fn config_lines() {
-        let c = parse_config("# CONFIG_X is not set\nCONFIG_HZ=250\nCONFIG_S=\"a b\"\n");
-        assert_eq!(c.get("HZ").map(String::as_str), Some("250"));
-        assert_eq!(c.get("S").map(String::as_str), Some("a b"));
-        assert!(!c.contains_key("X"));
+        let c = KernelConfig::parse("# CONFIG_X is not set\nCONFIG_HZ=250\nCONFIG_S=\"a b\"\n");
+        assert_eq!(c.get("HZ"), Some("250"));
+        assert_eq!(c.get("S"), Some("a b"));
+        assert_eq!(c.get("X"), None);
     }
 }

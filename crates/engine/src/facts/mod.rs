@@ -13,6 +13,7 @@
 
 pub mod irq;
 pub mod kernel;
+pub mod kernel_config;
 pub mod memory;
 pub mod power;
 pub mod privileges;
