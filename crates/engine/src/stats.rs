@@ -4,10 +4,10 @@ use crate::moments::Moments;
 use crate::record::WindowRecord;
 use crate::result::{LatencyStats, PeriodStats, WindowStats};
 use crate::time::Nanos;
-use crate::window_histogram::WindowHistogram;
+use crate::window_histogram::{Count, WindowHistogram};
 
 /// Latency statistics of a record; `None` without samples.
-pub fn latency_stats(m: &Moments, h: &WindowHistogram) -> Option<LatencyStats> {
+pub fn latency_stats<C: Count>(m: &Moments, h: &WindowHistogram<C>) -> Option<LatencyStats> {
     let (min, max) = (m.min()?, m.max()?);
     // Bucket upper bounds can lie beyond the exact extremes; clamp to them.
     let q = |q: f64| h.value_at_quantile(q).map_or(max, |v| v.clamp(min, max));
@@ -27,7 +27,11 @@ pub fn latency_stats(m: &Moments, h: &WindowHistogram) -> Option<LatencyStats> {
 }
 
 /// Period statistics of a record against `nominal` ns; `None` without periods.
-pub fn period_stats(m: &Moments, dev: &WindowHistogram, nominal: Nanos) -> Option<PeriodStats> {
+pub fn period_stats<C: Count>(
+    m: &Moments,
+    dev: &WindowHistogram<C>,
+    nominal: Nanos,
+) -> Option<PeriodStats> {
     let max_dev = m.max()?.abs_diff(nominal).max(m.min()?.abs_diff(nominal)) as Nanos;
     let q = |q: f64| {
         dev.abs_value_at_quantile(q)
@@ -50,8 +54,8 @@ pub fn period_stats(m: &Moments, dev: &WindowHistogram, nominal: Nanos) -> Optio
 
 /// Statistics of one window record. `window` is the window length and `nominal` the
 /// period, both ns; `cpu_percent` is what the collector measured for it.
-pub fn window_stats(
-    r: &WindowRecord,
+pub fn window_stats<C: Count>(
+    r: &WindowRecord<C>,
     window: Nanos,
     nominal: Nanos,
     cpu_percent: Option<f64>,

@@ -8,18 +8,24 @@
 //! current one (its `span` grows) rather than block or drop anything.
 
 use crate::grid::{Grid, OverrunPolicy};
-use crate::record::WindowRecord;
+use crate::record::{LoopRecord, WindowRecord};
 use crate::sample::RawSample;
 use crate::time::Nanos;
 use crate::wait::WakeMethod;
+use crate::window_histogram::Count;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Number of window records in circulation per measuring thread: the one the loop records
 /// into, one finished and waiting for the collector (which looks every 20 ms), and a spare
-/// for a collector held up by as much as a whole window. Each is about 147 KiB and resident
+/// for a collector held up by as much as a whole window. Each is about 74 KiB and resident
 /// for the whole run, so a fourth would cost memory for a case the merging below covers.
 pub const WINDOW_RECORDS: usize = 3;
+
+/// Most periods a statistics window may hold (2^31): the measuring loop's records count in
+/// 32 bits ([`LoopRecord`]), and one window's wake-ups must fit in what is left of them
+/// whenever the loop keeps recording into a record the collector has not taken.
+pub const MAX_WINDOW_PERIODS: i64 = 1 << 31;
 
 /// When and how one measuring thread runs.
 #[derive(Debug, Clone)]
@@ -46,28 +52,28 @@ pub struct LoopParams {
 /// The measuring thread's ends of the two rings that carry window records.
 pub struct WindowLink {
     /// Finished records, to the collector.
-    pub full: rtrb::Producer<Box<WindowRecord>>,
+    pub full: rtrb::Producer<Box<LoopRecord>>,
     /// Cleared records, back from the collector.
-    pub empty: rtrb::Consumer<Box<WindowRecord>>,
+    pub empty: rtrb::Consumer<Box<LoopRecord>>,
 }
 
 /// The collector's ends of a [`WindowLink`].
 pub struct CollectorLink {
     /// Finished records from the measuring thread.
-    pub full: rtrb::Consumer<Box<WindowRecord>>,
+    pub full: rtrb::Consumer<Box<LoopRecord>>,
     /// Cleared records back to the measuring thread.
-    pub empty: rtrb::Producer<Box<WindowRecord>>,
+    pub empty: rtrb::Producer<Box<LoopRecord>>,
 }
 
 /// Creates the two rings and the `records` (≥ 2; normally [`WINDOW_RECORDS`]) that circulate
 /// in them: one for the measuring thread to start with, the rest waiting cleared. Allocates
-/// about 150 KiB per record.
-pub fn window_link(records: usize) -> (WindowLink, CollectorLink, Box<WindowRecord>) {
+/// about 74 KiB per record ([`LoopRecord`]: 32-bit counters).
+pub fn window_link(records: usize) -> (WindowLink, CollectorLink, Box<LoopRecord>) {
     let records = records.max(2);
     let (full_tx, full_rx) = rtrb::RingBuffer::new(records);
     let (mut empty_tx, empty_rx) = rtrb::RingBuffer::new(records);
     for _ in 1..records {
-        let _ = empty_tx.push(Box::new(WindowRecord::new()));
+        let _ = empty_tx.push(Box::new(LoopRecord::default()));
     }
     (
         WindowLink {
@@ -78,8 +84,18 @@ pub fn window_link(records: usize) -> (WindowLink, CollectorLink, Box<WindowReco
             full: full_rx,
             empty: empty_tx,
         },
-        Box::new(WindowRecord::new()),
+        Box::new(LoopRecord::default()),
     )
+}
+
+/// How many wake-ups a [`LoopRecord`] may hold at a window's end and still take one more
+/// window (`window / period` expiries, one more for rounding, one for an expiry returned at
+/// once after an overrun) without a 32-bit counter wrapping. `window` and `period` in ns,
+/// both positive. A record holding this many is handed over, the loop waiting for a
+/// cleared one if need be.
+pub fn full_record(window: Nanos, period: Nanos) -> u64 {
+    let per_window = (window / period.max(1)).max(0) as u64 + 2;
+    <u32 as Count>::MAX.saturating_sub(per_window)
 }
 
 /// One wake-up as [`wake_step`] took it.
@@ -105,10 +121,10 @@ pub struct Step {
 /// # Errors
 /// Any error of the wait but `EINTR`; nothing is recorded then.
 #[inline(always)]
-pub fn wake_step<M: WakeMethod + ?Sized>(
+pub fn wake_step<M: WakeMethod + ?Sized, C: Count>(
     method: &mut M,
     grid: &mut Grid,
-    record: &mut WindowRecord,
+    record: &mut WindowRecord<C>,
     last_woke: &mut Nanos,
     first: bool,
     mut resume: impl FnMut() -> bool,
@@ -155,6 +171,13 @@ pub struct LoopEnd {
 /// Runs the measuring loop until `params` says stop or `stop` becomes true, handing every
 /// finished window (and the last, partial one) to the collector through `link`.
 ///
+/// The record's counters are 32 bits wide ([`LoopRecord`]). When no cleared record is
+/// waiting at a window's end, the loop keeps recording into the current one, unless that
+/// one could then reach 2^32 − 1 wake-ups within the next window (a collector held up for
+/// 2^32 periods: 71 min at 1 µs, 50 days at 1 ms): then it waits for a record (yielding the
+/// CPU), so that no count wraps. `params.window / params.period` must be at most
+/// [`MAX_WINDOW_PERIODS`] (the engine's configuration checks it).
+///
 /// `current` is the record to start with; the method must already be armed. With `stream`,
 /// every wake-up is also pushed to that ring; when it is full the sample is counted in
 /// [`WindowRecord::samples_dropped`] instead of waiting.
@@ -163,7 +186,7 @@ pub fn measure<M: WakeMethod + ?Sized>(
     params: &LoopParams,
     stop: &AtomicBool,
     link: &mut WindowLink,
-    mut current: Box<WindowRecord>,
+    mut current: Box<LoopRecord>,
     mut stream: Option<&mut rtrb::Producer<RawSample>>,
 ) -> LoopEnd {
     let mut grid = Grid::new(params.first_expiry, params.period, params.overrun);
@@ -174,6 +197,7 @@ pub fn measure<M: WakeMethod + ?Sized>(
     let mut samples: u64 = 0;
     let mut error = None;
 
+    let full_record = full_record(params.window, params.period);
     // One comparison per wake-up for both the window's end and the run's end.
     let mut boundary = window_end.min(params.end);
     while samples < params.max_samples {
@@ -188,7 +212,8 @@ pub fn measure<M: WakeMethod + ?Sized>(
             let index = ((expiry - params.first_expiry) / params.window) as u64;
             window_end = params.first_expiry + (index as i64 + 1) * params.window;
             let mut next = link.empty.pop();
-            while next.is_err() && params.await_records && !stop.load(Ordering::Relaxed) {
+            let wait = params.await_records || current.samples() >= full_record;
+            while next.is_err() && wait && !stop.load(Ordering::Relaxed) {
                 std::thread::yield_now();
                 next = link.empty.pop();
             }

@@ -188,7 +188,7 @@ impl Collector {
         applied: &Applied,
         ends: &[WorkerEnd],
     ) -> (Vec<ThreadStats>, ThreadStats) {
-        // The window records circulating in the rings (147 KiB each) are freed first, so the
+        // The window records circulating in the rings (74 KiB each) are freed first, so the
         // statistics built below reuse their memory instead of raising the peak RSS.
         drop(std::mem::take(&mut self.links));
         drop(std::mem::take(&mut self.sample_rings));

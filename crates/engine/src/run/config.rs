@@ -110,7 +110,8 @@ impl RunConfig {
         }
     }
 
-    /// Checks what the engine relies on: a period in 1 ..= [`MAX_PERIOD_NS`], a duration and
+    /// Checks what the engine relies on: a period in 1 ..= [`MAX_PERIOD_NS`], a window of at
+    /// most [`MAX_WINDOW_PERIODS`](crate::worker::MAX_WINDOW_PERIODS) periods, a duration and
     /// loops × period of at most [`MAX_RUN_NS`], at least one thread, a method that can run
     /// with these settings.
     pub(super) fn validate(&self) -> Result<(), Error> {
@@ -123,6 +124,12 @@ impl RunConfig {
         }
         if self.window_ns <= 0 {
             return bad(Setting::Interval, "the statistics window must be positive");
+        }
+        if self.window_ns / self.period_ns > crate::worker::MAX_WINDOW_PERIODS {
+            return bad(
+                Setting::Interval,
+                "the statistics window must hold at most 2^31 intervals",
+            );
         }
         if self.cpus.is_empty() {
             return bad(Setting::Threads, "at least one measuring thread is needed");
@@ -178,5 +185,38 @@ mod tests {
         }
         assert_eq!(loops_span_ns(u64::MAX, 1), None);
         assert_eq!(loops_span_ns(3, 7), Some(21));
+    }
+
+    #[test]
+    fn a_window_holds_at_most_2_31_periods() {
+        let at_limit = RunConfig {
+            window_ns: crate::worker::MAX_WINDOW_PERIODS,
+            ..RunConfig::new(1)
+        };
+        assert!(at_limit.validate().is_ok());
+        let beyond = RunConfig {
+            window_ns: crate::worker::MAX_WINDOW_PERIODS + 1,
+            ..RunConfig::new(1)
+        };
+        assert!(beyond.validate().is_err());
+    }
+
+    #[test]
+    fn a_full_record_still_takes_a_window_without_its_counters_wrapping() {
+        use crate::worker::{full_record, MAX_WINDOW_PERIODS};
+        for (window, period) in [
+            (1_000_000_000, 1),
+            (1_000_000_000, 1_000),
+            (1_000_000_000, 1_000_000),
+            (MAX_WINDOW_PERIODS, 1),
+            (1_000_000_000, 3_600_000_000_000),
+        ] {
+            let full = full_record(window, period);
+            // A record below `full` at a window's end gets at most window/period + 2 more.
+            let most = full - 1 + (window / period) as u64 + 2;
+            assert!(most <= u64::from(u32::MAX), "{window} {period}");
+            // And it holds at least 2^31 − 3 wake-ups before it must be handed over.
+            assert!(full >= (1 << 31) - 3, "{window} {period}");
+        }
     }
 }

@@ -3,7 +3,7 @@
 use super::{Backend, PolicyRequest, RunConfig, AUTO_PRIORITY, MOCK_TID_BASE};
 use crate::error::{Error, Facility};
 use crate::mock::MockMethod;
-use crate::record::WindowRecord;
+use crate::record::LoopRecord;
 use crate::sample::RawSample;
 use crate::setup::{self, privileges, AffinityGuard, Policy, PolicyGuard, TimerSlackGuard};
 use crate::time::{read_clock, Nanos};
@@ -37,7 +37,7 @@ pub(super) struct WorkerEnd {
 /// What a measuring thread is handed: its ends of the rings and channels.
 pub(super) struct WorkerPorts {
     pub(super) link: crate::worker::WindowLink,
-    pub(super) first_record: Box<WindowRecord>,
+    pub(super) first_record: Box<LoopRecord>,
     pub(super) samples: Option<rtrb::Producer<RawSample>>,
     pub(super) setup_tx: mpsc::Sender<Result<ThreadSetup, Error>>,
     pub(super) go_rx: mpsc::Receiver<Start>,
