@@ -1,10 +1,10 @@
 //! How the `tickscope` program is linked, so that less of it becomes resident (the peak RSS
-//! of a run; `bench/README.md`, "Peak RSS"):
+//! of a run; `bench/README.md`, "Lighter than cyclictest?"):
 //!
 //! - `link/startup-text.ld` places the functions a `tickscope run` executes together before
 //!   the rest of the code. Linux maps up to 64 KiB of file pages around every page fault
 //!   (fault-around, `mm/memory.c`), so the code that runs, scattered over the 5 MB program,
-//!   made 2.6 MB of it resident; laid out together, about 1.3 MB. The script only adds an
+//!   made 2.6 MB of it resident; laid out together, about 1.1 MB. The script only adds an
 //!   output section (`INSERT BEFORE .text`), which lld and GNU ld accept. Set
 //!   `TICKSCOPE_NO_TEXT_LAYOUT=1` to link without it (for example with a linker that reads no
 //!   linker scripts, such as mold).

@@ -5,7 +5,8 @@
 //! threads) and come back cleared through a second one, so the loop never allocates, never
 //! takes a lock and makes no system call besides the wait and its clock read. If the
 //! collector falls behind and no cleared record is waiting, the loop keeps recording into the
-//! current one (its `span` grows) rather than block or drop anything.
+//! current one (its `span` grows) rather than block or drop anything — until the record's
+//! 32-bit counters could wrap, after 2^31 wake-ups or more (see [`measure`]).
 
 use crate::grid::{Grid, OverrunPolicy};
 use crate::record::{LoopRecord, WindowRecord};
