@@ -1,13 +1,15 @@
 //! A kernel's build configuration (`.config`, from `/proc/config.gz` or
 //! `/boot/config-<release>`), kept compact.
 //!
-//! A distribution kernel sets 1 500–2 500 options. Held as a map of owned strings they took
-//! about 160 KiB of heap while tickscope starts (two allocations and a tree slot per option,
-//! measured as the heap's RSS during a run with and without reading the configuration), and
-//! that memory stays resident in the measuring process for the whole run. Here the options
-//! are one string of `NAME=value` lines in the file's order (about 60 KiB), searched line by
-//! line: a lookup reads the whole string (a few tens of µs), and the doctor's checks make a
-//! few dozen. On disk (facts in JSON) it is still a map from name to value, as before.
+//! The kernel this was measured on (6.18, a KVM guest) sets 1 745 options; a distribution
+//! kernel sets several thousand.
+//! Held as a map of owned strings (two allocations and a tree slot per option), the 1 745
+//! took 160 KiB of heap while tickscope started (the heap's RSS during a run, with and
+//! without reading the configuration), and that memory stayed resident in the measuring
+//! process for the whole run. Here the options are one string of `NAME=value` lines in the
+//! file's order (33 KiB for those 1 745), searched line by line: a lookup reads the whole
+//! string, and the doctor's checks make a few dozen lookups per run. On disk (facts in JSON)
+//! it is still a map from name to value, as before.
 //!
 //! Format: Documentation/kbuild/kconfig-language.rst and kconfig.rst — `CONFIG_NAME=value`
 //! per set option, string values in double quotes, `# CONFIG_NAME is not set` for the
