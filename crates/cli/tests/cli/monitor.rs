@@ -264,28 +264,31 @@ fn prometheus_histogram_quantile_matches_tickscope_median() {
     );
 }
 
+/// `tickscope compare --format csv ARGS FILE` must succeed; returns the value of row `key`.
+fn compare_csv_field(args: &[&str], file: &std::path::Path, key: &str) -> String {
+    let out = Command::new(bin())
+        .args(["compare", "--format", "csv"])
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key},")).map(str::to_string))
+        .unwrap_or_else(|| panic!("no {key}"))
+}
+
 /// `compare --hlog-unit us` reads another tool's µs values as µs (×1000 in the ns columns)
 /// and says so; a bad unit is exit 2.
 #[test]
 fn compare_reads_a_foreign_log_in_the_unit_given() {
     let foreign = env!("CARGO_MANIFEST_DIR").to_string() + "/tests/data/foreign.hlog";
-    let field = |args: &[&str], key: &str| -> String {
-        let out = Command::new(bin())
-            .args(["compare", "--format", "csv"])
-            .args(args)
-            .arg(&foreign)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{key},")).map(str::to_string))
-            .unwrap_or_else(|| panic!("no {key}"))
-    };
+    let field = |args: &[&str], key: &str| compare_csv_field(args, foreign.as_ref(), key);
     assert_eq!(field(&[], "latency_max_ns"), "900");
     assert_eq!(field(&["--hlog-unit", "us"], "latency_max_ns"), "900000");
     assert_eq!(field(&["--hlog-unit", "us"], "samples"), "5005");
@@ -468,23 +471,7 @@ fn hlog_unit_leaves_tickscopes_own_logs_exact() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let max = |unit: &[&str]| -> String {
-        let out = Command::new(bin())
-            .args(["compare", "--format", "csv"])
-            .args(unit)
-            .arg(&own)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .find_map(|l| l.strip_prefix("latency_max_ns,").map(str::to_string))
-            .unwrap()
-    };
+    let max = |unit: &[&str]| compare_csv_field(unit, &own, "latency_max_ns");
     let ns = max(&[]);
     assert_eq!(ns.parse::<i64>().unwrap() / 100_000, 25, "2.5 ms: {ns}");
     assert_eq!(max(&["--hlog-unit", "ms"]), ns);
