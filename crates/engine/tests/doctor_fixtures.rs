@@ -235,8 +235,9 @@ fn housekeeping_and_bad_cpus() {
 
 #[test]
 fn missing_and_malformed_sources_are_unknown_never_a_panic() {
-    let dir = tempfile_dir();
-    let root = Root::at(&dir);
+    let tmp = tempfile_dir();
+    let dir = tmp.path();
+    let root = Root::at(dir);
     // Empty tree: every check still reports, mostly unknown, with a reason.
     let facts = Facts::gather(&root, Duration::ZERO);
     let ctx = context(&facts, Some(vec![0]), false).unwrap();
@@ -280,14 +281,12 @@ fn missing_and_malformed_sources_are_unknown_never_a_panic() {
             assert!(f.reason.is_some(), "{} is unknown without a reason", f.id);
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn tempfile_dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tickscope-doctor-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory of its own for each test (tests run in parallel threads of one process),
+/// removed when the guard drops.
+fn tempfile_dir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
 }
 
 /// PREEMPT_DYNAMIC with neither debugfs nor a build configuration: the mode comes from the
@@ -352,7 +351,8 @@ fn the_preemption_model_names_its_source() {
 
     // A log that cannot be read (here a directory where /dev/kmsg should be) is skipped with
     // its reason, and the build's default mode is used.
-    let dir = tempfile_dir();
+    let tmp = tempfile_dir();
+    let dir = tmp.path();
     let put = |rel: &str, text: &str| {
         let p = dir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -365,7 +365,7 @@ fn the_preemption_model_names_its_source() {
         "CONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPT_LAZY=y\n",
     );
     std::fs::create_dir_all(dir.join("dev/kmsg")).unwrap();
-    let k = kernel::read(&Root::at(&dir));
+    let k = kernel::read(&Root::at(dir));
     let p = k.preemption.value().unwrap();
     assert_eq!((p.model.as_str(), p.dynamic), ("lazy", true));
     assert!(k
@@ -377,7 +377,6 @@ fn the_preemption_model_names_its_source() {
         "{:?}",
         p.skipped
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The kernel log's last "Dynamic Preempt:" wins (it is printed again at every change), in
