@@ -1,6 +1,7 @@
 //! The start-up code layout (`crates/cli/link/startup-text.ld`, written by
 //! `bench/startup-text.sh`, linked by `crates/cli/build.rs`): the script is well formed and
-//! names the measuring loop, and the program was linked with it.
+//! names the measuring loop, and the program was linked with it; glibc is linked statically
+//! where `build.rs` could.
 
 use std::process::Command;
 
@@ -13,6 +14,22 @@ fn patterns() -> Vec<&'static str> {
         .filter_map(|l| l.trim().strip_prefix("*(.text."))
         .map(|l| l.split_whitespace().next().unwrap().trim_end_matches('*'))
         .collect()
+}
+
+/// What `readelf OPTIONS` prints about the program; `None`, with the reason printed, when
+/// binutils is not installed.
+fn readelf(options: &str) -> Option<String> {
+    let Ok(out) = Command::new("readelf")
+        .arg(options)
+        .arg(super::common::bin())
+        .output()
+    else {
+        eprintln!("skipped: readelf (binutils) is not installed");
+        return None;
+    };
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "readelf {options}: {text}");
+    Some(text)
 }
 
 #[test]
@@ -44,15 +61,9 @@ fn the_program_is_linked_with_the_layout() {
         eprintln!("skipped: TICKSCOPE_NO_TEXT_LAYOUT is set, the program was linked without it");
         return;
     }
-    let Ok(out) = Command::new("readelf")
-        .args(["-SW"])
-        .arg(super::common::bin())
-        .output()
-    else {
-        eprintln!("skipped: readelf (binutils) is not installed");
+    let Some(sections) = readelf("-SW") else {
         return;
     };
-    let sections = String::from_utf8_lossy(&out.stdout);
     let hot = sections
         .lines()
         .find(|l| l.contains(" .text.startup_hot "))
@@ -71,4 +82,27 @@ fn the_program_is_linked_with_the_layout() {
         .filter(|n| n.starts_with(".text"))
         .collect();
     assert_eq!(order, [".text.startup_hot", ".text"], "placed before .text");
+}
+
+#[test]
+fn the_program_needs_no_shared_library_when_glibc_is_linked_statically() {
+    let how = env!("TICKSCOPE_GLIBC_LINK");
+    if how != "static" {
+        eprintln!("skipped: glibc is linked {how}");
+        return;
+    }
+    let Some(text) = readelf("-dlW") else {
+        return;
+    };
+    assert!(
+        !text.contains("(NEEDED)"),
+        "a shared library is needed:\n{text}"
+    );
+    assert!(
+        !text.contains(" INTERP "),
+        "a dynamic loader is named:\n{text}"
+    );
+    // Still a position-independent executable with full RELRO.
+    assert!(text.contains("Flags: NOW PIE"), "{text}");
+    assert!(text.contains(" GNU_RELRO "), "{text}");
 }
