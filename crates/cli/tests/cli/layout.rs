@@ -53,6 +53,49 @@ fn the_layout_script_is_well_formed_and_names_the_measuring_loop() {
             "no pattern for {needle}: rerun bench/startup-text.sh"
         );
     }
+    // glibc's code and the C start file, named by file: `*libc.a:malloc.o(.text .text.*)`.
+    let files: Vec<&str> = SCRIPT
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with('*') && !l.starts_with("*("))
+        .collect();
+    for line in &files {
+        let file = line
+            .strip_suffix("(.text .text.*)")
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(
+            file.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.*-:".contains(c)),
+            "{line}"
+        );
+    }
+    for needle in ["*crt1.o", "*libc.a:malloc.o", "*libc.a:memmove-*.o"] {
+        assert!(
+            files.iter().any(|l| l.starts_with(&format!("{needle}("))),
+            "no line for {needle}: rerun bench/startup-text.sh"
+        );
+    }
+}
+
+/// Whether `build.rs` linked glibc statically; if not, says that `what` is skipped and why.
+fn glibc_is_static(what: &str) -> bool {
+    let how = env!("TICKSCOPE_GLIBC_LINK");
+    if how != "static" {
+        eprintln!("skipped, {what}: glibc is linked {how}");
+    }
+    how == "static"
+}
+
+/// The address range `[start, end)` of section `name` in `readelf -SW`'s table.
+fn section_range(sections: &str, name: &str) -> Option<(u64, u64)> {
+    let line = sections
+        .lines()
+        .find(|l| l.contains(&format!(" {name} ")))?;
+    // [Nr] Name Type Address Off Size ...
+    let mut fields = line.split(']').nth(1)?.split_whitespace().skip(2);
+    let address = u64::from_str_radix(fields.next()?, 16).ok()?;
+    let size = u64::from_str_radix(fields.nth(1)?, 16).ok()?;
+    Some((address, address + size))
 }
 
 #[test]
@@ -64,31 +107,41 @@ fn the_program_is_linked_with_the_layout() {
     let Some(sections) = readelf("-SW") else {
         return;
     };
-    let hot = sections
-        .lines()
-        .find(|l| l.contains(" .text.startup_hot "))
-        .expect("a .text.startup_hot section");
-    // [Nr] Name Type Address Off Size ...: the size is the sixth field after the number.
-    let size = hot
-        .split(']')
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().nth(4))
-        .and_then(|s| u64::from_str_radix(s, 16).ok())
-        .expect("a section size");
-    assert!(size > 0, "{hot}");
+    let (start, end) =
+        section_range(&sections, ".text.startup_hot").expect("a .text.startup_hot section");
+    assert!(end > start, "an empty .text.startup_hot");
     let order: Vec<&str> = sections
         .lines()
         .filter_map(|l| l.split(']').nth(1)?.split_whitespace().next())
         .filter(|n| n.starts_with(".text"))
         .collect();
     assert_eq!(order, [".text.startup_hot", ".text"], "placed before .text");
+
+    // glibc's functions are laid out by archive member: malloc runs in every run.
+    if !glibc_is_static("glibc's part of the layout") {
+        return;
+    }
+    let Some(symbols) = readelf("-sW") else {
+        return;
+    };
+    // Num: Value Size Type Bind Vis Ndx Name
+    let malloc = symbols
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 8 && f[7] == "malloc").then(|| u64::from_str_radix(f[1], 16).ok())?
+        })
+        .next()
+        .expect("a malloc symbol");
+    assert!(
+        (start..end).contains(&malloc),
+        "malloc at {malloc:#x}, outside .text.startup_hot [{start:#x}, {end:#x})"
+    );
 }
 
 #[test]
 fn the_program_needs_no_shared_library_when_glibc_is_linked_statically() {
-    let how = env!("TICKSCOPE_GLIBC_LINK");
-    if how != "static" {
-        eprintln!("skipped: glibc is linked {how}");
+    if !glibc_is_static("the check") {
         return;
     }
     let Some(text) = readelf("-dlW") else {
