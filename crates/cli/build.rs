@@ -4,7 +4,8 @@
 //! - `link/startup-text.ld` places the functions a `tickscope run` executes together before
 //!   the rest of the code. Linux maps up to 64 KiB of file pages around every page fault
 //!   (fault-around, `mm/memory.c`), so the code that runs, scattered over the 5 MB program,
-//!   made 2.6 MB of it resident; laid out together, about 1.1 MB. The script only adds an
+//!   made 2.6 MB of it resident; laid out together, about 1.1 MB (1.4 MB with glibc's code,
+//!   which the script names by archive member when glibc is linked statically). The script only adds an
 //!   output section (`INSERT BEFORE .text`), which lld and GNU ld accept. Set
 //!   `TICKSCOPE_NO_TEXT_LAYOUT=1` to link without it (for example with a linker that reads no
 //!   linker scripts, such as mold).
@@ -18,14 +19,15 @@
 //!   glibc-static, and GCC's `libgcc_eh.a`). A shared libc is mapped whole and the code a run
 //!   touches in it is scattered over 1.9 MB: 1.3 MB of libc, 0.3 MB of libm, the loader and
 //!   libgcc_s became resident for a run. Linked statically, only the functions the program
-//!   calls are in it. The program keeps ASLR (PIE), full RELRO and the vDSO clock reads. Set
+//!   calls are in it. The program keeps ASLR (PIE), full RELRO and the vDSO clock reads; a
+//!   glibc security update reaches it only when it is built again. Set
 //!   `TICKSCOPE_DYNAMIC_GLIBC=1` to link against the shared libraries instead.
 //!
 //! Rust's own way to link glibc statically, `-C target-feature=+crt-static`, applies to every
 //! crate a build compiles for the target; without an explicit `--target` that includes the
 //! procedural macros, which cannot be linked statically, and the C library `libtickscope.so`.
 //! So only this binary's link is changed: `-static-pie` (GCC selects `rcrt1.o` and no dynamic
-//! loader), and a directory searched first whose `libc.a`, `libgcc_s.a`, … are linker scripts
+//! loader), and a directory searched before the system's whose `libc.a`, `libgcc_s.a`, … are linker scripts
 //! naming the static archives. rustc asks for the libraries with `-Bdynamic` (`-lgcc_s -lutil
 //! -lrt -lpthread -lm -ldl -lc`), and a linker takes, directory by directory, whichever of
 //! `libX.so` or `libX.a` it finds first, so it finds these. The result is the link that
