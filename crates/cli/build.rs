@@ -5,8 +5,8 @@
 //!   the rest of the code. Linux maps up to 64 KiB of file pages around every page fault
 //!   (fault-around, `mm/memory.c`), so the code that runs, scattered over the 5 MB program,
 //!   made 2.6 MB of it resident; laid out together, about 1.1 MB (1.4 MB with glibc's code,
-//!   which the script names by archive member when glibc is linked statically). The script only adds an
-//!   output section (`INSERT BEFORE .text`), which lld and GNU ld accept. Set
+//!   which the script names by archive member when glibc is linked statically). The script
+//!   only adds an output section (`INSERT BEFORE .text`), which lld and GNU ld accept. Set
 //!   `TICKSCOPE_NO_TEXT_LAYOUT=1` to link without it (for example with a linker that reads no
 //!   linker scripts, such as mold).
 //! - `-z pack-relative-relocs` stores the program's ~7 000 relative relocations as a bitmap
@@ -27,12 +27,12 @@
 //! crate a build compiles for the target; without an explicit `--target` that includes the
 //! procedural macros, which cannot be linked statically, and the C library `libtickscope.so`.
 //! So only this binary's link is changed: `-static-pie` (GCC selects `rcrt1.o` and no dynamic
-//! loader), and a directory searched before the system's whose `libc.a`, `libgcc_s.a`, … are linker scripts
-//! naming the static archives. rustc asks for the libraries with `-Bdynamic` (`-lgcc_s -lutil
-//! -lrt -lpthread -lm -ldl -lc`), and a linker takes, directory by directory, whichever of
-//! `libX.so` or `libX.a` it finds first, so it finds these. The result is the link that
-//! `crt-static` makes (`-lc -lgcc_eh -lgcc`); a test checks the program needs no shared
-//! library.
+//! loader), and a directory, searched before the system's, whose `libc.a`, `libgcc_s.a`, …
+//! are linker scripts naming the static archives. rustc asks for the libraries with
+//! `-Bdynamic` (`-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc`), and a linker takes, directory
+//! by directory, whichever of `libX.so` or `libX.a` it finds first, so it finds these. The
+//! result is the link that `crt-static` makes (`-lc -lgcc_eh -lgcc`); a test checks the
+//! program needs no shared library.
 
 use std::env;
 use std::fs;
