@@ -235,7 +235,8 @@ fn housekeeping_and_bad_cpus() {
 
 #[test]
 fn missing_and_malformed_sources_are_unknown_never_a_panic() {
-    let tmp = tempfile_dir();
+    // A directory of its own: tests run in parallel threads of one process.
+    let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let root = Root::at(dir);
     // Empty tree: every check still reports, mostly unknown, with a reason.
@@ -281,12 +282,6 @@ fn missing_and_malformed_sources_are_unknown_never_a_panic() {
             assert!(f.reason.is_some(), "{} is unknown without a reason", f.id);
         }
     }
-}
-
-/// A fresh directory of its own for each test (tests run in parallel threads of one process),
-/// removed when the guard drops.
-fn tempfile_dir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
 }
 
 /// PREEMPT_DYNAMIC with neither debugfs nor a build configuration: the mode comes from the
@@ -351,7 +346,7 @@ fn the_preemption_model_names_its_source() {
 
     // A log that cannot be read (here a directory where /dev/kmsg should be) is skipped with
     // its reason, and the build's default mode is used.
-    let tmp = tempfile_dir();
+    let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let put = |rel: &str, text: &str| {
         let p = dir.join(rel);
