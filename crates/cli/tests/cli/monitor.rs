@@ -266,18 +266,13 @@ fn prometheus_histogram_quantile_matches_tickscope_median() {
 
 /// `tickscope compare --format csv ARGS FILE` must succeed; returns the value of row `key`.
 fn compare_csv_field(args: &[&str], file: &std::path::Path, key: &str) -> String {
-    let out = Command::new(bin())
+    let out = crate::common::tickscope()
         .args(["compare", "--format", "csv"])
         .args(args)
         .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+        .assert()
+        .success();
+    String::from_utf8_lossy(&out.get_output().stdout)
         .lines()
         .find_map(|l| l.strip_prefix(&format!("{key},")).map(str::to_string))
         .unwrap_or_else(|| panic!("no {key}"))
