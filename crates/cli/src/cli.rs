@@ -95,7 +95,7 @@ pub enum ScenarioCommand {
     Show {
         /// A built-in name or a scenario file.
         #[arg(value_name = "NAME|FILE")]
-        scenario: String,
+        scenario: std::ffi::OsString,
     },
     /// Run a scenario and print the source's table beside this machine's numbers.
     Run(ScenarioRunArgs),
@@ -106,7 +106,7 @@ pub enum ScenarioCommand {
 pub struct ScenarioRunArgs {
     /// A built-in name (see 'tickscope scenario list') or a scenario file.
     #[arg(value_name = "NAME|FILE")]
-    pub scenario: String,
+    pub scenario: std::ffi::OsString,
 
     /// Write every step's result as one document (schema tickscope.scenario/1) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -455,7 +455,7 @@ pub struct ExportArgs {
     /// same as --json, --histogram-file, --csv, --samples, --hlog). PATH '-' is standard
     /// output.
     #[arg(long, value_name = "FORMAT=PATH")]
-    pub export: Vec<String>,
+    pub export: Vec<std::ffi::OsString>,
 }
 
 /// Options of `tickscope report`.

@@ -9,7 +9,9 @@ pub enum Failure {
     Usage(String),
     /// Something failed while running: exit status 1.
     Runtime(String),
-    /// Stopped by a signal before anything complete could be shown: exit status 130.
+    /// Stopped by a signal before anything complete could be shown: exit status 128 + the
+    /// signal's number ([`crate::cmd::signals::stop_signal`]; 130, SIGINT's, when the stop
+    /// was not a signal).
     Interrupted(String),
     /// A `--on-late …:stop` (or `--break`) rule ended the run: exit status 3, as
     /// cyclictest's `-b` is told apart from a normal end.
@@ -47,7 +49,8 @@ pub fn status(result: Result<(), Failure>) -> ExitCode {
         }
         Err(Failure::Interrupted(m)) => {
             eprintln!("tickscope: {m}");
-            ExitCode::from(130)
+            let code = crate::cmd::signals::exit_status(crate::cmd::signals::stop_signal());
+            ExitCode::from(u8::try_from(code).unwrap_or(130))
         }
     }
 }

@@ -33,6 +33,15 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),
     };
+    let measures = match &cli.command {
+        cli::Command::Run(_) | cli::Command::Clocks(_) | cli::Command::Monitor(_) => true,
+        cli::Command::Scenario(c) => matches!(c, cli::ScenarioCommand::Run(_)),
+        cli::Command::Doctor(a) => a.measure,
+        _ => false,
+    };
+    if !measures {
+        cmd::signals::measures_nothing();
+    }
     let result = match cli.command {
         cli::Command::Run(args) => cmd::run::execute(&args),
         cli::Command::Clocks(args) => cmd::clocks::execute(&args),

@@ -71,8 +71,12 @@ pub struct RunDocument {
     /// without a load.
     pub load: Option<crate::load::LoadSection>,
     /// The command line that produced the document, program name first (absent in files
-    /// written before it was recorded).
+    /// written before it was recorded); arguments that were not valid UTF-8 are escaped
+    /// ([`crate::command_line`]) and listed in `command_line_escaped`.
     pub command_line: Vec<String>,
+    /// The indices into `command_line` of the escaped arguments, ascending; empty when every
+    /// argument was valid UTF-8 (then absent on disk).
+    pub command_line_escaped: Vec<usize>,
     /// `--explain`: causes of late wake-ups per thread, the worst breakdowns, `--on-late`
     /// hits; absent without `--explain`.
     pub explain: Option<crate::sink::explain::ExplainSection>,
@@ -173,6 +177,8 @@ struct RunFile {
     #[serde(default)]
     command_line: Vec<String>,
     #[serde(default)]
+    command_line_escaped: Vec<usize>,
+    #[serde(default)]
     explain: Option<crate::sink::explain::ExplainSection>,
     #[serde(default)]
     window_context: Option<Vec<tickscope_explain::context::WindowContext>>,
@@ -212,6 +218,7 @@ impl From<RunFile> for RunDocument {
             comparison,
             load: f.load,
             command_line: f.command_line,
+            command_line_escaped: f.command_line_escaped,
             explain: f.explain,
             window_context: f.window_context,
             hlog: f.hlog,
@@ -242,6 +249,8 @@ struct RunFileRef<'a> {
     load: &'a Option<crate::load::LoadSection>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     command_line: &'a [String],
+    #[serde(skip_serializing_if = "<[usize]>::is_empty")]
+    command_line_escaped: &'a [usize],
     #[serde(skip_serializing_if = "Option::is_none")]
     explain: &'a Option<crate::sink::explain::ExplainSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -274,6 +283,7 @@ impl Serialize for RunDocument {
             runs: if self.comparison { &self.runs } else { &[] },
             load: &self.load,
             command_line: &self.command_line,
+            command_line_escaped: &self.command_line_escaped,
             explain: &self.explain,
             window_context: &self.window_context,
             hlog: &self.hlog,
@@ -314,12 +324,21 @@ impl RunDocument {
             comparison,
             load: None,
             command_line: Vec::new(),
+            command_line_escaped: Vec::new(),
             explain: None,
             window_context: None,
             hlog: None,
             doctor: None,
             redacted: false,
         }
+    }
+
+    /// Records `args` (this process's: `std::env::args_os()`) as the document's
+    /// `command_line`, losslessly ([`crate::command_line::record`]).
+    pub fn set_command_line(&mut self, args: impl IntoIterator<Item = std::ffi::OsString>) {
+        let recorded = crate::command_line::record(args);
+        self.command_line = recorded.args;
+        self.command_line_escaped = recorded.escaped;
     }
 
     /// Every run the document holds, in the order they ran (one for a single run).

@@ -5,6 +5,7 @@
 //!
 //! * [`document`] — the `tickscope.run/2` result document (schema in `docs/result-schema.md`);
 //!   [`layout`] — its windows as one list at the end, written while the run goes on;
+//! * [`command_line`] — the command line recorded losslessly (non-UTF-8 arguments escaped);
 //! * [`output`] — where a result file goes: checked before measuring, `-` and special files
 //!   written directly, regular files replaced atomically;
 //! * [`quote`] — paths in one-line messages;
@@ -23,6 +24,7 @@
 
 pub mod capture;
 pub mod clocks;
+pub mod command_line;
 pub mod compare;
 pub mod doctor;
 pub mod document;

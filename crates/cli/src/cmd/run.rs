@@ -89,7 +89,7 @@ pub fn measure(
             plan.is_comparison(),
             error.clone(),
         );
-        doc.command_line = std::env::args().collect();
+        doc.set_command_line(std::env::args_os());
         if args.redact {
             doc.redact();
         }
@@ -129,7 +129,12 @@ pub fn measure(
         child.stop(); // after the last wake-up, before the document records its exit
     }
     if runs.is_empty() {
-        return Ok(()); // stopped before any run: nothing to write, as for any unfinished output
+        // Stopped before any run: nothing to write, as for any unfinished output — but said,
+        // with the signal's exit status, never a silent success.
+        return match super::signals::stop_signal() {
+            Some(_) => Err(Failure::Interrupted("interrupted before measuring".into())),
+            None => Ok(()), // standard output was closed: a quiet end, as documented
+        };
     }
     // Files first, the terminal (last in the list) after: a closed or full standard output
     // must not cost the result.

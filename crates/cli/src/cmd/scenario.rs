@@ -14,6 +14,7 @@ use crate::scenario::format::{Scenario, Step, StepKind};
 use crate::scenario::metrics::StepData;
 use crate::scenario::table::{render, this_machine};
 use clap::Parser;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -53,8 +54,10 @@ pub fn execute(c: ScenarioCommand) -> Result<(), Failure> {
 }
 
 /// The scenario called `name` (built-in) or in the file `name`: (scenario, text, origin).
-fn read(name: &str) -> Result<(Scenario, String, String), Failure> {
-    if let Some(text) = builtin::find(name) {
+/// A file's origin is its path as typed, [`tickscope_report::command_line::escape`]d when it
+/// is not UTF-8.
+fn read(name: &std::ffi::OsStr) -> Result<(Scenario, String, String), Failure> {
+    if let Some((name, text)) = name.to_str().and_then(|n| Some((n, builtin::find(n)?))) {
         let s = Scenario::parse(text, name).map_err(Failure::Runtime)?;
         return Ok((s, text.to_string(), "builtin".into()));
     }
@@ -70,7 +73,11 @@ fn read(name: &str) -> Result<(Scenario, String, String), Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", quoted(path))))?;
     let s = Scenario::parse(&text, &quoted(path)).map_err(Failure::Usage)?;
-    Ok((s, text, path.display().to_string()))
+    let from = match path.to_str() {
+        Some(p) => p.to_string(),
+        None => tickscope_report::command_line::escape(path.as_os_str().as_bytes()),
+    };
+    Ok((s, text, from))
 }
 
 /// A step's options (quick ones with `quick`), the load included, as typed.

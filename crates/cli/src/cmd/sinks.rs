@@ -6,6 +6,7 @@ use crate::cli::RunArgs;
 use crate::console;
 use crate::exit::Failure;
 use crate::output_path::prepare_outputs;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -34,19 +35,31 @@ fn wanted(args: &RunArgs) -> Result<Vec<(&'static Format, PathBuf)>, Failure> {
         }
     }
     for spec in &e.export {
-        let (name, path) = spec.split_once('=').ok_or_else(|| {
-            Failure::Usage(format!(
-                "--export '{spec}' is not FORMAT=PATH (formats: {})",
-                registry::names()
-            ))
-        })?;
-        let format = registry::format(name.trim()).ok_or_else(|| {
-            Failure::Usage(format!(
-                "--export: unknown format '{name}' (formats: {})",
-                registry::names()
-            ))
-        })?;
-        out.push((format, PathBuf::from(path)));
+        // FORMAT is text; PATH is any file name, UTF-8 or not.
+        let bytes = spec.as_bytes();
+        let shown = tickscope_report::command_line::escape(bytes);
+        let split = bytes.iter().position(|&b| b == b'=');
+        let (name, path) = match split {
+            Some(at) => (&bytes[..at], &bytes[at + 1..]),
+            None => {
+                return Err(Failure::Usage(format!(
+                    "--export '{}' is not FORMAT=PATH (formats: {})",
+                    shown.escape_debug(),
+                    registry::names()
+                )))
+            }
+        };
+        let format = std::str::from_utf8(name)
+            .ok()
+            .and_then(|n| registry::format(n.trim()))
+            .ok_or_else(|| {
+                Failure::Usage(format!(
+                    "--export: unknown format '{}' (formats: {})",
+                    tickscope_report::command_line::escape(name).escape_debug(),
+                    registry::names()
+                ))
+            })?;
+        out.push((format, PathBuf::from(std::ffi::OsStr::from_bytes(path))));
     }
     Ok(out)
 }

@@ -4,9 +4,11 @@
 
 mod common;
 
+mod arguments;
 mod clocks;
 mod cyclictest;
 mod doctor;
+mod early_signals;
 mod executive;
 mod explain;
 mod inputs;

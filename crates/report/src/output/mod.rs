@@ -463,21 +463,23 @@ fn writable(path: &Path) -> io::Result<()> {
 /// offset, so `--json /dev/stdout > out` appends to what the run printed instead of
 /// overwriting it.
 fn descriptor_alias(path: &Path) -> Option<i32> {
+    use std::os::unix::ffi::OsStrExt;
     let own = format!("/proc/{}/fd/", std::process::id());
     let mut p = path.to_path_buf();
     for _ in 0..8 {
-        let s = p.to_str()?;
+        // Bytes, not text: a link whose name is not UTF-8 may still lead to /dev/stdout.
+        let s = p.as_os_str().as_bytes();
         let fd_text = s
-            .strip_prefix("/dev/fd/")
-            .or_else(|| s.strip_prefix("/proc/self/fd/"))
-            .or_else(|| s.strip_prefix("/proc/thread-self/fd/"))
-            .or_else(|| s.strip_prefix(own.as_str()));
+            .strip_prefix(b"/dev/fd/")
+            .or_else(|| s.strip_prefix(b"/proc/self/fd/"))
+            .or_else(|| s.strip_prefix(b"/proc/thread-self/fd/"))
+            .or_else(|| s.strip_prefix(own.as_bytes()));
         if let Some(n) = fd_text {
-            return n.parse().ok();
+            return std::str::from_utf8(n).ok()?.parse().ok();
         }
         match s {
-            "/dev/stdout" if std::fs::read_link(&p).is_err() => return Some(1),
-            "/dev/stderr" if std::fs::read_link(&p).is_err() => return Some(2),
+            b"/dev/stdout" if std::fs::read_link(&p).is_err() => return Some(1),
+            b"/dev/stderr" if std::fs::read_link(&p).is_err() => return Some(2),
             _ => {}
         }
         let target = std::fs::read_link(&p).ok()?;
