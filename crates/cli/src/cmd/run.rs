@@ -145,15 +145,18 @@ pub fn measure(
         .iter()
         .map(|l| format!("load: {}", l.describe()))
         .collect();
-    let mut failed = None;
+    // Every sink finishes even if one fails; each error is printed once: the last becomes
+    // the Failure (printed with the exit status), the earlier ones are printed here.
+    let mut failed: Option<String> = None;
     for s in &mut sinks {
         if let Err(e) = s.finish(&doc, &mut notes) {
-            eprintln!("tickscope: {e}");
-            failed.get_or_insert(Failure::Runtime(e.to_string()));
+            if let Some(earlier) = failed.replace(e.to_string()) {
+                eprintln!("tickscope: {earlier}");
+            }
         }
     }
     match (failed, error) {
-        (Some(f), _) => Err(f),
+        (Some(f), _) => Err(Failure::Runtime(f)),
         (None, Some(e)) => Err(Failure::Runtime(e)),
         (None, None) if tickscope_report::sink::explain::threshold_hit() => {
             Err(Failure::ThresholdHit(

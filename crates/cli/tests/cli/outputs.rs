@@ -426,3 +426,24 @@ fn export_format_path_is_the_same_as_the_long_flags() {
         assert!(out.stdout.is_empty(), "{bad:?}");
     }
 }
+
+#[test]
+fn a_write_error_on_a_device_output_is_one_line() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipping: /dev/full does not exist here");
+        return;
+    }
+    let out = tickscope()
+        .args(["run", "--debug-mock", "20us,30us", "-D", "1s", "-q"])
+        .args(["--json", "/dev/full"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("tickscope: cannot write '/dev/full'"),
+        "{err}"
+    );
+}
