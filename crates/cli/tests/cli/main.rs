@@ -19,6 +19,7 @@ mod methods;
 mod mock;
 mod monitor;
 mod outputs;
+mod protected_links;
 mod report;
 mod run;
 mod scenario;

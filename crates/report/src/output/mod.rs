@@ -15,7 +15,9 @@
 //!   sees the old file or the complete new one. The new file keeps the old one's permission
 //!   bits (and, as root, its owner); a new file gets `0666` less the umask, as `creat(2)`.
 //!   A symbolic link to a regular file is written through: the link stays, its target is
-//!   replaced.
+//!   replaced — except a link that the kernel's `fs.protected_symlinks` rule forbids
+//!   following (another user's link in a sticky world-writable directory such as `/tmp`),
+//!   which is refused whatever the sysctl says ([`links`]).
 //! * [`Output::prepare`] does every check up front — a directory, a missing or read-only
 //!   directory, a name too long for the file system, `/proc` — by creating the temporary
 //!   file there and then, so a long run is never lost to an output that cannot be written.
@@ -25,6 +27,7 @@
 
 pub mod identity;
 mod in_place;
+pub mod links;
 pub mod pending;
 
 use pending::Pending;
@@ -62,6 +65,26 @@ pub enum OutputError {
     /// The file (or its temporary file) cannot be created or opened for writing.
     #[error("cannot write {0}: {1}")]
     Io(String, io::Error),
+    /// The path leads through a symbolic link that the kernel's `fs.protected_symlinks`
+    /// rule forbids following ([`links`]).
+    #[error(
+        "{path} leads through the symbolic link {link}, owned by uid {link_owner} in the \
+         sticky world-writable directory {dir} (owner uid {dir_owner}); following it is \
+         refused, as the kernel's fs.protected_symlinks rule does (another user may have \
+         planted it): name the link's target yourself, or remove the link"
+    )]
+    ProtectedSymlink {
+        /// The path as named, quoted.
+        path: String,
+        /// The link, quoted.
+        link: String,
+        /// The link's owner.
+        link_owner: u32,
+        /// The directory holding the link, quoted.
+        dir: String,
+        /// The directory's owner.
+        dir_owner: u32,
+    },
 }
 
 /// What kind of destination an [`Output`] is.
@@ -100,6 +123,10 @@ impl Output {
     /// `access(2)`, without opening, so a FIFO with no reader does not block here).
     pub fn prepare(path: &Path) -> Result<Output, OutputError> {
         let q = crate::quoted(path);
+        let resolved = match path.as_os_str() == "-" {
+            true => None,
+            false => Some(checked_links(path, &q)?),
+        };
         let kind = if path.as_os_str() == "-" {
             Kind::Fd(1)
         } else if let Some(fd) = descriptor_alias(path) {
@@ -117,6 +144,7 @@ impl Output {
                 Ok(m) => {
                     let dest =
                         std::fs::canonicalize(path).map_err(|e| OutputError::Io(q.clone(), e))?;
+                    unchanged(&q, &dest, resolved.as_deref())?;
                     let owner = Some((m.uid(), m.gid()));
                     regular(&q, dest, m.permissions().mode() & 0o7777, owner)?
                 }
@@ -127,7 +155,7 @@ impl Output {
                     if std::fs::symlink_metadata(path).is_ok() {
                         return Err(OutputError::Unsupported(q, "a symbolic link to nothing"));
                     }
-                    new_file(path, &q)?
+                    new_file(path, &q, resolved.as_deref())?
                 }
                 Err(e) => return Err(OutputError::Io(q, e)),
             }
@@ -386,8 +414,35 @@ fn regular(
     })
 }
 
+/// `path` resolved by [`links::resolve`]: every link on the way checked against the kernel's
+/// `fs.protected_symlinks` rule.
+fn checked_links(path: &Path, q: &str) -> Result<PathBuf, OutputError> {
+    links::resolve(path).map_err(|e| match e {
+        links::Unresolved::Forbidden(f) => OutputError::ProtectedSymlink {
+            path: q.into(),
+            link: crate::quoted(&f.link),
+            link_owner: f.link_owner,
+            dir: crate::quoted(&f.dir),
+            dir_owner: f.dir_owner,
+        },
+        links::Unresolved::Io(e) => OutputError::Io(q.into(), e),
+    })
+}
+
+/// Refuses a destination whose resolution changed since its links were checked (a link
+/// swapped in meanwhile): the file written is the one checked.
+fn unchanged(q: &str, dest: &Path, checked: Option<&Path>) -> Result<(), OutputError> {
+    match checked {
+        Some(c) if c != dest => Err(OutputError::Io(
+            q.into(),
+            io::Error::other("the path changed while it was checked; try again"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A name that does not exist yet: its directory must, and the name must fit.
-fn new_file(path: &Path, q: &str) -> Result<Kind, OutputError> {
+fn new_file(path: &Path, q: &str, checked: Option<&Path>) -> Result<Kind, OutputError> {
     let text = path.as_os_str().as_encoded_bytes();
     let Some(name) = path.file_name().filter(|_| !text.ends_with(b"/")) else {
         return Err(OutputError::Directory(q.into()));
@@ -409,6 +464,7 @@ fn new_file(path: &Path, q: &str) -> Result<Kind, OutputError> {
         });
     }
     let dir = std::fs::canonicalize(dir).map_err(|e| OutputError::Io(q.into(), e))?;
+    unchanged(q, &dir.join(name), checked)?;
     let mode = 0o666 & !umask();
     regular(q, dir.join(name), mode, None)
 }
