@@ -54,8 +54,9 @@ pub fn execute(c: ScenarioCommand) -> Result<(), Failure> {
 }
 
 /// The scenario called `name` (built-in) or in the file `name`: (scenario, text, origin).
-/// A file's origin is its path as typed, [`tickscope_report::command_line::escape`]d when it
-/// is not UTF-8.
+/// A file's origin is its path as typed, [`tickscope_report::command_line::escape`]d (the
+/// same text unless it holds a backslash or bytes that are not UTF-8), so that any path is
+/// recorded unambiguously.
 fn read(name: &std::ffi::OsStr) -> Result<(Scenario, String, String), Failure> {
     if let Some((name, text)) = name.to_str().and_then(|n| Some((n, builtin::find(n)?))) {
         let s = Scenario::parse(text, name).map_err(Failure::Runtime)?;
@@ -73,10 +74,7 @@ fn read(name: &std::ffi::OsStr) -> Result<(Scenario, String, String), Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", quoted(path))))?;
     let s = Scenario::parse(&text, &quoted(path)).map_err(Failure::Usage)?;
-    let from = match path.to_str() {
-        Some(p) => p.to_string(),
-        None => tickscope_report::command_line::escape(path.as_os_str().as_bytes()),
-    };
+    let from = tickscope_report::command_line::escape(path.as_os_str().as_bytes());
     Ok((s, text, from))
 }
 

@@ -1,7 +1,9 @@
 //! Signals from the first instruction on (README "Stopping"): whenever SIGINT, SIGTERM or
-//! SIGHUP arrives, a run either leaves its promised result — the file complete, the summary
-//! printed, exit 0 — or says `tickscope: interrupted before measuring` and exits 128 + the
-//! signal's number, with no file. Never a silent success.
+//! SIGHUP arrives, a measuring command either leaves its promised result — its file
+//! complete, its summary printed, exit 0 — or says `tickscope: interrupted before
+//! measuring` and exits 128 + the signal's number, with no file. Never a silent success.
+//! (`clocks` has one more documented shape: a shortened measurement is neither printed nor
+//! written, said in one line, 128 + N.)
 //!
 //! The mock backend runs on virtual time, so a `-D 2s` run takes a few tens of real
 //! milliseconds: the delays below cover start-up, set-up, the measurement and the writing of
@@ -9,6 +11,7 @@
 //! another.
 
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -22,15 +25,55 @@ struct Outcome {
     file: Option<String>,
 }
 
-/// Spawns `tickscope ARGS --json FILE`, sends `signal` after `delay`, and collects what
+/// A stoppable command and what its promised result looks like.
+struct Case {
+    name: &'static str,
+    /// The arguments; `{json}` is replaced by the result file's path.
+    args: Vec<String>,
+    /// Whether the command writes `{json}`.
+    writes: bool,
+    /// A line of its summary on standard output.
+    summary: &'static str,
+    /// Checks a written file, returning whether it says it was interrupted.
+    check: fn(&str) -> bool,
+}
+
+fn run_doc(text: &str) -> bool {
+    let doc = crate::common::result_json(text);
+    doc["interrupted"]
+        .as_bool()
+        .expect("interrupted is a boolean")
+}
+
+fn scenario_doc(text: &str) -> bool {
+    let doc: serde_json::Value = serde_json::from_str(text).expect("valid JSON");
+    assert_eq!(doc["schema"], "tickscope.scenario/1");
+    doc["interrupted"]
+        .as_bool()
+        .expect("interrupted is a boolean")
+}
+
+fn clocks_doc(text: &str) -> bool {
+    let doc: serde_json::Value = serde_json::from_str(text).expect("valid JSON");
+    assert!(doc["schema"]
+        .as_str()
+        .unwrap()
+        .starts_with("tickscope.clocks/"));
+    false // a clocks file is written only for a complete measurement
+}
+
+/// Spawns the case with `{json}` in `dir`, sends `signal` after `delay`, and collects what
 /// it left.
-fn interrupt(args: &[&str], signal: i32, delay: Duration) -> Outcome {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
+fn interrupt(case: &Case, dir: &Path, signal: i32, delay: Duration) -> Outcome {
+    let json = dir.join("r.json");
+    let _ = std::fs::remove_file(&json);
+    let args = case
+        .args
+        .iter()
+        .map(|a| a.replace("{json}", json.to_str().unwrap()));
     let child = Command::new(bin())
         .args(args)
-        .arg("--json")
-        .arg(&json)
+        .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -39,10 +82,10 @@ fn interrupt(args: &[&str], signal: i32, delay: Duration) -> Outcome {
     // SAFETY: a signal to our own child, by PID; it may have exited (then ESRCH, ignored).
     unsafe { libc::kill(child.id() as i32, signal) };
     let out = child.wait_with_output().unwrap();
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())
-        .filter(|n| n != "r.json")
+        .filter(|n| n.to_str().is_some_and(|n| n.ends_with(".tmp")))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     Outcome {
@@ -53,27 +96,28 @@ fn interrupt(args: &[&str], signal: i32, delay: Duration) -> Outcome {
     }
 }
 
-/// Checks that `o` is one of the allowed shapes for `signal`; returns its name.
-fn shape(o: &Outcome, signal: i32, what: &str) -> &'static str {
+/// Checks that `o` is one of the allowed shapes; returns its name.
+fn shape(case: &Case, o: &Outcome, signal: i32, what: &str) -> &'static str {
     let show = format!(
-        "{what}: {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status, o.stdout, o.stderr
+        "{} {what}: {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        case.name, o.status, o.stdout, o.stderr
     );
     if o.status.code() == Some(0) {
-        // The promised result: the file complete (interrupted or not) and the summary.
+        // The promised result: the summary, and the file complete.
+        assert!(
+            o.stdout.contains(case.summary),
+            "exit 0 without the summary: {show}"
+        );
+        if !case.writes {
+            return "result";
+        }
         let text = o
             .file
             .as_deref()
             .unwrap_or_else(|| panic!("exit 0 without the file: {show}"));
-        let doc = crate::common::result_json(text);
-        assert!(doc["interrupted"].is_boolean(), "{show}");
-        assert!(
-            o.stdout.contains("latency p99"),
-            "exit 0 without the summary: {show}"
-        );
-        return match doc["interrupted"].as_bool() {
-            Some(true) => "interrupted, file and summary",
-            _ => "finished before the signal",
+        return match (case.check)(text) {
+            true => "interrupted result",
+            false => "result",
         };
     }
     assert!(o.file.is_none(), "a failed run left a file: {show}");
@@ -84,29 +128,111 @@ fn shape(o: &Outcome, signal: i32, what: &str) -> &'static str {
         return "killed before the handlers";
     }
     assert_eq!(o.status.code(), Some(128 + signal), "{show}");
-    assert_eq!(
-        o.stderr.trim_end(),
-        "tickscope: interrupted before measuring",
-        "{show}"
-    );
+    let last = o.stderr.lines().last().unwrap_or_default();
+    if case.name == "clocks" && last.starts_with("tickscope: interrupted; clocks measures") {
+        return "clocks: shortened, said";
+    }
+    assert_eq!(last, "tickscope: interrupted before measuring", "{show}");
     "interrupted before measuring"
 }
 
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+const SCENARIO: &str = r#"name = "mock"
+about = "two mock steps"
+[source]
+title = "t"
+author = "a"
+year = 2026
+[[steps]]
+name = "one"
+args = ["--debug-mock", "20us,30us", "-D", "1s", "-q"]
+[[steps]]
+name = "two"
+args = ["--debug-mock", "20us,30us", "-D", "1s", "-q"]
+[table]
+title = "mock steps"
+rows = [{label = "max", metric = "latency.max"}]
+columns = ["one", "two"]
+"#;
+
 #[test]
 fn a_signal_at_any_moment_leaves_the_result_or_says_interrupted_before_measuring() {
-    let mut seen = std::collections::BTreeMap::new();
-    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-        for ms in [0, 1, 2, 5, 10, 20, 50] {
-            for _ in 0..3 {
-                let o = interrupt(
-                    &["run", "--debug-mock", "20us,30us", "-D", "2s"],
-                    signal,
-                    Duration::from_millis(ms),
-                );
-                let what = format!("signal {signal} after {ms} ms");
-                *seen.entry(shape(&o, signal, &what)).or_insert(0) += 1;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.toml"), SCENARIO).unwrap();
+    let cases = [
+        Case {
+            name: "run",
+            args: strings(&[
+                "run",
+                "--debug-mock",
+                "20us,30us",
+                "-D",
+                "2s",
+                "--json",
+                "{json}",
+            ]),
+            writes: true,
+            summary: "latency p99",
+            check: run_doc,
+        },
+        Case {
+            name: "monitor",
+            args: strings(&[
+                "monitor",
+                "--debug-mock",
+                "20us,30us",
+                "-D",
+                "2s",
+                "--no-listen",
+                "--textfile",
+                "m.prom",
+                "--json",
+                "{json}",
+            ]),
+            writes: true,
+            summary: "latency p99",
+            check: run_doc,
+        },
+        Case {
+            name: "scenario run",
+            args: strings(&["scenario", "run", "s.toml", "--json", "{json}"]),
+            writes: true,
+            summary: "mock — mock steps",
+            check: scenario_doc,
+        },
+        Case {
+            name: "run --tasks",
+            args: strings(&["run", "--tasks", "1ms,2ms", "-D", "200ms"]),
+            writes: false,
+            summary: "releases",
+            check: run_doc,
+        },
+        Case {
+            name: "clocks",
+            args: strings(&["clocks", "-D", "200ms", "--json", "{json}"]),
+            writes: true,
+            summary: "CLOCK_MONOTONIC",
+            check: clocks_doc,
+        },
+    ];
+    for case in &cases {
+        let mut seen = std::collections::BTreeMap::new();
+        let signals = match case.name {
+            "run" => vec![libc::SIGTERM, libc::SIGINT, libc::SIGHUP],
+            _ => vec![libc::SIGTERM, libc::SIGINT],
+        };
+        for &signal in &signals {
+            for ms in [0, 1, 2, 5, 10, 20, 50] {
+                for _ in 0..3 {
+                    let o = interrupt(case, dir.path(), signal, Duration::from_millis(ms));
+                    let what = format!("signal {signal} after {ms} ms");
+                    *seen.entry(shape(case, &o, signal, &what)).or_insert(0) += 1;
+                }
             }
         }
+        eprintln!("{}: {seen:?}", case.name);
     }
-    eprintln!("outcomes: {seen:?}");
 }

@@ -37,7 +37,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub use identity::Identity;
-pub use pending::remove_all as remove_pending_files;
+pub use pending::remove_all_before_exit as remove_pending_files;
 
 /// Why an output cannot be written where asked. Its text names the problem and the path
 /// (quoted), never the flag: the caller adds that.

@@ -27,12 +27,15 @@ impl Pending {
     /// the file system's limit still has room for the temporary one).
     pub(crate) fn create(dir: &Path, name: &str) -> std::io::Result<Self> {
         let short: String = name.chars().take(32).collect();
+        // Created and listed under the lock: an immediate exit ([`remove_all`], on the
+        // signal thread) between the two would otherwise leave the file behind.
+        let mut list = lock();
         let file = tempfile::Builder::new()
             .prefix(&format!(".{short}."))
             .suffix(".tmp")
             .tempfile_in(dir)
             .map_err(without_path)?;
-        lock().push(file.path().to_path_buf());
+        list.push(file.path().to_path_buf());
         Ok(Pending { file: Some(file) })
     }
 
@@ -114,7 +117,24 @@ fn unlist(path: &Path) {
 /// # Panics
 /// Never.
 pub fn remove_all() {
-    for path in lock().drain(..) {
+    remove_listed(&mut lock());
+}
+
+/// [`remove_all`], then keeps the list locked for good, so that no temporary file is
+/// created (or unlisted) any more: one created by another thread between the removal and
+/// the exit would be left behind. Creating one then blocks until the process has exited.
+/// Call it only right before `std::process::exit`.
+///
+/// # Panics
+/// Never.
+pub fn remove_all_before_exit() {
+    let mut list = lock();
+    remove_listed(&mut list);
+    std::mem::forget(list); // never unlocked: the process is about to exit
+}
+
+fn remove_listed(list: &mut Vec<PathBuf>) {
+    for path in list.drain(..) {
         match path.is_dir() {
             true => std::fs::remove_dir_all(path),
             false => std::fs::remove_file(path),
