@@ -13,8 +13,9 @@
 //! signal) after removing every temporary file it owns (see
 //! [`tickscope_report::output::remove_pending_files`]), so nothing half-written is left
 //! beside a destination; before the claim it first prints `tickscope: interrupted before
-//! measuring` (`tickscope: interrupted` for a command that [`measures_nothing`]). Only a signal that arrives before `main` has installed the handlers gets the
-//! kernel's default action (the process dies of it; a shell shows the same 128 + N).
+//! measuring` (`tickscope: interrupted` for a command that [`measures_nothing`]). Only a
+//! signal that arrives before `main` has installed the handlers gets the kernel's default
+//! action (the process dies of it; a shell shows the same 128 + N).
 //!
 //! SIGHUP (the terminal went away) is handled as SIGTERM. The handlers only write to a
 //! pipe (`signal-hook`'s iterator); the work happens on a thread of its own.

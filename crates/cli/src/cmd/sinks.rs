@@ -37,7 +37,7 @@ fn wanted(args: &RunArgs) -> Result<Vec<(&'static Format, PathBuf)>, Failure> {
     for spec in &e.export {
         // FORMAT is text; PATH is any file name, UTF-8 or not.
         let bytes = spec.as_bytes();
-        let shown = tickscope_report::command_line::escape(bytes);
+        let shown = String::from_utf8_lossy(bytes);
         let split = bytes.iter().position(|&b| b == b'=');
         let (name, path) = match split {
             Some(at) => (&bytes[..at], &bytes[at + 1..]),
@@ -55,7 +55,7 @@ fn wanted(args: &RunArgs) -> Result<Vec<(&'static Format, PathBuf)>, Failure> {
             .ok_or_else(|| {
                 Failure::Usage(format!(
                     "--export: unknown format '{}' (formats: {})",
-                    tickscope_report::command_line::escape(name).escape_debug(),
+                    String::from_utf8_lossy(name).escape_debug(),
                     registry::names()
                 ))
             })?;

@@ -44,7 +44,7 @@ fn a_non_utf8_output_name_is_written_and_recorded_losslessly() {
     csv_spec.extend_from_slice(dir.path().as_os_str().as_bytes());
     csv_spec.extend_from_slice(b"/\xfe\\x41.csv");
     // A UTF-8 directory whose name looks like an escape: recorded as it is.
-    let label_dir = dir.path().join("\\xFF");
+    let label_dir = dir.path().join(["\\", "xFF"].concat()); // the 4 characters \xFF
     std::fs::create_dir(&label_dir).unwrap();
     let samples = label_dir.join("s.csv");
     let out = tickscope()
