@@ -234,8 +234,10 @@ pub struct RunArgs {
     pub margin: String,
 
     /// Scheduling policy: auto, other, batch, idle, fifo, rr, deadline. auto is fifo at
-    /// priority 90 where permitted, else other, and says which.
+    /// priority 90 where permitted, else other, and says which. -y is cyclictest's short
+    /// form.
     #[arg(
+        short = 'y',
         long,
         default_value = "auto",
         value_name = "POLICY",
@@ -261,19 +263,56 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", help_heading = "Scheduling")]
     pub deadline_runtime: Option<String>,
 
-    /// Number of measuring threads, or 'all' for one per CPU (thread k on the k-th CPU).
-    #[arg(short = 't', long, value_name = "N|all", help_heading = "Scheduling")]
+    /// Number of measuring threads, or 'all' for one per CPU (thread k on the k-th CPU);
+    /// a bare -t is 'all', as in cyclictest.
+    #[arg(
+        short = 't',
+        long,
+        value_name = "N|all",
+        num_args = 0..=1,
+        default_missing_value = "all",
+        help_heading = "Scheduling"
+    )]
     pub threads: Option<String>,
 
     /// Pin the threads to these CPUs, round-robin (e.g. 0,2-3). Without -t: one thread per
-    /// listed CPU.
-    #[arg(short = 'a', long, value_name = "CPULIST", help_heading = "Scheduling")]
+    /// listed CPU. A bare -a (cyclictest's) pins thread k to the k-th CPU this process may
+    /// use.
+    #[arg(
+        short = 'a',
+        long,
+        value_name = "CPULIST",
+        num_args = 0..=1,
+        default_missing_value = crate::options::PIN_EACH,
+        help_heading = "Scheduling"
+    )]
     pub affinity: Option<String>,
 
-    /// Lock memory with mlockall (the default).
+    /// cyclictest's -S (--smp): one thread per CPU, each pinned — the same as -t -a (add
+    /// -a CPULIST to choose the CPUs).
+    #[arg(
+        short = 'S',
+        long,
+        conflicts_with = "threads",
+        help_heading = "Scheduling"
+    )]
+    pub smp: bool,
+
+    /// cyclictest's -d (--distance) between the threads' intervals: only 0 is accepted,
+    /// since every tickscope thread uses the same interval.
+    #[arg(short = 'd', long, value_name = "US", help_heading = "Scheduling")]
+    pub distance: Option<String>,
+
+    /// cyclictest's -n (--nanosleep): clock_nanosleep, which is already the default
+    /// (--method nanosleep-abs); accepted and changes nothing.
+    #[arg(short = 'n', long, help_heading = "Timing")]
+    pub nanosleep: bool,
+
+    /// Lock memory with mlockall (the default); --mlockall is cyclictest's name.
     #[arg(
         short = 'm',
         long,
+        visible_alias = "mlockall",
         overrides_with = "no_mlock",
         help_heading = "System settings"
     )]
@@ -348,7 +387,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<std::path::PathBuf>,
 
-    /// Print only the summary (no header, no per-second lines).
+    /// Print only the summary (no header, no per-second lines), then cyclictest's
+    /// `T: 0 (tid) P:90 I:1000 C: … Min: … Act: … Avg: … Max: …` line per thread (in µs) —
+    /// unless -h or -H asked for a histogram, as cyclictest does.
     #[arg(short = 'q', long, help_heading = "Output")]
     pub quiet: bool,
 
@@ -405,8 +446,9 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "THRESHOLD:ACTION[,ACTION…]")]
     pub on_late: Vec<String>,
 
-    /// cyclictest's -b: on the first wake-up later than US µs, mark, capture and stop.
-    #[arg(long = "break", value_name = "US")]
+    /// cyclictest's -b (--breaktrace): on the first wake-up later than US µs, mark,
+    /// capture and stop.
+    #[arg(short = 'b', long = "break", visible_alias = "breaktrace", value_name = "US")]
     pub break_us: Option<String>,
 
     /// At most N capture bundles.

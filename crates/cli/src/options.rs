@@ -177,7 +177,13 @@ fn parse_count<T: std::str::FromStr + PartialEq + From<u8>>(
     .transpose()
 }
 
-/// Resolves the threads and their CPUs: `None` entries are unpinned threads.
+/// The value clap gives a bare `-a` (cyclictest's "run thread #N on processor #N"): pin
+/// thread k to the k-th CPU this process may use. Empty, so that no CPU list can mean it.
+pub const PIN_EACH: &str = "";
+
+/// Resolves the threads and their CPUs: `None` entries are unpinned threads. A bare `-a`
+/// ([`PIN_EACH`]) pins round-robin over the allowed CPUs; without `-t` that is one thread
+/// on the first of them, as cyclictest's bare `-a` (rt-tests `cyclictest --help`, 2.4).
 fn resolve_cpus(
     threads: Option<&str>,
     affinity: Option<&str>,
@@ -185,6 +191,10 @@ fn resolve_cpus(
     let allowed =
         allowed_cpus().map_err(|e| format!("cannot read the CPUs this process may use: {e}"))?;
     let listed = match affinity {
+        Some(PIN_EACH) if threads.is_none() => {
+            return Ok(allowed.first().map(|c| vec![Some(*c)]).unwrap_or_default())
+        }
+        Some(PIN_EACH) => Some(allowed.clone()),
         Some(a) => {
             let cpus = parse_cpu_list(a).map_err(|e| format!("--affinity: {e}"))?;
             if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
@@ -566,7 +576,20 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
     };
     let method_options = resolve_method_options(a, methods, period)?;
     let policy = resolve_policy(a, period)?;
-    let cpus = resolve_cpus(a.threads.as_deref(), a.affinity.as_deref())?;
+    if let Some(d) = &a.distance {
+        if parse_int::<u64>(d, "--distance", "0").ok() != Some(0) {
+            return Err(format!(
+                "--distance {d}: every tickscope thread uses the same interval; only \
+                 cyclictest's -d 0 is accepted (run one tickscope per interval instead)"
+            ));
+        }
+    }
+    // cyclictest's -S: one pinned thread per CPU, the same as -t all (-a may name the CPUs).
+    let threads = match a.smp {
+        true => Some("all"),
+        false => a.threads.as_deref(),
+    };
+    let cpus = resolve_cpus(threads, a.affinity.as_deref())?;
     if matches!(policy, PolicyRequest::Exact(Policy::Deadline { .. }))
         && cpus.iter().any(Option::is_some)
     {
@@ -687,6 +710,22 @@ mod tests {
             crate::cli::Command::Run(a) => run_plan(&a),
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn cyclictests_bare_t_bare_a_and_smp() {
+        let allowed = allowed_cpus().unwrap();
+        let every: Vec<Option<usize>> = allowed.iter().copied().map(Some).collect();
+        let cpus = |args: &[&str]| plan(args).unwrap().config.cpus;
+        assert_eq!(cpus(&["-S"]), every, "-S: one pinned thread per CPU");
+        assert_eq!(cpus(&["-t"]), every, "bare -t: all");
+        assert_eq!(cpus(&["-t", "-a"]), every);
+        assert_eq!(cpus(&["-a"]), vec![Some(allowed[0])], "bare -a: one pinned thread");
+        assert_eq!(cpus(&["-a", "-t", "3"]).len(), 3);
+        assert!(cpus(&["-a", "-t", "3"]).iter().all(Option::is_some));
+        assert_eq!(cpus(&["-t", "2"]), vec![None, None]);
+        assert!(plan(&["-n", "-d", "0", "-y", "other"]).is_ok());
+        assert!(plan(&["-d", "1"]).unwrap_err().contains("-d 0"));
     }
 
     #[test]

@@ -14,5 +14,6 @@ pub mod run;
 pub mod scenario;
 pub mod signals;
 pub mod sinks;
+pub mod stat_lines;
 pub mod task_spec;
 pub mod tasks;

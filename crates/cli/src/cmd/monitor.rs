@@ -71,7 +71,7 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
         None => None,
     };
     let stop = stoppable();
-    let mut sinks = sinks(&args.run, false, &stop)?;
+    let mut sinks = sinks(&args.run, false, &stop, false)?;
     let system = system::detect();
     let (prom, expo) = PrometheusSink::new(&system, &plan.config);
     let terminal = sinks.len() - 1;

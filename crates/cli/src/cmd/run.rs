@@ -31,13 +31,15 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     if let Some(tasks) = &args.tasks {
         return super::tasks::execute(args, tasks);
     }
-    measure(args, Vec::new(), false, &mut |_| {})
+    measure(args, Vec::new(), false, true, &mut |_| {})
 }
 
 /// [`execute`] with `extra` sinks (placed first, so that their sections are in the
 /// document every other sink sees) and `on_doc` called with the final document, before the
 /// sinks finish. The document's threads hold their windows when `keep_windows` or a sink
-/// needs them ([`SinkNeeds::windows`]); otherwise memory stays flat however long the run. With `--load`, the load is started and settled before the first wake-up
+/// needs them ([`SinkNeeds::windows`]); otherwise memory stays flat however long the run.
+/// `cyclictest_lines`: `-q` ends with cyclictest's per-thread lines (`tickscope run`, not a
+/// scenario's step). With `--load`, the load is started and settled before the first wake-up
 /// and stopped and reaped after the last (on every path: its guard is dropped).
 ///
 /// # Errors
@@ -46,12 +48,13 @@ pub fn measure(
     args: &RunArgs,
     extra: Vec<Box<dyn RunSink>>,
     keep_windows: bool,
+    cyclictest_lines: bool,
     on_doc: &mut dyn FnMut(&RunDocument),
 ) -> Result<(), Failure> {
     let plan = run_plan(args).map_err(Failure::Usage)?;
     let load = crate::load::request(args.load.as_deref(), args.load_cpus.as_deref())?;
     let stop = stoppable();
-    let mut sinks = sinks(args, plan.is_comparison(), &stop)?;
+    let mut sinks = sinks(args, plan.is_comparison(), &stop, cyclictest_lines)?;
     let mut running = match &load {
         Some(l) => {
             let (child, record) = l.start()?;

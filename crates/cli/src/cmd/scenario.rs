@@ -281,7 +281,7 @@ fn run_step(
         false => vec![Box::new(ActionSink::new(planned, Arc::clone(&outcomes)))],
     };
     let mut doc = None;
-    let result = measure(&parsed.args, extra, true, &mut |d| {
+    let result = measure(&parsed.args, extra, true, false, &mut |d| {
         doc = Some(Box::new(d.clone()))
     });
     rec.actions = outcomes.lock().map(|v| v.clone()).unwrap_or_default();

@@ -93,7 +93,8 @@ fn histogram_options(args: &RunArgs) -> Result<Option<HistogramOptions>, Failure
     }))
 }
 
-/// The sinks of a run: each export's, then the terminal's.
+/// The sinks of a run: each export's, then the terminal's, then — for `tickscope run -q`
+/// (`cyclictest_lines`) without a histogram — cyclictest's per-thread lines.
 ///
 /// # Errors
 /// [`Failure::Usage`] for a malformed `--export`, a single-run format with several methods
@@ -102,6 +103,7 @@ pub fn sinks(
     args: &RunArgs,
     comparison: bool,
     stop: &Arc<AtomicBool>,
+    cyclictest_lines: bool,
 ) -> Result<Vec<Box<dyn RunSink>>, Failure> {
     let cyclictest = histogram_options(args)?;
     let mut wanted = wanted(args)?;
@@ -150,6 +152,10 @@ pub fn sinks(
         args.quiet,
         Arc::clone(stop),
     )));
+    // cyclictest's `if (quiet && !histogram) print_stat(…)`: last, after the summary.
+    if cyclictest_lines && args.quiet && cyclictest.is_none() && !comparison {
+        sinks.push(Box::new(super::stat_lines::StatLines::new()));
+    }
     Ok(sinks)
 }
 
