@@ -40,9 +40,24 @@ pub enum Command {
     #[command(subcommand)]
     Hlog(HlogCommand),
     /// What on this machine limits wake-up latency, with the fix; --measure tries the knobs
-    /// tickscope can set itself. Exit status 0 ok/info, 1 warnings, 3 fatal findings.
+    /// tickscope can set itself. Exit status 0 when the machine can be measured.
+    #[command(after_help = DOCTOR_EXIT)]
     Doctor(DoctorArgs),
 }
+
+/// The EXIT STATUS section of `tickscope doctor --help` (and its manual page).
+pub const DOCTOR_EXIT: &str = "Exit status:
+  0  this machine can be measured: every finding is advice (findings come most important
+     first; \"Fix these first\" lists those worth fixing before you trust a number)
+  1  --fail-on SEVERITY was given and a finding is that severe or worse
+  2  bad input (one line on standard error)
+  3  a finding makes measurements on this machine invalid (no high-resolution timers, or
+     the jiffies clocksource): fix it first
+
+Examples:
+  tickscope doctor && tickscope run -D 1m       measure only where measuring makes sense
+  tickscope doctor --fail-on high               fail a CI job on any high or fatal finding
+  tickscope doctor --measure --rounds 7         what each knob is worth here, tested";
 
 /// Options of `tickscope doctor`.
 #[derive(Debug, Args)]
@@ -60,13 +75,21 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub measure: bool,
 
-    /// Length of each --measure run: 2s, 500ms; a bare number is seconds.
-    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    /// Length of each --measure run: 1s, 500ms; a bare number is seconds.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub measure_duration: String,
 
-    /// Rounds of (without, with) per knob for --measure.
-    #[arg(long, default_value = "2", value_name = "N")]
+    /// Rounds of (without, with) per knob for --measure, interleaved. A knob is said to
+    /// change p99 only when a Mann–Whitney test of the rounds' p99s finds it (p < 0.05),
+    /// which needs at least 4 rounds.
+    #[arg(long, default_value = "5", value_name = "N")]
     pub rounds: String,
+
+    /// Exit with status 1 when a finding is this severe or worse: info, medium, high or
+    /// fatal. Without it, findings are advice and only a finding that makes measurements
+    /// invalid changes the exit status (3).
+    #[arg(long, value_name = "SEVERITY", value_parser = ["info", "medium", "high", "fatal"])]
+    pub fail_on: Option<String>,
 
     /// How long to sample steal time: 2s, 500ms; 0 skips it and the clock-read measurement (50 ms).
     #[arg(long, default_value = "2s", value_name = "DURATION")]
@@ -165,8 +188,8 @@ const RUN_EXAMPLES: &str = "Examples:
   tickscope run                                  1 ms for 10 s, fifo 90 where permitted
   tickscope run -p 90 -i 250us -t all -D 1h --json r.json
                                                  every CPU, 250 µs, one hour, result file
-  tickscope run -m -p90 -i1000 -l100000 -h400 -q > hist.txt
-                                                 cyclictest's histogram (OSADL plots)
+  tickscope run -l100000000 -m -Sp90 -i200 -h400 -q > hist.txt
+                                                 OSADL's cyclictest recipe, unchanged
   tickscope run --method all --rounds 3          which way of waiting is best here
   tickscope run --load cpu --load-cpus 1 -a 0    measure CPU 0 while CPU 1 is loaded
   tickscope run --json - | jq .summary           the result on standard output

@@ -19,7 +19,8 @@
 //! Layout: [`time`] clocks; [`wait`] wake-up methods (one file each); [`setup`] guards for
 //! everything changed on the system; [`worker`] the measuring loop; [`grid`] the overrun
 //! rule; [`record`], [`histogram`], [`moments`] recording; [`stats`] summaries; [`run`](mod@run) the
-//! coordinator; [`schedule`] the order of a comparison of methods; [`system`] facts about
+//! coordinator; [`schedule`] the order of a comparison of methods; [`significance`] whether an A/B
+//! difference is more than noise; [`system`] facts about
 //! the machine; [`mock`] a virtual clock for tests.
 
 #![deny(missing_docs)]
@@ -38,6 +39,7 @@ pub mod run;
 pub mod sample;
 pub mod schedule;
 pub mod setup;
+pub mod significance;
 pub mod stats;
 pub mod system;
 pub mod time;

@@ -503,3 +503,59 @@ fn latency_tracers() {
     assert_eq!(t.severity, Severity::Ok);
     assert!(t.found.starts_with("not built in"), "{}", t.found);
 }
+
+/// Every fix is a command for the machine at hand: no `<them>`, `<measured CPUs>`, `cpuN`
+/// placeholders, whichever CPUs are measured (all of them, some, one).
+#[test]
+fn fixes_are_commands_for_this_machine_not_templates() {
+    for (tree, cpus) in [
+        ("this-vm", None),
+        ("this-vm", Some(vec![1])),
+        ("rt-isolated", None),
+        ("rt-isolated", Some(vec![2, 3])),
+        ("rt-quiet", Some(vec![1])),
+    ] {
+        let (_, m) = findings(tree, cpus.clone());
+        for f in m.values() {
+            let Some(fix) = &f.fix else { continue };
+            for template in ["<them>", "<measured CPUs>", "<other CPUs>", "<housekeeping CPUs>", "<cgroup>", "<tickscope>", "cpuN/"] {
+                assert!(!fix.contains(template), "{tree} {cpus:?} {}: {fix}", f.id);
+            }
+        }
+    }
+}
+
+/// Most important first: the measurements-invalidating ones, then by severity; within one,
+/// check order. Only the no-high-resolution-timers and jiffies findings invalidate.
+#[test]
+fn findings_sort_most_important_first() {
+    use tickscope_engine::doctor::by_importance;
+    let root = fixture("this-vm");
+    let facts = Facts::gather(&root, Duration::ZERO);
+    let ctx = context(&facts, None, false).unwrap();
+    let mut all = run_checks(&facts, &ctx);
+    let order: Vec<String> = all.iter().map(|f| f.id.clone()).collect();
+    by_importance(&mut all);
+    let rank = |s: Severity| match s {
+        Severity::Fatal => 0,
+        Severity::High => 1,
+        Severity::Medium => 2,
+        Severity::Unknown => 3,
+        Severity::Info => 4,
+        Severity::Ok => 5,
+    };
+    for pair in all.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        assert!(rank(a.severity) <= rank(b.severity), "{} before {}", a.id, b.id);
+        if a.severity == b.severity {
+            let pos = |id: &str| order.iter().position(|o| o == id).unwrap();
+            assert!(pos(&a.id) < pos(&b.id), "stable: {} before {}", a.id, b.id);
+        }
+    }
+    assert_eq!(all[0].id, "kernel.preempt");
+    assert!(all.iter().all(|f| !f.invalidates), "a stock KVM guest can be measured");
+    let invalid = Finding::new("x", "t", Severity::Info).invalidating();
+    let mut v = vec![Finding::new("y", "t", Severity::Fatal), invalid];
+    by_importance(&mut v);
+    assert_eq!(v[0].id, "x");
+}

@@ -6,19 +6,23 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tickscope_engine::doctor::measure::KnobResult;
-use tickscope_engine::doctor::{worst, Finding, Severity};
+use tickscope_engine::doctor::{fix_first, worst, Finding, Severity};
 use tickscope_engine::system::SystemInfo;
 
 /// The schema identifier of the doctor document.
 pub const DOCTOR_SCHEMA: &str = "tickscope.doctor/1";
 
-/// Exit status for findings whose worst severity is `s`: 0 for ok/info/unknown, 1 for
-/// medium/high, 3 for fatal (2 stays "bad input").
-pub fn exit_status(s: Severity) -> u8 {
-    match s {
-        Severity::Fatal => 3,
-        Severity::High | Severity::Medium => 1,
-        _ => 0,
+/// The exit status of `tickscope doctor` for `findings`: 3 when one makes measurements on
+/// this machine invalid ([`Finding::invalidates`]); else 1 when `fail_on` is given and a
+/// finding is at least that severe (`unknown` counting as `info`); else 0 — the machine can
+/// be measured and the findings are advice. (2 stays "bad input".)
+pub fn exit_status(findings: &[Finding], fail_on: Option<Severity>) -> u8 {
+    if findings.iter().any(|f| f.invalidates) {
+        3
+    } else if fail_on.is_some_and(|s| worst(findings) >= s) {
+        1
+    } else {
+        0
     }
 }
 
@@ -27,9 +31,15 @@ pub fn exit_status(s: Severity) -> u8 {
 pub struct DoctorSummary {
     /// Findings per severity name (`fatal`, `high`, `medium`, `info`, `ok`, `unknown`).
     pub counts: BTreeMap<String, usize>,
-    /// The worst severity counting for the exit status (`unknown` counts as `info`).
+    /// The worst severity (`unknown` counts as `info`).
     pub worst: Severity,
-    /// The exit status `tickscope doctor` returns: 0, 1 or 3.
+    /// Findings that make measurements on this machine invalid.
+    #[serde(default)]
+    pub invalidating: usize,
+    /// `--fail-on`: the severity from which the exit status is 1, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_on: Option<Severity>,
+    /// The exit status `tickscope doctor` returns: 0, 1 or 3 ([`exit_status`]).
     pub exit_status: u8,
 }
 
@@ -44,7 +54,8 @@ pub struct DoctorDocument {
     pub system: SystemInfo,
     /// The CPUs checked as "measured".
     pub cpus: Vec<usize>,
-    /// Every finding, in check order.
+    /// Every finding, most important first
+    /// ([`tickscope_engine::doctor::by_importance`]).
     pub findings: Vec<Finding>,
     /// Counts and exit status.
     pub summary: DoctorSummary,
@@ -54,12 +65,14 @@ pub struct DoctorDocument {
 }
 
 impl DoctorDocument {
-    /// A document for `findings` (and `measure`, if run) about `cpus` on `system`.
+    /// A document for `findings` (and `measure`, if run) about `cpus` on `system`; `fail_on`
+    /// as `--fail-on` ([`exit_status`]).
     pub fn new(
         system: SystemInfo,
         cpus: Vec<usize>,
         findings: Vec<Finding>,
         measure: Option<Vec<KnobResult>>,
+        fail_on: Option<Severity>,
     ) -> Self {
         let mut counts = BTreeMap::new();
         for f in &findings {
@@ -74,7 +87,9 @@ impl DoctorDocument {
             summary: DoctorSummary {
                 counts,
                 worst: w,
-                exit_status: exit_status(w),
+                invalidating: findings.iter().filter(|f| f.invalidates).count(),
+                fail_on,
+                exit_status: exit_status(&findings, fail_on),
             },
             findings,
             measure,
@@ -100,7 +115,10 @@ fn shorten(s: &str, n: usize) -> String {
 }
 
 /// The findings as a table (severity, check, found), then one block per finding that is
-/// not `ok`: expected, found and where, effect, fix with its kernel document.
+/// not `ok` — first, under "Fix these first", those that invalidate measurements or are
+/// medium or worse with a fix ([`fix_first`]); then, under "Advice", the rest: expected,
+/// found and where, effect, fix with its kernel document. `findings` come most important
+/// first.
 pub fn findings_text(findings: &[Finding]) -> String {
     let mut t = new_table(vec!["severity", "check", "found"]);
     for f in findings {
@@ -112,9 +130,34 @@ pub fn findings_text(findings: &[Finding]) -> String {
     }
     let mut out = t.to_string();
     out.push('\n');
-    for f in findings.iter().filter(|f| f.severity != Severity::Ok) {
+    let (first, advice): (Vec<&Finding>, Vec<&Finding>) = findings
+        .iter()
+        .filter(|f| f.severity != Severity::Ok)
+        .partition(|f| fix_first(f));
+    for (heading, group) in [
+        ("Fix these first (most important first):", first),
+        ("Advice (worth knowing; measurements are valid without it):", advice),
+    ] {
+        if group.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{heading}\n"));
+        for f in group {
+            block(&mut out, f);
+        }
+    }
+    out
+}
+
+/// One finding's block: title, expected, found and where, effect, fix, kernel document.
+fn block(out: &mut String, f: &Finding) {
+    {
+        let invalid = match f.invalidates {
+            true => " (measurements on this machine are invalid until fixed)",
+            false => "",
+        };
         out.push_str(&format!(
-            "\n[{}] {} — {}\n",
+            "\n[{}] {} — {}{invalid}\n",
             f.severity.name().to_uppercase(),
             f.id,
             f.title
@@ -132,7 +175,6 @@ pub fn findings_text(findings: &[Finding]) -> String {
             out.push_str(&format!("  see:      {} ({})\n", c.document, c.url));
         }
     }
-    out
 }
 
 /// One line: counts per severity and the exit status.
@@ -142,8 +184,13 @@ pub fn summary_line(doc: &DoctorDocument) -> String {
         .iter()
         .filter_map(|k| doc.summary.counts.get(*k).map(|n| format!("{n} {k}")))
         .collect();
+    let meaning = match (doc.summary.exit_status, doc.summary.fail_on) {
+        (3, _) => "measurements on this machine are invalid until the findings marked so are fixed".to_string(),
+        (1, Some(s)) => format!("a finding is {} or worse (--fail-on {})", s.name(), s.name()),
+        _ => "this machine can be measured; the findings are advice".to_string(),
+    };
     format!(
-        "{} checks on CPUs {}: {} (exit status {})",
+        "{} checks on CPUs {}: {} — {meaning} (exit status {})",
         doc.findings.len(),
         tickscope_engine::setup::format_cpu_list(&doc.cpus),
         parts.join(", "),
@@ -201,11 +248,16 @@ mod tests {
 
     #[test]
     fn exit_statuses() {
-        assert_eq!(exit_status(Severity::Ok), 0);
-        assert_eq!(exit_status(Severity::Info), 0);
-        assert_eq!(exit_status(Severity::Medium), 1);
-        assert_eq!(exit_status(Severity::High), 1);
-        assert_eq!(exit_status(Severity::Fatal), 3);
+        let f = |s| vec![Finding::new("x.y", "t", s)];
+        // Advice, however severe, is status 0 unless --fail-on asks.
+        assert_eq!(exit_status(&f(Severity::Ok), None), 0);
+        assert_eq!(exit_status(&f(Severity::Fatal), None), 0);
+        assert_eq!(exit_status(&f(Severity::Medium), Some(Severity::High)), 0);
+        assert_eq!(exit_status(&f(Severity::Medium), Some(Severity::Medium)), 1);
+        assert_eq!(exit_status(&f(Severity::Unknown), Some(Severity::Info)), 1);
+        let invalid = vec![Finding::new("x.y", "t", Severity::Fatal).invalidating()];
+        assert_eq!(exit_status(&invalid, None), 3);
+        assert_eq!(exit_status(&invalid, Some(Severity::Ok)), 3);
     }
 
     #[test]
@@ -216,7 +268,13 @@ mod tests {
             .effect("slow")
             .fix("echo 0 > /x")
             .cite("Documentation/admin-guide/pm/cpuidle.rst");
-        let d = DoctorDocument::new(SystemInfo::default(), vec![0, 1], vec![f], None);
+        let d = DoctorDocument::new(
+            SystemInfo::default(),
+            vec![0, 1],
+            vec![f],
+            None,
+            Some(Severity::Medium),
+        );
         assert_eq!(d.summary.exit_status, 1);
         let j = serde_json::to_string(&d).unwrap();
         let back: DoctorDocument = serde_json::from_str(&j).unwrap();
@@ -226,5 +284,6 @@ mod tests {
             text.contains("[MEDIUM] x.y") && text.contains("docs.kernel.org"),
             "{text}"
         );
+        assert!(text.contains("Fix these first"), "{text}");
     }
 }

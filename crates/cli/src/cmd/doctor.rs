@@ -1,8 +1,10 @@
 //! `tickscope doctor`: the findings about this machine, the fixes, and with `--measure` what
 //! the knobs tickscope can set are worth here.
 //!
-//! Exit status: 0 when every finding is ok, info or unknown; 1 when the worst is medium or
-//! high; 3 when one is fatal; 2 for bad input (one line on stderr), as for every command.
+//! Exit status ([`tickscope_report::doctor::exit_status`]): 0 when the machine can be
+//! measured (every finding is advice); 3 when a finding makes measurements invalid; 1 when
+//! `--fail-on SEVERITY` is given and a finding is that severe; 2 for bad input (one line on
+//! stderr), as for every command.
 
 use crate::cli::DoctorArgs;
 use crate::console;
@@ -12,7 +14,7 @@ use crate::output_path::{finish, prepare_outputs};
 use std::process::ExitCode;
 use std::time::Duration;
 use tickscope_engine::doctor::measure::{measure, MeasureConfig};
-use tickscope_engine::doctor::{context, run_checks};
+use tickscope_engine::doctor::{by_importance, context, run_checks, Severity};
 use tickscope_engine::facts::{Facts, Root};
 use tickscope_engine::setup::{format_cpu_list, parse_cpu_list};
 use tickscope_engine::system::{self, SystemInfo};
@@ -87,7 +89,20 @@ fn execute(args: &DoctorArgs) -> Result<u8, Failure> {
             ..SystemInfo::default()
         }
     };
-    let findings = run_checks(&facts, &ctx);
+    let fail_on = match args.fail_on.as_deref() {
+        Some("info") => Some(Severity::Info),
+        Some("medium") => Some(Severity::Medium),
+        Some("high") => Some(Severity::High),
+        Some("fatal") => Some(Severity::Fatal),
+        Some(other) => {
+            return Err(Failure::Usage(format!(
+                "--fail-on '{other}': use info, medium, high or fatal"
+            )))
+        }
+        None => None,
+    };
+    let mut findings = run_checks(&facts, &ctx);
+    by_importance(&mut findings);
     console::line(format!(
         "tickscope doctor: {} {} ({}), measured CPUs {}\n",
         system.hostname,
@@ -111,15 +126,17 @@ fn execute(args: &DoctorArgs) -> Result<u8, Failure> {
             ..MeasureConfig::default()
         };
         eprintln!(
-            "tickscope: measuring 5 knobs, {rounds} round(s) of 2 runs of {} ms each",
-            duration_ns / 1_000_000
+            "tickscope: measuring 5 knobs, {rounds} interleaved round(s) of 2 runs of {} ms \
+             each (about {} s)",
+            duration_ns / 1_000_000,
+            (5 * 2 * i64::from(rounds) * duration_ns) / NS_PER_SEC
         );
         let rows = measure(&cfg, &facts, &ctx, &stop, &mut |line| eprintln!("  {line}"));
         Some(rows)
     } else {
         None
     };
-    let doc = DoctorDocument::new(system, ctx.cpus.clone(), findings, table);
+    let doc = DoctorDocument::new(system, ctx.cpus.clone(), findings, table, fail_on);
     if let Some(rows) = &doc.measure {
         console::line("\nWhat the knobs tickscope can set are worth here (each changes one setting of an ordinary program):");
         console::line(measure_text(rows).trim_end());

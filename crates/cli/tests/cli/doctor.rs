@@ -35,22 +35,30 @@ fn read_doc(path: &Path) -> Value {
     doc
 }
 
+/// A stock kernel (this VM: PREEMPT_NONE, a fatal finding by the kernel's checklist) can be
+/// measured: `doctor && …` goes on. `--fail-on` turns a severity into status 1.
 #[test]
-fn exit_status_follows_the_worst_finding() {
+fn exit_status_is_0_when_the_machine_can_be_measured() {
     let dir = tempfile::tempdir().unwrap();
-    for (tree, cpus, status) in [
-        ("rt-quiet", "1", 0),
-        ("rt-isolated", "2-3", 1),
-        ("this-vm", "0-1", 3),
+    for (tree, cpus, fail_on, status) in [
+        ("rt-quiet", "1", None, 0),
+        ("rt-isolated", "2-3", None, 0),
+        ("this-vm", "0-1", None, 0),
+        ("rt-quiet", "1", Some("medium"), 0),
+        ("rt-isolated", "2-3", Some("medium"), 1),
+        ("this-vm", "0-1", Some("fatal"), 1),
+        ("this-vm", "0-1", Some("info"), 1),
     ] {
         let json = dir.path().join(format!("{tree}.json"));
-        let out = tickscope()
-            .args(["doctor", "--steal-sample", "0", "--cpus", cpus, "--root"])
+        let mut cmd = tickscope();
+        cmd.args(["doctor", "--steal-sample", "0", "--cpus", cpus, "--root"])
             .arg(fixture(tree))
             .arg("--json")
-            .arg(&json)
-            .output()
-            .unwrap();
+            .arg(&json);
+        if let Some(s) = fail_on {
+            cmd.args(["--fail-on", s]);
+        }
+        let out = cmd.output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(status), "{tree}:\n{stdout}");
         assert!(
@@ -61,6 +69,77 @@ fn exit_status_follows_the_worst_finding() {
         assert_eq!(doc["summary"]["exit_status"], status);
         assert!(doc.get("measure").is_none());
     }
+}
+
+/// Copies the fixture tree `name` into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Timers rounded to the tick (no high-resolution timers) make every measurement invalid:
+/// status 3, the finding first, marked so; `--fail-on` does not lower it.
+#[test]
+fn a_finding_that_invalidates_measurements_is_status_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("lowres");
+    copy_tree(&fixture("rt-quiet"), &tree);
+    let timer_list = tree.join("proc/timer_list");
+    let text = std::fs::read_to_string(&timer_list).unwrap();
+    std::fs::write(&timer_list, text.replace(".resolution: 1 nsecs", ".resolution: 4000000 nsecs")).unwrap();
+    for extra in [&[][..], &["--fail-on", "fatal"][..]] {
+        let out = tickscope()
+            .args(["doctor", "--steal-sample", "0", "--cpus", "1", "--root"])
+            .arg(&tree)
+            .args(extra)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(3), "{stdout}");
+        let first = stdout.find("[FATAL] kernel.hrtimers").expect("the finding's block");
+        assert!(stdout[first..].lines().next().unwrap().contains("invalid until fixed"), "{stdout}");
+        let fix_first = stdout.find("Fix these first").unwrap();
+        assert!(fix_first < first, "{stdout}");
+    }
+}
+
+/// Findings come most important first, grouped: "Fix these first", then "Advice".
+#[test]
+fn findings_come_most_important_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("d.json");
+    let out = tickscope()
+        .args(["doctor", "--steal-sample", "0", "--cpus", "0-1", "--root"])
+        .arg(fixture("this-vm"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (first, advice) = (
+        stdout.find("Fix these first").unwrap(),
+        stdout.find("Advice").unwrap(),
+    );
+    assert!(first < advice, "{stdout}");
+    let preempt = stdout.find("[FATAL] kernel.preempt").unwrap();
+    assert!(first < preempt && preempt < advice, "{stdout}");
+    let doc = read_doc(&json);
+    let severities: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["severity"].as_str().unwrap())
+        .collect();
+    let rank = |s: &str| ["fatal", "high", "medium", "unknown", "info", "ok"].iter().position(|r| *r == s).unwrap();
+    assert!(severities.windows(2).all(|w| rank(w[0]) <= rank(w[1])), "{severities:?}");
 }
 
 #[test]
@@ -182,6 +261,11 @@ fn check_measure(doc: &Value, root: bool) {
         } else {
             assert!(v.starts_with("on this machine"), "{v}");
             assert!(r["without_stats"]["p99_ns"].is_i64() && r["with_stats"]["max_ns"].is_i64());
+            // One round a side can never show an effect: said so, never "raised"/"lowered".
+            assert!(v.contains("no measurable effect"), "{v}");
+            assert!(v.contains("µs") && !v.contains(" ns,"), "one unit: {v}");
+            assert!(r["p_value"].as_f64().is_some_and(|p| p > 0.05), "{r}");
+            assert_eq!(r["rounds_p99_with_ns"].as_array().unwrap().len(), 1);
         }
     }
 }

@@ -87,6 +87,12 @@ pub struct Finding {
     /// The kernel document behind the expectation and the fix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub citation: Option<Citation>,
+    /// Whether measurements on this machine are invalid until this is fixed — the timers or
+    /// the timestamps are coarser than the latencies measured (no high-resolution timers,
+    /// the jiffies clocksource) — rather than merely worse. `tickscope doctor` exits 3 for
+    /// such a finding; every other finding is advice.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub invalidates: bool,
 }
 
 impl Finding {
@@ -103,7 +109,15 @@ impl Finding {
             effect: String::new(),
             fix: None,
             citation: None,
+            invalidates: false,
         }
+    }
+
+    /// Marks the finding as making measurements on this machine invalid
+    /// ([`Finding::invalidates`]).
+    pub fn invalidating(mut self) -> Self {
+        self.invalidates = true;
+        self
     }
 
     /// Sets the severity.
@@ -162,6 +176,30 @@ impl Finding {
             }
         }
     }
+}
+
+/// Sorts `findings` most important first: those that invalidate measurements, then by
+/// severity (fatal, high, medium, unknown, info, ok); stable, so check order within a
+/// severity.
+pub fn by_importance(findings: &mut [Finding]) {
+    let rank = |f: &Finding| {
+        let s = match f.severity {
+            Severity::Fatal => 0,
+            Severity::High => 1,
+            Severity::Medium => 2,
+            Severity::Unknown => 3,
+            Severity::Info => 4,
+            Severity::Ok => 5,
+        };
+        (!f.invalidates, s)
+    };
+    findings.sort_by_key(rank);
+}
+
+/// Whether `f` is one to fix first: it invalidates measurements, or is fatal, high or
+/// medium and has a fix.
+pub fn fix_first(f: &Finding) -> bool {
+    f.invalidates || (f.severity >= Severity::Medium && f.fix.is_some())
 }
 
 /// The worst severity of `findings` that counts for the exit status (`unknown` counts as

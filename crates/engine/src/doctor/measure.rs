@@ -5,7 +5,11 @@
 //! PM QoS request, the default timer slack, unpinned, `clock_nanosleep(TIMER_ABSTIME)` —
 //! so that the row says what that one knob is worth here. Like a comparison of methods
 //! ([`crate::schedule`]), rounds alternate the order (round 1: without, with; round 2: with,
-//! without; …) so that drift of a noisy machine favours neither side. Every setting is held
+//! without; …) so that drift of a noisy machine favours neither side. A knob is said to
+//! change p99 only when the rounds' p99s of the two sides differ significantly
+//! ([`crate::significance::mann_whitney`], two-sided, α = 0.05): with 5 rounds a side the
+//! smallest possible p is 2/252 ≈ 0.008, with 2 rounds 1/3 (never significant), so a
+//! single noisy round is "no measurable effect", not a finding. Every setting is held
 //! by the run's guards (policy and slack per measuring thread, PM QoS through an open file
 //! that is closed at the end, placement per thread): nothing outlives the run, and boot
 //! parameters are never touched.
@@ -16,6 +20,7 @@ use crate::histogram::SignedHistogram;
 use crate::result::LatencyStats;
 use crate::run::{run, PolicyRequest, RunConfig, AUTO_PRIORITY};
 use crate::setup::Policy;
+use crate::significance::{mann_whitney, median};
 use crate::time::{Nanos, NS_PER_MS};
 use crate::wait::MethodKind;
 use serde::{Deserialize, Serialize};
@@ -72,11 +77,12 @@ pub struct MeasureConfig {
 }
 
 impl Default for MeasureConfig {
-    /// 2 s runs, 2 rounds, 1 ms period.
+    /// 1 s runs, 5 rounds (the fewest in which the test can find an effect at α = 0.05 with
+    /// some margin), 1 ms period.
     fn default() -> Self {
         MeasureConfig {
-            duration_ns: 2_000 * NS_PER_MS,
-            rounds: 2,
+            duration_ns: 1_000 * NS_PER_MS,
+            rounds: 5,
             period_ns: NS_PER_MS,
         }
     }
@@ -111,7 +117,18 @@ pub struct KnobResult {
     pub with_stats: Option<Side>,
     /// `with p99 / without p99`; < 1 means the knob helps.
     pub ratio_p99: Option<f64>,
-    /// One sentence: what the knob did here, or `unknown: <reason>`.
+    /// Each round's p99 without, ns, in round order.
+    #[serde(default)]
+    pub rounds_p99_without_ns: Vec<Nanos>,
+    /// Each round's p99 with, ns, in round order.
+    #[serde(default)]
+    pub rounds_p99_with_ns: Vec<Nanos>,
+    /// Two-sided Mann–Whitney p-value of the rounds' p99s without against with
+    /// ([`crate::significance::mann_whitney`]); `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+    /// One sentence: what the knob did here ("no measurable effect" unless `p_value` <
+    /// 0.05), or `unknown: <reason>`.
     pub verdict: String,
 }
 
@@ -230,13 +247,13 @@ pub fn measure(
                         if let Some(l) = &s.latency_ns {
                             runs[side].add(l, s.samples);
                             progress(&format!(
-                                "{} {} (round {}): p50 {} ns, p99 {} ns, max {} ns",
+                                "{} {} (round {}): p50 {} µs, p99 {} µs, max {} µs",
                                 knob.name(),
                                 if side == 0 { &la } else { &lb },
                                 round + 1,
-                                l.p50,
-                                l.p99,
-                                l.max
+                                us(l.p50),
+                                us(l.p99),
+                                us(l.max)
                             ));
                         }
                     }
@@ -256,7 +273,10 @@ pub fn measure(
             continue;
         };
         let ratio = (x.p99_ns > 0).then(|| y.p99_ns as f64 / x.p99_ns as f64);
-        let verdict = verdict(knob, &lb, &x, &y);
+        let (pa, pb) = (runs[0].p99s.clone(), runs[1].p99s.clone());
+        let verdict = verdict(knob, &lb, &pa, &pb);
+        let as_f64 = |v: &[Nanos]| v.iter().map(|&n| n as f64).collect::<Vec<_>>();
+        let p_value = mann_whitney(&as_f64(&pa), &as_f64(&pb)).map(|t| t.p);
         out.push(KnobResult {
             knob,
             without: la,
@@ -264,6 +284,9 @@ pub fn measure(
             without_stats: Some(x),
             with_stats: Some(y),
             ratio_p99: ratio,
+            rounds_p99_without_ns: pa,
+            rounds_p99_with_ns: pb,
+            p_value,
             verdict,
         });
     }
@@ -278,6 +301,9 @@ fn unknown(knob: Knob, without: String, with: String, reason: String) -> KnobRes
         without_stats: None,
         with_stats: None,
         ratio_p99: None,
+        rounds_p99_without_ns: Vec::new(),
+        rounds_p99_with_ns: Vec::new(),
+        p_value: None,
         verdict: format!("unknown: {reason}"),
     }
 }
@@ -289,10 +315,13 @@ struct Rounds {
     hist: SignedHistogram,
     max: Option<Nanos>,
     samples: u64,
+    /// Each round's own p99, ns: the values the test compares.
+    p99s: Vec<Nanos>,
 }
 
 impl Rounds {
     fn add(&mut self, l: &LatencyStats, samples: u64) {
+        self.p99s.push(l.p99);
         self.hist.add(&SignedHistogram::from_buckets(&l.histogram));
         self.max = Some(self.max.map_or(l.max, |m| m.max(l.max)));
         self.samples += samples;
@@ -313,9 +342,16 @@ fn side(runs: &Rounds) -> Option<Side> {
     })
 }
 
-/// One sentence on what `knob` set to `with` did to p99 (a change under 10 % is "no clear
-/// difference").
-fn verdict(knob: Knob, with: &str, x: &Side, y: &Side) -> String {
+/// A latency in µs with one decimal (the one unit of every `--measure` line).
+fn us(ns: Nanos) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+/// One sentence on what `knob` set to `with` did to p99, from each round's p99 without
+/// (`a`) and with (`b`), ns: a change only when the Mann–Whitney test finds one at α =
+/// 0.05, with the rounds' median p99 on each side and the p-value; else "no measurable
+/// effect" (and, with too few rounds for the test ever to find one, how many it needs).
+fn verdict(knob: Knob, with: &str, a: &[Nanos], b: &[Nanos]) -> String {
     let what = match knob {
         Knob::Policy => format!("running at {with} instead of SCHED_OTHER"),
         Knob::PmQos => "holding PM QoS at 0".to_string(),
@@ -323,26 +359,31 @@ fn verdict(knob: Knob, with: &str, x: &Side, y: &Side) -> String {
         Knob::Placement => format!("pinning to {with}"),
         Knob::Method => "the hybrid method (sleep, then spin)".to_string(),
     };
-    let us = |ns: Nanos| format!("{:.0}", ns as f64 / 1000.0);
-    let (a, b) = (x.p99_ns as f64, y.p99_ns as f64);
-    if b < a * 0.9 {
+    let fa: Vec<f64> = a.iter().map(|&n| n as f64).collect();
+    let fb: Vec<f64> = b.iter().map(|&n| n as f64).collect();
+    let (Some(test), Some(ma), Some(mb)) = (mann_whitney(&fa, &fb), median(&fa), median(&fb))
+    else {
+        return format!("on this machine, {what}: no rounds to compare");
+    };
+    let medians = format!(
+        "median p99 of {} rounds each {} → {} µs",
+        a.len().min(b.len()),
+        us(ma.round() as Nanos),
+        us(mb.round() as Nanos)
+    );
+    let p = format!("Mann–Whitney p = {:.3}", test.p);
+    if test.significant() && mb < ma {
+        format!("on this machine, {what} lowered p99 ({medians}, {p})")
+    } else if test.significant() && mb > ma {
+        format!("on this machine, {what} raised p99 ({medians}, {p})")
+    } else if a.len().min(b.len()) < 4 {
         format!(
-            "on this machine, {what} cut p99 from {} to {} µs",
-            us(x.p99_ns),
-            us(y.p99_ns)
-        )
-    } else if b > a * 1.1 {
-        format!(
-            "on this machine, {what} raised p99 from {} to {} µs",
-            us(x.p99_ns),
-            us(y.p99_ns)
+            "on this machine, {what} had no measurable effect on p99 ({medians}, {p}); \
+             {} rounds cannot show one — use --rounds 5 or more",
+            a.len().min(b.len())
         )
     } else {
-        format!(
-            "on this machine, {what} made no clear difference to p99 ({} vs {} µs)",
-            us(x.p99_ns),
-            us(y.p99_ns)
-        )
+        format!("on this machine, {what} had no measurable effect on p99 ({medians}, {p})")
     }
 }
 
@@ -351,19 +392,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn verdicts_name_direction() {
-        let s = |p99| Side {
-            p50_ns: 0,
-            p99_ns: p99,
-            max_ns: 0,
-            samples: 1,
-        };
-        assert!(verdict(Knob::PmQos, "0 µs", &s(212_000), &s(69_000))
-            .contains("cut p99 from 212 to 69 µs"));
-        assert!(verdict(Knob::Method, "hybrid", &s(10_000), &s(20_000)).contains("raised"));
+    fn verdicts_need_a_significant_difference() {
+        let high = [212_000, 230_000, 205_000, 260_000, 220_000];
+        let low = [69_000, 71_000, 66_000, 90_000, 70_000];
+        let v = verdict(Knob::PmQos, "0 µs", &high, &low);
         assert!(
-            verdict(Knob::Method, "hybrid", &s(10_000), &s(10_500)).contains("no clear difference")
+            v.contains("lowered p99 (median p99 of 5 rounds each 220.0 → 70.0 µs, Mann–Whitney p = 0.008)"),
+            "{v}"
         );
+        assert!(verdict(Knob::Method, "hybrid", &low, &high).contains("raised"));
+        // One noisy round is not an effect: the issue's "timer slack raised p99 from 651 to
+        // 1024 µs" from one round each.
+        let v = verdict(Knob::TimerSlack, "1 ns", &[651_000], &[1_024_000]);
+        assert!(v.contains("no measurable effect"), "{v}");
+        assert!(v.contains("--rounds 5"), "{v}");
+        let mixed = [60_000, 250_000, 70_000, 240_000, 65_000];
+        let v = verdict(Knob::Method, "hybrid", &mixed, &high);
+        assert!(v.contains("no measurable effect"), "{v}");
+        assert!(!v.contains("--rounds"), "{v}");
     }
 
     /// The latency statistics of `values` (ns), as a run reports them.

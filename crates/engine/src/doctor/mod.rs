@@ -13,7 +13,7 @@ pub mod checks;
 pub mod finding;
 pub mod measure;
 
-pub use finding::{doc, worst, Citation, Finding, Severity};
+pub use finding::{by_importance, doc, fix_first, worst, Citation, Finding, Severity};
 
 use crate::facts::{Facts, Root};
 use std::time::Duration;
@@ -35,6 +35,21 @@ impl Context {
             .copied()
             .filter(|c| !self.cpus.contains(c))
             .collect()
+    }
+
+    /// A concrete split for the fixes: (housekeeping CPUs, CPUs to measure). The CPUs not
+    /// measured and the measured ones when some CPU is not measured; when every online CPU
+    /// is measured, the first one for housekeeping and the rest to measure; `None` on a
+    /// machine with a single CPU (nothing can be set apart).
+    pub fn split(&self) -> Option<(Vec<usize>, Vec<usize>)> {
+        let others = self.others();
+        if !others.is_empty() {
+            return Some((others, self.cpus.clone()));
+        }
+        match self.cpus.split_first() {
+            Some((first, rest)) if !rest.is_empty() => Some((vec![*first], rest.to_vec())),
+            _ => None,
+        }
     }
 
     /// Whether `set` includes any measured CPU.

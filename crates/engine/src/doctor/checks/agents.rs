@@ -12,7 +12,7 @@ impl Check for Agents {
     fn id(&self) -> &'static str {
         "irq.agents"
     }
-    fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
+    fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let s = &facts.sched;
         let base = Finding::new(
             self.id(),
@@ -42,6 +42,6 @@ impl Check for Agents {
         vec![base.severity(Severity::Medium)
             .found(names.join(", "), src)
             .effect("irqbalance may route an interrupt onto a measured CPU mid-run; monitoring agents add periodic work and MSR reads")
-            .fix("systemctl stop irqbalance (or set IRQBALANCE_BANNED_CPULIST=<measured CPUs> in /etc/default/irqbalance); stop or reconfigure the other agents for the measurement")]
+            .fix(format!("systemctl stop irqbalance (or set IRQBALANCE_BANNED_CPULIST={} in /etc/default/irqbalance); stop or reconfigure the other agents for the measurement", super::cpus(&ctx.cpus)))]
     }
 }

@@ -35,6 +35,10 @@ impl Check for Clocksource {
             "kvm-clock" | "hyperv_clocksource_tsc_page" | "xen" => f.severity(Severity::Info)
                 .effect("a paravirtual clock: readable through the vDSO, slightly dearer than tsc")
                 .fix("if 'tsc' is available and stable: echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource"),
+            // Timestamps in ticks (1-10 ms): latencies below a tick cannot be measured.
+            "jiffies" => f.severity(Severity::Fatal).invalidating()
+                .effect("timestamps advance once per tick (1-10 ms): wake-up latencies below a tick cannot be measured")
+                .fix("echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource (if listed), or boot with clocksource=tsc"),
             _ => f.severity(Severity::High)
                 .effect("every clock read is a system call and an I/O access (µs): each wake-up is measured, and timekeeping runs, slower")
                 .fix("echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource (if listed), or boot with tsc=reliable on a machine with an invariant TSC"),

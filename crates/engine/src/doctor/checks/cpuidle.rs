@@ -83,6 +83,6 @@ impl Check for Cpuidle {
             .collect();
         vec![f.severity(Severity::Medium)
             .effect(format!("waking from an idle state adds up to its exit latency ({max} µs declared) to every wake-up that finds the CPU idle.{note}"))
-            .fix(format!("hold PM QoS at 0 (tickscope run does by default as root; 'tickscope run --pm-qos 0'), or disable the states: for s in {}; do echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/$s/disable; done, or boot with 'idle=poll' (burns the CPU)", states.join(" ")))]
+            .fix(format!("hold PM QoS at 0 (tickscope run does by default as root; 'tickscope run --pm-qos 0'), or disable the states: for c in {}; do for s in {}; do echo 1 > /sys/devices/system/cpu/cpu$c/cpuidle/$s/disable; done; done (echo 0 to restore), or boot with 'idle=poll' (burns the CPU)", ctx.cpus.iter().map(ToString::to_string).collect::<Vec<_>>().join(" "), states.join(" ")))]
     }
 }

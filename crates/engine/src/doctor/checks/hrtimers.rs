@@ -29,6 +29,7 @@ impl Check for HighResTimers {
             f
         } else {
             f.severity(Severity::Fatal)
+                .invalidating()
                 .fix("build with CONFIG_HIGH_RES_TIMERS=y and remove 'highres=off' from the kernel command line")
         }]
     }

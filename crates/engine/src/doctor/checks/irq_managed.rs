@@ -87,9 +87,12 @@ impl Check for IrqManaged {
                 src,
             )
             .effect("each completion of I/O submitted on the measured CPUs raises its handler there, and the block softirq after it: a few to tens of µs per wake-up it hits")
-            .fix(format!(
-                "writing /proc/irq/N/smp_affinity_list fails with EIO for these; boot with isolcpus=managed_irq,domain,{} to keep their handlers off the measured CPUs while a housekeeping CPU is in each vector's mask, and submit I/O from other CPUs",
-                cpus(&ctx.cpus)
-            ))]
+            .fix(match ctx.split() {
+                Some((h, m)) => format!(
+                    "writing /proc/irq/N/smp_affinity_list fails with EIO for these; measure {} and boot with isolcpus=managed_irq,domain,{} to keep their handlers off them while housekeeping {} is in each vector's mask, and submit I/O from {}",
+                    super::named(&m), cpus(&m), super::named(&h), super::named(&h)
+                ),
+                None => "nothing on a single CPU: every vector's handler runs there".to_string(),
+            })]
     }
 }

@@ -55,15 +55,16 @@ impl Check for IrqAffinity {
             .map(|h| h.0.number.to_string())
             .collect::<Vec<_>>()
             .join(" ");
-        let others = ctx.others();
-        let mut fix = if others.is_empty() {
-            "measure fewer CPUs (--cpus) and move the IRQs to the others: 'echo <other CPUs> > /proc/irq/N/smp_affinity_list' for each, or boot with irqaffinity=<other CPUs>".to_string()
-        } else {
-            format!(
-                "for N in {numbers}; do echo {} > /proc/irq/$N/smp_affinity_list; done (or boot with irqaffinity={})",
-                cpus(&others),
-                cpus(&others)
-            )
+        let mut fix = match (ctx.split(), ctx.others().is_empty()) {
+            (None, _) => "a single CPU takes every interrupt: measure on a machine with two or more".to_string(),
+            (Some((h_set, m)), all_measured) => {
+                let h = cpus(&h_set);
+                let narrow = match all_measured {
+                    true => format!("measure {} only (--cpus {}) and move the IRQs to {}: ", super::named(&m), cpus(&m), super::named(&h_set)),
+                    false => String::new(),
+                };
+                format!("{narrow}for N in {numbers}; do echo {h} > /proc/irq/$N/smp_affinity_list; done (or boot with irqaffinity={h})")
+            }
         };
         if hits.iter().any(|h| h.0.managed.is_none()) {
             fix.push_str("; a write that fails with EIO is a kernel-managed IRQ (the IRQ debugfs that would say is unreadable): see irq.managed");

@@ -100,12 +100,16 @@ impl Check for Isolation {
                     .effect("the measured CPUs run no other tasks and (with nohz_full) no tick"),
             );
         } else if out.is_empty() {
-            let others = ctx.others();
-            let fix = if others.is_empty() {
-                "measure fewer CPUs (--cpus) and boot with 'isolcpus=domain,managed_irq,<them> nohz_full=<them> rcu_nocbs=<them>', keeping the rest for housekeeping".to_string()
-            } else {
-                let m = cpus(&ctx.cpus);
-                format!("boot with 'isolcpus=domain,managed_irq,{m} nohz_full={m} rcu_nocbs={m} irqaffinity={}'", cpus(&others))
+            let fix = match (ctx.split(), ctx.others().is_empty()) {
+                (None, _) => "nothing can be isolated on a single CPU: measure on a machine with two or more".to_string(),
+                (Some((h_set, m_set)), all_measured) => {
+                    let (h, m) = (cpus(&h_set), cpus(&m_set));
+                    let narrow = match all_measured {
+                        true => format!("measure {} only (--cpus {m}) and ", super::named(&m_set)),
+                        false => String::new(),
+                    };
+                    format!("{narrow}boot with 'isolcpus=domain,managed_irq,{m} nohz_full={m} rcu_nocbs={m} irqaffinity={h}' ({} for housekeeping)", super::named(&h_set))
+                }
             };
             out.push(base.severity(Severity::Info)
                 .expected("measured CPUs in isolcpus= or nohz_full=")

@@ -47,6 +47,9 @@ impl Check for PerCpuKthreads {
         let kinds: Vec<String> = per_kind.iter().map(|(k, c)| format!("{k} ×{c}")).collect();
         vec![base.found(format!("{n} kthreads bound to CPUs {}: {}", cpus(&ctx.cpus), kinds.join(", ")), src)
             .effect("ksoftirqd runs deferred softirqs and kworkers run queued work at SCHED_OTHER: a FIFO measuring thread preempts them, but the work they do with interrupts or preemption off still delays it")
-            .fix("keep per-CPU work away: rcu_nocbs=<measured CPUs> for rcuo/rcuc, the workqueue cpumask, and IRQ affinity for ksoftirqd's softirqs")]
+            .fix(match ctx.split() {
+                Some((h, m)) => format!("keep per-CPU work away: boot with rcu_nocbs={} for rcuo/rcuc, 'echo {} > /sys/devices/virtual/workqueue/cpumask', and move IRQs to CPU {} for ksoftirqd's softirqs (see irq.affinity)", cpus(&m), cpus(&h), cpus(&h)),
+                None => "on a single CPU the per-CPU kernel threads stay: measure on a machine with two or more".to_string(),
+            })]
     }
 }

@@ -31,6 +31,14 @@ pub mod workqueue;
 
 use crate::setup::format_cpu_list;
 
+/// `CPU 1` or `CPUs 0-3,5`, for a sentence.
+pub(crate) fn named(set: &[usize]) -> String {
+    match set.len() {
+        1 => format!("CPU {}", cpus(set)),
+        _ => format!("CPUs {}", cpus(set)),
+    }
+}
+
 /// `0-3,5` for a set of CPUs, `none` for the empty set.
 pub(crate) fn cpus(set: &[usize]) -> String {
     if set.is_empty() {

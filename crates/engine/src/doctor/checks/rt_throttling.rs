@@ -42,7 +42,7 @@ impl Check for RtThrottling {
         if cg == Some(0) {
             return vec![f.severity(Severity::High)
                 .effect("RT group scheduling gives this cgroup no RT budget: setting SCHED_FIFO fails with EPERM even as root")
-                .fix("echo 950000 > <cgroup>/cpu.rt_runtime_us (after its parent's), or start tickscope from the root cgroup")];
+                .fix(format!("echo 950000 > {} (after the same in each parent directory up to the root cgroup), or start tickscope from the root cgroup", s.cgroup_rt_runtime_us.source()))];
         }
         if runtime < 0 {
             return vec![f.effect("no throttling: a runaway RT task can starve the CPU, but a measurement is never paused")];

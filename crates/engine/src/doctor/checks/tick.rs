@@ -44,7 +44,10 @@ impl Check for Tick {
             let fix = if mode == "NO_HZ_FULL" {
                 format!("add the measured CPUs to 'nohz_full={} rcu_nocbs={}' on the kernel command line (keep one housekeeping CPU)", cpus(&ctx.cpus), cpus(&ctx.cpus))
             } else {
-                "build with CONFIG_NO_HZ_FULL=y and boot with nohz_full=<measured CPUs> (keep one housekeeping CPU)".to_string()
+                match ctx.split() {
+                    Some((h, m)) => format!("build with CONFIG_NO_HZ_FULL=y and boot with 'nohz_full={} rcu_nocbs={}' (CPU {} keeps the tick for housekeeping)", cpus(&m), cpus(&m), cpus(&h)),
+                    None => "build with CONFIG_NO_HZ_FULL=y; on a single CPU the tick stays (nohz_full needs a housekeeping CPU)".to_string(),
+                }
             };
             f.severity(Severity::Info)
                 .effect(format!("a busy measured CPU takes the tick {hz} times a second (a few µs each); an idle one does not"))

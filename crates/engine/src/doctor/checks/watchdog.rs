@@ -12,7 +12,7 @@ impl Check for Watchdog {
     fn id(&self) -> &'static str {
         "time.watchdog"
     }
-    fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
+    fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let t = &facts.time;
         let base = Finding::new(self.id(), "Lockup detector (watchdog)", Severity::Ok)
             .expected("CONFIG_LOCKUP_DETECTOR built in; its per-CPU work kept off the measured CPUs (nohz_full, or kernel.watchdog_cpumask)")
@@ -39,7 +39,10 @@ impl Check for Watchdog {
             let period = thresh.map_or("a few".into(), |s| format!("{:.0}", s as f64 * 2.0 / 5.0));
             f.severity(Severity::Info)
                 .effect(format!("a watchdog hrtimer fires every {period} s on each CPU (a few µs)"))
-                .fix("sysctl -w kernel.watchdog_cpumask=<housekeeping CPUs> (or nmi_watchdog=0 / nowatchdog while measuring)")
+                .fix(match ctx.split() {
+                    Some((h, _)) => format!("sysctl -w kernel.watchdog_cpumask={} (or sysctl -w kernel.watchdog=0 while measuring)", super::cpus(&h)),
+                    None => "sysctl -w kernel.watchdog=0 while measuring (and =1 after)".to_string(),
+                })
         }]
     }
 }

@@ -30,7 +30,10 @@ impl Check for Workqueue {
         } else if others.is_empty() {
             f.severity(Severity::Info)
                 .effect("unbound kernel work may run on a measured CPU; every CPU is measured, so there is nowhere else to put it")
-                .fix("measure fewer CPUs (--cpus) and write the others to /sys/devices/virtual/workqueue/cpumask")
+                .fix(match ctx.split() {
+                    Some((h, m)) => format!("measure {} only (--cpus {}) and 'echo {} > /sys/devices/virtual/workqueue/cpumask'", super::named(&m), super::cpus(&m), super::cpus(&h)),
+                    None => "nothing: a single CPU runs all unbound work".to_string(),
+                })
         } else {
             f.severity(Severity::Medium)
                 .effect("unbound kernel work (kworker/u*) may run on a measured CPU and delay the wake-up")
