@@ -602,9 +602,61 @@ pub struct ClocksArgs {
     pub idle_compare: bool,
 }
 
-/// Options of `tickscope monitor`: every option of `run` (one method; -D bounds the run,
-/// which otherwise goes on until SIGTERM or Ctrl-C) plus where the metrics go.
+/// The EXAMPLES section of `tickscope monitor --help`.
+const MONITOR_EXAMPLES: &str = "Examples:
+  tickscope monitor                              1 ms, metrics on http://127.0.0.1:9802/metrics
+  tickscope monitor -p 90 -a 1 --housekeeping-cpus 0
+                                                 measure CPU 1 at fifo 90, serve from CPU 0
+  tickscope monitor --no-listen --textfile /var/lib/node_exporter/tickscope.prom
+                                                 node_exporter's textfile collector
+  tickscope monitor -D 1h --hlog day.hlog        one hour, with an interval log
+
+Runs until SIGTERM or Ctrl-C (or -D, -l); every setting is restored on the way out.";
+
+/// The flags of `tickscope run` that `monitor` does not take: hidden from its help and
+/// completions, and refused ([`crate::cmd::monitor`]) with the reason.
+pub const MONITOR_REFUSES: &[(&str, &str)] = &[
+    ("rounds", "--rounds compares methods; monitor measures one method"),
+    (
+        "tasks",
+        "--tasks is not supported yet (a later release measures task sets continuously); 'tickscope run --tasks' measures a task set once",
+    ),
+    ("load", "--load runs beside a bounded measurement; use 'tickscope run --load'"),
+    ("load_cpus", "--load-cpus goes with --load; use 'tickscope run --load … --load-cpus'"),
+    ("csv", "--csv writes per-second windows, which monitor does not keep; use --hlog"),
+];
+
+/// `--method`'s help for `monitor`: one method.
+fn monitor_method_help() -> String {
+    format!(
+        "How the threads wait for each expiry: {} (one)",
+        tickscope_engine::wait::MethodKind::names()
+    )
+}
+
+/// Options of `tickscope monitor`: the measurement options of `run` (one method; -D bounds
+/// the run, which otherwise goes on until SIGTERM or Ctrl-C) plus where the metrics go.
+/// Run's flags that monitor does not take ([`MONITOR_REFUSES`]) and cyclictest's aliases are
+/// hidden from its help, and its own examples replace run's.
 #[derive(Debug, Args)]
+#[command(
+    after_help = MONITOR_EXAMPLES,
+    mut_arg("rounds", |a| a.hide(true)),
+    mut_arg("tasks", |a| a.hide(true)),
+    mut_arg("load", |a| a.hide(true)),
+    mut_arg("load_cpus", |a| a.hide(true)),
+    mut_arg("csv", |a| a.hide(true)),
+    mut_arg("smp", |a| a.hide(true)),
+    mut_arg("nanosleep", |a| a.hide(true)),
+    mut_arg("distance", |a| a.hide(true)),
+    mut_arg("duration", |a| a.help("Stop after this long: 10s, 5m, 2h; a bare number is \
+        seconds. Default: run until SIGTERM or Ctrl-C")),
+    mut_arg("loops", |a| a.help("Stop after N wake-ups per thread. Default: run until \
+        SIGTERM or Ctrl-C")),
+    mut_arg("method", |a| a.help(monitor_method_help()).value_name("METHOD")),
+    mut_arg("quiet", |a| a.help("Print only the summary at the end (no header, no \
+        per-second lines)")),
+)]
 pub struct MonitorArgs {
     /// The measurement, as for `tickscope run`.
     #[command(flatten)]

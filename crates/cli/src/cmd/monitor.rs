@@ -28,6 +28,26 @@ use tickscope_report::sink::prometheus::PrometheusSink;
 use tickscope_report::sink::{RunContext, SinkNeeds};
 use tickscope_report::{MethodRun, RunDocument};
 
+/// Refuses the flags of `run` that monitor would ignore ([`crate::cli::MONITOR_REFUSES`]).
+///
+/// # Errors
+/// [`Failure::Usage`] naming the first such flag given and why.
+fn refuse_run_only_flags(args: &MonitorArgs) -> Result<(), Failure> {
+    let r = &args.run;
+    let given = |id: &str| match id {
+        "rounds" => r.rounds.trim() != "1",
+        "tasks" => r.tasks.is_some(),
+        "load" => r.load.is_some(),
+        "load_cpus" => r.load_cpus.is_some(),
+        "csv" => r.exports.csv.is_some() || r.exports.export.iter().any(|e| e.starts_with("csv=")),
+        _ => false,
+    };
+    match crate::cli::MONITOR_REFUSES.iter().find(|(id, _)| given(id)) {
+        Some((_, why)) => Err(Failure::Usage(format!("monitor: {why}"))),
+        None => Ok(()),
+    }
+}
+
 /// Runs the monitor described by `args`.
 ///
 /// # Errors
@@ -36,6 +56,7 @@ use tickscope_report::{MethodRun, RunDocument};
 /// written) — all before the first wake-up; [`Failure::Runtime`] when the textfile or
 /// another output cannot be written or a measuring thread fails.
 pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
+    refuse_run_only_flags(args)?;
     let plan = run_plan(&args.run).map_err(Failure::Usage)?;
     if plan.is_comparison() {
         return Err(Failure::Usage(

@@ -69,6 +69,52 @@ fn default_listen_address_is_loopback() {
     assert!(text.contains("[default: 127.0.0.1:9802]"), "{text}");
 }
 
+/// monitor's help is its own: no run-only flags, no "Default 10s", its own examples; and the
+/// run-only flags are refused with the reason, not ignored.
+#[test]
+fn monitor_help_has_only_its_flags_and_refuses_runs() {
+    let help = Command::new(bin())
+        .args(["monitor", "--help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    for absent in [
+        "--rounds <",
+        "--tasks <",
+        "--load <",
+        "--csv <",
+        "Default 10s",
+        "tickscope run",
+        "'all' run one after another",
+    ] {
+        assert!(!text.contains(absent), "{absent} in monitor --help:\n{text}");
+    }
+    assert!(text.contains("Default: run until SIGTERM or Ctrl-C"), "{text}");
+    let examples: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("tickscope "))
+        .collect();
+    assert!(!examples.is_empty());
+    assert!(examples.iter().all(|l| l.trim_start().starts_with("tickscope monitor")), "{examples:?}");
+    for (args, said) in [
+        (&["monitor", "--tasks", "1ms"][..], "--tasks is not supported yet"),
+        (&["monitor", "--rounds", "2"][..], "--rounds"),
+        (&["monitor", "--load", "cpu"][..], "--load"),
+        (&["monitor", "--csv", "x.csv"][..], "--csv"),
+        (&["monitor", "--method", "all"][..], "one method"),
+    ] {
+        let out = Command::new(bin()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+    // run's help is unchanged.
+    let run = Command::new(bin()).args(["run", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(text.contains("--rounds") && text.contains("Default 10s"), "{text}");
+}
+
 #[test]
 fn housekeeping_overlap_is_refused_with_exit_2() {
     let out = Command::new(bin())
