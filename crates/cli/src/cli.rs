@@ -117,7 +117,7 @@ pub enum ScenarioCommand {
     /// Print a scenario's file (built-in name or path).
     Show {
         /// A built-in name or a scenario file.
-        #[arg(value_name = "NAME|FILE")]
+        #[arg(value_name = "NAME|FILE", value_parser = OsCandidates(scenario_names), hide_possible_values = true)]
         scenario: std::ffi::OsString,
     },
     /// Run a scenario and print the source's table beside this machine's numbers.
@@ -128,7 +128,7 @@ pub enum ScenarioCommand {
 #[derive(Debug, Args)]
 pub struct ScenarioRunArgs {
     /// A built-in name (see 'tickscope scenario list') or a scenario file.
-    #[arg(value_name = "NAME|FILE")]
+    #[arg(value_name = "NAME|FILE", value_parser = OsCandidates(scenario_names), hide_possible_values = true)]
     pub scenario: std::ffi::OsString,
 
     /// Write every step's result as one document (schema tickscope.scenario/1) to FILE.
@@ -172,6 +172,102 @@ pub struct ManArgs {
     /// Write tickscope.1 and one page per command (tickscope-run.1, …) into DIR.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<std::path::PathBuf>,
+}
+
+/// A value parser that takes any text (checked later, in [`crate::options`], where lists
+/// like `a,b` and the messages live) but offers the registry's names to shell completions
+/// and manual pages, so that they never fall behind the registry.
+#[derive(Clone)]
+pub struct Candidates(pub fn() -> Vec<&'static str>);
+
+impl clap::builder::TypedValueParser for Candidates {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        value
+            .to_str()
+            .map(str::to_owned)
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidUtf8).with_cmd(cmd))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            (self.0)().into_iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+/// [`Candidates`] for an argument that is a name or a path: the value is kept as the
+/// operating system gave it (a path need not be UTF-8).
+#[derive(Clone)]
+pub struct OsCandidates(pub fn() -> Vec<&'static str>);
+
+impl clap::builder::TypedValueParser for OsCandidates {
+    type Value = std::ffi::OsString;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<std::ffi::OsString, clap::Error> {
+        Ok(value.to_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            (self.0)().into_iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+/// `--method`'s values: every method of the engine's registry, and `all`.
+fn method_names() -> Vec<&'static str> {
+    let mut v: Vec<&str> = tickscope_engine::wait::MethodKind::ALL
+        .iter()
+        .map(|m| m.name())
+        .collect();
+    v.push("all");
+    v
+}
+
+/// `--clock`'s values: the engine's clocks.
+fn clock_names() -> Vec<&'static str> {
+    tickscope_engine::time::ClockId::ALL
+        .iter()
+        .map(|c| c.name())
+        .collect()
+}
+
+/// `--overrun`'s values: the engine's overrun policies.
+fn overrun_names() -> Vec<&'static str> {
+    use tickscope_engine::grid::OverrunPolicy;
+    [OverrunPolicy::Skip, OverrunPolicy::CatchUp]
+        .iter()
+        .map(|o| o.name())
+        .collect()
+}
+
+/// `--policy`'s values ([`crate::options::POLICIES`]).
+fn policy_names() -> Vec<&'static str> {
+    crate::options::POLICIES.to_vec()
+}
+
+/// The built-in scenarios' names.
+fn scenario_names() -> Vec<&'static str> {
+    crate::scenario::builtin::BUILTIN
+        .iter()
+        .map(|(n, _)| *n)
+        .collect()
 }
 
 /// `--method`'s help, naming every method of the engine's registry.
@@ -232,7 +328,9 @@ pub struct RunArgs {
         default_value = "nanosleep-abs",
         value_name = "METHOD[,METHOD…]|all",
         help_heading = "Timing",
-        help = method_help()
+        help = method_help(),
+        value_parser = Candidates(method_names),
+        hide_possible_values = true
     )]
     pub method: String,
 
@@ -264,7 +362,9 @@ pub struct RunArgs {
         long,
         default_value = "auto",
         value_name = "POLICY",
-        help_heading = "Scheduling"
+        help_heading = "Scheduling",
+        value_parser = Candidates(policy_names),
+        hide_possible_values = true
     )]
     pub policy: String,
 
@@ -381,7 +481,9 @@ pub struct RunArgs {
         long,
         default_value = "monotonic",
         value_name = "CLOCK",
-        help_heading = "Timing"
+        help_heading = "Timing",
+        value_parser = Candidates(clock_names),
+        hide_possible_values = true
     )]
     pub clock: String,
 
@@ -391,7 +493,9 @@ pub struct RunArgs {
         long,
         default_value = "skip",
         value_name = "skip|catch-up",
-        help_heading = "Timing"
+        help_heading = "Timing",
+        value_parser = Candidates(overrun_names),
+        hide_possible_values = true
     )]
     pub overrun: String,
 

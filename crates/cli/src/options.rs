@@ -228,6 +228,12 @@ fn resolve_cpus(
     }
 }
 
+/// Every `--policy` name: auto, then the policies of sched(7) (`normal` is cyclictest's name
+/// for other).
+pub const POLICIES: &[&str] = &[
+    "auto", "other", "normal", "batch", "idle", "fifo", "rr", "deadline",
+];
+
 /// Resolves the policy flags into a request.
 fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
     let priority = a
