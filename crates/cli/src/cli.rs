@@ -36,7 +36,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Measure until stopped and serve Prometheus metrics (and/or a node_exporter textfile).
     Monitor(MonitorArgs),
-    /// Interval histogram logs (.hlog): merge them, or exact percentiles over a time range.
+    /// Interval histogram logs (.hlog): merge them, or percentiles over a time range (at
+    /// HdrHistogram's bucket tops).
     #[command(subcommand)]
     Hlog(HlogCommand),
     /// What on this machine limits wake-up latency, with the fix; --measure tries the knobs
@@ -795,7 +796,9 @@ pub struct MonitorArgs {
 pub enum HlogCommand {
     /// Merge interval logs (several machines, or several runs) into one, interval by interval.
     Merge(HlogMergeArgs),
-    /// Exact percentiles of the intervals in a time range, per tag, from one or more logs.
+    /// Percentiles of the intervals in a time range, per tag, from one or more logs: their
+    /// histograms added (nothing averaged), each percentile the top of its HdrHistogram
+    /// bucket (2 significant digits: within 1 % of the value).
     Stat(HlogStatArgs),
 }
 

@@ -83,12 +83,42 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
     }
 }
 
+/// The command an error is about, from clap's usage line (`Usage: tickscope scenario run
+/// [OPTIONS] <NAME|FILE>` → `tickscope scenario run`); `tickscope` when there is none.
+fn command_path(rendered: &str) -> String {
+    let usage = rendered
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("Usage: "))
+        .unwrap_or("tickscope");
+    let words: Vec<&str> = usage
+        .split_whitespace()
+        .take_while(|w| !w.starts_with(['[', '<', '-']))
+        .collect();
+    match words.first() {
+        Some(&"tickscope") => words.join(" "),
+        _ => "tickscope".to_string(),
+    }
+}
+
+/// A subcommand of the command at `path` named like the unknown flag `arg` (`scenario
+/// --list` → `list`), if any: the user meant the subcommand.
+fn subcommand_for_flag(path: &str, arg: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let name = arg.trim_start_matches('-');
+    let mut cmd = crate::cli::Cli::command();
+    for word in path.split_whitespace().skip(1) {
+        cmd = cmd.find_subcommand(word)?.clone();
+    }
+    cmd.find_subcommand(name).map(|_| format!("{path} {name}"))
+}
+
 /// A clap error as one line that keeps everything clap would say over several: the error,
 /// the arguments it names, the valid values, "did you mean", a cyclictest flag's tickscope
-/// equivalent, and where to read more.
+/// equivalent, and where to read more: the help of the command the error is about.
 pub fn one_line(e: &clap::Error) -> String {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let rendered = e.render().to_string();
+    let path = command_path(&rendered);
     let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
     let mut text = lines
         .next()
@@ -120,16 +150,18 @@ pub fn one_line(e: &clap::Error) -> String {
     .into_iter()
     .flat_map(strings)
     .collect();
-    let cyclictest = match e.kind() {
-        ErrorKind::UnknownArgument => strings(ContextKind::InvalidArg)
-            .first()
-            .and_then(|a| crate::cyclictest_flags::hint(a)),
+    let invalid = strings(ContextKind::InvalidArg);
+    let unknown = match e.kind() {
+        ErrorKind::UnknownArgument => invalid.first(),
         _ => None,
     };
-    match (cyclictest, suggested.is_empty()) {
-        (Some(hint), _) => text += &format!("; that is cyclictest's flag: {hint}"),
-        (None, false) => text += &format!("; did you mean '{}'?", suggested.join("' or '")),
-        (None, true) => {}
+    let cyclictest = unknown.and_then(|a| crate::cyclictest_flags::hint(a));
+    let subcommand = unknown.and_then(|a| subcommand_for_flag(&path, a));
+    match (cyclictest, subcommand, suggested.is_empty()) {
+        (Some(hint), _, _) => text += &format!("; that is cyclictest's flag: {hint}"),
+        (None, Some(sub), _) => text += &format!("; did you mean '{sub}'?"),
+        (None, None, false) => text += &format!("; did you mean '{}'?", suggested.join("' or '")),
+        (None, None, true) => {}
     }
-    format!("{text} (see 'tickscope --help')")
+    format!("{text} (see '{path} --help')")
 }

@@ -1,5 +1,5 @@
-//! `tickscope hlog merge` and `tickscope hlog stat`: exact percentiles over a time range or
-//! a fleet from HdrHistogram interval logs ([`tickscope_report::import::hlog`]). Merging
+//! `tickscope hlog merge` and `tickscope hlog stat`: percentiles over a time range or a
+//! fleet from HdrHistogram interval logs, read at the tops of the histogram's buckets ([`tickscope_report::import::hlog`]). Merging
 //! adds histograms — exact, unlike averaging percentiles (HdrHistogram's interval-log
 //! rationale: "correctly calculate the 99.99th percentile for the entire hour",
 //! <https://docs.rs/hdrhistogram/7.5.4/hdrhistogram/serialization/index.html>).

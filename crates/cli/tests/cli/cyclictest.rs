@@ -233,3 +233,25 @@ fn days_compound_durations_and_policy_normal_are_accepted() {
         .assert()
         .success();
 }
+
+/// A parse error points at the help of the command it is about, and a flag named like a
+/// subcommand (`scenario --list`) gets the subcommand.
+#[test]
+fn errors_point_at_the_subcommands_help() {
+    insta::assert_snapshot!([
+        refusal(&["scenario", "--list"]),
+        refusal(&["hlog", "stat", "--bogus"]),
+        refusal(&["scenario", "run"]),
+        refusal(&["bogus"]),
+    ]
+    .concat());
+}
+
+/// `hlog stat` says in its help what its output says: percentiles at bucket tops.
+#[test]
+fn hlog_stat_help_is_honest() {
+    let out = tickscope().args(["hlog", "stat", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.to_lowercase().contains("exact percentiles"), "{text}");
+    assert!(text.contains("bucket"), "{text}");
+}
