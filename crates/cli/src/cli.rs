@@ -200,7 +200,9 @@ impl clap::builder::TypedValueParser for Candidates {
         &self,
     ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
         Some(Box::new(
-            (self.0)().into_iter().map(clap::builder::PossibleValue::new),
+            (self.0)()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
         ))
     }
 }
@@ -576,7 +578,12 @@ pub struct ExplainArgs {
 
     /// cyclictest's -b (--breaktrace): on the first wake-up later than US µs, mark,
     /// capture and stop.
-    #[arg(short = 'b', long = "break", visible_alias = "breaktrace", value_name = "US")]
+    #[arg(
+        short = 'b',
+        long = "break",
+        visible_alias = "breaktrace",
+        value_name = "US"
+    )]
     pub break_us: Option<String>,
 
     /// At most N capture bundles.

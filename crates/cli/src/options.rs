@@ -726,7 +726,11 @@ mod tests {
         assert_eq!(cpus(&["-S"]), every, "-S: one pinned thread per CPU");
         assert_eq!(cpus(&["-t"]), every, "bare -t: all");
         assert_eq!(cpus(&["-t", "-a"]), every);
-        assert_eq!(cpus(&["-a"]), vec![Some(allowed[0])], "bare -a: one pinned thread");
+        assert_eq!(
+            cpus(&["-a"]),
+            vec![Some(allowed[0])],
+            "bare -a: one pinned thread"
+        );
         assert_eq!(cpus(&["-a", "-t", "3"]).len(), 3);
         assert!(cpus(&["-a", "-t", "3"]).iter().all(Option::is_some));
         assert_eq!(cpus(&["-t", "2"]), vec![None, None]);

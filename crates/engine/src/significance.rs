@@ -244,7 +244,11 @@ mod tests {
         ];
         for (a, b) in cases {
             let r = mann_whitney(a, b).unwrap();
-            assert!((r.p - brute_force(a, b)).abs() < 1e-12, "{a:?} {b:?}: {}", r.p);
+            assert!(
+                (r.p - brute_force(a, b)).abs() < 1e-12,
+                "{a:?} {b:?}: {}",
+                r.p
+            );
         }
     }
 

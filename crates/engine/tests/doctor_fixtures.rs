@@ -518,7 +518,15 @@ fn fixes_are_commands_for_this_machine_not_templates() {
         let (_, m) = findings(tree, cpus.clone());
         for f in m.values() {
             let Some(fix) = &f.fix else { continue };
-            for template in ["<them>", "<measured CPUs>", "<other CPUs>", "<housekeeping CPUs>", "<cgroup>", "<tickscope>", "cpuN/"] {
+            for template in [
+                "<them>",
+                "<measured CPUs>",
+                "<other CPUs>",
+                "<housekeeping CPUs>",
+                "<cgroup>",
+                "<tickscope>",
+                "cpuN/",
+            ] {
                 assert!(!fix.contains(template), "{tree} {cpus:?} {}: {fix}", f.id);
             }
         }
@@ -546,14 +554,22 @@ fn findings_sort_most_important_first() {
     };
     for pair in all.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
-        assert!(rank(a.severity) <= rank(b.severity), "{} before {}", a.id, b.id);
+        assert!(
+            rank(a.severity) <= rank(b.severity),
+            "{} before {}",
+            a.id,
+            b.id
+        );
         if a.severity == b.severity {
             let pos = |id: &str| order.iter().position(|o| o == id).unwrap();
             assert!(pos(&a.id) < pos(&b.id), "stable: {} before {}", a.id, b.id);
         }
     }
     assert_eq!(all[0].id, "kernel.preempt");
-    assert!(all.iter().all(|f| !f.invalidates), "a stock KVM guest can be measured");
+    assert!(
+        all.iter().all(|f| !f.invalidates),
+        "a stock KVM guest can be measured"
+    );
     let invalid = Finding::new("x", "t", Severity::Info).invalidating();
     let mut v = vec![Finding::new("y", "t", Severity::Fatal), invalid];
     by_importance(&mut v);

@@ -136,7 +136,10 @@ pub fn findings_text(findings: &[Finding]) -> String {
         .partition(|f| fix_first(f));
     for (heading, group) in [
         ("Fix these first (most important first):", first),
-        ("Advice (worth knowing; measurements are valid without it):", advice),
+        (
+            "Advice (worth knowing; measurements are valid without it):",
+            advice,
+        ),
     ] {
         if group.is_empty() {
             continue;
@@ -185,8 +188,13 @@ pub fn summary_line(doc: &DoctorDocument) -> String {
         .filter_map(|k| doc.summary.counts.get(*k).map(|n| format!("{n} {k}")))
         .collect();
     let meaning = match (doc.summary.exit_status, doc.summary.fail_on) {
-        (3, _) => "measurements on this machine are invalid until the findings marked so are fixed".to_string(),
-        (1, Some(s)) => format!("a finding is {} or worse (--fail-on {})", s.name(), s.name()),
+        (3, _) => "measurements on this machine are invalid until the findings marked so are fixed"
+            .to_string(),
+        (1, Some(s)) => format!(
+            "a finding is {} or worse (--fail-on {})",
+            s.name(),
+            s.name()
+        ),
         _ => "this machine can be measured; the findings are advice".to_string(),
     };
     format!(

@@ -117,7 +117,10 @@ fn classic_recipes_run_verbatim() {
         // OSADL: one pinned thread per CPU, histogram to 400 µs on standard output.
         ("-l100 -m -Sp90 -i200 -h400 -q", cpus),
         // rt wiki, cyclictest "start" page.
-        ("--mlockall --smp --priority=80 --interval=200 --distance=0", cpus),
+        (
+            "--mlockall --smp --priority=80 --interval=200 --distance=0",
+            cpus,
+        ),
         ("--smp -p95 -m -l1000 -q", cpus),
         // RT-Preempt HOWTO.
         ("-t1 -p 80 -n -i 10000 -l 10000", 1),
@@ -146,7 +149,10 @@ fn classic_recipes_run_verbatim() {
         } else if recipe.contains("-q") {
             let last: Vec<&str> = text.lines().rev().take(*threads).collect();
             assert_eq!(stat_lines, *threads, "{recipe}:\n{text}");
-            assert!(last.iter().all(|l| l.starts_with("T:")), "{recipe}:\n{text}");
+            assert!(
+                last.iter().all(|l| l.starts_with("T:")),
+                "{recipe}:\n{text}"
+            );
         } else {
             assert_eq!(stat_lines, 0, "{recipe}: T: lines only with -q");
         }
@@ -156,7 +162,16 @@ fn classic_recipes_run_verbatim() {
 #[test]
 fn quiet_ends_with_cyclictests_line_per_thread() {
     let out = tickscope()
-        .args(["run", "-t", "2", "-l", "50", "-q", "--debug-mock", "20us,30.9us"])
+        .args([
+            "run",
+            "-t",
+            "2",
+            "-l",
+            "50",
+            "-q",
+            "--debug-mock",
+            "20us,30.9us",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -187,7 +202,11 @@ fn the_osadl_histogram_matches_cyclictests_layout() {
         return;
     };
     let ours = tickscope().arg("run").args(args).output().unwrap();
-    assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
     let shape = |bytes: &[u8]| -> Vec<String> {
         String::from_utf8_lossy(bytes)
             .lines()
@@ -250,7 +269,10 @@ fn errors_point_at_the_subcommands_help() {
 /// `hlog stat` says in its help what its output says: percentiles at bucket tops.
 #[test]
 fn hlog_stat_help_is_honest() {
-    let out = tickscope().args(["hlog", "stat", "--help"]).output().unwrap();
+    let out = tickscope()
+        .args(["hlog", "stat", "--help"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.to_lowercase().contains("exact percentiles"), "{text}");
     assert!(text.contains("bucket"), "{text}");

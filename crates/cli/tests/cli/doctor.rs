@@ -94,7 +94,11 @@ fn a_finding_that_invalidates_measurements_is_status_3() {
     copy_tree(&fixture("rt-quiet"), &tree);
     let timer_list = tree.join("proc/timer_list");
     let text = std::fs::read_to_string(&timer_list).unwrap();
-    std::fs::write(&timer_list, text.replace(".resolution: 1 nsecs", ".resolution: 4000000 nsecs")).unwrap();
+    std::fs::write(
+        &timer_list,
+        text.replace(".resolution: 1 nsecs", ".resolution: 4000000 nsecs"),
+    )
+    .unwrap();
     for extra in [&[][..], &["--fail-on", "fatal"][..]] {
         let out = tickscope()
             .args(["doctor", "--steal-sample", "0", "--cpus", "1", "--root"])
@@ -104,8 +108,17 @@ fn a_finding_that_invalidates_measurements_is_status_3() {
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(3), "{stdout}");
-        let first = stdout.find("[FATAL] kernel.hrtimers").expect("the finding's block");
-        assert!(stdout[first..].lines().next().unwrap().contains("invalid until fixed"), "{stdout}");
+        let first = stdout
+            .find("[FATAL] kernel.hrtimers")
+            .expect("the finding's block");
+        assert!(
+            stdout[first..]
+                .lines()
+                .next()
+                .unwrap()
+                .contains("invalid until fixed"),
+            "{stdout}"
+        );
         let fix_first = stdout.find("Fix these first").unwrap();
         assert!(fix_first < first, "{stdout}");
     }
@@ -138,8 +151,16 @@ fn findings_come_most_important_first() {
         .iter()
         .map(|f| f["severity"].as_str().unwrap())
         .collect();
-    let rank = |s: &str| ["fatal", "high", "medium", "unknown", "info", "ok"].iter().position(|r| *r == s).unwrap();
-    assert!(severities.windows(2).all(|w| rank(w[0]) <= rank(w[1])), "{severities:?}");
+    let rank = |s: &str| {
+        ["fatal", "high", "medium", "unknown", "info", "ok"]
+            .iter()
+            .position(|r| *r == s)
+            .unwrap()
+    };
+    assert!(
+        severities.windows(2).all(|w| rank(w[0]) <= rank(w[1])),
+        "{severities:?}"
+    );
 }
 
 #[test]

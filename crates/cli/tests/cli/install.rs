@@ -79,7 +79,16 @@ fn completions_offer_the_registries_values() {
     }
     // A list of methods is still accepted (the completion values do not restrict input).
     tickscope()
-        .args(["run", "--method", "nanosleep-abs,timerfd", "-l", "3", "--debug-mock", "5us", "-q"])
+        .args([
+            "run",
+            "--method",
+            "nanosleep-abs,timerfd",
+            "-l",
+            "3",
+            "--debug-mock",
+            "5us",
+            "-q",
+        ])
         .assert()
         .success();
 }
@@ -110,7 +119,10 @@ fn man_pages_nest_and_say_the_exit_status() {
     }
     for name in &names {
         let text = std::fs::read_to_string(mandir.join(name)).unwrap();
-        assert!(text.contains(".SH \"EXIT STATUS\""), "{name} has EXIT STATUS");
+        assert!(
+            text.contains(".SH \"EXIT STATUS\""),
+            "{name} has EXIT STATUS"
+        );
         assert!(!text.contains(".SH EXTRA"), "{name}: no EXTRA section");
     }
     let run = std::fs::read_to_string(mandir.join("tickscope-run.1")).unwrap();
@@ -119,10 +131,19 @@ fn man_pages_nest_and_say_the_exit_status() {
     let fi = run[examples..].find(".fi").unwrap();
     let block = &run[examples + nf..examples + fi];
     assert!(block.contains("\\-Sp90"), "{block}");
-    assert!(block.lines().count() >= 6, "one line per line of --help: {block}");
+    assert!(
+        block.lines().count() >= 6,
+        "one line per line of --help: {block}"
+    );
     let doctor = std::fs::read_to_string(mandir.join("tickscope-doctor.1")).unwrap();
     assert!(doctor.contains("\\-\\-fail\\-on"), "{doctor}");
-    assert!(doctor.contains("invalid"), "doctor's exit status 3 is explained");
+    assert!(
+        doctor.contains("invalid"),
+        "doctor's exit status 3 is explained"
+    );
     let monitor = std::fs::read_to_string(mandir.join("tickscope-monitor.1")).unwrap();
-    assert!(!monitor.contains("\\-\\-rounds"), "monitor's page has only its flags");
+    assert!(
+        !monitor.contains("\\-\\-rounds"),
+        "monitor's page has only its flags"
+    );
 }

@@ -87,17 +87,31 @@ fn monitor_help_has_only_its_flags_and_refuses_runs() {
         "tickscope run",
         "'all' run one after another",
     ] {
-        assert!(!text.contains(absent), "{absent} in monitor --help:\n{text}");
+        assert!(
+            !text.contains(absent),
+            "{absent} in monitor --help:\n{text}"
+        );
     }
-    assert!(text.contains("Default: run until SIGTERM or Ctrl-C"), "{text}");
+    assert!(
+        text.contains("Default: run until SIGTERM or Ctrl-C"),
+        "{text}"
+    );
     let examples: Vec<&str> = text
         .lines()
         .filter(|l| l.trim_start().starts_with("tickscope "))
         .collect();
     assert!(!examples.is_empty());
-    assert!(examples.iter().all(|l| l.trim_start().starts_with("tickscope monitor")), "{examples:?}");
+    assert!(
+        examples
+            .iter()
+            .all(|l| l.trim_start().starts_with("tickscope monitor")),
+        "{examples:?}"
+    );
     for (args, said) in [
-        (&["monitor", "--tasks", "1ms"][..], "--tasks is not supported yet"),
+        (
+            &["monitor", "--tasks", "1ms"][..],
+            "--tasks is not supported yet",
+        ),
         (&["monitor", "--rounds", "2"][..], "--rounds"),
         (&["monitor", "--load", "cpu"][..], "--load"),
         (&["monitor", "--csv", "x.csv"][..], "--csv"),
@@ -110,9 +124,15 @@ fn monitor_help_has_only_its_flags_and_refuses_runs() {
         assert!(err.contains(said), "{args:?}: {err}");
     }
     // run's help is unchanged.
-    let run = Command::new(bin()).args(["run", "--help"]).output().unwrap();
+    let run = Command::new(bin())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&run.stdout);
-    assert!(text.contains("--rounds") && text.contains("Default 10s"), "{text}");
+    assert!(
+        text.contains("--rounds") && text.contains("Default 10s"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -397,7 +397,9 @@ mod tests {
         let low = [69_000, 71_000, 66_000, 90_000, 70_000];
         let v = verdict(Knob::PmQos, "0 µs", &high, &low);
         assert!(
-            v.contains("lowered p99 (median p99 of 5 rounds each 220.0 → 70.0 µs, Mann–Whitney p = 0.008)"),
+            v.contains(
+                "lowered p99 (median p99 of 5 rounds each 220.0 → 70.0 µs, Mann–Whitney p = 0.008)"
+            ),
             "{v}"
         );
         assert!(verdict(Knob::Method, "hybrid", &low, &high).contains("raised"));

@@ -56,11 +56,19 @@ impl Check for IrqAffinity {
             .collect::<Vec<_>>()
             .join(" ");
         let mut fix = match (ctx.split(), ctx.others().is_empty()) {
-            (None, _) => "a single CPU takes every interrupt: measure on a machine with two or more".to_string(),
+            (None, _) => {
+                "a single CPU takes every interrupt: measure on a machine with two or more"
+                    .to_string()
+            }
             (Some((h_set, m)), all_measured) => {
                 let h = cpus(&h_set);
                 let narrow = match all_measured {
-                    true => format!("measure {} only (--cpus {}) and move the IRQs to {}: ", super::named(&m), cpus(&m), super::named(&h_set)),
+                    true => format!(
+                        "measure {} only (--cpus {}) and move the IRQs to {}: ",
+                        super::named(&m),
+                        cpus(&m),
+                        super::named(&h_set)
+                    ),
                     false => String::new(),
                 };
                 format!("{narrow}for N in {numbers}; do echo {h} > /proc/irq/$N/smp_affinity_list; done (or boot with irqaffinity={h})")

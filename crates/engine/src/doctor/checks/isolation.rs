@@ -101,7 +101,10 @@ impl Check for Isolation {
             );
         } else if out.is_empty() {
             let fix = match (ctx.split(), ctx.others().is_empty()) {
-                (None, _) => "nothing can be isolated on a single CPU: measure on a machine with two or more".to_string(),
+                (None, _) => {
+                    "nothing can be isolated on a single CPU: measure on a machine with two or more"
+                        .to_string()
+                }
                 (Some((h_set, m_set)), all_measured) => {
                     let (h, m) = (cpus(&h_set), cpus(&m_set));
                     let narrow = match all_measured {
