@@ -438,6 +438,13 @@ fn the_hlog_grows_while_monitor_runs_and_survives_sigkill() {
         .unwrap();
     let mut child = Killed(child);
     wait_for(port, "/healthz");
+    // The HTTP server answers before the measuring threads are set up; their series exist
+    // from then on (at 0). Wait for them rather than race the setup.
+    let start = Instant::now();
+    while !wait_for(port, "/metrics").contains("tickscope_overruns_total{") {
+        assert!(start.elapsed() < Duration::from_secs(20), "no series on {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 
     // Content negotiation.
     let (head, body) = get_accepting(
