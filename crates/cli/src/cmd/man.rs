@@ -30,9 +30,9 @@ pub fn exit_status(path: &[&str]) -> Vec<(&'static str, &'static str)> {
         "bad input, or a setting that cannot be applied (one line on standard error)",
     );
     const SIGNAL: (&str, &str) = (
-        "130",
-        "interrupted (Ctrl-C, or 128 + the signal's number) before anything complete could \
-         be shown",
+        "128 + N",
+        "stopped by signal N before anything complete could be shown (130 for Ctrl-C, 143 \
+         for SIGTERM)",
     );
     match path {
         ["doctor"] => vec![

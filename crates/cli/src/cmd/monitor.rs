@@ -39,7 +39,13 @@ fn refuse_run_only_flags(args: &MonitorArgs) -> Result<(), Failure> {
         "tasks" => r.tasks.is_some(),
         "load" => r.load.is_some(),
         "load_cpus" => r.load_cpus.is_some(),
-        "csv" => r.exports.csv.is_some() || r.exports.export.iter().any(|e| e.starts_with("csv=")),
+        "csv" => {
+            r.exports.csv.is_some()
+                || r.exports
+                    .export
+                    .iter()
+                    .any(|e| e.as_encoded_bytes().starts_with(b"csv="))
+        }
         _ => false,
     };
     match crate::cli::MONITOR_REFUSES.iter().find(|(id, _)| given(id)) {

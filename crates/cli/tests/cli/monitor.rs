@@ -442,7 +442,10 @@ fn the_hlog_grows_while_monitor_runs_and_survives_sigkill() {
     // from then on (at 0). Wait for them rather than race the setup.
     let start = Instant::now();
     while !wait_for(port, "/metrics").contains("tickscope_overruns_total{") {
-        assert!(start.elapsed() < Duration::from_secs(20), "no series on {port}");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no series on {port}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 
