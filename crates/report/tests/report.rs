@@ -58,26 +58,43 @@ fn html_two_methods_side_by_side() {
     let page = html(&common::two_method_document(1, 2));
     assert!(page.contains("<h2>Methods side by side</h2>"));
     assert!(page.contains("id=\"methods-percentiles\""));
+    // The overlays of all methods come first, then the table, then each method's plots.
+    let pos = |s: &str| page.find(s).unwrap_or_else(|| panic!("{s}"));
+    assert!(pos("id=\"methods-percentiles\"") < pos("id=\"methods-histogram\""));
+    assert!(pos("id=\"methods-histogram\"") < pos("<h2>Methods side by side</h2>"));
+    assert!(pos("<h2>Methods side by side</h2>") < pos("id=\"00-nanosleep-abs-histogram\""));
     // Each run's own summary is still there, folded, after the comparison and its notes.
-    assert!(page.contains("<summary>nanosleep-rel</summary>"));
-    let comparison = page.find("<h2>Methods side by side</h2>").unwrap();
-    assert!(comparison < page.find("<h2>Summary</h2>").unwrap());
+    assert!(page.contains("<h3>nanosleep-rel</h3>"));
+    assert!(pos("<h2>Methods side by side</h2>") < pos("<summary>Summary: every statistic"));
     assert!(page.contains("|dt−T| p99") && page.contains("step: the coarsest timeout"));
+    assert!(page.contains("<p class=\"verdict\" id=\"verdict\">best p99 "));
 }
 
 #[test]
-fn html_has_the_command_line_the_seconds_and_the_period_plot() {
-    let mut doc = common::document(2, 3);
-    doc.command_line = vec!["tickscope".into(), "run".into(), "-t".into(), "2".into()];
-    let page = html(&doc);
-    assert!(page.contains("<td>tickscope run -t 2</td>"));
-    assert!(page.contains("<h2>Second by second</h2>"));
-    assert_eq!(
-        page.matches("<th>3 s</th>").count(),
-        1,
-        "one row per window"
-    );
-    assert!(page.contains("id=\"period\""), "the dt plot is drawn");
+fn html_leads_with_the_verdict_and_folds_the_details() {
+    let page = html(&common::document(2, 3));
+    let pos = |s: &str| page.find(s).unwrap_or_else(|| panic!("{s}"));
+    assert!(page.contains(
+        "<p class=\"verdict\" id=\"verdict\">p99 20.1 µs, max 2.60 ms, 4 overruns in 3.00 s — \
+         FIFO 90 on a KVM guest without PREEMPT_RT</p>"
+    ));
+    // Verdict, then the key plots, then the rest; the tables folded at the end.
+    assert!(pos("id=\"verdict\"") < pos("<figure id=\"histogram\""));
+    assert!(pos("<figure id=\"histogram\"") < pos("<figure id=\"timeline\""));
+    assert!(pos("<figure id=\"timeline\"") < pos("<h2>More plots</h2>"));
+    let details = pos("<h2>Details</h2>");
+    for folded in [
+        "<h3>What was measured</h3>",
+        "<h3>System</h3>",
+        "kernel command line",
+        "<h3>Settings applied</h3>",
+        "<tr><th>latency p99.99</th>",
+    ] {
+        assert!(pos(folded) > details, "{folded} is below the details heading");
+    }
+    assert!(page[details..].contains("<details><summary>What was measured, system, settings"));
+    // Numbers stay with their units: numeric cells never wrap.
+    assert!(page.contains("white-space:nowrap"));
 }
 
 #[test]
@@ -209,4 +226,95 @@ fn plots_render_as_png_and_svg() {
         assert!(svg.contains(axis), "{}", p.stem);
         assert!(svg.trim_end().ends_with("</svg>"));
     }
+}
+
+/// The `(x, y, text)` of every `<text>` element of an SVG written by plotters.
+fn svg_texts(svg: &str) -> Vec<(f64, f64, String)> {
+    let attr = |tag: &str, name: &str| -> f64 {
+        let at = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        tag[at..at + tag[at..].find('"').unwrap()].parse().unwrap()
+    };
+    svg.split("<text")
+        .skip(1)
+        .map(|t| {
+            let (tag, rest) = t.split_once('>').unwrap();
+            let text = rest.split("</text>").next().unwrap().trim().to_string();
+            (attr(tag, "x"), attr(tag, "y"), text)
+        })
+        .collect()
+}
+
+#[test]
+fn tail_panel_labels_and_ticks_do_not_collide() {
+    // With a 100 µs range, p99.9 (151 µs) and the maximum (2.60 ms) are both in the tail.
+    let doc = common::document(2, 3);
+    let plots = tickscope_report::plot::plots_with(
+        &doc,
+        &tickscope_report::plot::PlotOptions { range_ns: 100_000 },
+    );
+    let svg = plots[0].svg().unwrap();
+    let texts = svg_texts(&svg);
+    let find = |prefix: &str| {
+        texts
+            .iter()
+            .find(|t| t.2.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix} in {texts:?}"))
+    };
+    let (p999, max) = (find("p99.9 151 µs"), find("max 2.60 ms"));
+    assert!(
+        (p999.1 - max.1).abs() >= 14.0,
+        "the tail's labels are on rows of their own: {p999:?} {max:?}"
+    );
+    // The tail panel's latency ticks (right of the linear panel) leave room for their labels.
+    let split = f64::from(tickscope_report::plot::SIZE.0) * (1.0 - 0.22);
+    let mut ticks: Vec<&(f64, f64, String)> = texts
+        .iter()
+        .filter(|t| t.0 > split && t.2.parse::<f64>().is_ok())
+        .collect();
+    ticks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert!(ticks.len() >= 2, "{texts:?}");
+    for w in ticks.windows(2) {
+        let room = (w[0].2.len() + w[1].2.len()) as f64 * 18.0 * 0.6 / 2.0;
+        assert!(w[1].0 - w[0].0 >= room, "ticks {w:?} touch");
+    }
+}
+
+#[test]
+fn tick_thinning_keeps_labels_apart() {
+    use tickscope_report::plot::axis::{number, Axis, Scale};
+    let x = Axis {
+        scale: Scale::Log10,
+        lo: 1000.0,
+        hi: 10000.0,
+        desc: String::new(),
+        format: number,
+    };
+    let all = x.ticks().len();
+    let kept = tickscope_report::plot::spaced_ticks(&x, 150.0, 18.0);
+    assert!(kept.len() < all && kept.len() >= 2, "{kept:?}");
+    assert_eq!(kept[0], 3.0, "the lowest tick stays");
+    let wide = tickscope_report::plot::spaced_ticks(&x, 2000.0, 18.0);
+    assert_eq!(wide.len(), all, "a wide panel keeps them all");
+}
+
+#[test]
+fn histogram_overlays_are_translucent_outlines() {
+    let doc = common::two_method_document(1, 2);
+    let plot = plots_of(&doc)
+        .into_iter()
+        .find(|p| p.stem == "methods-histogram")
+        .unwrap();
+    let svg = plot.svg().unwrap();
+    let series: Vec<&str> = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| p.contains("stroke=\"#1F77B4\"") || p.contains("stroke=\"#FF7F0E\""))
+        .filter(|p| p.contains("stroke-width=\"2\""))
+        .collect();
+    assert!(series.len() >= 2, "{svg}");
+    for p in series {
+        assert!(p.contains("fill=\"none\""), "{p}");
+        assert!(p.contains("opacity=\"0.75\""), "{p}");
+    }
+    assert!(!svg.contains("<polygon"), "no filled shapes");
 }

@@ -56,9 +56,11 @@ pub const STYLE: &str =
 color:#222;line-height:1.4}h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ddd;padding:.25em .6em;\
 vertical-align:top}th{background:#f3f3f3;text-align:left}td.n{text-align:right;\
-font-variant-numeric:tabular-nums}table.kv th{width:13em}figure{margin:1.2em 0}\
-figure svg{max-width:100%;height:auto;border:1px solid #eee}figcaption{color:#555;\
-font-size:.95em}.note{color:#555}footer{margin-top:3em;color:#777;font-size:.9em}";
+font-variant-numeric:tabular-nums;white-space:nowrap}table.kv th{width:13em}\
+figure{margin:1.2em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}\
+figcaption{color:#555;font-size:.95em}.note{color:#555}footer{margin-top:3em;color:#777;\
+font-size:.9em}.verdict{font-size:1.3em;font-weight:bold;margin:.3em 0}\
+.wide{overflow-x:auto}details{margin:.6em 0}summary{cursor:pointer;font-weight:bold}";
 
 fn kv_table(rows: &[(&str, String)]) -> String {
     let mut out = String::from("<table class=\"kv\">\n");
@@ -68,8 +70,11 @@ fn kv_table(rows: &[(&str, String)]) -> String {
     out + "</table>\n"
 }
 
+/// A table with a row name and one numeric cell per column; numeric cells never wrap, so a
+/// value stays on one line with its unit, and a table wider than the page scrolls
+/// sideways in its own box.
 fn grid_table(head: &[String], rows: &[Vec<String>]) -> String {
-    let mut out = String::from("<table>\n<tr><th></th>");
+    let mut out = String::from("<div class=\"wide\"><table>\n<tr><th></th>");
     for h in head {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
@@ -81,7 +86,7 @@ fn grid_table(head: &[String], rows: &[Vec<String>]) -> String {
         }
         out += "</tr>\n";
     }
-    out + "</table>\n"
+    out + "</table></div>\n"
 }
 
 fn with_note(value: String, note: &Option<String>) -> String {
@@ -314,10 +319,138 @@ fn windows_table(windows: &[tickscope_engine::result::WindowStats]) -> String {
         })
         .collect();
     format!(
-        "<details><summary>{} windows of one second, all threads merged</summary>\n{}</details>\n",
+        "<details><summary>Second by second: {} windows of one second, all threads \
+         merged</summary>\n{}</details>\n",
         windows.len(),
         grid_table(&head, &rows)
     )
+}
+
+/// The policy as the verdict names it: `FIFO 90`, `RR 50`, `SCHED_OTHER`, `DEADLINE`.
+fn policy_short(p: &tickscope_engine::setup::Policy) -> String {
+    use tickscope_engine::setup::Policy;
+    match p {
+        Policy::Other { nice: 0 } => "SCHED_OTHER".into(),
+        Policy::Other { nice } => format!("SCHED_OTHER nice {nice}"),
+        Policy::Batch { .. } => "SCHED_BATCH".into(),
+        Policy::Idle => "SCHED_IDLE".into(),
+        Policy::Fifo { priority } => format!("FIFO {priority}"),
+        Policy::Rr { priority } => format!("RR {priority}"),
+        Policy::Deadline { .. } => "DEADLINE".into(),
+    }
+}
+
+/// Where the run ran, as the verdict says it: `a KVM guest without PREEMPT_RT`, `bare
+/// metal with PREEMPT_RT`; empty when the document does not say.
+fn machine_short(s: &tickscope_engine::system::SystemInfo) -> String {
+    let machine = match s.virtualization.as_deref() {
+        Some("none") => Some("bare metal".to_string()),
+        Some("unknown hypervisor") => Some("a virtual machine".to_string()),
+        Some(h) => Some(format!("a {h} guest")),
+        None => None,
+    };
+    let rt = s
+        .preemption_model
+        .as_deref()
+        .map(|m| match m.starts_with("rt") {
+            true => "with PREEMPT_RT",
+            false => "without PREEMPT_RT",
+        });
+    match (machine, rt) {
+        (Some(m), Some(r)) => format!("{m} {r}"),
+        (Some(m), None) => m,
+        (None, Some(r)) => format!("a kernel {r}"),
+        (None, None) => String::new(),
+    }
+}
+
+/// The report's answer in one line: for one run `p99 502 µs, max 7.23 ms, 43 overruns in
+/// 5.00 s — FIFO 90 on a KVM guest without PREEMPT_RT`; for several methods the best and
+/// the worst p99 and the largest maximum; then the commonest cause of late wake-ups when
+/// the run was explained (`--explain`).
+pub fn verdict(doc: &RunDocument) -> String {
+    let runs = doc.each_run();
+    let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
+    let seconds = runs
+        .iter()
+        .map(|r| {
+            r.threads
+                .iter()
+                .map(|t| t.wall_time_ns)
+                .max()
+                .unwrap_or(r.summary.wall_time_ns)
+        })
+        .sum::<i64>();
+    let overruns: u64 = runs.iter().map(|r| r.summary.overruns).sum();
+    let overruns = format!(
+        "{overruns} overrun{} in {}",
+        if overruns == 1 { "" } else { "s" },
+        ns_i(seconds)
+    );
+    let figures = if runs.len() == 1 {
+        match &runs[0].summary.latency_ns {
+            Some(l) => format!("p99 {}, max {}, {overruns}", ns_i(l.p99), ns_i(l.max)),
+            None => "no wake-up measured".into(),
+        }
+    } else {
+        let mut by_p99: Vec<(String, i64, i64)> = runs
+            .iter()
+            .filter_map(|r| {
+                r.summary
+                    .latency_ns
+                    .as_ref()
+                    .map(|l| (r.name(rounds), l.p99, l.max))
+            })
+            .collect();
+        by_p99.sort_by_key(|r| r.1);
+        match (by_p99.first(), by_p99.last()) {
+            (Some(best), Some(worst)) => {
+                let max = by_p99.iter().map(|r| r.2).max().unwrap_or(best.2);
+                format!(
+                    "best p99 {} ({}), worst p99 {} ({}), max {}, {overruns} over {} runs",
+                    ns_i(best.1),
+                    best.0,
+                    ns_i(worst.1),
+                    worst.0,
+                    ns_i(max),
+                    runs.len()
+                )
+            }
+            _ => "no wake-up measured".into(),
+        }
+    };
+    let machine = machine_short(&doc.system);
+    let mut out = format!("{figures} — {}", policy_short(&doc.first().applied.policy));
+    if !machine.is_empty() {
+        out += &format!(" on {machine}");
+    }
+    if let Some(e) = &doc.explain {
+        let mut all = tickscope_explain::table::CauseTable::default();
+        for t in &e.threads {
+            all.merge(&t.causes);
+        }
+        if let Some((cause, row)) = all.ranked().first() {
+            out += &format!(
+                "; late wake-ups mostly: {cause} ({} of {})",
+                row.count,
+                all.total()
+            );
+        }
+    }
+    if doc.interrupted() {
+        out += " (interrupted)";
+    }
+    out
+}
+
+/// The plots that answer first: for one run its histogram and per-second timeline; for
+/// several runs the overlays of all runs (percentile curves, histograms). The rest follow
+/// under "More plots".
+fn is_key_plot(stem: &str, several: bool) -> bool {
+    match several {
+        true => stem.starts_with("methods-"),
+        false => stem == "histogram" || stem == "timeline",
+    }
 }
 
 impl Exporter for HtmlReport {
@@ -325,8 +458,12 @@ impl Exporter for HtmlReport {
         "HTML report"
     }
 
+    /// The page leads with its answer — the [`verdict`], the key plots, the methods table
+    /// and the "why was it late" section — and folds the details (what was measured, the
+    /// system, the settings, the full summary, the doctor's findings) below.
     fn render(&self, doc: &RunDocument) -> Result<Vec<u8>, ExportError> {
         let runs = doc.each_run();
+        let several = runs.len() > 1;
         let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
         let title = format!(
             "tickscope report — {}, {}",
@@ -341,47 +478,78 @@ impl Exporter for HtmlReport {
             escape(&title),
             escape(&title)
         );
+        let _ = writeln!(
+            out,
+            "<p class=\"verdict\" id=\"verdict\">{}</p>",
+            escape(&verdict(doc))
+        );
         let samples: u64 = runs.iter().map(|r| r.summary.samples).sum();
         let _ = writeln!(
             out,
-            "<p>Timer wake-up latency (woke − expiry) and period jitter of {} periodic \
-             thread(s) every {}: {} wake-ups in {} run(s), from <code>{}</code>.</p>",
+            "<p class=\"note\">Timer wake-up latency (woke − expiry) and period jitter of {} \
+             periodic thread(s) every {}: {} wake-ups in {} run(s), from <code>{}</code>.</p>",
             doc.config.cpus.len(),
             escape(&interval(doc.config.period_ns)),
             samples,
             runs.len(),
             escape(&self.source)
         );
-        out += "<h2>What was measured</h2>\n";
-        out += &kv_table(&measured(doc));
-        out += "<h2>System</h2>\n";
-        out += &kv_table(&system(doc));
-        out += "<h2>Settings applied</h2>\n";
-        out += &kv_table(&applied(doc));
-        if runs.len() > 1 {
+        for n in &self.notes {
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
+        }
+        let mut plots = plots_with(doc, &self.plots);
+        plots.extend(self.extra.iter().cloned());
+        let (key, rest): (Vec<_>, Vec<_>) = plots
+            .into_iter()
+            .partition(|p| is_key_plot(&p.stem, several));
+        let (why, rest): (Vec<_>, Vec<_>) = rest.into_iter().partition(|p| p.stem == "late-wakeup");
+        out += &figures(&key)?;
+        if several {
             out += "<h2>Methods side by side</h2>\n";
             out += &methods_comparison(doc);
             out += &figures_side_by_side(doc, &self.source, rounds)?;
         }
-        out += "<h2>Summary</h2>\n";
+        if let Some(e) = &doc.explain {
+            out += &super::html_explain::section(e);
+        }
+        out += &figures(&why)?;
+        if !rest.is_empty() {
+            out += if several {
+                "<h2>Each method's plots</h2>\n"
+            } else {
+                "<h2>More plots</h2>\n"
+            };
+            out += &figures(&rest)?;
+        }
+        out += "<h2>Details</h2>\n";
+        out += "<details><summary>What was measured, system, settings</summary>\n";
+        out += "<h3>What was measured</h3>\n";
+        out += &kv_table(&measured(doc));
+        out += "<h3>System</h3>\n";
+        out += &kv_table(&system(doc));
+        out += "<h3>Settings applied</h3>\n";
+        out += &kv_table(&applied(doc));
+        out += "</details>\n";
+        out += "<details><summary>Summary: every statistic, thread by thread</summary>\n";
         for run in runs {
             let table = summary_table(&run.threads, &run.summary);
-            if runs.len() > 1 {
-                let _ = writeln!(
-                    out,
-                    "<details><summary>{}</summary>\n{table}</details>",
-                    escape(&run.name(rounds))
-                );
+            if several {
+                let _ = writeln!(out, "<h3>{}</h3>\n{table}", escape(&run.name(rounds)));
             } else {
                 out += &table;
             }
         }
-        if runs.len() == 1 {
-            out += "<h2>Second by second</h2>\n";
+        out += "</details>\n";
+        if !several {
             out += &windows_table(&doc.first().summary.windows);
         }
         if let Some(findings) = doc.doctor.as_ref().filter(|f| !f.is_empty()) {
-            out += "<h2>What on this machine bears on the run (tickscope doctor)</h2>\n";
+            let _ = writeln!(
+                out,
+                "<details><summary>What on this machine bears on the run (tickscope doctor, \
+                 {} findings)</summary>",
+                findings.len()
+            );
             let rows: Vec<(String, String)> = findings
                 .iter()
                 .map(|f| {
@@ -395,17 +563,8 @@ impl Exporter for HtmlReport {
             let rows: Vec<(&str, String)> =
                 rows.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
             out += &kv_table(&rows);
+            out += "</details>\n";
         }
-        if let Some(e) = &doc.explain {
-            out += &super::html_explain::section(e);
-        }
-        out += "<h2>Plots</h2>\n";
-        for n in &self.notes {
-            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
-        }
-        let mut plots = plots_with(doc, &self.plots);
-        plots.extend(self.extra.iter().cloned());
-        out += &figures(&plots)?;
         let _ = writeln!(
             out,
             "<footer>Written by {} {} from <code>{}</code>. This page is self-contained: \

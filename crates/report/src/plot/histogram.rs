@@ -12,7 +12,7 @@
 //! the plot.
 
 use super::axis::{number, round_up, Axis, Scale};
-use super::{font, frame, legend, series_style, Chart};
+use super::{font, frame, legend, panel_frame, series_style, Chart};
 use crate::units::ns_i;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -288,7 +288,7 @@ impl HistogramChart {
             desc: "tail [µs], log".into(),
             format: number,
         };
-        let mut chart = frame(area, "", &x, y)?;
+        let mut chart = panel_frame(area, &x, y)?;
         let base = y.map(y.lo);
         let range = self.range_ns;
         for (i, s) in self.series.iter().enumerate() {
@@ -302,7 +302,10 @@ impl HistogramChart {
             draw_steps(&mut chart, edges, base, i, "")?;
         }
         let (y_lo, y_hi) = (y.range().start, y.range().end);
-        for (label, v) in self.marks.iter().filter(|(_, v)| *v >= range) {
+        let (x_lo, x_hi) = (x.range().start, x.range().end);
+        // One row per label, top down, so that close marks (p99.9 and the maximum) never
+        // print over each other.
+        for (k, (label, v)) in self.marks.iter().filter(|(_, v)| *v >= range).enumerate() {
             let xv = x.map(*v as f64 / 1e3);
             chart
                 .draw_series(DashedLineSeries::new(
@@ -312,12 +315,19 @@ impl HistogramChart {
                     ShapeStyle::from(BLACK.mix(0.75)).stroke_width(2),
                 ))
                 .map_err(err)?;
-            let style = TextStyle::from((font::FAMILY, 16).into_font())
-                .pos(Pos::new(HPos::Right, VPos::Center));
+            // Labels of lines in the panel's left half go to their right, so they stay
+            // inside the panel.
+            let left = xv < (x_lo + x_hi) / 2.0;
+            let anchor = Pos::new(if left { HPos::Left } else { HPos::Right }, VPos::Center);
+            let style = TextStyle::from((font::FAMILY, 16).into_font()).pos(anchor);
             chart
                 .draw_series(std::iter::once(
-                    EmptyElement::at((xv, y_hi - (y_hi - y_lo) * 0.04))
-                        + Text::new(format!("{label} {}", ns_i(*v)), (-6, 0), style),
+                    EmptyElement::at((xv, y_hi - (y_hi - y_lo) * (0.04 + 0.07 * k as f64)))
+                        + Text::new(
+                            format!("{label} {}", ns_i(*v)),
+                            (if left { 6 } else { -6 }, 0),
+                            style,
+                        ),
                 ))
                 .map_err(err)?;
         }
@@ -325,8 +335,34 @@ impl HistogramChart {
     }
 }
 
-/// Draws one series as a step outline: up at each bin's left edge, across its count, down
-/// at its right edge (`(left, right, count)` in axis space), in series `i`'s style.
+/// Opacity of a series' outline, so that where two series' outlines coincide both colours
+/// still show.
+pub const SERIES_OPACITY: f64 = 0.75;
+
+/// The outline of a series' bins (`(left, right, count)` in axis space, ascending): up at
+/// the left edge of a run of adjacent bins, across each count, straight from one count to
+/// the next where bins touch, and down to `base` only where the run ends — an outline with
+/// no inner strokes, which hides no other series under it.
+pub fn step_outline(bins: impl Iterator<Item = (f64, f64, f64)>, base: f64) -> Vec<(f64, f64)> {
+    let mut points = Vec::new();
+    let mut end: Option<f64> = None;
+    for (x0, x1, h) in bins {
+        match end {
+            Some(e) if (e - x0).abs() <= 1e-9 * x0.abs().max(1.0) => {}
+            Some(e) => points.extend([(e, base), (x0, base)]),
+            None => points.push((x0, base)),
+        }
+        points.extend([(x0, h), (x1, h)]);
+        end = Some(x1);
+    }
+    if let Some(e) = end {
+        points.push((e, base));
+    }
+    points
+}
+
+/// Draws one series as a step outline ([`step_outline`]) in series `i`'s style, slightly
+/// transparent ([`SERIES_OPACITY`]).
 fn draw_steps<DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, super::Coords>,
     bins: impl Iterator<Item = (f64, f64, f64)>,
@@ -334,12 +370,9 @@ fn draw_steps<DB: DrawingBackend>(
     i: usize,
     name: &str,
 ) -> Result<(), String> {
-    let mut points = Vec::new();
-    for (x0, x1, h) in bins {
-        points.extend([(x0, base), (x0, h), (x1, h), (x1, base)]);
-    }
+    let points = step_outline(bins, base);
     let (color, dashed) = series_style(i);
-    let style = color.stroke_width(2);
+    let style = ShapeStyle::from(color.mix(SERIES_OPACITY)).stroke_width(2);
     let anno = if dashed {
         chart.draw_series(DashedLineSeries::new(points, 6, 4, style))
     } else {
@@ -369,5 +402,31 @@ impl Chart for HistogramChart {
         let (left, right) = root.split_horizontally(split);
         self.draw_linear(&left, &y)?;
         self.draw_tail(&right, &y)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adjacent_bins_share_one_outline_with_no_inner_strokes() {
+        let bins = [(0.0, 1.0, 5.0), (1.0, 2.0, 3.0), (4.0, 5.0, 2.0)];
+        assert_eq!(
+            step_outline(bins.into_iter(), 0.0),
+            [
+                (0.0, 0.0),
+                (0.0, 5.0),
+                (1.0, 5.0),
+                (1.0, 3.0),
+                (2.0, 3.0),
+                (2.0, 0.0),
+                (4.0, 0.0),
+                (4.0, 2.0),
+                (5.0, 2.0),
+                (5.0, 0.0)
+            ]
+        );
+        assert!(step_outline(std::iter::empty(), 0.0).is_empty());
     }
 }

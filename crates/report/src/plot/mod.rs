@@ -428,27 +428,92 @@ pub fn frame<'a, DB: DrawingBackend>(
     x: &Axis,
     y: &Axis,
 ) -> Result<ChartContext<'a, DB, Coords>, String> {
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (font::FAMILY, 28))
+    frame_with(root, title, x, y, Ticked::new(x), 100, true)
+}
+
+/// Width of the label area left of a narrow panel that shares its count axis with the
+/// panel on its left (and so draws no count labels), pixels.
+const PANEL_LABEL_AREA: u32 = 12;
+
+/// Characters' mean width in tick labels, as a share of the font size (the embedded font's
+/// digits are about 0.55 em wide).
+const DIGIT_EM: f64 = 0.6;
+
+/// The frame of a narrow panel right of another (the histogram's tail): no count labels,
+/// and only as many latency ticks as fit without their labels touching.
+///
+/// # Errors
+/// The backend's drawing error, as text.
+pub fn panel_frame<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    x: &Axis,
+    y: &Axis,
+) -> Result<ChartContext<'a, DB, Coords>, String> {
+    let plot_px = f64::from(root.dim_in_pixel().0) - 20.0 - 40.0 - f64::from(PANEL_LABEL_AREA);
+    let ticks = spaced_ticks(x, plot_px, 18.0);
+    let ticked = Ticked {
+        inner: x.range().into(),
+        ticks,
+    };
+    frame_with(root, "", x, y, ticked, PANEL_LABEL_AREA, false)
+}
+
+/// The ticks of `x` (axis space) that can be labelled on `plot_px` pixels with a font of
+/// `font_px` without two labels closer than one label's width apart: the lowest tick is
+/// kept, each further one only if it clears the last kept.
+pub fn spaced_ticks(x: &Axis, plot_px: f64, font_px: f64) -> Vec<f64> {
+    let range = x.range();
+    let span = (range.end - range.start).max(f64::MIN_POSITIVE);
+    let px = |v: f64| (v - range.start) / span * plot_px.max(1.0);
+    let width = |v: f64| x.label(v).chars().count() as f64 * font_px * DIGIT_EM;
+    let mut kept: Vec<f64> = Vec::new();
+    for t in x.ticks() {
+        let clear = kept.last().is_none_or(|&last| {
+            px(t) - px(last) >= (width(t) + width(last)) / 2.0 + font_px
+        });
+        if clear {
+            kept.push(t);
+        }
+    }
+    kept
+}
+
+fn frame_with<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    x: &Axis,
+    y: &Axis,
+    x_ticks: Ticked,
+    y_label_area: u32,
+    y_labels: bool,
+) -> Result<ChartContext<'a, DB, Coords>, String> {
+    let mut builder = ChartBuilder::on(root);
+    if !title.is_empty() {
+        builder.caption(title, (font::FAMILY, 28));
+    }
+    let mut chart = builder
         .margin(20)
         .margin_right(40)
         .x_label_area_size(70)
-        .y_label_area_size(100)
-        .build_cartesian_2d(Ticked::new(x), Ticked::new(y))
+        .y_label_area_size(y_label_area)
+        .build_cartesian_2d(x_ticks, Ticked::new(y))
         .map_err(|e| e.to_string())?;
     let x_fmt = |v: &f64| x.label(*v);
-    let y_fmt = |v: &f64| y.label(*v);
-    chart
-        .configure_mesh()
-        .x_desc(x.desc.as_str())
-        .y_desc(y.desc.as_str())
+    let y_fmt = |v: &f64| match y_labels {
+        true => y.label(*v),
+        false => String::new(),
+    };
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x.desc.as_str())
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
         .label_style((font::FAMILY, 18))
         .axis_desc_style((font::FAMILY, 20))
-        .bold_line_style(RGBColor(225, 225, 225))
-        .draw()
-        .map_err(|e| e.to_string())?;
+        .bold_line_style(RGBColor(225, 225, 225));
+    if y_labels {
+        mesh.y_desc(y.desc.as_str());
+    }
+    mesh.draw().map_err(|e| e.to_string())?;
     Ok(chart)
 }
 
