@@ -24,6 +24,7 @@ static ERROR: Mutex<Option<String>> = Mutex::new(None);
 /// Sends text meant for a person to standard error from now on (an output is stdout).
 pub fn text_to_stderr() {
     TO_STDERR.store(true, Ordering::Relaxed);
+    tickscope_report::fit::set_width(width());
 }
 
 /// True once standard output was found closed (`EPIPE`).
@@ -31,19 +32,27 @@ pub fn stdout_closed() -> bool {
     CLOSED.load(Ordering::Relaxed)
 }
 
-/// The width of the terminal the text goes to, in columns; `None` when it goes to a file or a
-/// pipe (or standard error, when an output file is standard output and not a terminal).
+/// The width of the terminal the text goes to, in columns; when it goes to a file or a pipe
+/// (or standard error, when an output file is standard output and not a terminal), the
+/// `COLUMNS` environment variable if set, else `None` — one line per row and message, for
+/// scripts ([`tickscope_report::fit`]).
 pub fn width() -> Option<usize> {
-    let size = if TO_STDERR.load(Ordering::Relaxed) {
-        terminal_size::terminal_size_of(std::io::stderr())
+    if TO_STDERR.load(Ordering::Relaxed) {
+        tickscope_report::fit::width_of(std::io::stderr())
     } else {
-        terminal_size::terminal_size_of(std::io::stdout())
-    };
-    size.map(|(w, _)| usize::from(w.0))
+        tickscope_report::fit::width_of(std::io::stdout())
+    }
 }
 
-/// Prints `text` and a newline, and flushes.
+/// Fits tables and messages to [`width`] from now on (called once the command is known).
+pub fn fit_to_width() {
+    tickscope_report::fit::set_width(width());
+}
+
+/// Prints `text` (wrapped to the width, [`tickscope_report::fit::wrap`]) and a newline, and
+/// flushes.
 pub fn line(text: impl std::fmt::Display) {
+    let text = tickscope_report::fit::wrap(&text.to_string());
     if TO_STDERR.load(Ordering::Relaxed) {
         let _ = writeln!(std::io::stderr(), "{text}");
         return;

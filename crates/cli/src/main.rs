@@ -42,6 +42,7 @@ fn main() -> ExitCode {
     if !measures {
         cmd::signals::measures_nothing();
     }
+    console::fit_to_width();
     let result = match cli.command {
         cli::Command::Run(args) => cmd::run::execute(&args),
         cli::Command::Clocks(args) => cmd::clocks::execute(&args),

@@ -214,7 +214,7 @@ pub fn cost_table(clocks: &[ClockEntry]) -> String {
         ]
     });
     right_align_from(&mut t, 1);
-    t.to_string()
+    crate::fit::table(&t)
 }
 
 /// The table of successive reads: back-to-back deltas, granularity, backward steps, and the
@@ -243,7 +243,7 @@ pub fn delta_table(clocks: &[ClockEntry]) -> String {
         ]
     });
     right_align_from(&mut t, 1);
-    t.to_string()
+    crate::fit::table(&t)
 }
 
 /// With `idle_compare`: per clock, the cost and the after-idle pair median under each
@@ -286,7 +286,7 @@ pub fn idle_compare_table(r: &ClocksResult) -> String {
         t.add_row(row);
     }
     right_align_from(&mut t, 1);
-    let mut out = t.to_string();
+    let mut out = crate::fit::table(&t);
     for (label, _, note, skip) in &conditions[1..] {
         match (note, skip) {
             (_, Some(why)) => out += &format!("\n{label}: skipped — {why}"),

@@ -128,7 +128,7 @@ pub fn findings_text(findings: &[Finding]) -> String {
             shorten(&f.found, 70),
         ]);
     }
-    let mut out = t.to_string();
+    let mut out = crate::fit::text_table(&t);
     out.push('\n');
     let (first, advice): (Vec<&Finding>, Vec<&Finding>) = findings
         .iter()
@@ -242,7 +242,7 @@ pub fn measure_text(rows: &[KnobResult]) -> String {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let mut out = t.to_string();
+    let mut out = crate::fit::table(&t);
     out.push('\n');
     for r in rows {
         out.push_str(&format!("  {}: {}\n", r.knob.name(), r.verdict));

@@ -100,7 +100,7 @@ pub fn plan_text(p: &PlanView) -> String {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    out.push_str(&t.to_string());
+    out.push_str(&crate::fit::table(&t));
     out.push('\n');
     out.push_str(
         "worst response: non-preemptive fixed-priority response-time analysis from the \
@@ -144,8 +144,9 @@ fn coincidence_text(p: &PlanView) -> String {
         ]);
     }
     let mut out = format!(
-        "coincidences: {} instants per hyperperiod release several tasks\n{t}\n",
-        p.coincidences.len()
+        "coincidences: {} instants per hyperperiod release several tasks\n{}\n",
+        p.coincidences.len(),
+        crate::fit::text_table(&t)
     );
     if groups.len() > COINCIDENCE_ROWS {
         out.push_str(&format!(
@@ -231,9 +232,10 @@ pub fn tasks_table(rows: &[TaskRow]) -> String {
         }
     }
     format!(
-        "{t}\nlat = start − expiry (wake-up latency, plus queueing behind tasks due at the same \
+        "{}\nlat = start − expiry (wake-up latency, plus queueing behind tasks due at the same \
          instant); wake-up max = the largest latency of releases that started straight from a \
-         wake-up; resp = end − expiry; deadline = period\n"
+         wake-up; resp = end − expiry; deadline = period\n",
+        crate::fit::table(&t)
     )
 }
 

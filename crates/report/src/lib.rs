@@ -31,6 +31,7 @@ pub mod document;
 pub mod executive;
 pub mod explain_text;
 pub mod export;
+pub mod fit;
 pub mod import;
 pub mod layout;
 pub mod live;

@@ -268,7 +268,7 @@ pub fn methods_table(runs: &[MethodRun]) -> String {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    format!("{table}\n{}", t.notes.join("\n"))
+    format!("{}\n{}", crate::fit::table(&table), t.notes.join("\n"))
 }
 
 #[cfg(test)]

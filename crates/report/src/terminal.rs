@@ -212,7 +212,7 @@ pub fn summary(threads: &[ThreadStats], merged: &ThreadStats) -> String {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    table.to_string()
+    crate::fit::table(&table)
 }
 
 /// How the terminal writes a statistic: its label and value from [`crate::statistics`], or
@@ -361,7 +361,7 @@ pub fn summary_by_thread(threads: &[ThreadStats], merged: &ThreadStats) -> Strin
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    table.to_string()
+    crate::fit::table(&table)
 }
 
 /// The settings in force as one line, for `-q` and under the summary:

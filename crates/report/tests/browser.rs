@@ -39,14 +39,19 @@ fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("TICKSCOPE_CHROMIUM") {
         return Some(PathBuf::from(p));
     }
-    ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
-        .iter()
-        .flat_map(|name| {
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                .map(move |dir| dir.join(name))
-                .collect::<Vec<_>>()
-        })
-        .find(|p| p.is_file())
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .flat_map(|name| {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .map(move |dir| dir.join(name))
+            .collect::<Vec<_>>()
+    })
+    .find(|p| p.is_file())
 }
 
 /// The page's DOM after layout, with the measuring script's JSON parsed.
@@ -116,7 +121,10 @@ fn leads_with_the_answer(what: &str, doc: &tickscope_report::RunDocument) -> ser
     eprintln!("{what}: {m}");
     assert_eq!(f(&m, "width"), f64::from(WINDOW.0), "{m}");
     let (verdict, figure) = (&m["verdict"], &m["figure"]);
-    assert!(f(verdict, "height") > 0.0, "{what}: the verdict is shown: {m}");
+    assert!(
+        f(verdict, "height") > 0.0,
+        "{what}: the verdict is shown: {m}"
+    );
     assert!(
         f(verdict, "bottom") <= f64::from(WINDOW.1),
         "{what}: the verdict lies in the first screen: {m}"

@@ -90,7 +90,10 @@ fn html_leads_with_the_verdict_and_folds_the_details() {
         "<h3>Settings applied</h3>",
         "<tr><th>latency p99.99</th>",
     ] {
-        assert!(pos(folded) > details, "{folded} is below the details heading");
+        assert!(
+            pos(folded) > details,
+            "{folded} is below the details heading"
+        );
     }
     assert!(page[details..].contains("<details><summary>What was measured, system, settings"));
     // Numbers stay with their units: numeric cells never wrap.

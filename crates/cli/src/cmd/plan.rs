@@ -45,6 +45,7 @@ pub fn execute(args: &PlanArgs) -> Result<(), Failure> {
     let specs = parse_tasks(&args.tasks).map_err(Failure::Usage)?;
     let tasks: Vec<Task> = specs.iter().map(|s| s.planned()).collect();
     let plan = Plan::of(&tasks);
-    print!("{}", plan_text(&plan_view(&tasks, &plan)));
-    Ok(())
+    let text = plan_text(&plan_view(&tasks, &plan));
+    crate::console::line(text.trim_end_matches('\n'));
+    crate::console::settle(Ok(()))
 }

@@ -128,7 +128,7 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
     let tasks: Vec<Task> = specs.iter().map(|s| s.planned()).collect();
     let duration = cfg.duration_ns.unwrap_or(10 * NS_PER_SEC);
     if !args.quiet {
-        println!(
+        crate::console::line(format!(
             "tickscope {} — {} tasks in one thread, {} strategy, CLOCK_{}, {}, {}",
             env!("CARGO_PKG_VERSION"),
             tasks.len(),
@@ -139,12 +139,10 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
                 Some(n) => format!("{n} releases"),
                 None => format!("{:.1} s", duration as f64 / 1e9),
             }
-        );
-        print!(
-            "{}",
-            plan_text(&plan_view(&tasks, &tickscope::Plan::of(&tasks)))
-        );
-        println!();
+        ));
+        let plan = plan_text(&plan_view(&tasks, &tickscope::Plan::of(&tasks)));
+        crate::console::line(plan.trim_end_matches('\n'));
+        crate::console::line("");
     }
     let stop = stoppable();
     let fail = |e: tickscope::Error| Failure::Runtime(e.to_string());
@@ -183,7 +181,7 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
             start_period: s.start_period,
         })
         .collect();
-    print!("{}", tasks_table(&rows));
+    crate::console::line(tasks_table(&rows).trim_end_matches('\n'));
     if stop.load(Ordering::Relaxed) {
         eprintln!("tickscope: interrupted; the tables cover the run until then");
     }

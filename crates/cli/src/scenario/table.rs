@@ -17,8 +17,31 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    /// Aligned text: first column left, others right.
+    /// Aligned text: first column left, others right; when that is wider than the
+    /// terminal ([`tickscope_report::fit`]), a box table cut into parts that fit.
     pub fn text(&self) -> String {
+        let plain = self.plain();
+        match tickscope_report::fit::width() {
+            Some(w) if tickscope_report::fit::text_width(&plain) > w => {
+                let mut t = comfy_table::Table::new();
+                t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+                t.set_header(self.header.clone());
+                for r in &self.rows {
+                    t.add_row(r.clone());
+                }
+                for (i, col) in t.column_iter_mut().enumerate() {
+                    if i > 0 {
+                        col.set_cell_alignment(comfy_table::CellAlignment::Right);
+                    }
+                }
+                tickscope_report::fit::table(&t)
+            }
+            _ => plain,
+        }
+    }
+
+    /// Aligned text: first column left, others right, two spaces apart.
+    fn plain(&self) -> String {
         let n = self.header.len();
         let mut w = vec![0; n];
         for r in std::iter::once(&self.header).chain(&self.rows) {

@@ -23,3 +23,4 @@ mod protected_links;
 mod report;
 mod run;
 mod scenario;
+mod width;

@@ -34,7 +34,11 @@ impl CompareFormat for Table {
                 col.set_cell_alignment(CellAlignment::Right);
             }
         }
-        let mut out = table.to_string();
+        // Markdown is a file format: its rows stay whole whatever the terminal.
+        let mut out = match self {
+            Table::Terminal => crate::fit::table(&table),
+            Table::Markdown => table.to_string(),
+        };
         out.push('\n');
         let common = cmp.common_settings();
         let bullet = match self {

@@ -468,9 +468,9 @@ pub fn spaced_ticks(x: &Axis, plot_px: f64, font_px: f64) -> Vec<f64> {
     let width = |v: f64| x.label(v).chars().count() as f64 * font_px * DIGIT_EM;
     let mut kept: Vec<f64> = Vec::new();
     for t in x.ticks() {
-        let clear = kept.last().is_none_or(|&last| {
-            px(t) - px(last) >= (width(t) + width(last)) / 2.0 + font_px
-        });
+        let clear = kept
+            .last()
+            .is_none_or(|&last| px(t) - px(last) >= (width(t) + width(last)) / 2.0 + font_px);
         if clear {
             kept.push(t);
         }

@@ -100,7 +100,7 @@ impl RunSink for TerminalSink {
         if let Some(note) = &applied.method_note {
             if !self.warned.contains(&applied.method) {
                 self.warned.push(applied.method);
-                eprintln!("tickscope: warning: {note}");
+                crate::fit::warn(&format!("warning: {note}"));
             }
         }
         let first = ctx.index == 0;
@@ -179,7 +179,7 @@ impl RunSink for TerminalSink {
             let warning =
                 terminal::keep_up_warning(&run.summary, doc.config.period_ns, &run.applied);
             if let Some(w) = warning {
-                eprintln!("tickscope: {w}");
+                crate::fit::warn(&w);
             }
             format!(
                 "{}\n{}",

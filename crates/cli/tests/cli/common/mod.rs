@@ -3,9 +3,12 @@
 use assert_cmd::Command;
 use std::path::PathBuf;
 
-/// `tickscope`, as cargo built it for this test run.
+/// `tickscope`, as cargo built it for this test run; without `COLUMNS`, so that its output
+/// is not fitted to the width of whatever terminal runs the tests.
 pub fn tickscope() -> Command {
-    Command::cargo_bin("tickscope").unwrap()
+    let mut c = Command::cargo_bin("tickscope").unwrap();
+    c.env_remove("COLUMNS");
+    c
 }
 
 /// The path of the `tickscope` binary, for `std::process::Command` (signals, pipes).
