@@ -258,8 +258,10 @@ pub fn task_delta(
 
 impl WindowContext {
     /// A compact description of what moved: steal, preemptions, migrations, the busiest
-    /// interrupt and softirq sources, the policy if it is not `expected` — for the
-    /// per-second line and the summary ("steal 3 · 2 preempted · LOC 250 · TIMER 250").
+    /// interrupt and softirq sources (an abbreviated one with what it counts,
+    /// [`interrupt_meaning`]), the policy if it is not `expected` — for the per-second line
+    /// and the summary ("steal 3 ticks · T0 preempted 2× · CAL 40 function-call IPIs · NET_RX
+    /// 12 network-receive softirqs").
     pub fn compact(&self, expected_policy: Option<&str>) -> String {
         let mut parts = Vec::new();
         let steal: u64 = self.cpus.iter().map(|c| c.steal_ticks).sum();
@@ -286,7 +288,10 @@ impl WindowContext {
             m.iter()
                 .filter(|(k, _)| !skip.contains(&k.as_str()))
                 .max_by_key(|(_, v)| **v)
-                .map(|(k, v)| format!("{k} {v}"))
+                .map(|(k, v)| match interrupt_meaning(k) {
+                    Some(what) => format!("{k} {v} {what}"),
+                    None => format!("{k} {v}"),
+                })
         };
         for c in &self.cpus {
             parts.extend(top(&c.interrupts, &["LOC"]));
@@ -294,6 +299,56 @@ impl WindowContext {
         }
         parts.join(" · ")
     }
+}
+
+/// What an abbreviated row of `/proc/interrupts` counts (`CAL` → `function-call IPIs`), or
+/// a softirq vector of `/proc/softirqs` (`BLOCK` → `block-I/O softirqs`); `None` for a
+/// numbered device interrupt, whose row already names its device.
+///
+/// Source: the rows `arch_show_interrupts()` prints in the kernel's
+/// `arch/x86/kernel/irq.c` (x86) and `ipi_types` in `arch/arm64/kernel/smp.c` (arm64), and
+/// `softirq_to_name` in `kernel/softirq.c`; see also `proc_interrupts(5)`,
+/// `proc_softirqs(5)` and the kernel's `Documentation/filesystems/proc.rst`.
+pub fn interrupt_meaning(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "NMI" => "non-maskable interrupts",
+        "LOC" => "local timer interrupts",
+        "SPU" => "spurious interrupts",
+        "PMI" => "performance-monitoring interrupts",
+        "IWI" => "IRQ-work interrupts",
+        "RTR" => "APIC ICR read retries",
+        "RES" | "IPI0" => "rescheduling IPIs",
+        "CAL" | "IPI1" => "function-call IPIs",
+        "TLB" => "TLB shootdowns",
+        "TRM" => "thermal-event interrupts",
+        "THR" => "threshold APIC interrupts",
+        "DFR" => "deferred-error APIC interrupts",
+        "MCE" => "machine-check exceptions",
+        "MCP" => "machine-check polls",
+        "ERR" => "erroneous interrupts",
+        "MIS" => "mis-routed IO-APIC interrupts",
+        "PIN" => "posted-interrupt notifications",
+        "NPI" => "nested posted-interrupt events",
+        "PIW" => "posted-interrupt wake-ups",
+        "HYP" => "hypervisor callback interrupts",
+        "HRE" => "Hyper-V re-enlightenment interrupts",
+        "HVS" => "Hyper-V stimer0 interrupts",
+        "IPI2" => "CPU-stop IPIs",
+        "IPI3" => "crash-stop IPIs",
+        "IPI4" => "timer-broadcast IPIs",
+        "IPI5" => "IRQ-work IPIs",
+        "HI" => "high-priority tasklet softirqs",
+        "TIMER" => "timer-wheel softirqs",
+        "NET_TX" => "network-transmit softirqs",
+        "NET_RX" => "network-receive softirqs",
+        "BLOCK" => "block-I/O softirqs",
+        "IRQ_POLL" => "IRQ-poll softirqs",
+        "TASKLET" => "tasklet softirqs",
+        "SCHED" => "scheduler (load-balancing) softirqs",
+        "HRTIMER" => "high-resolution timer softirqs",
+        "RCU" => "RCU callback softirqs",
+        _ => return None,
+    })
 }
 
 /// `fifo:90`, `other`, `other nice 5`.
@@ -366,8 +421,29 @@ mod tests {
         };
         assert_eq!(
             w.compact(Some("fifo:90")),
-            "steal 3 ticks · T0 preempted 2× · T0 policy fifo:1 · NET_RX 40"
+            "steal 3 ticks · T0 preempted 2× · T0 policy fifo:1 · NET_RX 40 network-receive \
+             softirqs"
         );
+    }
+
+    #[test]
+    fn abbreviated_interrupts_say_what_they_count() {
+        assert_eq!(interrupt_meaning("CAL"), Some("function-call IPIs"));
+        assert_eq!(interrupt_meaning("TLB"), Some("TLB shootdowns"));
+        assert_eq!(interrupt_meaning("RES"), Some("rescheduling IPIs"));
+        assert_eq!(interrupt_meaning("LOC"), Some("local timer interrupts"));
+        assert_eq!(interrupt_meaning("36"), None, "a device's row names the device");
+        let mut a = Snapshot::default();
+        a.interrupts.insert("CAL".into(), vec![0, 10]);
+        a.interrupts.insert("36".into(), vec![0, 0]);
+        let mut b = a.clone();
+        b.interrupts.insert("CAL".into(), vec![0, 50]);
+        let w = WindowContext {
+            index: 0,
+            cpus: cpu_deltas(&a, &b, &[1]),
+            threads: Vec::new(),
+        };
+        assert_eq!(w.compact(None), "CAL 40 function-call IPIs");
     }
 
     #[test]

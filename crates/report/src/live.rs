@@ -88,6 +88,15 @@ pub fn header(layout: Layout) -> String {
     }
 }
 
+/// The second a window's line is printed under (its `time [s]` column): the end of the
+/// window, in whole seconds since the first expiry — 1 for the first window (index 0). Every
+/// message about a window names it by this number, as the per-second table and the HTML
+/// report's "Second by second" table do.
+pub fn second_of(w: &WindowStats) -> u64 {
+    let end_ns = w.start_ns + w.span as i64 * 1_000_000_000;
+    (end_ns as f64 / 1e9).round().max(0.0) as u64
+}
+
 /// The per-second line(s) of one window: one per thread up to [`PER_THREAD_LINES_UP_TO`]
 /// threads, else the merged line and the thread with the largest maximum latency. `worst`
 /// must already include this window.
@@ -98,7 +107,7 @@ pub fn lines(
     worst: &RunningMax,
     layout: Layout,
 ) -> String {
-    let t_end = (r.merged.start_ns + r.merged.span as i64 * 1_000_000_000) as f64 / 1e9;
+    let t_end = second_of(&r.merged);
     let line = |who: &str, w: &WindowStats, so_far: Option<i64>| match layout {
         Layout::Wide => wide(t_end, who, w, so_far, period_ns),
         Layout::Compact => compact(t_end, who, w, so_far, period_ns),
@@ -153,10 +162,10 @@ fn pct(v: Option<f64>) -> String {
     v.map_or("-".to_string(), |x| format!("{x:.2}"))
 }
 
-fn wide(t_end: f64, who: &str, w: &WindowStats, so_far: Option<i64>, period_ns: i64) -> String {
+fn wide(t_end: u64, who: &str, w: &WindowStats, so_far: Option<i64>, period_ns: i64) -> String {
     let t = period_ns as f64;
     format!(
-        "{:>6.0} {:>4} {:>6} │{:>8} {:>8} {:>8} {:>9} │{:>10} │{:>10} {:>8} {:>6} {:>6} {:>6} │{:>6} {:>5}",
+        "{:>6} {:>4} {:>6} │{:>8} {:>8} {:>8} {:>9} │{:>10} │{:>10} {:>8} {:>6} {:>6} {:>6} │{:>6} {:>5}",
         t_end,
         who,
         w.samples,
@@ -176,14 +185,14 @@ fn wide(t_end: f64, who: &str, w: &WindowStats, so_far: Option<i64>, period_ns: 
     )
 }
 
-fn compact(t_end: f64, who: &str, w: &WindowStats, so_far: Option<i64>, period_ns: i64) -> String {
+fn compact(t_end: u64, who: &str, w: &WindowStats, so_far: Option<i64>, period_ns: i64) -> String {
     let t = period_ns as f64;
     let deviation = match (w.period_min, w.period_max) {
         (Some(lo), Some(hi)) => Some(100.0 * (t - lo as f64).max(hi as f64 - t) / t),
         _ => None,
     };
     format!(
-        "{:>5.0} {:>3} {:>5}│{:>6} {:>6} {:>6} {:>7}│{:>8}│{:>6} {:>6}│{:>5} {:>4}",
+        "{:>5} {:>3} {:>5}│{:>6} {:>6} {:>6} {:>7}│{:>8}│{:>6} {:>6}│{:>5} {:>4}",
         t_end,
         who,
         w.samples,

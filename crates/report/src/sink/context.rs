@@ -44,8 +44,9 @@ pub struct ContextSink {
     tasks: Vec<(usize, i32, Option<usize>, Option<TaskCounters>)>,
     expected: Option<String>,
     windows: Vec<WindowContext>,
-    /// The first run's worst window so far: (its maximum latency, ns; its index).
-    worst: Option<(tickscope_engine::time::Nanos, u64)>,
+    /// The first run's worst window so far: (its maximum latency, ns; its index; its
+    /// second, [`crate::live::second_of`]).
+    worst: Option<(tickscope_engine::time::Nanos, u64, u64)>,
 }
 
 impl ContextSink {
@@ -90,8 +91,8 @@ impl RunSink for ContextSink {
 
     fn window(&mut self, ctx: &RunContext<'_>, second: &SecondWindows) {
         if let (0, Some(max)) = (ctx.index, second.merged.latency_max) {
-            if self.worst.is_none_or(|(m, _)| max > m) {
-                self.worst = Some((max, second.index));
+            if self.worst.is_none_or(|(m, _, _)| max > m) {
+                self.worst = Some((max, second.index, crate::live::second_of(&second.merged)));
             }
         }
         let Some(before) = self.before.take() else {
@@ -123,8 +124,8 @@ impl RunSink for ContextSink {
             let now = policy_text(&t.policy, t.rt_priority, t.nice);
             if !self.quiet && self.expected.as_deref().is_some_and(|e| e != now) {
                 self.printer.line(&format!(
-                    "  window {}: T{} (tid {}) runs {now}, not {} as applied",
-                    second.index,
+                    "  second {}: T{} (tid {}) runs {now}, not {} as applied",
+                    crate::live::second_of(&second.merged),
                     t.thread,
                     t.tid,
                     self.expected.as_deref().unwrap_or("?")
@@ -142,11 +143,11 @@ impl RunSink for ContextSink {
 
     fn finish(&mut self, _doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
         // The worst window of the (first) run and what it coincided with.
-        if let Some((max, index)) = self.worst {
+        if let Some((max, index, second)) = self.worst {
             if let Some(ctx) = self.windows.iter().find(|c| c.index == index) {
                 let what = ctx.compact(self.expected.as_deref());
                 notes.push(format!(
-                    "worst window {index} (max {}) coincided with: {}",
+                    "worst second {second} (max {}) coincided with: {}",
                     crate::units::ns_i(max),
                     if what.is_empty() {
                         "nothing unusual in /proc".into()
@@ -157,5 +158,59 @@ impl RunSink for ContextSink {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sink::synthetic;
+    use std::sync::Arc;
+
+    /// Lines printed, shared with the test.
+    struct Lines(Arc<Mutex<Vec<String>>>);
+
+    impl Printer for Lines {
+        fn line(&mut self, text: &str) {
+            self.0.lock().unwrap().push(text.to_string());
+        }
+        fn closed(&self) -> bool {
+            false
+        }
+        fn width(&self) -> Option<usize> {
+            None
+        }
+    }
+
+    #[test]
+    fn windows_are_named_by_the_second_the_table_prints() {
+        // This test's own thread stands in for the measuring thread: it runs SCHED_OTHER,
+        // while the settings claim FIFO 90, so every window reports the difference.
+        let mut run = synthetic::run(1, 3, 100);
+        // SAFETY: gettid has no preconditions.
+        run.applied.threads[0].tid = unsafe { libc::gettid() };
+        run.applied.policy = tickscope_engine::setup::Policy::Fifo { priority: 90 };
+        let printed = Arc::new(Mutex::new(Vec::new()));
+        let mut sink = ContextSink::new(Box::new(Lines(Arc::clone(&printed))), false);
+        run.feed(&mut sink);
+        let mut notes = Vec::new();
+        sink.finish(&run.document(), &mut notes).unwrap();
+        let printed = printed.lock().unwrap();
+        // The first window (index 0) is the line at 1 s.
+        assert_eq!(crate::live::second_of(&run.windows[0].report.merged), 1);
+        assert!(
+            printed[0].starts_with("  second 1: T0 (tid ") && printed[0].contains("not fifo:90"),
+            "{printed:?}"
+        );
+        let worst = run
+            .windows
+            .iter()
+            .min_by_key(|w| std::cmp::Reverse(w.report.merged.latency_max))
+            .unwrap(); // the first of equal maxima, as the sink keeps it
+        let second = crate::live::second_of(&worst.report.merged);
+        assert!(
+            notes[0].starts_with(&format!("worst second {second} (max ")),
+            "{notes:?}"
+        );
     }
 }
