@@ -97,6 +97,12 @@ pub struct WindowStats {
     /// CPU used by the measuring thread(s) while the window was collected, % of one core;
     /// sampled by the collector, so its edges are those of the collector's reads.
     pub cpu_percent: Option<f64>,
+    /// The thread's scheduling policy as read back from `/proc/self/task/TID/stat` when the
+    /// window closed (`fifo:90`, `other`, `other nice 5`), so that a change made from
+    /// outside (`chrt -p`) shows in the window it happened; absent for merged windows, runs
+    /// on virtual time and wherever it could not be read. See `sched(7)`, `proc_pid_stat(5)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
 }
 
 /// Everything measured for one measuring thread, or for all threads merged.

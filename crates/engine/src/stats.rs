@@ -81,6 +81,7 @@ pub fn window_stats<C: Count>(
         period_min: r.period.min(),
         period_max: r.period.max(),
         cpu_percent,
+        policy: None,
     }
 }
 

@@ -432,7 +432,11 @@ mod tests {
         assert_eq!(interrupt_meaning("TLB"), Some("TLB shootdowns"));
         assert_eq!(interrupt_meaning("RES"), Some("rescheduling IPIs"));
         assert_eq!(interrupt_meaning("LOC"), Some("local timer interrupts"));
-        assert_eq!(interrupt_meaning("36"), None, "a device's row names the device");
+        assert_eq!(
+            interrupt_meaning("36"),
+            None,
+            "a device's row names the device"
+        );
         let mut a = Snapshot::default();
         a.interrupts.insert("CAL".into(), vec![0, 10]);
         a.interrupts.insert("36".into(), vec![0, 0]);

@@ -396,7 +396,14 @@ pub const KEEP_UP_LIMIT: f64 = 0.01;
 
 /// A sentence when the machine did not keep up with the period — more than
 /// [`KEEP_UP_LIMIT`] of the periods were overruns — with what to try; `None` otherwise.
-pub fn keep_up_warning(summary: &ThreadStats, period_ns: i64, applied: &Applied) -> Option<String> {
+/// `ended` is the policy a thread ended under when it was changed from outside during the
+/// run (`fifo:1`, as read back): the advice then goes by it, not by the policy applied.
+pub fn keep_up_warning(
+    summary: &ThreadStats,
+    period_ns: i64,
+    applied: &Applied,
+    ended: Option<&str>,
+) -> Option<String> {
     let expected = summary.samples + summary.overruns;
     if expected == 0 {
         return None;
@@ -405,7 +412,20 @@ pub fn keep_up_warning(summary: &ThreadStats, period_ns: i64, applied: &Applied)
     if share <= KEEP_UP_LIMIT {
         return None;
     }
-    let try_this = if applied.policy.is_realtime() {
+    let realtime = match ended {
+        Some(p) => ["fifo", "rr", "deadline"]
+            .iter()
+            .any(|rt| p.starts_with(rt)),
+        None => applied.policy.is_realtime(),
+    };
+    let under = match ended {
+        Some(p) => format!(
+            "{} (changed to {p} during the run)",
+            policy(&applied.policy)
+        ),
+        None => policy(&applied.policy),
+    };
+    let try_this = if realtime {
         "a longer interval, fewer threads, or pinning the threads (-a) away from busy CPUs"
     } else {
         "a real-time policy (--policy fifo, as root) or a longer interval"
@@ -414,7 +434,7 @@ pub fn keep_up_warning(summary: &ThreadStats, period_ns: i64, applied: &Applied)
         "the machine did not keep up with the {} period under {}: {} overruns in {} periods \
          ({:.1} %); try {try_this}",
         interval(period_ns),
-        policy(&applied.policy),
+        under,
         summary.overruns,
         expected,
         100.0 * share
@@ -424,6 +444,30 @@ pub fn keep_up_warning(summary: &ThreadStats, period_ns: i64, applied: &Applied)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_advice_goes_by_the_policy_the_thread_ended_under() {
+        let summary = ThreadStats {
+            samples: 900,
+            overruns: 100,
+            ..thread_with_dt(900_000, 1_100_000)
+        };
+        let applied = Applied {
+            policy: Policy::Other { nice: 0 },
+            ..crate::sink::synthetic::run(1, 1, 1).applied
+        };
+        let as_applied = keep_up_warning(&summary, 1_000_000, &applied, None).unwrap();
+        assert!(
+            as_applied.contains("try a real-time policy"),
+            "{as_applied}"
+        );
+        let changed = keep_up_warning(&summary, 1_000_000, &applied, Some("fifo:1")).unwrap();
+        assert!(!changed.contains("real-time policy"), "{changed}");
+        assert!(
+            changed.contains("(changed to fifo:1 during the run)"),
+            "{changed}"
+        );
+    }
 
     /// A thread whose shortest and longest dt are `min` and `max` at a 1 ms period.
     fn thread_with_dt(min: i64, max: i64) -> ThreadStats {

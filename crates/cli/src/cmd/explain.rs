@@ -1,7 +1,6 @@
 //! From `tickscope run`'s `--explain`, `--on-late` and `--break` to the explain and context
 //! sinks (see `tickscope_report::sink::explain`).
 
-use super::sinks::Console;
 use crate::cli::RunArgs;
 use crate::exit::Failure;
 use std::path::PathBuf;
@@ -78,8 +77,5 @@ pub fn sinks(
     if let Some(n) = note {
         eprintln!("tickscope: {n}");
     }
-    Ok(Some(vec![
-        Box::new(ContextSink::new(Box::new(Console), args.quiet)),
-        Box::new(sink),
-    ]))
+    Ok(Some(vec![Box::new(ContextSink::new()), Box::new(sink)]))
 }

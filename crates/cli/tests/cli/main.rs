@@ -19,6 +19,7 @@ mod methods;
 mod mock;
 mod monitor;
 mod outputs;
+mod policy;
 mod protected_links;
 mod report;
 mod run;

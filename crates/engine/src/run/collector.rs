@@ -35,6 +35,10 @@ pub(super) struct Collector {
     period: Nanos,
     window: Nanos,
     keep_windows: bool,
+    /// Per thread, the tid whose policy each window reads back
+    /// ([`crate::setup::read_back`]); `None` for a thread that is not one of this process's
+    /// (virtual time).
+    policy_tids: Vec<Option<i32>>,
 }
 
 impl Collector {
@@ -62,6 +66,11 @@ impl Collector {
             period: cfg.period_ns,
             window: cfg.window_ns,
             keep_windows: cfg.keep_windows,
+            // Virtual time's threads have made-up tids: nothing to read back.
+            policy_tids: reports
+                .iter()
+                .map(|r| (!cfg.backend.is_mock()).then_some(r.tid))
+                .collect(),
         }
     }
 
@@ -121,7 +130,8 @@ impl Collector {
                 let Ok(mut rec) = link.full.pop() else { break };
                 took = true;
                 let cpu = cpu_percent(acc, rec.thread_cpu_ns);
-                let stats = window_stats(&rec, self.window, self.period, cpu);
+                let mut stats = window_stats(&rec, self.window, self.period, cpu);
+                stats.policy = self.policy_tids[t].and_then(crate::setup::read_back);
                 acc.delivered_through = Some(rec.index + rec.span - 1);
                 if rec.samples() > 0 {
                     if self.keep_windows {

@@ -175,6 +175,40 @@ pub fn current_policy() -> io::Result<Policy> {
     get_attr().map(|a| Policy::from_attr(&a))
 }
 
+/// The policy of this process's thread `tid` as read back from `/proc/self/task/TID/stat`
+/// (fields 19 `nice`, 40 `rt_priority` and 41 `policy`, `proc_pid_stat(5)`; policy numbers
+/// from `sched(7)`), written as `fifo:90`, `rr:5`, `other`, `other nice 5`, `batch`,
+/// `idle`, `deadline` — the words `tickscope_explain`'s context uses. `None` when `tid` is
+/// not a thread of this process (any more) or the file cannot be parsed.
+pub fn read_back(tid: i32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    policy_from_stat(&stat)
+}
+
+/// The policy text of a `/proc/…/stat` line (see [`read_back`]).
+fn policy_from_stat(stat: &str) -> Option<String> {
+    // Fields from 3 on follow the command name's closing parenthesis.
+    let fields: Vec<&str> = stat
+        .get(stat.rfind(')')? + 1..)?
+        .split_whitespace()
+        .collect();
+    let field = |n: usize| fields.get(n - 3)?.parse::<i64>().ok();
+    let (nice, rt_priority, policy) = (field(19)?, field(40)?, field(41)?);
+    let with_nice = |name: &str| match nice {
+        0 => name.to_string(),
+        n => format!("{name} nice {n}"),
+    };
+    Some(match policy {
+        0 => with_nice("other"),
+        1 => format!("fifo:{rt_priority}"),
+        2 => format!("rr:{rt_priority}"),
+        3 => with_nice("batch"),
+        5 => "idle".into(),
+        6 => "deadline".into(),
+        _ => return None,
+    })
+}
+
 /// Sets the calling thread's policy; restores the previous one when dropped.
 /// Must be dropped on the thread that created it.
 #[derive(Debug)]
@@ -206,6 +240,34 @@ impl Drop for PolicyGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_policy_is_read_back_from_proc() {
+        let line = |nice: i32, prio: u32, policy: u32| {
+            let mut f: Vec<String> = (3..=52).map(|_| "0".to_string()).collect();
+            f[19 - 3] = nice.to_string();
+            f[40 - 3] = prio.to_string();
+            f[41 - 3] = policy.to_string();
+            format!("42 (a (b) c) {}", f.join(" "))
+        };
+        assert_eq!(
+            policy_from_stat(&line(0, 90, 1)).as_deref(),
+            Some("fifo:90")
+        );
+        assert_eq!(
+            policy_from_stat(&line(5, 0, 0)).as_deref(),
+            Some("other nice 5")
+        );
+        assert_eq!(policy_from_stat(&line(0, 0, 0)).as_deref(), Some("other"));
+        assert_eq!(policy_from_stat("garbage"), None);
+        // SAFETY: gettid has no preconditions.
+        let me = unsafe { libc::gettid() };
+        assert!(
+            read_back(me).is_some(),
+            "this thread's own policy reads back"
+        );
+        assert_eq!(read_back(-1), None);
+    }
 
     #[test]
     fn attr_round_trips() {

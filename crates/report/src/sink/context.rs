@@ -3,11 +3,10 @@
 //! context switches, migrations, CPU, and policy and priority read back — all from `/proc`
 //! on the collector thread (see [`tickscope_explain::context`]), never the measuring one.
 //!
-//! A policy that differs from the one applied (a `chrt -p` from another shell) is printed
-//! as a line of its own just before that window's line; the summary names what the worst
-//! window coincided with.
+//! A policy that differs from the one applied (a `chrt -p` from another shell) shows in the
+//! window's context (`T0 policy fifo:1`); the terminal marks the change itself with a line of
+//! its own. The summary names what the worst second coincided with.
 
-use super::terminal::Printer;
 use super::{RunContext, RunSink, SinkError};
 use crate::document::RunDocument;
 use std::sync::Mutex;
@@ -37,9 +36,8 @@ pub fn compact_of(index: u64) -> Option<String> {
 static EXPECTED: Mutex<Option<String>> = Mutex::new(None);
 
 /// Reads `/proc` at every window.
+#[derive(Default)]
 pub struct ContextSink {
-    printer: Box<dyn Printer>,
-    quiet: bool,
     before: Option<Snapshot>,
     tasks: Vec<(usize, i32, Option<usize>, Option<TaskCounters>)>,
     expected: Option<String>,
@@ -50,11 +48,10 @@ pub struct ContextSink {
 }
 
 impl ContextSink {
-    /// A context sink printing policy changes through `printer` (not with `quiet`).
-    pub fn new(printer: Box<dyn Printer>, quiet: bool) -> Self {
+    /// A context sink. It prints nothing itself: the terminal marks a policy changed from
+    /// outside (see [`super::terminal`]) and prints the context with each second's line.
+    pub fn new() -> Self {
         ContextSink {
-            printer,
-            quiet,
             before: None,
             tasks: Vec::new(),
             expected: None,
@@ -64,8 +61,8 @@ impl ContextSink {
     }
 }
 
-/// The policy as the context reports it (`fifo:90`, `other`).
-fn applied_policy(applied: &Applied) -> String {
+/// The policy `applied` asked for, as `/proc` reads back ([`policy_text`]): `fifo:90`.
+pub(crate) fn applied_policy(applied: &Applied) -> String {
     use tickscope_engine::setup::Policy;
     match applied.policy {
         Policy::Fifo { priority } => format!("fifo:{priority}"),
@@ -120,18 +117,6 @@ impl RunSink for ContextSink {
             cpus: cpu_deltas(&before, &after, &cpus),
             threads,
         };
-        for t in &ctx.threads {
-            let now = policy_text(&t.policy, t.rt_priority, t.nice);
-            if !self.quiet && self.expected.as_deref().is_some_and(|e| e != now) {
-                self.printer.line(&format!(
-                    "  second {}: T{} (tid {}) runs {now}, not {} as applied",
-                    crate::live::second_of(&second.merged),
-                    t.thread,
-                    t.tid,
-                    self.expected.as_deref().unwrap_or("?")
-                ));
-            }
-        }
         *LATEST.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx.clone());
         self.windows.push(ctx);
         self.before = Some(after);
@@ -165,49 +150,23 @@ impl RunSink for ContextSink {
 mod tests {
     use super::*;
     use crate::sink::synthetic;
-    use std::sync::Arc;
-
-    /// Lines printed, shared with the test.
-    struct Lines(Arc<Mutex<Vec<String>>>);
-
-    impl Printer for Lines {
-        fn line(&mut self, text: &str) {
-            self.0.lock().unwrap().push(text.to_string());
-        }
-        fn closed(&self) -> bool {
-            false
-        }
-        fn width(&self) -> Option<usize> {
-            None
-        }
-    }
 
     #[test]
-    fn windows_are_named_by_the_second_the_table_prints() {
-        // This test's own thread stands in for the measuring thread: it runs SCHED_OTHER,
-        // while the settings claim FIFO 90, so every window reports the difference.
-        let mut run = synthetic::run(1, 3, 100);
-        // SAFETY: gettid has no preconditions.
-        run.applied.threads[0].tid = unsafe { libc::gettid() };
-        run.applied.policy = tickscope_engine::setup::Policy::Fifo { priority: 90 };
-        let printed = Arc::new(Mutex::new(Vec::new()));
-        let mut sink = ContextSink::new(Box::new(Lines(Arc::clone(&printed))), false);
+    fn the_worst_window_is_named_by_the_second_the_table_prints() {
+        let run = synthetic::run(1, 3, 100);
+        let mut sink = ContextSink::new();
         run.feed(&mut sink);
         let mut notes = Vec::new();
         sink.finish(&run.document(), &mut notes).unwrap();
-        let printed = printed.lock().unwrap();
         // The first window (index 0) is the line at 1 s.
         assert_eq!(crate::live::second_of(&run.windows[0].report.merged), 1);
-        assert!(
-            printed[0].starts_with("  second 1: T0 (tid ") && printed[0].contains("not fifo:90"),
-            "{printed:?}"
-        );
         let worst = run
             .windows
             .iter()
             .min_by_key(|w| std::cmp::Reverse(w.report.merged.latency_max))
             .unwrap(); // the first of equal maxima, as the sink keeps it
         let second = crate::live::second_of(&worst.report.merged);
+        assert_ne!(second, worst.report.index, "numbered from 1, not from 0");
         assert!(
             notes[0].starts_with(&format!("worst second {second} (max ")),
             "{notes:?}"

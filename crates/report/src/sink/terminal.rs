@@ -39,6 +39,54 @@ pub struct TerminalSink {
     warned: Vec<MethodKind>,
     worst: RunningMax,
     progress: Option<ProgressBar>,
+    policies: PolicyWatch,
+}
+
+/// Each measuring thread's policy as read back with every window (the windows carry it,
+/// [`tickscope_engine::result::WindowStats::policy`]): a change made from outside (`chrt
+/// -p`) is marked in the live view, and the closing advice goes by the policy the thread
+/// ended under.
+#[derive(Debug, Default)]
+struct PolicyWatch {
+    /// This run's threads' policy as last read (`fifo:90`), by thread index.
+    last: std::collections::BTreeMap<usize, String>,
+    /// Per run index, the policy a thread ended under when it differs from the one
+    /// applied.
+    changed: std::collections::BTreeMap<usize, String>,
+    /// The policy this run applied, as read back.
+    expected: String,
+}
+
+impl PolicyWatch {
+    fn started(&mut self, applied: &Applied) {
+        self.expected = super::context::applied_policy(applied);
+        self.last = applied
+            .threads
+            .iter()
+            .map(|t| (t.thread, self.expected.clone()))
+            .collect();
+    }
+
+    /// The changes since the last window as `(thread, was, now)`.
+    fn window(&mut self, second: &SecondWindows) -> Vec<(usize, String, String)> {
+        let mut changes = Vec::new();
+        for (t, w) in &second.threads {
+            let Some(now) = &w.policy else { continue };
+            let last = self.last.entry(*t).or_insert_with(|| self.expected.clone());
+            if now != last {
+                changes.push((*t, last.clone(), now.clone()));
+                *last = now.clone();
+            }
+        }
+        changes
+    }
+
+    /// Notes, for run `run`, a thread that ends under another policy than the one applied.
+    fn run_finished(&mut self, run: usize) {
+        if let Some(p) = self.last.values().find(|p| **p != self.expected) {
+            self.changed.insert(run, p.clone());
+        }
+    }
 }
 
 impl TerminalSink {
@@ -53,6 +101,7 @@ impl TerminalSink {
             warned: Vec::new(),
             worst: RunningMax::default(),
             progress: None,
+            policies: PolicyWatch::default(),
         }
     }
 
@@ -97,6 +146,7 @@ fn expected_ns(cfg: &RunConfig) -> Option<i64> {
 
 impl RunSink for TerminalSink {
     fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {
+        self.policies.started(applied);
         if let Some(note) = &applied.method_note {
             if !self.warned.contains(&applied.method) {
                 self.warned.push(applied.method);
@@ -133,6 +183,16 @@ impl RunSink for TerminalSink {
                 bar.set_message(format!("worst {}", ns_i(max)));
             }
         }
+        let changes = self.policies.window(second);
+        if !self.quiet {
+            for (thread, was, now) in changes {
+                self.printer.line(&format!(
+                    "  second {}: T{thread} now runs {now}, was {was} — changed from outside \
+                     (chrt?)",
+                    live::second_of(&second.merged)
+                ));
+            }
+        }
         if !self.quiet && !ctx.is_comparison() {
             let mut text = live::lines(
                 second,
@@ -151,6 +211,7 @@ impl RunSink for TerminalSink {
     }
 
     fn run_finished(&mut self, ctx: &RunContext<'_>, doc: &RunDocument) -> Result<(), SinkError> {
+        self.policies.run_finished(ctx.index);
         if let (false, true, Some(run)) = (self.quiet, ctx.is_comparison(), doc.runs.last()) {
             let line = run_line(run, ctx.total);
             match &self.progress {
@@ -176,8 +237,9 @@ impl RunSink for TerminalSink {
             methods_table(&doc.runs)
         } else {
             let run = doc.first();
+            let ended = self.policies.changed.get(&0).map(String::as_str);
             let warning =
-                terminal::keep_up_warning(&run.summary, doc.config.period_ns, &run.applied);
+                terminal::keep_up_warning(&run.summary, doc.config.period_ns, &run.applied, ended);
             if let Some(w) = warning {
                 crate::fit::warn(&w);
             }
