@@ -270,3 +270,62 @@ fn an_interval_log_on_its_own_gets_bands_and_a_missing_one_a_note_in_the_page() 
         "the note is in the page"
     );
 }
+
+/// `compare a.hlog a.json` of one run: the log's header carries the run's settings, so the
+/// two columns differ only in what the log cannot record (the load beside the run).
+#[test]
+fn an_interval_log_and_the_result_of_one_run_compare_equal_in_their_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    tickscope()
+        .args([
+            "run",
+            "--debug-mock",
+            "20us,30us",
+            "-t",
+            "2",
+            "-l",
+            "2000",
+            "-q",
+        ])
+        .arg("--json")
+        .arg(p("a.json"))
+        .arg("--hlog")
+        .arg(p("a.hlog"))
+        .assert()
+        .success();
+    let out = tickscope()
+        .args(["compare", "--format", "csv"])
+        .arg(p("a.hlog"))
+        .arg(p("a.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let settings = [
+        "tool",
+        "kernel",
+        "preemption",
+        "method",
+        "policy",
+        "priority",
+        "interval",
+        "threads",
+        "clock",
+        "pm_qos",
+        "timer_slack",
+        "load",
+    ];
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(
+        rows.iter().filter(|r| settings.contains(&r[0])).count(),
+        settings.len(),
+        "{text}"
+    );
+    let differing: Vec<&str> = rows
+        .iter()
+        .filter(|r| settings.contains(&r[0]) && r[1] != r[2])
+        .map(|r| r[0])
+        .collect();
+    assert_eq!(differing, ["load"], "{text}");
+}

@@ -220,6 +220,50 @@ pub fn rescale(m: &mut Measurement, factor: i64) {
     }
 }
 
+/// The settings a tickscope interval log's header records (`method: timerfd`,
+/// `interval_ns: 1000000`, …), in the words the result file's importer uses
+/// ([`super::tickscope`]), so that the log and the result of one run compare equal. Empty
+/// for another tool's log.
+pub fn header_settings(comments: &[String]) -> BTreeMap<Setting, String> {
+    let mut out = BTreeMap::new();
+    let ours = comments
+        .iter()
+        .any(|c| c.trim().starts_with("tool: tickscope"));
+    if !ours {
+        return out;
+    }
+    for c in comments {
+        let Some((key, value)) = c.trim().split_once(": ") else {
+            continue;
+        };
+        let value = value.trim().to_string();
+        let setting = match key {
+            "method" => Setting::Method,
+            "policy" => Setting::Policy,
+            "priority" => Setting::Priority,
+            "clock" => Setting::Clock,
+            "kernel" => Setting::Kernel,
+            "preemption" => Setting::Preemption,
+            "pm_qos" => Setting::PmQos,
+            "timer_slack" => Setting::TimerSlack,
+            "interval_ns" => match value.parse::<i64>() {
+                Ok(ns) => {
+                    out.insert(Setting::Interval, crate::units::interval(ns));
+                    continue;
+                }
+                Err(_) => continue,
+            },
+            "threads (cpu)" => {
+                out.insert(Setting::Threads, value.split(',').count().to_string());
+                continue;
+            }
+            _ => continue,
+        };
+        out.insert(setting, value);
+    }
+    out
+}
+
 /// One comparison column from an interval log (values taken as ns; see the module docs).
 ///
 /// # Errors
@@ -243,12 +287,12 @@ pub fn import(text: &str, stem: &str) -> Result<Measurement, String> {
     }
     .ok_or("the log has no intervals")?;
     let q = |p: f64| Some(hist.highest_equivalent(hist.value_at_quantile(p)) as i64);
-    let mut settings = BTreeMap::new();
     let tool = log
         .comments
         .iter()
         .find_map(|c| c.trim().strip_prefix("tool: "))
         .unwrap_or("HdrHistogram interval log");
+    let mut settings = header_settings(&log.comments);
     settings.insert(Setting::Tool, tool.to_string());
     let mut notes = log.warnings.clone();
     notes.push(format!(
@@ -282,4 +326,38 @@ pub fn import(text: &str, stem: &str) -> Result<Measurement, String> {
         notes,
         threads: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tickscope_header_gives_the_settings_and_another_tools_none() {
+        let ours: Vec<String> = [
+            "tool: tickscope 0.1.0",
+            "method: timerfd",
+            "policy: fifo",
+            "priority: 90",
+            "interval_ns: 250000",
+            "clock: monotonic",
+            "threads (cpu): 0,1,unpinned",
+            "timer_slack: 1 ns",
+            "unit: ns; tags T<k> thread k",
+        ]
+        .map(String::from)
+        .to_vec();
+        let s = header_settings(&ours);
+        assert_eq!(s[&Setting::Method], "timerfd");
+        assert_eq!(s[&Setting::Priority], "90");
+        assert_eq!(s[&Setting::Interval], "250 µs");
+        assert_eq!(s[&Setting::Threads], "3");
+        assert_eq!(s[&Setting::TimerSlack], "1 ns");
+        assert!(
+            !s.contains_key(&Setting::Load),
+            "a log does not record the load"
+        );
+        let theirs = vec!["method: timerfd".to_string()];
+        assert!(header_settings(&theirs).is_empty());
+    }
 }

@@ -251,9 +251,13 @@ impl RunSink for HlogSink {
             .iter()
             .map(|t| t.cpu.map_or_else(|| "unpinned".into(), |c| c.to_string()))
             .collect();
+        // The settings as `tickscope compare` reads them from a result file, so that a
+        // log and the result of the same run compare equal (crate::import::hlog).
+        let (_, priority) = crate::import::tickscope::policy_and_priority(&applied.policy);
         self.header = Some(format!(
-            "tool: tickscope {}\nmethod: {}\npolicy: {}\ninterval_ns: {}\nwindow_ns: {}\n\
-             clock: {}\nhost: {}\nkernel: {}\nthreads (cpu): {}\nunit: ns; tags T<k> thread k, \
+            "tool: tickscope {}\nmethod: {}\npolicy: {}\npriority: {priority}\ninterval_ns: {}\n\
+             window_ns: {}\nclock: {}\nhost: {}\nkernel: {}\npreemption: {}\n\
+             pm_qos: {}\ntimer_slack: {} ns\nthreads (cpu): {}\nunit: ns; tags T<k> thread k, \
              all = every thread, T<k>.early = |latency| of early wake-ups",
             env!("CARGO_PKG_VERSION"),
             applied.method.name(),
@@ -263,6 +267,11 @@ impl RunSink for HlogSink {
             ctx.config.clock.name(),
             ctx.system.hostname,
             ctx.system.kernel_release,
+            ctx.system.preemption_model.as_deref().unwrap_or("unknown"),
+            applied
+                .pm_qos_us
+                .map_or("not held".to_string(), |us| format!("{us} µs")),
+            applied.timer_slack_ns,
             cpus.join(",")
         ));
     }
