@@ -204,17 +204,24 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
     let mut notes = Vec::new();
     for s in &mut sinks {
         if let Err(e) = s.finish(&doc, &mut notes) {
-            eprintln!("tickscope: {e}");
-            failed.get_or_insert(Failure::Runtime(e.to_string()));
+            also_failed(&mut failed, e.to_string());
         }
     }
     if let Some(Err(e)) = textfile_result {
-        eprintln!("tickscope: {e}");
-        failed.get_or_insert(Failure::Runtime(e));
+        also_failed(&mut failed, e);
     }
     match (failed, error) {
         (Some(f), _) => Err(f),
         (None, Some(e)) => Err(Failure::Runtime(e)),
         (None, None) => Ok(()),
+    }
+}
+
+/// Keeps the first failure as the exit's reason (said once, by the caller) and says any
+/// later one at once.
+fn also_failed(failed: &mut Option<Failure>, e: String) {
+    match failed {
+        None => *failed = Some(Failure::Runtime(e)),
+        Some(_) => eprintln!("tickscope: {e}"),
     }
 }

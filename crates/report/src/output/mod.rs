@@ -214,7 +214,8 @@ impl Output {
     /// what was measured.
     ///
     /// # Errors
-    /// Any I/O error writing, syncing or renaming; the destination is then as it was.
+    /// Any I/O error writing, syncing or renaming; the destination is then as it was, and
+    /// the next call (or [`Output::finish`]) tries again with a new temporary file.
     pub fn checkpoint(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.checkpoint_with(&mut |w| w.write_all(bytes))
     }
@@ -306,15 +307,20 @@ impl Output {
     ) -> io::Result<()> {
         let Kind::Regular {
             dest,
+            dir,
+            name,
             pending,
             mode,
             owner,
-            ..
         } = &mut self.kind
         else {
             unreachable!("only regular files are replaced")
         };
-        let mut p = pending.take().expect("prepared until finished");
+        // After a failed replacement (a full disk) the next one starts a new temporary file.
+        let mut p = match pending.take() {
+            Some(p) => p,
+            None => Pending::create(dir, name)?,
+        };
         let mut w = BufWriter::new(p.file().try_clone()?);
         write(&mut w)?;
         w.flush()?;

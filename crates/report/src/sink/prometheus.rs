@@ -45,9 +45,22 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 #[derive(Clone)]
 pub struct Exposition {
     registry: Arc<Registry>,
+    output_errors: IntCounterVec,
 }
 
 impl Exposition {
+    /// Makes `tickscope_output_errors_total{output="<output>"}` appear, at 0, so that
+    /// `rate()` sees its first increase; for an output the process rewrites while it runs
+    /// (`textfile`).
+    pub fn watch_output(&self, output: &str) {
+        self.output_errors.with_label_values(&[output]);
+    }
+
+    /// Counts one failed write of `output` in `tickscope_output_errors_total`.
+    pub fn output_failed(&self, output: &str) {
+        self.output_errors.with_label_values(&[output]).inc();
+    }
+
     /// Every metric in the OpenMetrics text format ([`openmetrics::CONTENT_TYPE`]), for a
     /// scraper that asks for it.
     pub fn encode_openmetrics(&self) -> String {
@@ -170,6 +183,15 @@ impl PrometheusSink {
         ));
         info.with_label_values(&values).set(1.0);
         must(registry.register(Box::new(info)));
+        let output_errors = must(IntCounterVec::new(
+            Opts::new(
+                "tickscope_output_errors_total",
+                "Failed writes of an output rewritten while the monitor runs (output: \
+                 textfile); each is retried at the next interval.",
+            ),
+            &["output"],
+        ));
+        must(registry.register(Box::new(output_errors.clone())));
         let metrics = Metrics {
             latency: histogram(
                 "tickscope_wakeup_latency_seconds",
@@ -209,6 +231,7 @@ impl PrometheusSink {
             sink,
             Exposition {
                 registry: Arc::new(registry),
+                output_errors,
             },
         )
     }
