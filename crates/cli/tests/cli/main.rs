@@ -18,6 +18,7 @@ mod load;
 mod methods;
 mod mock;
 mod monitor;
+mod monitor_abuse;
 mod outputs;
 mod policy;
 mod protected_links;
