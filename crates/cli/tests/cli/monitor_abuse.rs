@@ -329,7 +329,8 @@ fn monitor_keeps_serving_under_abuse_and_stops_on_sigterm() {
     }
     within_caps(&mut m, "malformed requests");
 
-    // The slow client is closed once its head is HEADER_TIMEOUT late (408 or a plain close).
+    // The slow client is closed once its head is HEADER_TIMEOUT late (hyper says nothing;
+    // a 408 would do as well).
     let wait = (HEADER_TIMEOUT + Duration::from_secs(1)).saturating_sub(slow_since.elapsed());
     std::thread::sleep(wait);
     let line = status_line(&mut slow);
