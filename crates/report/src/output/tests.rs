@@ -170,6 +170,34 @@ fn checkpoints_replace_and_an_unfinished_output_leaves_nothing() {
 }
 
 #[test]
+fn a_failed_checkpoint_keeps_the_file_and_the_next_one_retries() {
+    // A write error injected as a full disk would give it (ENOSPC), as a monitor's textfile
+    // meets it: the destination stays as it was, no temporary file is left behind, and the
+    // next checkpoint and the finish start afresh.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.prom");
+    let mut out = Output::prepare(&p).unwrap();
+    out.checkpoint(b"1").unwrap();
+    let full = || std::io::Error::from_raw_os_error(libc::ENOSPC);
+    for _ in 0..2 {
+        let e = out.checkpoint_with(&mut |_| Err(full())).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        assert_eq!(fs::read(&p).unwrap(), b"1");
+        assert_eq!(
+            entries(dir.path()),
+            ["t.prom"],
+            "the failed file is removed"
+        );
+    }
+    out.checkpoint(b"2").unwrap();
+    assert_eq!(fs::read(&p).unwrap(), b"2");
+    assert!(out.checkpoint_with(&mut |_| Err(full())).is_err());
+    out.finish(b"3").unwrap();
+    assert_eq!(fs::read(&p).unwrap(), b"3");
+    assert_eq!(entries(dir.path()), ["t.prom"]);
+}
+
+#[test]
 fn a_stream_appears_only_when_committed() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("s.csv");

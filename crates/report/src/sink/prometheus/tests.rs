@@ -224,3 +224,27 @@ fn openmetrics_carries_the_same_values() {
     assert!(!openmetrics::accepts("application/openmetrics-text;q=0"));
     assert!(!openmetrics::accepts("*/*"));
 }
+
+#[test]
+fn output_errors_appear_at_zero_when_watched_and_count_failures() {
+    let run = synthetic::run(1, 2, 1000);
+    let (_, expo) = PrometheusSink::new(&run.system, &run.config);
+    let text = |e: &Exposition| String::from_utf8(e.encode()).unwrap();
+    // Unwatched, the family is absent (a run without a rewritten output says nothing).
+    assert!(!text(&expo).contains("tickscope_output_errors_total"));
+    expo.watch_output("textfile");
+    assert!(text(&expo).contains("tickscope_output_errors_total{output=\"textfile\"} 0\n"));
+    expo.output_failed("textfile");
+    expo.output_failed("textfile");
+    assert!(text(&expo).contains("tickscope_output_errors_total{output=\"textfile\"} 2\n"));
+    assert!(text(&expo).contains("# TYPE tickscope_output_errors_total counter"));
+    let om = expo.encode_openmetrics();
+    assert!(
+        om.contains("# TYPE tickscope_output_errors counter"),
+        "{om}"
+    );
+    assert!(
+        om.contains("tickscope_output_errors_total{output=\"textfile\"} 2"),
+        "{om}"
+    );
+}
