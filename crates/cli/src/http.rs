@@ -45,6 +45,10 @@
 //!   otherwise, is the oldest soon enough), so an attacker holding connections cannot lock
 //!   scrapers out. One request is answered at a time per connection: a pipelining client
 //!   that never reads holds one response and its connection, nothing more.
+//! - Encoding: at most once per [`ENCODED_MAX_AGE`] per format; the requests in between get
+//!   the same bytes (so a response may be up to 100 ms old — windows are 1 s). Without this
+//!   a client pipelining thousands of `GET /metrics` kept the one thread encoding for
+//!   seconds in a debug build, and other scrapes waited.
 //! - Stopping: within [`STOP_POLL`] of `done` the runtime is dropped with every connection,
 //!   whatever the clients are doing.
 //!
@@ -69,9 +73,9 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tickscope_report::sink::prometheus::{openmetrics, Exposition, CONTENT_TYPE};
 use tokio::task::{AbortHandle, JoinSet};
 
@@ -100,6 +104,11 @@ pub const BACKLOG: i32 = 1024;
 
 /// How often the server looks at the stop flag.
 pub const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// How long an encoded exposition is served again before it is encoded anew: however many
+/// requests arrive (pipelined, or on many connections), the metrics are encoded at most
+/// ten times a second per format.
+pub const ENCODED_MAX_AGE: Duration = Duration::from_millis(100);
 
 /// The server thread's stack, bytes.
 pub const STACK_BYTES: usize = 256 * 1024;
@@ -183,6 +192,11 @@ async fn accept_loop(listener: tokio::net::TcpListener, expo: Exposition) {
         .max_header_size(MAX_HEADER_BYTES)
         .max_headers(MAX_HEADERS)
         .max_buf_size(MAX_BUF_BYTES);
+    let encoded = Arc::new(Encoded {
+        expo,
+        text: Mutex::new(None),
+        openmetrics: Mutex::new(None),
+    });
     let mut tasks = JoinSet::new();
     let mut open: VecDeque<AbortHandle> = VecDeque::new();
     let mut last_error = None;
@@ -209,9 +223,9 @@ async fn accept_loop(listener: tokio::net::TcpListener, expo: Exposition) {
             }
         }
         let _ = stream.set_nodelay(true);
-        let expo = expo.clone();
+        let encoded = Arc::clone(&encoded);
         let service = hyper::service::service_fn(move |req| {
-            let response = respond(&req, &expo);
+            let response = respond(&req, &encoded);
             async move { Ok::<_, Infallible>(response) }
         });
         let connection = http.serve_connection(TokioIo::new(stream), service);
@@ -226,8 +240,37 @@ async fn accept_loop(listener: tokio::net::TcpListener, expo: Exposition) {
     }
 }
 
+/// The exposition in both formats, each encoded at most once per [`ENCODED_MAX_AGE`].
+struct Encoded {
+    expo: Exposition,
+    text: Mutex<Option<(Instant, Bytes)>>,
+    openmetrics: Mutex<Option<(Instant, Bytes)>>,
+}
+
+impl Encoded {
+    /// The Prometheus text format, or OpenMetrics when `om`.
+    fn get(&self, om: bool) -> Bytes {
+        let slot = if om { &self.openmetrics } else { &self.text };
+        // One thread uses it: the lock is never contended, and a panic cannot poison it
+        // between a check and an update.
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        match &*slot {
+            Some((at, bytes)) if now.duration_since(*at) < ENCODED_MAX_AGE => bytes.clone(),
+            _ => {
+                let bytes = match om {
+                    true => Bytes::from(self.expo.encode_openmetrics()),
+                    false => Bytes::from(self.expo.encode()),
+                };
+                *slot = Some((now, bytes.clone()));
+                bytes
+            }
+        }
+    }
+}
+
 /// The answer to `req`.
-fn respond(req: &Request<Incoming>, expo: &Exposition) -> Response<Full<Bytes>> {
+fn respond(req: &Request<Incoming>, encoded: &Encoded) -> Response<Full<Bytes>> {
     let (status, content_type, body) = match (req.method(), req.uri().path()) {
         (&Method::GET, "/metrics") => {
             let om = req
@@ -236,14 +279,12 @@ fn respond(req: &Request<Incoming>, expo: &Exposition) -> Response<Full<Bytes>> 
                 .iter()
                 .filter_map(|v| v.to_str().ok())
                 .any(openmetrics::accepts);
-            match om {
-                true => (
-                    StatusCode::OK,
-                    openmetrics::CONTENT_TYPE,
-                    Bytes::from(expo.encode_openmetrics()),
-                ),
-                false => (StatusCode::OK, CONTENT_TYPE, Bytes::from(expo.encode())),
-            }
+            let content_type = if om {
+                openmetrics::CONTENT_TYPE
+            } else {
+                CONTENT_TYPE
+            };
+            (StatusCode::OK, content_type, encoded.get(om))
         }
         (&Method::GET, "/healthz") => (StatusCode::OK, "text/plain", Bytes::from_static(b"ok\n")),
         (&Method::GET, _) => (

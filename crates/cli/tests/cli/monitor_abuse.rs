@@ -48,7 +48,8 @@ impl Drop for Monitor {
 
 impl Monitor {
     /// Starts `tickscope monitor` on the mock backend, measuring thread on CPU 0 (so that the
-    /// server goes to the others), with `extra` arguments, and waits for `/healthz`.
+    /// server goes to the others), with `extra` arguments, and waits for the measuring
+    /// thread's series in `/metrics`.
     fn start(extra: &[&std::ffi::OsStr], stderr: Stdio) -> Monitor {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -65,8 +66,11 @@ impl Monitor {
             .unwrap();
         let m = Monitor { child, port };
         let start = Instant::now();
-        while request(port, b"GET /healthz HTTP/1.0\r\n\r\n").is_none() {
-            assert!(start.elapsed() < Duration::from_secs(20), "never listened");
+        // The server answers at once; the per-thread series come with the measuring thread.
+        while !request(port, b"GET /metrics HTTP/1.0\r\n\r\n")
+            .is_some_and(|a| a.contains("tickscope_wakeup_latency_seconds_count{"))
+        {
+            assert!(start.elapsed() < Duration::from_secs(20), "never served");
             std::thread::sleep(Duration::from_millis(50));
         }
         m
@@ -211,6 +215,18 @@ fn connect(port: u16) -> TcpStream {
 fn monitor_keeps_serving_under_abuse_and_stops_on_sigterm() {
     let mut m = Monitor::start(&[], Stdio::null());
     scrape_ok(&mut m, "start");
+    // The routes: 404 for another path, 405 naming GET for another method, queries ignored.
+    let answer = |raw: &[u8]| request(m.port, raw).unwrap_or_default();
+    let a = answer(b"GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert!(a.starts_with("HTTP/1.1 404 "), "{a}");
+    let a = answer(b"DELETE /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert!(a.starts_with("HTTP/1.1 405 "), "{a}");
+    assert!(a.to_ascii_lowercase().contains("allow: get\r\n"), "{a}");
+    let a = answer(b"GET /healthz?probe=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert!(
+        a.starts_with("HTTP/1.1 200 ") && a.ends_with("\r\n\r\nok\n"),
+        "{a}"
+    );
     let threads = m.count("task");
     let fds = m.count("fd");
     let rss = m.rss_kib();
