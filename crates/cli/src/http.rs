@@ -23,9 +23,9 @@
 //! other builds, root scraping every 100 ms): with `tiny_http` the first `POST` declaring
 //! 10^12 bytes aborted the monitor (SIGABRT); without that request, 15 s of the other attacks
 //! left 0 of 3 scrapes answered (5-s timeouts), 295 threads (+286), 788 descriptors (+779)
-//! and RSS +1.06 GiB (mlocked). With this server, 60 s of all of them: 583 scrapes answered,
-//! none failed, median 0.5 ms, slowest 633 ms (other builds kept the VM's load average at
-//! 16–20); 4 threads (+0), descriptors at most +65, RSS +2.1 MiB; SIGTERM ended it in 35 ms,
+//! and RSS +1.06 GiB (mlocked). With this server, 60 s of all of them: 574 scrapes answered,
+//! none failed, median 0.7 ms, slowest 223 ms (other builds kept the VM's load average at
+//! 11–14); 4 threads (+0), descriptors at most +65, RSS +2.1 MiB; SIGTERM ended it in 31 ms,
 //! exit status 0.
 //! A larger listen backlog ([`BACKLOG`]) was needed: with std's 128, bursts of connects
 //! overflowed it and a scrape waited 1 s for its SYN to be retried.
