@@ -515,6 +515,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "CPULIST", help_heading = "Load")]
     pub load_cpus: Option<String>,
 
+    /// CPUs for tickscope's own threads (collector and trace reader, signal handling,
+    /// waiters; monitor's HTTP and textfile threads). Default: the CPUs not measured.
+    /// Overlapping a measured CPU is refused.
+    #[arg(long, value_name = "CPULIST")]
+    pub housekeeping_cpus: Option<String>,
+
     /// Write the result as JSON (schema tickscope.run/2) to FILE.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<std::path::PathBuf>,
@@ -587,6 +593,16 @@ pub struct ExplainArgs {
         value_name = "US"
     )]
     pub break_us: Option<String>,
+
+    /// Write every late wake-up's breakdown (not only the worst kept in --json) to FILE, one
+    /// JSON object per line, as they are explained.
+    #[arg(long, value_name = "FILE")]
+    pub explain_log: Option<std::path::PathBuf>,
+
+    /// For the oracle's fixtures: each --explain-log line also carries the trace events it
+    /// was attributed from.
+    #[arg(long, hide = true, requires = "explain_log")]
+    pub explain_log_events: bool,
 
     /// At most N capture bundles.
     #[arg(long, value_name = "N", default_value = "10")]
@@ -793,11 +809,6 @@ pub struct MonitorArgs {
     /// How often the textfile is rewritten: 15s, 1m.
     #[arg(long, default_value = "15s", value_name = "DURATION")]
     pub textfile_interval: String,
-
-    /// CPUs for the collector, HTTP and textfile threads. Default: the CPUs not measured.
-    /// Overlapping a measured CPU is refused.
-    #[arg(long, value_name = "CPULIST")]
-    pub housekeeping_cpus: Option<String>,
 }
 
 /// `tickscope hlog …`.

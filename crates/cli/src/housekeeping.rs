@@ -1,7 +1,12 @@
-//! The housekeeping CPUs of `tickscope monitor`: where the collector, the HTTP server and the
-//! textfile writer run, away from the measured CPUs — monitoring agents on the measured CPUs
-//! are a known source of latency (telegraf's intel_powerstat raised cyclictest's latency:
-//! <https://github.com/influxdata/telegraf/issues/13828>).
+//! The housekeeping CPUs of `tickscope run` and `tickscope monitor`: where every thread that
+//! does not measure runs — the collector (which also reads the trace of `--explain`), the
+//! signal thread, the load's and `--on-late`'s waiters, the HTTP server and the textfile
+//! writer — away from the measured CPUs. Monitoring agents on the measured CPUs are a known
+//! source of latency (telegraf's intel_powerstat raised cyclictest's latency:
+//! <https://github.com/influxdata/telegraf/issues/13828>), and under a non-preemptible kernel a
+//! FIFO thread waits while tickscope's own collector is in the kernel reading the trace
+//! (measured: 110 of 116 late wake-ups blamed on tickscope's own threads before this).
+//! [`Placement`] is the one place that decides it for every command.
 
 use std::io;
 use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list};
@@ -34,8 +39,8 @@ pub fn choose(
             .collect();
         if !overlap.is_empty() {
             return Err(format!(
-                "--housekeeping-cpus {} overlaps the measured CPUs ({}); the exporter must stay \
-                 off them",
+                "--housekeeping-cpus {} overlaps the measured CPUs ({}); tickscope's own \
+                 threads must stay off them",
                 format_cpu_list(&cpus),
                 format_cpu_list(&overlap)
             ));
@@ -45,7 +50,7 @@ pub fn choose(
     if measured.iter().any(Option::is_none) {
         return Ok(Err(
             "measuring threads are unpinned, so every CPU is measured; pin them with -a and \
-             the exporter moves off them"
+             tickscope's own threads move off them"
                 .into(),
         ));
     }
@@ -61,11 +66,95 @@ pub fn choose(
     Ok(Ok(rest))
 }
 
+/// Where tickscope's own threads run during a measurement, decided once per command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// The housekeeping CPUs, or `Err(why)` when they share the measured CPUs.
+    pub cpus: Result<Vec<usize>, String>,
+    /// The CPUs this process could use at start (the collector's mask while a run starts
+    /// its measuring threads, which inherit it before they pin themselves).
+    allowed: Vec<usize>,
+}
+
+impl Placement {
+    /// Decides the housekeeping CPUs for measuring threads pinned as `measured` (`None` =
+    /// unpinned), `asked` being `--housekeeping-cpus` (see [`choose`]).
+    ///
+    /// # Errors
+    /// As [`choose`]: a malformed list, a CPU not allowed, or an overlap with a measured CPU.
+    pub fn plan(asked: Option<&str>, measured: &[Option<usize>]) -> Result<Placement, String> {
+        let cpus = choose(asked, measured)?;
+        let allowed = allowed_cpus().map_err(|e| format!("cannot read the CPU affinity: {e}"))?;
+        Ok(Placement { cpus, allowed })
+    }
+
+    /// One line for the header: `CPU 0 (tickscope's own threads)` or why they are not moved.
+    pub fn describe(&self) -> String {
+        match &self.cpus {
+            Ok(c) => format!(
+                "tickscope's own threads on CPU{} {}",
+                if c.len() == 1 { "" } else { "s" },
+                format_cpu_list(c)
+            ),
+            Err(why) => format!(
+                "not separated: tickscope's own threads may share the measured CPUs ({why})"
+            ),
+        }
+    }
+
+    /// Before a run starts its measuring threads: the collector gets its starting mask back
+    /// (a measuring thread is created with the collector's mask and then pins itself to its
+    /// CPU, which must be in that mask).
+    pub fn before_run(&self) {
+        if self.cpus.is_ok() {
+            let _ = pin_current(&self.allowed);
+        }
+    }
+
+    /// Once the measuring threads `measuring` (kernel thread ids) exist: every other thread
+    /// of this process — the calling collector, the signal thread, waiters — moves to the
+    /// housekeeping CPUs; threads they start later inherit that. Returns the threads that
+    /// could not be moved, as one sentence, if any.
+    pub fn after_start(&self, measuring: &[i32]) -> Option<String> {
+        let cpus = self.cpus.as_ref().ok()?;
+        let mut failed = Vec::new();
+        let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+        for t in tasks.flatten() {
+            let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            if measuring.contains(&tid) {
+                continue;
+            }
+            if let Err(e) = pin_thread(tid, cpus) {
+                // A thread that ended meanwhile is not a failure.
+                if e.raw_os_error() != Some(libc::ESRCH) {
+                    failed.push(format!("{tid} ({e})"));
+                }
+            }
+        }
+        (!failed.is_empty()).then(|| {
+            format!(
+                "cannot move tickscope's own threads {} to the housekeeping CPUs",
+                failed.join(", ")
+            )
+        })
+    }
+}
+
 /// Pins the calling thread to `cpus` (`sched_setaffinity(2)` on the calling thread).
 ///
 /// # Errors
 /// The OS error (`EINVAL` for an empty or offline set).
 pub fn pin_current(cpus: &[usize]) -> io::Result<()> {
+    pin_thread(0, cpus)
+}
+
+/// Pins thread `tid` (0: the calling thread) to `cpus` (`sched_setaffinity(2)`).
+///
+/// # Errors
+/// The OS error (`EINVAL` for an empty or offline set, `ESRCH` for a thread that is gone).
+pub fn pin_thread(tid: i32, cpus: &[usize]) -> io::Result<()> {
     // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus {
@@ -75,8 +164,9 @@ pub fn pin_current(cpus: &[usize]) -> io::Result<()> {
         // SAFETY: the index is below CPU_SETSIZE.
         unsafe { libc::CPU_SET(c, &mut set) };
     }
-    // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size passed.
-    if unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } != 0 {
+    // SAFETY: `tid` is a thread id (0: the calling thread); `set` is a valid cpu_set_t of
+    // the size passed.
+    if unsafe { libc::sched_setaffinity(tid, std::mem::size_of_val(&set), &set) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())

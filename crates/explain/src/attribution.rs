@@ -643,6 +643,35 @@ fn cpu_details(
     d
 }
 
+/// The name tickscope's own threads get in a breakdown.
+pub const OWN_THREAD: &str = "tickscope (own thread)";
+
+/// Names every thread of tickscope's own process other than the measured one (`own(pid)`
+/// true) as [`OWN_THREAD`] in the details and marks of `b`, and names the main cause again:
+/// a measurement disturbed by its own tool says so rather than blaming a command name.
+pub fn label_own_threads(b: &mut Breakdown, own: impl Fn(i32) -> bool) {
+    let tid = b.sample.tid;
+    let is_own = |pid: Option<i32>| pid.is_some_and(|p| p != 0 && p != tid && own(p));
+    let mut changed = false;
+    for seg in &mut b.segments {
+        for d in &mut seg.details {
+            if is_own(d.pid) {
+                d.name = OWN_THREAD.into();
+                changed = true;
+            }
+        }
+    }
+    for m in &mut b.marks {
+        if is_own(m.pid) {
+            m.name = OWN_THREAD.into();
+        }
+    }
+    if changed {
+        let lost = b.flags.iter().any(|f| f == "lost_events");
+        b.cause = main_cause(&b.segments, b.residual_ns, lost);
+    }
+}
+
 /// The main cause: the largest segment (or the residual), named by its largest detail.
 fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
     let cause = |c: &str, d: Option<String>| Cause {

@@ -275,6 +275,32 @@ fn the_blocking_thread_and_higher_priority_threads_are_named() {
 }
 
 #[test]
+fn tickscope_own_threads_are_labelled_as_such() {
+    // The collector (pid 600, same process) blocks the CPU; the kworker is someone else's.
+    let ev = B::new()
+        .armed(0)
+        .switch(EXPIRY - 500_000, (TID, "tickscope-0"), (600, "tickscope"))
+        .fired(EXPIRY + 1_000, EXPIRY + 2_000, (600, "tickscope"))
+        .switch(EXPIRY + 400_000, (600, "tickscope"), (88, "kworker/1:0"))
+        .switch(EXPIRY + 450_000, (88, "kworker/1:0"), (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 452_000)
+        .events();
+    let mut b = attribute(&sample(EXPIRY + 453_000), &setting(true), &ev);
+    assert_eq!(b.cause.detail.as_deref(), Some("tickscope"));
+    tickscope_explain::attribution::label_own_threads(&mut b, |pid| pid == 600 || pid == TID);
+    assert_eq!(b.cause.category, "other thread");
+    assert_eq!(b.cause.detail.as_deref(), Some("tickscope (own thread)"));
+    let names: Vec<&str> = b.segments[3]
+        .details
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["tickscope (own thread)", "kworker/1:0"]);
+    assert!(b.marks.iter().any(|m| m.name == "tickscope (own thread)"));
+    assert!(b.marks.iter().any(|m| m.name == "kworker/1:0"));
+}
+
+#[test]
 fn a_busy_cpu_at_expiry_is_not_called_idle() {
     let ev = B::new()
         .armed(0)

@@ -118,6 +118,9 @@ pub fn settings(system: &SystemInfo, applied: &Applied) -> String {
             .map(|n| format!(" — {n}"))
             .unwrap_or_default()
     );
+    if let Some(h) = &applied.housekeeping {
+        out += &format!("housekeeping: {h}\n");
+    }
     out
 }
 

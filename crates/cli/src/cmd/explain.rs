@@ -27,9 +27,14 @@ pub fn sinks(
 ) -> Result<Option<Vec<Box<dyn RunSink>>>, Failure> {
     let e = &args.explain;
     if e.explain.is_none() && e.on_late.is_empty() && e.break_us.is_none() {
-        return match e.explain_threshold.is_some() || e.capture_dir.is_some() {
+        return match e.explain_threshold.is_some()
+            || e.capture_dir.is_some()
+            || e.explain_log.is_some()
+        {
             true => Err(Failure::Usage(
-                "--explain-threshold and --capture-dir need --explain, --on-late or --break".into(),
+                "--explain-threshold, --explain-log and --capture-dir need --explain, --on-late \
+                 or --break"
+                    .into(),
             )),
             false => Ok(None),
         };
@@ -70,6 +75,8 @@ pub fn sinks(
         cooldown: Duration::from_millis(200),
         keep_breakdowns: 20,
         buffer_kb: BUFFER_KB,
+        log: e.explain_log.clone(),
+        log_events: e.explain_log_events,
     };
     let virtualized = tickscope_engine::system::detect().virtualization.is_some();
     let (sink, note) = ExplainSink::new(opts, Arc::clone(stop), virtualized)

@@ -20,7 +20,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tickscope_engine::run::{run, RunConfig, RunEvent};
+use tickscope_engine::run::{run, RunConfig};
 use tickscope_engine::setup::format_cpu_list;
 use tickscope_engine::system;
 use tickscope_engine::time::NS_PER_SEC;
@@ -78,8 +78,10 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
     let every = parse_duration(&args.textfile_interval, "--textfile-interval", NS_PER_SEC)
         .map_err(Failure::Usage)?;
     let until_stopped = args.run.duration.is_none() && args.run.loops.is_none();
-    let hk = housekeeping::choose(args.housekeeping_cpus.as_deref(), &plan.config.cpus)
-        .map_err(Failure::Usage)?;
+    let placement =
+        housekeeping::Placement::plan(args.run.housekeeping_cpus.as_deref(), &plan.config.cpus)
+            .map_err(Failure::Usage)?;
+    let hk = placement.cpus.clone();
     let server = match args.no_listen {
         true => None,
         false => {
@@ -168,14 +170,7 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
         total: 1,
     };
     let outcome = run(&cfg, &stop, &mut |event| {
-        if let (RunEvent::Started(_), Some(cpus)) = (&event, &hk_cpus) {
-            // The measuring threads exist now (they do not inherit this): the collector
-            // moves to the housekeeping CPUs.
-            if let Err(e) = housekeeping::pin_current(cpus) {
-                eprintln!("tickscope: cannot pin the collector: {e}");
-            }
-        }
-        deliver(&mut sinks, &ctx, &event)
+        deliver(&mut sinks, &ctx, &event, Some(&placement))
     });
     done.store(true, Ordering::Relaxed);
     if let Some(h) = http_thread {

@@ -12,6 +12,7 @@ use super::signals::stoppable;
 use super::sinks::sinks;
 use crate::cli::RunArgs;
 use crate::exit::Failure;
+use crate::housekeeping::Placement;
 use crate::options::run_plan;
 use std::sync::atomic::Ordering;
 use tickscope_engine::run::{run, RunConfig, RunEvent};
@@ -52,6 +53,14 @@ pub fn measure(
     on_doc: &mut dyn FnMut(&RunDocument),
 ) -> Result<(), Failure> {
     let plan = run_plan(args).map_err(Failure::Usage)?;
+    // A mock run changes nothing on the system: its threads stay where they are.
+    let placement = match plan.config.backend.is_mock() {
+        true => None,
+        false => Some(
+            Placement::plan(args.housekeeping_cpus.as_deref(), &plan.config.cpus)
+                .map_err(Failure::Usage)?,
+        ),
+    };
     let load = crate::load::request(args.load.as_deref(), args.load_cpus.as_deref())?;
     let stop = stoppable();
     let mut sinks = sinks(args, plan.is_comparison(), &stop, cyclictest_lines)?;
@@ -111,7 +120,12 @@ pub fn measure(
             index,
             total: order.len(),
         };
-        let mut outcome = run(&cfg, &stop, &mut |event| deliver(&mut sinks, &ctx, &event))?;
+        if let Some(p) = &placement {
+            p.before_run();
+        }
+        let mut outcome = run(&cfg, &stop, &mut |event| {
+            deliver(&mut sinks, &ctx, &event, placement.as_ref())
+        })?;
         crate::engine_errors::word_notes(&mut outcome.applied);
         let (finished, run_error) = MethodRun::new(planned.round, planned.order, outcome);
         if let Some(e) = run_error {
@@ -178,13 +192,28 @@ pub(crate) fn annotated(sinks: &mut [Box<dyn RunSink>], mut doc: RunDocument) ->
     doc
 }
 
-/// Hands one engine event to every sink (on the collector thread).
-pub(crate) fn deliver(sinks: &mut [Box<dyn RunSink>], ctx: &RunContext<'_>, event: &RunEvent<'_>) {
+/// Hands one engine event to every sink (on the collector thread). On
+/// [`RunEvent::Started`] — the measuring threads exist now — tickscope's own threads move to
+/// the housekeeping CPUs of `placement` first (see [`Placement::after_start`]) and the
+/// header says where they run.
+pub(crate) fn deliver(
+    sinks: &mut [Box<dyn RunSink>],
+    ctx: &RunContext<'_>,
+    event: &RunEvent<'_>,
+    placement: Option<&Placement>,
+) {
     // The settings' notes in the command line's words ("… pass --no-mlock").
     let worded = match event {
         RunEvent::Started(applied) => {
             let mut a = (*applied).clone();
             crate::engine_errors::word_notes(&mut a);
+            if let Some(p) = placement {
+                let tids: Vec<i32> = a.threads.iter().map(|t| t.tid).collect();
+                a.housekeeping = Some(match p.after_start(&tids) {
+                    Some(failed) => format!("{} — {failed}", p.describe()),
+                    None => p.describe(),
+                });
+            }
             Some(a)
         }
         _ => None,

@@ -125,6 +125,72 @@ fn the_thread_that_held_the_cpu_is_named() {
 }
 
 #[test]
+fn own_threads_run_on_housekeeping_cpus_and_every_late_wake_up_is_logged() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let log = dir.path().join("late.jsonl");
+    let out = tickscope()
+        .args([
+            "run",
+            "-a",
+            "1",
+            "-D",
+            "2s",
+            "--explain",
+            "--explain-threshold",
+            "20us",
+        ])
+        .args(["--housekeeping-cpus", "0", "--json"])
+        .arg(&json)
+        .arg("--explain-log")
+        .arg(&log)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("housekeeping: tickscope's own threads on CPU 0"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let late = doc["explain"]["threads"][0]["late"].as_u64().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len() as u64, late, "one line per late wake-up");
+    for b in &lines {
+        assert!(
+            b["cause"]["category"].is_string() && b["segments"].is_array(),
+            "{b}"
+        );
+    }
+}
+
+#[test]
+fn housekeeping_overlapping_the_measured_cpu_is_refused() {
+    let out = Command::new(bin())
+        .args(["run", "-a", "0", "--housekeeping-cpus", "0", "-D", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("overlaps the measured CPUs"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
 fn hypervisor_stalls_are_interrupt_delivery() {
     if let Some(why) = cannot_trace() {
         eprintln!("skipped: {why}");

@@ -41,6 +41,11 @@ pub struct Applied {
     pub clock: ClockId,
     /// Per measuring thread: index, kernel thread id and CPU.
     pub threads: Vec<AppliedThread>,
+    /// Where the tool's own non-measuring threads (collector, trace reader, signal
+    /// handling, waiters) run, or why they may share the measured CPUs; set by the command
+    /// line, `None` when it says nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub housekeeping: Option<String>,
 }
 
 /// One measuring thread as started.

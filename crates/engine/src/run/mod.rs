@@ -293,6 +293,7 @@ fn applied(
                 cpu: cfg.cpus[thread],
             })
             .collect(),
+        housekeeping: None,
     }
 }
 

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tickscope_engine::run::{Applied, SecondWindows};
 use tickscope_engine::sample::RawSample;
+use tickscope_explain::attribution::label_own_threads;
 use tickscope_explain::on_late::{Action, Rule};
 use tickscope_explain::table::CauseTable;
 use tickscope_explain::tracefs::{self, InstanceSpec, TraceInstance, Unavailable};
@@ -71,6 +72,12 @@ pub struct ExplainOptions {
     pub keep_breakdowns: usize,
     /// Per-CPU trace buffer, KiB.
     pub buffer_kb: u32,
+    /// `--explain-log FILE`: every late wake-up's breakdown, one JSON object per line (the
+    /// document keeps only the worst).
+    pub log: Option<PathBuf>,
+    /// Whether each logged line also carries the trace events it was attributed from
+    /// (`events`: the window around the wake-up), for replaying the attribution.
+    pub log_events: bool,
 }
 
 /// One thread's causes.
@@ -192,6 +199,8 @@ pub struct ExplainSink {
     traced_now: bool,
     /// Per finished run: (traced, p50, p99, max) of the merged latency.
     rounds: Vec<(bool, i64, i64, i64)>,
+    /// `--explain-log`'s writer.
+    log: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 /// The latency p99 fallback before the first window, ns.
@@ -230,6 +239,12 @@ impl ExplainSink {
                 ))
             })?;
         }
+        let log = match &opts.log {
+            Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(
+                |e| Unavailable(format!("--explain-log {}: {e}", crate::quoted(p))),
+            )?)),
+            None => None,
+        };
         let mut fallback = None;
         let trace = match opts.mode {
             Mode::Context => None,
@@ -307,6 +322,7 @@ impl ExplainSink {
                 run_settings: serde_json::Value::Null,
                 traced_now: false,
                 rounds: Vec::new(),
+                log,
             },
             fallback,
         ))
@@ -358,8 +374,26 @@ impl ExplainSink {
             (Some(_), Some(setting)) if self.traced_now => {
                 let from = s.expiry - 2 * setting.period - CATCH_UP_NS;
                 let events = self.window.range(from, s.woke + CATCH_UP_NS);
-                let b = attribute(&s, setting, &events);
+                let mut b = attribute(&s, setting, &events);
+                label_own_threads(&mut b, |pid| {
+                    std::path::Path::new(&format!("/proc/self/task/{pid}")).exists()
+                });
                 row.causes.add(&b);
+                if let Some(w) = self.log.as_mut() {
+                    let line = match self.opts.log_events {
+                        true => serde_json::to_value(&b).map(|mut v| {
+                            v["events"] = serde_json::to_value(&events).unwrap_or_default();
+                            v
+                        }),
+                        false => serde_json::to_value(&b),
+                    };
+                    if let Ok(v) = line {
+                        use std::io::Write;
+                        if writeln!(w, "{v}").is_err() {
+                            self.log = None; // a full disk ends the log, not the run
+                        }
+                    }
+                }
                 Some((b, events))
             }
             _ => {
@@ -687,6 +721,11 @@ impl RunSink for ExplainSink {
 
     fn finish(&mut self, doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
         self.pump(true);
+        if let Some(w) = self.log.as_mut() {
+            use std::io::Write;
+            w.flush()
+                .map_err(|e| SinkError(format!("--explain-log: {e}")))?;
+        }
         self.trace = None; // the instance is removed here
         for c in self.children.drain(..) {
             let _ = c.join();

@@ -79,6 +79,7 @@ pub fn run(threads: usize, windows: u64, per_window: u64) -> Run {
                 cpu: Some(t),
             })
             .collect(),
+        housekeeping: None,
     };
     let mut totals: Vec<WindowRecord> = (0..threads).map(|_| WindowRecord::new()).collect();
     let mut last: Vec<Option<Nanos>> = vec![None; threads];

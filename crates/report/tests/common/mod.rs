@@ -136,6 +136,7 @@ pub fn applied(threads: usize, method: MethodKind) -> Applied {
                 cpu: Some(t),
             })
             .collect(),
+        housekeeping: None,
     }
 }
 
