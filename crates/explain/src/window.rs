@@ -2,6 +2,12 @@
 //!
 //! Events arrive in time order per CPU (ftrace's per-CPU ring buffers); a `[LOST K EVENTS]`
 //! line carries no time, so it is stamped with the time of the next event of its CPU.
+//!
+//! Events still needed are kept however far the trace runs ahead: [`EventWindow::hold_from`]
+//! sets a floor below which nothing is dropped for age (only the per-CPU cap applies). Before
+//! it existed the window dropped everything older than 3 s behind the newest event, and a
+//! collector that fell behind (each breakdown scanned the whole window) attributed its
+//! backlog to no events at all: "unexplained" for every late wake-up from then on.
 
 use crate::events::{Event, Kind, Nanos};
 use std::collections::{BTreeMap, VecDeque};
@@ -14,6 +20,7 @@ pub struct EventWindow {
     keep_ns: Nanos,
     cap: usize,
     newest: Nanos,
+    hold: Option<Nanos>,
     /// Events taken in, all CPUs.
     pub seen: u64,
     /// Events the kernel reported lost, all CPUs.
@@ -29,6 +36,7 @@ impl EventWindow {
             keep_ns: keep_ns.max(1),
             cap: cap.max(1),
             newest: Nanos::MIN,
+            hold: None,
             seen: 0,
             lost: 0,
         }
@@ -52,10 +60,19 @@ impl EventWindow {
         }
         e.comm.shrink_to_fit();
         q.push_back(e);
-        let horizon = self.newest - self.keep_ns;
+        let mut horizon = self.newest - self.keep_ns;
+        if let Some(h) = self.hold {
+            horizon = horizon.min(h);
+        }
         while q.len() > self.cap || q.front().is_some_and(|f| f.ts < horizon) {
             q.pop_front();
         }
+    }
+
+    /// Keeps every event at or after `from` (ns) whatever its age, within the per-CPU cap;
+    /// `None` lets the age limit alone decide again.
+    pub fn hold_from(&mut self, from: Option<Nanos>) {
+        self.hold = from;
     }
 
     /// The newest timestamp seen on any CPU (`Nanos::MIN` before the first event).
@@ -63,13 +80,16 @@ impl EventWindow {
         self.newest
     }
 
-    /// Every event with `from <= ts <= to`, all CPUs, in time order (stable per CPU).
+    /// Every event with `from <= ts <= to`, all CPUs, in time order (stable per CPU). Each
+    /// CPU's events are in time order, so the range is found by binary search: the cost is
+    /// that of the events returned, not of the window.
     pub fn range(&self, from: Nanos, to: Nanos) -> Vec<Event> {
-        let mut out: Vec<Event> = self
-            .per_cpu
-            .values()
-            .flat_map(|q| q.iter().filter(|e| e.ts >= from && e.ts <= to).cloned())
-            .collect();
+        let mut out: Vec<Event> = Vec::new();
+        for q in self.per_cpu.values() {
+            let a = q.partition_point(|e| e.ts < from);
+            let b = q.partition_point(|e| e.ts <= to);
+            out.extend(q.range(a..b.max(a)).cloned());
+        }
         out.sort_by_key(|e| e.ts);
         out
     }
@@ -105,5 +125,30 @@ mod tests {
         assert!(r.iter().all(|e| e.ts >= 200));
         assert!(matches!(r[0].kind, Kind::Lost { count: 7 }));
         assert_eq!(w.lost, 7);
+    }
+
+    #[test]
+    fn held_events_outlive_the_age_limit_and_ranges_are_exact() {
+        let mut w = EventWindow::new(100, 1000);
+        w.hold_from(Some(20));
+        for ts in (0..1000).step_by(10) {
+            w.push(ev(ts, 1));
+            w.push(ev(ts + 5, 0));
+        }
+        let r = w.range(20, 40);
+        let got: Vec<(Nanos, u32)> = r.iter().map(|e| (e.ts, e.cpu)).collect();
+        assert_eq!(got, vec![(20, 1), (25, 0), (30, 1), (35, 0), (40, 1)]);
+        assert!(w.range(0, 19).is_empty(), "older than the hold: dropped");
+        w.hold_from(None);
+        w.push(ev(1000, 1));
+        assert!(
+            w.range(0, 800).iter().all(|e| e.cpu == 0),
+            "CPU 1 trimmed on push"
+        );
+        assert!(w
+            .range(0, 850)
+            .iter()
+            .filter(|e| e.cpu == 1)
+            .all(|e| e.ts >= 900));
     }
 }

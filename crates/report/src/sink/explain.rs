@@ -353,6 +353,14 @@ impl ExplainSink {
 
     /// Attributes the late wake-ups the trace has caught up with (all when `force`).
     fn pump(&mut self, force: bool) {
+        // The events of every waiting wake-up stay in the window however far the trace has
+        // run ahead (a backlog must not be attributed to an emptied window).
+        let period = self.setting.as_ref().map_or(0, |s| s.period);
+        let hold = self
+            .pending
+            .front()
+            .map(|p| p.sample.expiry - 2 * period - CATCH_UP_NS);
+        self.window.hold_from(hold);
         self.read_trace();
         while let Some(p) = self.pending.front() {
             let ready = force
