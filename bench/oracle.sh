@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The oracle: tickscope's --explain scored against planted causes of known time.
+#
+#   bench/oracle.sh [--quick] [--json FILE] [--md FILE] [--fixtures DIR] [--only PLANT,…] [--keep]
+#
+# Root, 2+ CPUs. CPU 1 is measured (tickscope -a 1), CPU 0 is housekeeping. Each plant
+# (bench/oracle/plant.c) creates one cause in bursts (duty cycle <= 20 %) and logs the
+# CLOCK_MONOTONIC start and end of every burst from its own process: the truth never comes
+# from the trace tickscope reads. A second, independent tracefs instance records the measured
+# CPU's sched_switch, to count late wake-ups with a tickscope thread on that CPU. Scoring:
+# bench/oracle/score.py (Markdown on stdout and --md, JSON with --json). Everything the
+# script changes (RPS mask, trace instance, processes) is restored by a trap on every exit.
+# TICKSCOPE=path uses that binary instead of building the release one.
+#
+# Plants, what counts as correct, and the threshold (fixed before attribution was changed):
+#   plant      cause created                         tickscope            threshold  correct top cause
+#   fifo-hi    SCHED_FIFO 99 spin 500 µs / ~5 ms     fifo 90              100us      other thread (plant-fifo)
+#   rr-eq      SCHED_RR 90 spin 500 µs / ~5 ms       fifo 90              100us      other thread (plant-rr)
+#   other-hog  SCHED_OTHER spin 2 ms / ~10 ms        other (nice 0)       100us      other thread (plant-other)
+#   kernel     SCHED_OTHER read(/dev/zero) 8-16 MiB  fifo 90              100us      other thread (plant-kernel)
+#   softirq    UDP flood on CPU 0, RPS -> CPU 1      fifo 90              50us       softirq (NET_RX)
+#   ipi        membarrier expedited from CPU 0       fifo 90              30us       irq (call_function*)
+#   slack      none: 400 µs timer slack              other, nanosleep-rel 100us      timer slack
+#   spinner    SCHED_OTHER user-mode spin 2 ms/10 ms fifo 90              50us       anything NOT naming plant-other
+# "cannot tell" and "unexplained" count against recall, never precision.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+quick=0 json="" md="" fixtures="" only="" keep=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1 ;;
+        --json) json=$2; shift ;;
+        --md) md=$2; shift ;;
+        --fixtures) fixtures=$2; shift ;;
+        --only) only=$2; shift ;;
+        --keep) keep=1 ;;
+        *) echo "oracle.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+    shift
+done
+[ "$(id -u)" = 0 ] || { echo "oracle.sh: needs root (tracefs, SCHED_FIFO, RPS); run with sudo" >&2; exit 2; }
+[ "$(nproc)" -ge 2 ] || { echo "oracle.sh: needs 2 CPUs (CPU 1 measured, CPU 0 housekeeping)" >&2; exit 2; }
+command -v gcc >/dev/null || { echo "oracle.sh: needs gcc (apt-get install -y gcc)" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "oracle.sh: needs python3" >&2; exit 2; }
+secs=12; [ $quick = 1 ] && secs=6
+
+work=$(mktemp -d /tmp/tickscope-oracle.XXXXXX)
+tracing=/sys/kernel/tracing
+mountpoint -q $tracing || mount -t tracefs nodev $tracing
+inst=$tracing/instances/oracle-$$
+rps=/sys/class/net/lo/queues/rx-0/rps_cpus
+rps_saved=$(cat $rps 2>/dev/null || true)
+pids=()
+cleanup() {
+    for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    [ -d "$inst" ] && { echo 0 > "$inst/tracing_on"; rmdir "$inst"; }
+    [ -n "$rps_saved" ] && echo "$rps_saved" > $rps 2>/dev/null || true
+    if [ $keep = 1 ]; then echo "oracle: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+gcc -O2 -Wall -o "$work/plant" "$here/oracle/plant.c" -lpthread
+bin=${TICKSCOPE:-}
+if [ -z "$bin" ]; then
+    (cd "$root" && cargo build --release -q -p tickscope-cli)
+    bin=$root/target/release/tickscope
+fi
+
+# run_plant NAME COMM CORRECT_JSON BLAME_FORBIDDEN THRESHOLD "TICKSCOPE ARGS" [PLANT ARGS…]
+run_plant() {
+    local name=$1 comm=$2 correct=$3 forbid=$4 thr=$5 targs=$6
+    shift 6
+    if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return; fi
+    local d=$work/$name
+    mkdir -p "$d"
+    mkdir "$inst"
+    echo mono > "$inst/trace_clock"
+    echo 2 > "$inst/tracing_cpumask"
+    echo 16384 > "$inst/buffer_size_kb"
+    echo 1 > "$inst/events/sched/sched_switch/enable"
+    echo 1 > "$inst/tracing_on"
+    local extra=()
+    [ -n "$fixtures" ] && extra=(--explain-log-events)
+    # shellcheck disable=SC2086
+    "$bin" run -q -a 1 -i 1ms -D "${secs}s" $targs --explain=trace --explain-threshold "$thr" \
+        --explain-log "$d/late.jsonl" "${extra[@]}" --json "$d/run.json" > "$d/out.txt" 2>&1 &
+    local ts=$!
+    pids+=("$ts")
+    ( while kill -0 "$ts" 2>/dev/null; do ls "/proc/$ts/task" 2>/dev/null; sleep 0.2; done ) > "$d/tids.raw" &
+    local poll=$!
+    if [ $# -gt 0 ]; then
+        sleep 0.7
+        "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
+        local pp=$!
+        pids+=("$pp")
+        wait "$pp" || { echo "oracle: plant $name failed" >&2; }
+    else
+        : > "$d/truth.txt"
+    fi
+    wait "$ts" || true
+    wait "$poll" || true
+    echo 0 > "$inst/tracing_on"
+    cat "$inst/trace" > "$d/switch.txt"
+    rmdir "$inst"
+    if [ ! -s "$d/run.json" ]; then
+        echo "oracle: $name skipped: tickscope failed: $(tail -1 "$d/out.txt")" >&2
+        return
+    fi
+    if [ $# -eq 0 ]; then
+        # The truth of a configuration plant (timer slack) is the whole run.
+        echo "0 4611686018427387904" > "$d/truth.txt"
+    fi
+    python3 - "$d" <<'PY'
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(d + "/run.json"))
+measuring = {t["tid"] for t in doc["explain"]["threads"]}
+tids = {int(x) for x in open(d + "/tids.raw").read().split() if x.isdigit()} - measuring
+open(d + "/tids.txt", "w").write(" ".join(map(str, sorted(tids))))
+PY
+    printf '{"name":"%s","comm":"%s","correct":%s,"blame_forbidden":%s,"threshold":"%s","command":"tickscope run -q -a 1 -i 1ms -D %ss %s --explain=trace --explain-threshold %s"}\n' \
+        "$name" "$comm" "$correct" "$forbid" "$thr" "$secs" "$targs" "$thr" > "$d/plant.json"
+    dirs+=("$d")
+    echo "oracle: $name: $(wc -l < "$d/late.jsonl") late wake-ups, $(wc -l < "$d/truth.txt") bursts" >&2
+}
+
+dirs=()
+fifo="--policy fifo -p 90"
+PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
+    run_plant fifo-hi plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo" fifo 1
+PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=90 \
+    run_plant rr-eq plant-rr '{"category":["other thread"],"detail":"plant-rr"}' false 100us "$fifo" rr 1
+PLANT_BURST=2000 PLANT_GAP=10000 PLANT_PRIO= \
+    run_plant other-hog plant-other '{"category":["other thread"],"detail":"plant-other"}' false 100us "--policy other" other 1
+PLANT_BURST=12000 PLANT_GAP=60000 PLANT_PRIO= \
+    run_plant kernel plant-kernel '{"category":["other thread"],"detail":"plant-kernel"}' false 100us "$fifo" kernel 1
+if [ -w "$rps" ]; then
+    echo 2 > $rps
+    PLANT_BURST=1000 PLANT_GAP=8000 PLANT_PRIO= \
+        run_plant softirq "" '{"category":["softirq"],"detail":"NET_RX"}' false 50us "$fifo" udp 0
+    echo "$rps_saved" > $rps
+else
+    echo "oracle: softirq skipped: $rps is not writable (no RPS on loopback)" >&2
+fi
+PLANT_BURST=1000 PLANT_GAP=8000 PLANT_PRIO=1 \
+    run_plant ipi "" '{"category":["irq"],"detail":null}' false 30us "$fifo" ipi 0
+PLANT_BURST=0 PLANT_GAP=0 \
+    run_plant slack "" '{"category":["timer slack"],"detail":null}' false 100us "--policy other --method nanosleep-rel --timer-slack 400000"
+PLANT_BURST=2000 PLANT_GAP=10000 PLANT_PRIO= \
+    run_plant spinner plant-other '{"category":["hypervisor","cannot tell","other thread","irq","softirq","kernel path","exit from idle","hrtimer queue","return to user"],"detail":null}' true 50us "$fifo" other 1
+
+[ ${#dirs[@]} -gt 0 ] || { echo "oracle: no plant ran" >&2; exit 1; }
+out_json=${json:-$work/oracle.json}
+out_md=${md:-$work/oracle.md}
+python3 "$here/oracle/score.py" "$out_json" "$out_md" "${dirs[@]}"
+if [ -n "$fixtures" ]; then
+    python3 "$here/oracle/fixtures.py" "$fixtures" "${dirs[@]}"
+fi

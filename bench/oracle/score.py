@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Scores tickscope --explain against planted ground truth (bench/oracle.sh).
+
+score.py OUT_JSON OUT_MD PLANT_DIR...   Each PLANT_DIR holds:
+  plant.json   {"name", "comm", "correct": {"category": [...], "detail": str|null},
+                "blame_forbidden": bool, "threshold": str, "command": str}
+  truth.txt    "start end" CLOCK_MONOTONIC ns per burst, logged by the plant itself
+  late.jsonl   tickscope --explain-log: one breakdown per late wake-up
+  switch.txt   an independent raw sched_switch record of the measured CPU (tracefs text)
+  tids.txt     tickscope's non-measuring thread ids seen during the run
+
+A late wake-up is the plant's when a logged burst overlaps [expiry, woke), else "other".
+A cause is "correct" for a plant when its category is in the plant's list (and its detail
+equals the plant's when one is given). "cannot tell"/"unexplained" count against recall,
+never precision, and are reported on their own.
+"""
+import json, os, re, sys, bisect
+
+UNSURE = ("cannot tell", "unexplained", "events lost")
+
+
+def load_truth(path):
+    iv = []
+    with open(path) as f:
+        for line in f:
+            a, b = line.split()
+            iv.append((int(a), int(b)))
+    iv.sort()
+    return iv
+
+
+def overlap(iv, starts, lo, hi):
+    """Total overlap (ns) of the logged bursts with [lo, hi)."""
+    k = bisect.bisect_left(starts, hi)
+    total = 0
+    for a, b in iv[max(0, k - 64):k]:
+        total += max(0, min(b, hi) - max(a, lo))
+    return total
+
+
+SWITCH = re.compile(r"\s(\d+)\.(\d+): sched_switch: .*prev_pid=(\d+).*next_pid=(\d+)")
+
+
+def own_on_cpu(switch_path, tids):
+    """[(from, to)] in ns when a tickscope non-measuring thread ran on the measured CPU."""
+    runs, cur, since = [], None, None
+    if not os.path.exists(switch_path):
+        return None
+    with open(switch_path) as f:
+        for line in f:
+            m = SWITCH.search(line)
+            if not m:
+                continue
+            ts = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0")[:9])
+            prev, nxt = int(m.group(3)), int(m.group(4))
+            if cur is not None and cur in tids:
+                runs.append((since, ts))
+            elif cur is None and prev in tids:
+                runs.append((ts - 1, ts))
+            cur, since = nxt, ts
+    return runs
+
+
+def cause_matches(cause, spec):
+    if cause["category"] not in spec["category"]:
+        return False
+    return spec.get("detail") is None or cause.get("detail") == spec["detail"]
+
+
+def names_plant(b, comm):
+    return bool(comm) and b["cause"].get("detail") == comm
+
+
+def main():
+    out_json, out_md, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    plants, rows, report = [], {}, {"plants": []}
+    columns = set()
+    total_late = total_unsure = total_unexplained = total_self = 0
+    for d in dirs:
+        p = json.load(open(os.path.join(d, "plant.json")))
+        name, comm = p["name"], p["comm"]
+        plants.append(name)
+        iv = load_truth(os.path.join(d, "truth.txt"))
+        starts = [a for a, _ in iv]
+        tids = set()
+        if os.path.exists(os.path.join(d, "tids.txt")):
+            tids = {int(x) for x in open(os.path.join(d, "tids.txt")).read().split()}
+        own = own_on_cpu(os.path.join(d, "switch.txt"), tids)
+        own_starts = [a for a, _ in own] if own else []
+        lines = [json.loads(l) for l in open(os.path.join(d, "late.jsonl"))]
+        tp = fp = fn = unsure = unexplained = blamed = 0
+        errors, selfhit = [], 0
+        matrix = {}
+        for b in lines:
+            s = b["sample"]
+            lo, hi = s["expiry"], s["woke"]
+            ov = overlap(iv, starts, lo, hi)
+            truth = name if ov > 0 else "other"
+            cat = b["cause"]["category"]
+            col = cat + (" (plant)" if names_plant(b, comm) else "")
+            columns.add(col)
+            matrix.setdefault(truth, {}).setdefault(col, 0)
+            matrix[truth][col] += 1
+            ok = cause_matches(b["cause"], p["correct"])
+            if p.get("blame_forbidden"):
+                blamed += names_plant(b, comm)
+            if cat in UNSURE:
+                unsure += 1
+                unexplained += cat == "unexplained"
+            if truth == name:
+                if ok:
+                    tp += 1
+                    # Time error: the plant's marks inside [expiry, woke) against the
+                    # logged burst's overlap (marks carry the plant's name).
+                    marked = sum(m["to_ns"] - m["from_ns"] for m in b.get("marks", [])
+                                 if m.get("name") == comm)
+                    if marked and comm:
+                        errors.append(abs(marked - ov))
+                else:
+                    fn += 1
+            elif ok:
+                fp += 1
+            if own is not None:
+                k = bisect.bisect_left(own_starts, hi)
+                if any(a < hi and e > lo for a, e in own[max(0, k - 8):k]):
+                    selfhit += 1
+        n_truth = sum(matrix.get(name, {}).values())
+        if p.get("blame_forbidden"):
+            precision = None
+            recall = (n_truth - blamed_truth(lines, iv, starts, comm)) / n_truth if n_truth else None
+        else:
+            precision = tp / (tp + fp) if tp + fp else None
+            recall = tp / n_truth if n_truth else None
+        errors.sort()
+        r = {
+            "plant": name, "command": p["command"], "threshold": p["threshold"],
+            "correct": p["correct"], "late": len(lines), "truth_plant": n_truth,
+            "true_positive": tp, "false_positive": fp, "precision": precision, "recall": recall,
+            "blamed": blamed if p.get("blame_forbidden") else None,
+            "cannot_tell_share": unsure / len(lines) if lines else None,
+            "unexplained_share": unexplained / len(lines) if lines else None,
+            "time_error_ns": {"n": len(errors), "p50": errors[len(errors) // 2] if errors else None,
+                              "max": errors[-1] if errors else None},
+            "self_interference": selfhit if own is not None else None,
+            "matrix": matrix,
+        }
+        report["plants"].append(r)
+        total_late += len(lines)
+        total_unsure += unsure
+        total_unexplained += unexplained
+        total_self += selfhit
+    report["late"] = total_late
+    report["unexplained_share"] = total_unexplained / total_late if total_late else None
+    report["cannot_tell_share"] = total_unsure / total_late if total_late else None
+    report["self_interference"] = total_self
+    with open(out_json, "w") as f:
+        json.dump(report, f, indent=1)
+    cols = sorted(columns)
+    fmt = lambda v: "—" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
+    md = ["# tickscope --explain against planted causes", "",
+          "| plant | threshold | late | plant's | precision | recall | blamed | cannot tell | unexplained | time err p50/max µs | own thread on CPU |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in report["plants"]:
+        te = r["time_error_ns"]
+        tstr = "—" if te["p50"] is None else f"{te['p50']/1000:.0f}/{te['max']/1000:.0f}"
+        md.append(f"| {r['plant']} | {r['threshold']} | {r['late']} | {r['truth_plant']} | "
+                  f"{fmt(r['precision'])} | {fmt(r['recall'])} | {fmt(r['blamed'])} | "
+                  f"{fmt(r['cannot_tell_share'])} | {fmt(r['unexplained_share'])} | {tstr} | "
+                  f"{fmt(r['self_interference'])} |")
+    md += ["", "Confusion matrix (rows: truth from the plant's own log; columns: top cause; "
+           "`(plant)` = the cause names the plant's thread):", "",
+           "| truth | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    for r in report["plants"]:
+        for truth in (r["plant"], "other"):
+            row = r["matrix"].get(truth, {})
+            label = truth if truth != "other" else f"other ({r['plant']} run)"
+            md.append(f"| {label} | " + " | ".join(str(row.get(c, 0)) for c in cols) + " |")
+    md += ["", f"All plants: {total_late} late wake-ups, unexplained "
+           f"{fmt(report['unexplained_share'])}, cannot tell {fmt(report['cannot_tell_share'])}, "
+           f"late wake-ups with a tickscope thread on the measured CPU: {total_self}."]
+    with open(out_md, "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
+def blamed_truth(lines, iv, starts, comm):
+    return sum(1 for b in lines
+               if overlap(iv, starts, b["sample"]["expiry"], b["sample"]["woke"]) > 0
+               and names_plant(b, comm))
+
+
+if __name__ == "__main__":
+    main()
