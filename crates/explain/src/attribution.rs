@@ -70,8 +70,10 @@ pub const SEGMENTS: [&str; 6] = [
 /// One named contribution inside a segment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Detail {
-    /// `hypervisor`, `exit_from_idle`, `cpu_busy`, `irq`, `softirq`, `blocking_thread`,
-    /// `higher_priority_thread`, `idle`, `own_timer_irq`.
+    /// `hypervisor` (name: the evidence, e.g. "vCPU running X; interrupt held outside the
+    /// guest"), `exit_from_idle`, `cannot_tell` (bare metal, a running task and no evidence),
+    /// `irq`, `softirq`, `blocking_thread`, `higher_priority_thread`, `other_callback`;
+    /// `cpu_busy` only in documents written before delivery was named from evidence.
     pub kind: String,
     /// IRQ handler, softirq vector, command name, or idle state.
     pub name: String,
@@ -97,9 +99,9 @@ pub struct Segment {
 /// Why a wake-up was late, in one category and an optional detail.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Cause {
-    /// `hypervisor`, `exit from idle`, `cpu busy`, `hrtimer queue`, `other thread`, `irq`,
-    /// `softirq`, `kernel path`, `timer slack`, `return to user`, `events lost`,
-    /// `unexplained`.
+    /// `hypervisor`, `exit from idle`, `cannot tell`, `hrtimer queue`, `other thread`,
+    /// `irq`, `softirq`, `kernel path`, `timer slack`, `return to user`, `events lost`,
+    /// `unexplained` (`cpu busy` in older documents).
     pub category: String,
     /// The thread's command name, IRQ or vector, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -342,7 +344,18 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     }
     // S3: who held the CPU between the callback and the switch-in.
     if let (Some(c), Some(i), Some(b3), Some(end)) = (cpu, entry, bounds[3], bounds[4]) {
-        segments[3].details = cpu_details(events, c, i, lte, b3, end, tid);
+        segments[3].details = cpu_details(events, c, i, lte, b3, end, tid, None);
+    }
+    // S4: who took the CPU back between the switch-in and the return from the wait (a
+    // thread of higher priority woken by the same interrupt, which runs first).
+    if let (Some(c), Some(si), Some(b4), Some(end)) = (cpu, switch_in, bounds[4], bounds[5]) {
+        if end > b4 {
+            let me = match &events[si].kind {
+                Kind::SchedSwitch { next_comm, .. } => next_comm.clone(),
+                _ => String::new(),
+            };
+            segments[4].details = cpu_details(events, c, si, None, b4, end, tid, Some((tid, me)));
+        }
     }
     let cause = main_cause(&segments, residual, lost);
     let marks = match cpu {
@@ -524,9 +537,14 @@ fn clip_details(mut d: Vec<Detail>, total: Nanos) -> Vec<Detail> {
     d
 }
 
-/// S1's detail: a halted CPU (idle, or the measured thread asleep) on a VM is the hypervisor,
-/// on bare metal exit from idle; another task running means the CPU was busy (interrupts
-/// off, or on a VM the vCPU preempted).
+/// S1's detail, named only from evidence. A halted CPU (idle, or the measured thread asleep)
+/// on a VM is the hypervisor, on bare metal exit from idle. A hard interrupt handler open on
+/// the CPU during the delay held the timer interrupt (handlers run with interrupts off): it
+/// is named. Otherwise a task was running with interrupts enabled as far as the trace shows
+/// (user mode always is; this kernel has no `preemptirq` events to show interrupts-off
+/// sections), so on a VM the interrupt was held outside the guest ("hypervisor: vCPU running
+/// X") and on bare metal the trace cannot tell — never "the task did it": a task in user
+/// mode cannot delay an interrupt.
 fn delivery_details(
     events: &[Event],
     cpu: u32,
@@ -551,22 +569,83 @@ fn delivery_details(
         _ => "idle".into(),
     };
     let mut d = Vec::new();
-    match (halted, setting.virtualized) {
-        (true, true) => add(
+    let held = (!halted)
+        .then(|| hard_irq_before(events, cpu, irq, at.ts - ns))
+        .flatten();
+    match (halted, held, setting.virtualized) {
+        (true, _, true) => add(
             &mut d,
             "hypervisor",
             &format!("vCPU halted ({state})"),
             None,
             ns,
         ),
-        (true, false) => add(&mut d, "exit_from_idle", &state, None, ns),
-        (false, _) => add(&mut d, "cpu_busy", &current.1, Some(current.0), ns),
+        (true, _, false) => add(&mut d, "exit_from_idle", &state, None, ns),
+        (false, Some((name, t)), _) if 2 * t >= ns => add(&mut d, "irq", &name, None, ns),
+        (false, _, true) => add(
+            &mut d,
+            "hypervisor",
+            &format!(
+                "vCPU running {}; interrupt held outside the guest",
+                current.1
+            ),
+            Some(current.0),
+            ns,
+        ),
+        (false, _, false) => add(
+            &mut d,
+            "cannot_tell",
+            &format!(
+                "CPU running {}; no interrupt or interrupts-off section seen",
+                current.1
+            ),
+            Some(current.0),
+            ns,
+        ),
     }
     d
 }
 
+/// The hard interrupt handler (IRQ or vector) that was running on `cpu` for the longest time
+/// within `[from, events[before].ts)`, and that time, ns.
+fn hard_irq_before(
+    events: &[Event],
+    cpu: u32,
+    before: usize,
+    from: Nanos,
+) -> Option<(String, Nanos)> {
+    let end = events[before].ts;
+    let mut open: Vec<(String, Nanos)> = Vec::new();
+    let mut best: Option<(String, Nanos)> = None;
+    for e in events[..before].iter().filter(|e| e.cpu == cpu) {
+        match &e.kind {
+            Kind::IrqEntry { name, .. } | Kind::VectorEntry { name } => {
+                open.push((name.clone(), e.ts))
+            }
+            Kind::IrqExit { .. } | Kind::VectorExit { .. } => {
+                if let Some((name, a)) = open.pop() {
+                    let t = e.ts.min(end) - a.max(from);
+                    if t > 0 && best.as_ref().is_none_or(|b| t > b.1) {
+                        best = Some((name, t));
+                    }
+                }
+            }
+            Kind::SchedSwitch { .. } => open.clear(),
+            _ => {}
+        }
+    }
+    for (name, a) in open {
+        let t = end - a.max(from);
+        if t > 0 && best.as_ref().is_none_or(|b| t > b.1) {
+            best = Some((name, t));
+        }
+    }
+    best
+}
+
 /// What ran on `cpu` in `[b3, end]`, net (osnoise's accounting): nested IRQs are taken out of
 /// the softirq and the thread they interrupt.
+#[allow(clippy::too_many_arguments)]
 fn cpu_details(
     events: &[Event],
     cpu: u32,
@@ -575,6 +654,7 @@ fn cpu_details(
     b3: Nanos,
     end: Nanos,
     tid: i32,
+    start_task: Option<(i32, String)>,
 ) -> Vec<Detail> {
     #[derive(Clone)]
     enum Ctx {
@@ -592,7 +672,7 @@ fn cpu_details(
     if own_open {
         stack.push(Ctx::OwnIrq);
     }
-    let mut task = (events[entry].pid, events[entry].comm.clone());
+    let mut task = start_task.unwrap_or_else(|| (events[entry].pid, events[entry].comm.clone()));
     let mut first_task = true;
     let mut d = Vec::new();
     let mut last = b3;
@@ -695,22 +775,37 @@ fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
         1 => match top.map(|d| d.kind.as_str()) {
             Some("hypervisor") => cause("hypervisor", None),
             Some("exit_from_idle") => cause("exit from idle", top.map(|d| d.name.clone())),
+            Some("irq") => cause("irq", top.map(|d| d.name.clone())),
+            Some("cannot_tell") => cause("cannot tell", Some("interrupt delivery".into())),
             Some("cpu_busy") => cause("cpu busy", top.map(|d| d.name.clone())),
             _ => cause("interrupt delivery", None),
         },
         2 => cause("hrtimer queue", top.map(|d| d.name.clone())),
-        3 => {
-            // The largest contributor, if it is at least half of the segment.
-            match top.filter(|d| 2 * d.ns >= seg.ns) {
-                Some(d) if d.kind.ends_with("thread") => {
-                    cause("other thread", Some(d.name.clone()))
+        3 | 4 => {
+            // The class (threads, IRQs, softirqs) that filled at least half of the segment,
+            // named by its largest member; else the kernel's own path.
+            let class = |k: &str| match k {
+                k if k.ends_with("thread") => "other thread",
+                "irq" => "irq",
+                "softirq" => "softirq",
+                _ => "",
+            };
+            let mut found = None;
+            for c in ["other thread", "irq", "softirq"] {
+                let sum: Nanos = seg
+                    .details
+                    .iter()
+                    .filter(|d| class(&d.kind) == c)
+                    .map(|d| d.ns)
+                    .sum();
+                if seg.ns > 0 && 2 * sum >= seg.ns {
+                    let largest = seg.details.iter().find(|d| class(&d.kind) == c);
+                    found = Some(cause(c, largest.map(|d| d.name.clone())));
+                    break;
                 }
-                Some(d) if d.kind == "irq" => cause("irq", Some(d.name.clone())),
-                Some(d) if d.kind == "softirq" => cause("softirq", Some(d.name.clone())),
-                _ => cause("kernel path", None),
             }
+            found.unwrap_or_else(|| cause("kernel path", None))
         }
-        4 => cause("kernel path", None),
         _ => cause("return to user", None),
     }
 }
