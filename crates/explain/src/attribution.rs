@@ -643,6 +643,20 @@ fn hard_irq_before(
     best
 }
 
+/// Whether a kernel thread runs interrupt work under PREEMPT_RT (or `threadirqs`), and as
+/// what: `irq/N-name` is a threaded IRQ handler (`kernel/irq/manage.c`, `setup_irq_thread()`);
+/// `ksoftirqd/N` runs softirqs (`kernel/softirq.c`); `ktimers/N` runs the timer softirqs on
+/// PREEMPT_RT (`kernel/softirq.c`, `timersd`, Linux 6.x).
+fn handler_thread(comm: &str) -> Option<&'static str> {
+    if comm.starts_with("irq/") {
+        Some("irq")
+    } else if comm.starts_with("ksoftirqd/") || comm.starts_with("ktimers/") {
+        Some("softirq")
+    } else {
+        None
+    }
+}
+
 /// What ran on `cpu` in `[b3, end]`, net (osnoise's accounting): nested IRQs are taken out of
 /// the softirq and the thread they interrupt.
 #[allow(clippy::too_many_arguments)]
@@ -684,8 +698,11 @@ fn cpu_details(
                 Some(Ctx::Softirq(n)) => add(d, "softirq", n, None, ns),
                 None if task.0 == 0 => add(d, "idle", "<idle>", Some(0), ns),
                 None if task.0 == tid => add(d, "own_thread", &task.1, Some(tid), ns),
-                None if first => add(d, "blocking_thread", &task.1, Some(task.0), ns),
-                None => add(d, "higher_priority_thread", &task.1, Some(task.0), ns),
+                None => match handler_thread(&task.1) {
+                    Some(kind) => add(d, kind, &task.1, Some(task.0), ns),
+                    None if first => add(d, "blocking_thread", &task.1, Some(task.0), ns),
+                    None => add(d, "higher_priority_thread", &task.1, Some(task.0), ns),
+                },
             }
         };
     for e in events[entry + 1..].iter().filter(|e| e.cpu == cpu) {

@@ -556,3 +556,59 @@ proptest! {
         check_spans(&br);
     }
 }
+
+/// PREEMPT_RT's shape, synthetic (modelled on an RT kernel's trace: interrupt work runs in
+/// kernel threads, locks sleep): a threaded IRQ handler, `ktimers`, `ksoftirqd` and a
+/// sleeping lock's owner, each holding the CPU between the wake-up and the switch-in (or
+/// after it), are named as what they do.
+#[test]
+fn preempt_rt_threads_are_named_as_interrupt_work() {
+    let cases: [(&str, i32, &str, Option<&str>); 4] = [
+        ("irq/24-nvme0q1", 31, "irq", Some("irq/24-nvme0q1")),
+        ("ktimers/1", 22, "softirq", Some("ktimers/1")),
+        ("ksoftirqd/1", 23, "softirq", Some("ksoftirqd/1")),
+        ("kworker/1:2", 24, "other thread", Some("kworker/1:2")),
+    ];
+    for (comm, pid, category, detail) in cases {
+        // The handler thread (FIFO 50 on RT) is current at the expiry and keeps the CPU
+        // 400 µs after our callback ran in the hard timer interrupt.
+        let ev = B::new()
+            .armed(0)
+            .switch(EXPIRY - 300_000, (TID, "tickscope-0"), (pid, comm))
+            .fired(EXPIRY + 3_000, EXPIRY + 4_000, (pid, comm))
+            .switch(EXPIRY + 404_000, (pid, comm), (TID, "tickscope-0"))
+            .sys_exit(EXPIRY + 406_000)
+            .events();
+        let b = attribute(&sample(EXPIRY + 407_000), &setting(true), &ev);
+        check_sum(&b);
+        assert_eq!(b.cause.category, category, "{comm}: {b:#?}");
+        assert_eq!(b.cause.detail.as_deref(), detail, "{comm}");
+    }
+    // A sleeping lock (rtmutex): we run, block on the lock in the kernel (state D), its
+    // owner runs 300 µs, releases it, and we return from the wait: the owner is named.
+    let ev = B::new()
+        .armed(0)
+        .switch(EXPIRY - PERIOD + 2_000, (TID, "tickscope-0"), (0, "<idle>"))
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (0, "<idle>"))
+        .switch(EXPIRY + 9_000, (0, "<idle>"), (TID, "tickscope-0"))
+        .ev(
+            EXPIRY + 10_000,
+            TID,
+            "tickscope-0",
+            Kind::SchedSwitch {
+                prev_pid: TID,
+                prev_comm: "tickscope-0".into(),
+                prev_state: "D".into(),
+                next_pid: 61,
+                next_comm: "lockholder".into(),
+                next_prio: 120,
+            },
+        )
+        .switch(EXPIRY + 310_000, (61, "lockholder"), (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 312_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 313_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "other thread");
+    assert_eq!(b.cause.detail.as_deref(), Some("lockholder"));
+}
