@@ -133,7 +133,8 @@ pub struct Breakdown {
     /// The main cause.
     pub cause: Cause,
     /// `no_timer_start`, `no_expire_entry`, `no_local_timer`, `no_switch_in`, `no_sys_exit`,
-    /// `lost_events`, `interrupted_task_stale`.
+    /// `lost_events`, `interrupted_task_stale`, `trace_behind` (attributed before the trace
+    /// had reached the wake-up).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
     /// The segments and the residual laid out in time, from the expiry (0) to the wake-up
@@ -211,12 +212,12 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     let (expiry, woke) = (sample.expiry, sample.woke);
     let start = find_start(sample, setting, events);
     let entry = match start {
-        // The next expiry of the same pointer that is not before the armed expiry (the
-        // sleeper lives on the thread's stack, so the address recurs across periods).
-        Some((i, timer, expires)) => events[i..]
+        // The next expiry of the same pointer that is not before the armed (soft) expiry
+        // (the sleeper lives on the thread's stack, so the address recurs across periods).
+        Some((i, timer, _, soft)) => events[i..]
             .iter()
             .position(|e| {
-                matches!(e.kind, Kind::HrtimerExpireEntry { timer: t, now, .. } if t == timer && now >= expires - US)
+                matches!(e.kind, Kind::HrtimerExpireEntry { timer: t, now, .. } if t == timer && now >= soft - US)
             })
             .map(|k| i + k),
         None => {
@@ -286,7 +287,16 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     }
 
     // Boundaries b0..b6; a missing switch-in leaves S4 at 0 (S3 runs to the sys_exit).
-    let expires = start.map(|s| s.2.max(expiry));
+    // With timer slack the timer may fire anywhere from its soft to its hard expiry: S0
+    // ends where it fired, within that range.
+    let fired = lte.map(|i| events[i].ts).or(now);
+    let expires = start.map(|s| {
+        let hard = s.2.max(expiry);
+        match fired {
+            Some(f) => f.clamp(s.3.max(expiry).min(hard), hard),
+            None => hard,
+        }
+    });
     let b4 = match (switch_in, sys_exit) {
         (Some(s), _) => Some(events[s].ts),
         (None, Some(x)) => Some(events[x].ts),
@@ -445,30 +455,36 @@ fn cpu_marks(events: &[Event], cpu: u32, tid: i32, from: Nanos, to: Nanos) -> Ve
     out
 }
 
-/// The thread's `hrtimer_start` for this expiry: (index, timer, expires).
+/// The thread's `hrtimer_start` for this expiry: (index, timer, hard expiry, soft expiry).
+/// The soft expiry is what must not be after the wake-up: with timer slack the timer fires
+/// between the two.
 fn find_start(
     sample: &LateSample,
     setting: &Setting,
     events: &[Event],
-) -> Option<(usize, u64, Nanos)> {
+) -> Option<(usize, u64, Nanos, Nanos)> {
     let half = (setting.period / 2).max(1);
-    let mut best: Option<(usize, u64, Nanos)> = None;
+    let mut best: Option<(usize, u64, Nanos, Nanos)> = None;
     for (i, e) in events.iter().enumerate() {
         if e.pid != sample.tid || e.ts > sample.woke + US {
             continue;
         }
-        if let Kind::HrtimerStart { timer, expires, .. } = e.kind {
-            if expires < sample.expiry - half
-                || expires > sample.expiry + half
-                || expires > sample.woke
-            {
+        if let Kind::HrtimerStart {
+            timer,
+            expires,
+            softexpires,
+            ..
+        } = e.kind
+        {
+            let soft = softexpires.unwrap_or(expires).min(expires);
+            if soft < sample.expiry - half || soft > sample.expiry + half || soft > sample.woke {
                 continue;
             }
-            let closer = best.is_none_or(|(_, _, b)| {
-                (expires - sample.expiry).abs() <= (b - sample.expiry).abs()
+            let closer = best.is_none_or(|(_, _, _, b)| {
+                (soft - sample.expiry).abs() <= (b - sample.expiry).abs()
             });
             if closer {
-                best = Some((i, timer, expires));
+                best = Some((i, timer, expires, soft));
             }
         }
     }

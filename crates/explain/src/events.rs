@@ -44,6 +44,10 @@ pub enum Kind {
         function: String,
         /// Hard expiry, ns.
         expires: Nanos,
+        /// Soft expiry, ns: the timer may fire from here to `expires` (timer slack); absent
+        /// in recordings made before it was read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        softexpires: Option<Nanos>,
     },
     /// `timer:hrtimer_expire_entry`: the callback starts; `now` is the timer base's time, ns.
     HrtimerExpireEntry {
@@ -267,6 +271,7 @@ fn decode(name: &str, p: &str) -> Option<Kind> {
             timer: hex(p, "hrtimer")?,
             function: field(p, "function")?.to_string(),
             expires: num(p, "expires")?,
+            softexpires: num(p, "softexpires"),
         },
         "hrtimer_expire_entry" => Kind::HrtimerExpireEntry {
             timer: hex(p, "hrtimer")?,
@@ -351,7 +356,8 @@ mod tests {
             Kind::HrtimerStart {
                 timer: 0x11383357,
                 function: "hrtimer_wakeup".into(),
-                expires: 6170613905961
+                expires: 6170613905961,
+                softexpires: Some(6170613855961),
             }
         );
         let e = parse_line("        rust-lld-3484    [000] d.h..  6170.564020: hrtimer_expire_entry: hrtimer=00000000cc854098 function=tick_nohz_handler now=6170564018732").unwrap();

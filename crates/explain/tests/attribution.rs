@@ -37,6 +37,7 @@ impl B {
                 timer: PTR,
                 function: "hrtimer_wakeup".into(),
                 expires: EXPIRY + slack,
+                softexpires: None,
             },
         )
     }
@@ -447,6 +448,7 @@ fn a_reused_timer_pointer_pairs_each_start_with_the_next_expiry() {
                 timer: PTR,
                 function: "hrtimer_wakeup".into(),
                 expires: EXPIRY - PERIOD,
+                softexpires: None,
             },
         )
         .fired(
@@ -611,4 +613,34 @@ fn preempt_rt_threads_are_named_as_interrupt_work() {
     check_sum(&b);
     assert_eq!(b.cause.category, "other thread");
     assert_eq!(b.cause.detail.as_deref(), Some("lockholder"));
+}
+
+/// A relative sleep with 400 µs of timer slack: the kernel may fire the timer anywhere from
+/// the soft expiry to the hard one, and here fired it 375 µs after the expiry (before the
+/// hard expiry): the wait is timer slack, found although the hard expiry is after the
+/// wake-up.
+#[test]
+fn slack_fired_before_the_hard_expiry_is_timer_slack() {
+    let ev = B::new()
+        .ev(
+            EXPIRY - 570_000,
+            TID,
+            "tickscope-0",
+            Kind::HrtimerStart {
+                timer: PTR,
+                function: "hrtimer_wakeup".into(),
+                expires: EXPIRY + 400_000,
+                softexpires: Some(EXPIRY),
+            },
+        )
+        .switch(EXPIRY - 568_000, (TID, "tickscope-0"), (0, "<idle>"))
+        .fired(EXPIRY + 372_000, EXPIRY + 373_000, (0, "<idle>"))
+        .switch(EXPIRY + 376_000, (0, "<idle>"), (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 377_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 378_000), &setting(true), &ev);
+    check_sum(&b);
+    assert!(b.flags.is_empty(), "{:?}", b.flags);
+    assert_eq!(b.cause.category, "timer slack");
+    assert_eq!(seg(&b, "timer_slack"), 372_000);
 }

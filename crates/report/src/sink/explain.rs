@@ -201,14 +201,17 @@ pub struct ExplainSink {
     rounds: Vec<(bool, i64, i64, i64)>,
     /// `--explain-log`'s writer.
     log: Option<std::io::BufWriter<std::fs::File>>,
+    /// The newest wake-up time received from the sample stream, ns.
+    received: Option<i64>,
 }
 
 /// The latency p99 fallback before the first window, ns.
 const P99_START: i64 = 100_000;
 /// A late wake-up is attributed once the trace is this far past it, ns …
 const CATCH_UP_NS: i64 = 2_000_000;
-/// … or after this long at the latest.
-const WAIT_AT_MOST: Duration = Duration::from_millis(1500);
+/// … or after this long at the latest (the events stay held meanwhile; a breakdown made
+/// before the trace reached its wake-up is flagged `trace_behind`).
+const WAIT_AT_MOST: Duration = Duration::from_secs(5);
 /// At most this many late wake-ups wait for the trace; beyond, they are counted unexplained.
 const PENDING_CAP: usize = 20_000;
 /// Seconds an `exec` command may run before it is killed.
@@ -323,6 +326,7 @@ impl ExplainSink {
                 traced_now: false,
                 rounds: Vec::new(),
                 log,
+                received: None,
             },
             fallback,
         ))
@@ -356,10 +360,16 @@ impl ExplainSink {
         // The events of every waiting wake-up stay in the window however far the trace has
         // run ahead (a backlog must not be attributed to an emptied window).
         let period = self.setting.as_ref().map_or(0, |s| s.period);
-        let hold = self
-            .pending
-            .front()
-            .map(|p| p.sample.expiry - 2 * period - CATCH_UP_NS);
+        // The same for wake-ups the collector has not received yet (the sample stream can lag
+        // the trace by seconds when the collector is starved): nothing after the newest
+        // wake-up received is dropped for age.
+        let margin = 2 * period + CATCH_UP_NS;
+        let hold = match (self.pending.front(), self.received) {
+            (Some(p), r) => {
+                Some((p.sample.expiry - margin).min(r.map_or(i64::MAX, |r| r - margin)))
+            }
+            (None, r) => r.map(|r| r - margin),
+        };
         self.window.hold_from(hold);
         self.read_trace();
         while let Some(p) = self.pending.front() {
@@ -383,6 +393,9 @@ impl ExplainSink {
                 let from = s.expiry - 2 * setting.period - CATCH_UP_NS;
                 let events = self.window.range(from, s.woke + CATCH_UP_NS);
                 let mut b = attribute(&s, setting, &events);
+                if self.window.newest() < s.woke {
+                    b.flags.push("trace_behind".into());
+                }
                 label_own_threads(&mut b, |pid| {
                     std::path::Path::new(&format!("/proc/self/task/{pid}")).exists()
                 });
@@ -666,6 +679,9 @@ impl RunSink for ExplainSink {
     fn samples(&mut self, thread: usize, samples: &[RawSample]) {
         let threshold = self.threshold_for(thread);
         let tid = self.section.threads.get(thread).map(|t| t.tid).unwrap_or(0);
+        if let Some(last) = samples.last() {
+            self.received = Some(self.received.map_or(last.woke, |r| r.max(last.woke)));
+        }
         for s in samples {
             let latency = s.woke - s.expiry;
             if latency <= threshold {

@@ -1,0 +1,127 @@
+//! The oracle's recordings replayed: late wake-ups recorded live by `bench/oracle.sh
+//! --fixtures` (truth from each plant's own log of its bursts, events as tickscope read
+//! them), attributed again here and scored. Deterministic: no live timing.
+//!
+//! Checked: the confusion matrix (truth × top cause) equals `expected.json` beside the
+//! fixtures (rewrite it with `ORACLE_BLESS=1` after an intended change, and say why in the
+//! commit); the plants meeting the targets keep precision and recall ≥ 0.95; a plant whose
+//! blame is forbidden (the user-mode spinner) is never named; every breakdown's segments and
+//! residual sum to its latency.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use tickscope_explain::{attribute, Cause, Event, LateSample, Setting};
+
+#[derive(Deserialize)]
+struct Head {
+    plant: String,
+    comm: String,
+    correct: Correct,
+    blame_forbidden: bool,
+    setting: SettingJson,
+}
+
+#[derive(Deserialize)]
+struct Correct {
+    category: Vec<String>,
+    detail: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct SettingJson {
+    period: i64,
+    virtualized: bool,
+    wait_syscalls: Vec<i64>,
+    timer_functions: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Row {
+    sample: LateSample,
+    truth: String,
+    events: Vec<Event>,
+}
+
+type Matrix = BTreeMap<String, BTreeMap<String, BTreeMap<String, u32>>>;
+
+fn column(c: &Cause, comm: &str) -> String {
+    match c.detail.as_deref() {
+        Some(d) if !comm.is_empty() && d == comm => format!("{} (plant)", c.category),
+        _ => c.category.clone(),
+    }
+}
+
+#[test]
+fn recorded_plants_are_attributed_as_measured() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
+    let mut matrix: Matrix = BTreeMap::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut lines = text.lines();
+        let head: Head = serde_json::from_str(lines.next().unwrap()).unwrap();
+        let setting = Setting {
+            period: head.setting.period,
+            virtualized: head.setting.virtualized,
+            wait_syscalls: head.setting.wait_syscalls.clone(),
+            timer_functions: head.setting.timer_functions.clone(),
+        };
+        let (mut tp, mut fp, mut n_truth, mut blamed) = (0u32, 0u32, 0u32, 0u32);
+        for line in lines {
+            let row: Row = serde_json::from_str(line).unwrap();
+            let b = attribute(&row.sample, &setting, &row.events);
+            let sum: i64 = b.segments.iter().map(|s| s.ns).sum();
+            assert_eq!(sum + b.residual_ns, b.latency_ns, "{}", head.plant);
+            let ok = head.correct.category.contains(&b.cause.category)
+                && head
+                    .correct
+                    .detail
+                    .as_ref()
+                    .is_none_or(|d| b.cause.detail.as_ref() == Some(d));
+            let names = !head.comm.is_empty() && b.cause.detail.as_deref() == Some(&head.comm);
+            let mine = row.truth == head.plant;
+            n_truth += mine as u32;
+            tp += (mine && ok) as u32;
+            fp += (!mine && ok) as u32;
+            blamed += names as u32;
+            *matrix
+                .entry(head.plant.clone())
+                .or_default()
+                .entry(row.truth.clone())
+                .or_default()
+                .entry(column(&b.cause, &head.comm))
+                .or_default() += 1;
+        }
+        let precision = (tp + fp > 0).then(|| tp as f64 / (tp + fp) as f64);
+        let recall = (n_truth > 0).then(|| tp as f64 / n_truth as f64);
+        eprintln!(
+            "{}: {n_truth} of the plant's, precision {precision:?}, recall {recall:?}, blamed {blamed}",
+            head.plant
+        );
+        if head.blame_forbidden {
+            assert_eq!(blamed, 0, "{} must never be blamed", head.plant);
+        }
+    }
+    let expected_path = dir.join("expected.json");
+    let got = serde_json::to_string_pretty(&matrix).unwrap() + "\n";
+    if std::env::var_os("ORACLE_BLESS").is_some() {
+        std::fs::write(&expected_path, &got).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+    assert_eq!(
+        got,
+        expected,
+        "the replayed confusion matrix changed (ORACLE_BLESS=1 rewrites {} after an \
+         intended change)",
+        expected_path.display()
+    );
+}
