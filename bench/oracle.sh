@@ -16,11 +16,13 @@
 #   plant      cause created                         tickscope            threshold  correct top cause
 #   fifo-hi    SCHED_FIFO 99 spin 500 µs / ~5 ms     fifo 90              100us      other thread (plant-fifo)
 #   rr-eq      SCHED_RR 90 spin 500 µs / ~5 ms       fifo 90              100us      other thread (plant-rr)
-#   other-hog  SCHED_OTHER spin 2 ms / ~10 ms        other (nice 0)       100us      other thread (plant-other)
+#   other-hog  SCHED_OTHER nice -20 spin 2 ms/~10 ms other (nice 0)       100us      other thread (plant-other)
 #   kernel     SCHED_OTHER read(/dev/zero) 8-16 MiB  fifo 90              100us      other thread (plant-kernel)
-#   softirq    UDP flood on CPU 0, RPS -> CPU 1      fifo 90              50us       softirq (NET_RX)
-#   ipi        membarrier expedited from CPU 0       fifo 90              30us       irq (call_function*)
-#   slack      none: 400 µs timer slack              other, nanosleep-rel 100us      timer slack
+#   softirq    1400-byte UDP flood on CPU 0,         fifo 90              50us       softirq (NET_RX)
+#              RPS -> CPU 1
+#   ipi        membarrier expedited from CPU 0 while  fifo 90              30us       irq (any)
+#              a helper spins on CPU 1
+#   slack      none: 400 µs timer slack              other, nanosleep-rel 100us      timer slack (wake-ups up to 500 µs late)
 #   spinner    SCHED_OTHER user-mode spin 2 ms/10 ms fifo 90              50us       anything NOT naming plant-other
 # "cannot tell" and "unexplained" count against recall, never precision.
 set -euo pipefail
@@ -93,7 +95,8 @@ run_plant() {
     local poll=$!
     if [ $# -gt 0 ]; then
         sleep 0.7
-        "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
+        # Set up on CPU 0 (allocation, mlockall); the plant pins itself to its CPU after.
+        taskset -c 0 "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
         local pp=$!
         pids+=("$pp")
         wait "$pp" || { echo "oracle: plant $name failed" >&2; }
@@ -121,8 +124,8 @@ measuring = {t["tid"] for t in doc["explain"]["threads"]}
 tids = {int(x) for x in open(d + "/tids.raw").read().split() if x.isdigit()} - measuring
 open(d + "/tids.txt", "w").write(" ".join(map(str, sorted(tids))))
 PY
-    printf '{"name":"%s","comm":"%s","correct":%s,"blame_forbidden":%s,"threshold":"%s","command":"tickscope run -q -a 1 -i 1ms -D %ss %s --explain=trace --explain-threshold %s"}\n' \
-        "$name" "$comm" "$correct" "$forbid" "$thr" "$secs" "$targs" "$thr" > "$d/plant.json"
+    printf '{"name":"%s","comm":"%s","correct":%s,"blame_forbidden":%s,"threshold":"%s","max_latency_ns":%s,"command":"tickscope run -q -a 1 -i 1ms -D %ss %s --explain=trace --explain-threshold %s"}\n' \
+        "$name" "$comm" "$correct" "$forbid" "$thr" "${MAX_LATENCY_NS:-0}" "$secs" "$targs" "$thr" > "$d/plant.json"
     dirs+=("$d")
     echo "oracle: $name: $(wc -l < "$d/late.jsonl") late wake-ups, $(wc -l < "$d/truth.txt") bursts" >&2
 }
@@ -133,7 +136,7 @@ PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
     run_plant fifo-hi plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo" fifo 1
 PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=90 \
     run_plant rr-eq plant-rr '{"category":["other thread"],"detail":"plant-rr"}' false 100us "$fifo" rr 1
-PLANT_BURST=2000 PLANT_GAP=10000 PLANT_PRIO= \
+PLANT_BURST=2000 PLANT_GAP=10000 PLANT_PRIO=-20 \
     run_plant other-hog plant-other '{"category":["other thread"],"detail":"plant-other"}' false 100us "--policy other" other 1
 PLANT_BURST=12000 PLANT_GAP=60000 PLANT_PRIO= \
     run_plant kernel plant-kernel '{"category":["other thread"],"detail":"plant-kernel"}' false 100us "$fifo" kernel 1
@@ -147,7 +150,7 @@ else
 fi
 PLANT_BURST=1000 PLANT_GAP=8000 PLANT_PRIO=1 \
     run_plant ipi "" '{"category":["irq"],"detail":null}' false 30us "$fifo" ipi 0
-PLANT_BURST=0 PLANT_GAP=0 \
+PLANT_BURST=0 PLANT_GAP=0 MAX_LATENCY_NS=500000 \
     run_plant slack "" '{"category":["timer slack"],"detail":null}' false 100us "--policy other --method nanosleep-rel --timer-slack 400000"
 PLANT_BURST=2000 PLANT_GAP=10000 PLANT_PRIO= \
     run_plant spinner plant-other '{"category":["hypervisor","cannot tell","other thread","irq","softirq","kernel path","exit from idle","hrtimer queue","return to user"],"detail":null}' true 50us "$fifo" other 1

@@ -8,13 +8,14 @@
  * measured period. Modes:
  *   fifo   SCHED_FIFO PRIO (default 99) spinning in user mode on CPU
  *   rr     SCHED_RR PRIO spinning in user mode on CPU
- *   other  SCHED_OTHER spinning in user mode on CPU
+ *   other  SCHED_OTHER spinning in user mode on CPU, at nice PRIO if given
  *   kernel SCHED_OTHER staying in the kernel: one big read of /dev/zero into fresh pages
  *          per burst, on CPU
  *   udp    on CPU (not the measured one): floods 127.0.0.1 with UDP datagrams; with RPS
  *          steered to the measured CPU the receive softirq runs there
- *   ipi    on CPU (not the measured one): membarrier(PRIVATE_EXPEDITED) in a loop while a
- *          sleeping helper thread of this process last ran on the measured CPU (PRIO)
+ *   ipi    on CPU (not the measured one): membarrier(PRIVATE_EXPEDITED) in a loop; the
+ *          kernel sends the IPI only to CPUs running this process, so a SCHED_OTHER helper
+ *          thread spins on the measured CPU (PRIO) during each burst and sleeps between
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
@@ -59,10 +61,15 @@ static void sleep_ns(int64_t ns) {
 }
 
 static int helper_cpu;
+static volatile int bursting;
 static void *helper(void *arg) {
   (void)arg;
   pin(helper_cpu);
-  for (;;) sleep_ns(1000000000);
+  prctl(PR_SET_NAME, "plant-ipi-help");
+  for (;;) {
+    while (!bursting) sleep_ns(50000);
+    while (bursting) {}
+  }
   return NULL;
 }
 
@@ -85,7 +92,7 @@ int main(int argc, char **argv) {
   if (mlockall(MCL_CURRENT | MCL_FUTURE)) perror("mlockall");
   int sock = -1, zero = -1;
   struct sockaddr_in to = {.sin_family = AF_INET};
-  char payload[64] = {0};
+  char payload[1400] = {0};
   size_t kbytes = 0;
   char *kbuf = NULL;
   if (!strcmp(mode, "ipi")) {
@@ -101,6 +108,10 @@ int main(int argc, char **argv) {
   pin(cpu);
   if (!strcmp(mode, "fifo")) policy(SCHED_FIFO, prio);
   else if (!strcmp(mode, "rr")) policy(SCHED_RR, prio);
+  else if (!strcmp(mode, "other") && argc > 7 && setpriority(PRIO_PROCESS, 0, prio)) {
+    perror("setpriority");
+    return 2;
+  }
   else if (!strcmp(mode, "udp")) {
     sock = socket(AF_INET, SOCK_DGRAM, 0);
     int rx = socket(AF_INET, SOCK_DGRAM, 0);
@@ -129,8 +140,10 @@ int main(int argc, char **argv) {
       while ((b = now()) - a < burst)
         sendto(sock, payload, sizeof payload, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to);
     } else if (!strcmp(mode, "ipi")) {
+      bursting = 1;
       while ((b = now()) - a < burst)
         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+      bursting = 0;
     } else {
       while ((b = now()) - a < burst) {}
     }

@@ -3,7 +3,8 @@
 
 score.py OUT_JSON OUT_MD PLANT_DIR...   Each PLANT_DIR holds:
   plant.json   {"name", "comm", "correct": {"category": [...], "detail": str|null},
-                "blame_forbidden": bool, "threshold": str, "command": str}
+                "blame_forbidden": bool, "threshold": str, "command": str,
+                "max_latency_ns": int (optional: later wake-ups are not the plant's)}
   truth.txt    "start end" CLOCK_MONOTONIC ns per burst, logged by the plant itself
   late.jsonl   tickscope --explain-log: one breakdown per late wake-up
   switch.txt   an independent raw sched_switch record of the measured CPU (tracefs text)
@@ -96,13 +97,16 @@ def main():
             lo, hi = s["expiry"], s["woke"]
             ov = overlap(iv, starts, lo, hi)
             truth = name if ov > 0 else "other"
+            # A configuration plant (timer slack) explains at most its own size.
+            if p.get("max_latency_ns") and hi - lo > p["max_latency_ns"]:
+                truth = "other"
             cat = b["cause"]["category"]
             col = cat + (" (plant)" if names_plant(b, comm) else "")
             columns.add(col)
             matrix.setdefault(truth, {}).setdefault(col, 0)
             matrix[truth][col] += 1
             ok = cause_matches(b["cause"], p["correct"])
-            if p.get("blame_forbidden"):
+            if p.get("blame_forbidden") and truth == name:
                 blamed += names_plant(b, comm)
             if cat in UNSURE:
                 unsure += 1
@@ -158,7 +162,7 @@ def main():
     cols = sorted(columns)
     fmt = lambda v: "—" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
     md = ["# tickscope --explain against planted causes", "",
-          "| plant | threshold | late | plant's | precision | recall | blamed | cannot tell | unexplained | time err p50/max µs | own thread on CPU |",
+          "| plant | threshold | late | plant's | precision | recall | blamed in burst | cannot tell | unexplained | time err p50/max µs | own thread on CPU |",
           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["plants"]:
         te = r["time_error_ns"]
@@ -175,6 +179,10 @@ def main():
             row = r["matrix"].get(truth, {})
             label = truth if truth != "other" else f"other ({r['plant']} run)"
             md.append(f"| {label} | " + " | ".join(str(row.get(c, 0)) for c in cols) + " |")
+    for r in report["plants"]:
+        if not r["truth_plant"]:
+            md.append(f"- {r['plant']}: no late wake-up overlapped a burst — the cause was not "
+                      f"created above {r['threshold']} here (not scored).")
     md += ["", f"All plants: {total_late} late wake-ups, unexplained "
            f"{fmt(report['unexplained_share'])}, cannot tell {fmt(report['cannot_tell_share'])}, "
            f"late wake-ups with a tickscope thread on the measured CPU: {total_self}."]

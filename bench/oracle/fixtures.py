@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Writes the oracle's CI fixtures: per plant, a few late wake-ups with their truth and the
+trace events they were attributed from, trimmed to what the attribution reads.
+
+fixtures.py OUT_DIR PLANT_DIR...   (PLANT_DIR as for score.py, late.jsonl written with
+--explain-log-events). One OUT_DIR/<plant>.jsonl each: a header line
+{"plant", "comm", "correct", "blame_forbidden", "max_latency_ns", "setting"} then one line
+per wake-up {"sample", "truth", "live_cause", "events"}.
+"""
+import bisect, json, os, sys
+
+PER_PLANT = 12   # wake-ups whose truth is the plant
+PER_OTHER = 4    # wake-ups of the same run no burst overlapped
+PERIOD = 1_000_000
+SETTING = {"period": PERIOD, "virtualized": True, "wait_syscalls": [230],
+           "timer_functions": ["hrtimer_wakeup"]}
+
+
+def trim(b):
+    s = b["sample"]
+    ev = b["events"]
+    starts = [e["ts"] for e in ev if e["pid"] == s["tid"] and e["kind"]["event"] == "hrtimer_start"
+              and abs(e["kind"]["expires"] - s["expiry"]) <= PERIOD // 2]
+    lo = min(starts + [s["expiry"] - 100_000]) - 1_000
+    hi = s["woke"] + 10_000
+    kept = [e for e in ev if lo <= e["ts"] <= hi]
+    idle = [e for e in ev if e["ts"] < lo and e["kind"]["event"] == "cpu_idle"]
+    return idle[-1:] + kept
+
+
+def main():
+    out, dirs = sys.argv[1], sys.argv[2:]
+    os.makedirs(out, exist_ok=True)
+    for d in dirs:
+        p = json.load(open(os.path.join(d, "plant.json")))
+        iv = sorted(tuple(map(int, l.split())) for l in open(os.path.join(d, "truth.txt")))
+        starts = [a for a, _ in iv]
+        mine, others = [], []
+        for line in open(os.path.join(d, "late.jsonl")):
+            b = json.loads(line)
+            if "events" not in b:
+                continue
+            s = b["sample"]
+            k = bisect.bisect_left(starts, s["woke"])
+            hit = any(a < s["woke"] and e > s["expiry"] for a, e in iv[max(0, k - 64):k])
+            if p.get("max_latency_ns") and s["woke"] - s["expiry"] > p["max_latency_ns"]:
+                hit = False
+            row = {"sample": s, "truth": p["name"] if hit else "other",
+                   "live_cause": b["cause"], "events": trim(b)}
+            (mine if hit else others).append(row)
+        # Spread over the run rather than the first few.
+        pick = lambda rows, n: rows[:: max(1, len(rows) // n)][:n]
+        rows = pick(mine, PER_PLANT) + pick(others, PER_OTHER)
+        if not rows:
+            continue
+        with open(os.path.join(out, p["name"] + ".jsonl"), "w") as f:
+            head = {k: p.get(k) for k in ("comm", "correct", "blame_forbidden", "max_latency_ns")}
+            head.update(plant=p["name"], setting=SETTING)
+            f.write(json.dumps(head, separators=(",", ":")) + "\n")
+            for r in rows:
+                f.write(json.dumps(r, separators=(",", ":")) + "\n")
+        print(f"fixtures: {p['name']}: {len(rows)} wake-ups", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
