@@ -91,7 +91,11 @@ run_plant() {
         --explain-log "$d/late.jsonl" "${extra[@]}" --json "$d/run.json" > "$d/out.txt" 2>&1 &
     local ts=$!
     pids+=("$ts")
-    ( while kill -0 "$ts" 2>/dev/null; do ls "/proc/$ts/task" 2>/dev/null; sleep 0.2; done ) > "$d/tids.raw" &
+    # tickscope's threads (and those of its children, e.g. when TICKSCOPE is a wrapper).
+    ( while kill -0 "$ts" 2>/dev/null; do
+        for p in "$ts" $(pgrep -P "$ts"); do ls "/proc/$p/task" 2>/dev/null; done
+        sleep 0.2
+    done ) > "$d/tids.raw" &
     local poll=$!
     if [ $# -gt 0 ]; then
         sleep 0.7
