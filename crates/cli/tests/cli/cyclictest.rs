@@ -53,8 +53,8 @@ fn dash_h_prints_only_the_histogram_on_standard_output() {
         .count() as u64;
     assert_eq!(
         cycles,
-        field("# Histogram Overflows:").min(1000),
-        "every overflow's cycle"
+        field("# Histogram Overflows:").min(5),
+        "as many overflow cycles as buckets, as cyclictest keeps"
     );
     // The summary went to standard error.
     assert!(String::from_utf8_lossy(&out.stderr).contains("latency p99"));
@@ -217,6 +217,14 @@ fn the_osadl_histogram_matches_cyclictests_layout() {
                 None => l.to_string(),
             })
             .map(|l| l.replace(|c: char| c.is_ascii_digit(), "N"))
+            .collect()
+    };
+    // A line that depends on the run rather than the format: the early-wake-up note (a
+    // comment cyclictest cannot print).
+    let shape = |bytes: &[u8]| -> Vec<String> {
+        shape(bytes)
+            .into_iter()
+            .filter(|l| !l.starts_with("# Early wake-ups"))
             .collect()
     };
     let (ours, theirs) = (shape(&ours.stdout), shape(&theirs.stdout));

@@ -15,8 +15,9 @@
 //! With a range ([`HistogramOptions::range_us`], cyclictest's `-h N`) the buckets are
 //! 0 … N−1 µs and every latency of N µs or more is an overflow, excluded from `# Total` as
 //! in cyclictest; the overflows' cycle numbers (wake-up numbers from 0) are listed when the
-//! caller collected them (the first [`CYCLES_KEPT`] per thread, then `# NNNNN others` as
-//! cyclictest does when its list is full). With [`HistogramOptions::all_column`]
+//! caller collected them (the first [`CYCLES_KEPT`] per thread — with a range, the first N,
+//! as many as cyclictest keeps — then `# NNNNN others` as cyclictest does when its list is
+//! full). With [`HistogramOptions::all_column`]
 //! (cyclictest's `-H`) a last column sums every thread. Latencies below zero (early
 //! wake-ups, which cyclictest cannot represent) are counted in bucket 0 and reported in a
 //! comment line. A document with several runs has one column per thread of each run.
@@ -169,6 +170,9 @@ pub fn render_with(doc: &RunDocument, opts: &HistogramOptions) -> String {
         for (i, c) in cols.iter().enumerate().filter(|(_, c)| c.name != "all") {
             let _ = write!(out, "# Thread {i}:");
             let listed = opts.overflow_cycles.get(i).map_or(&[][..], Vec::as_slice);
+            // cyclictest keeps as many cycle numbers as it has buckets (its `outliers`
+            // array has `histogram` entries); the rest are counted as `others`.
+            let listed = &listed[..listed.len().min(opts.range_us.unwrap_or(CYCLES_KEPT))];
             for cycle in listed {
                 let _ = write!(out, " {cycle:05}");
             }
