@@ -13,10 +13,12 @@ use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 use tickscope_engine::time::NS_PER_SEC;
-use tickscope_report::import::hlog::{parse, Interval, Log};
+use tickscope_report::import::hlog::{add_into, Reader, Totals};
+use tickscope_report::import::open_input;
 use tickscope_report::quoted;
 
 /// Runs `tickscope hlog …`.
@@ -31,51 +33,62 @@ pub fn execute(cmd: &HlogCommand) -> Result<(), Failure> {
     }
 }
 
-fn read_all(files: &[PathBuf]) -> Result<Vec<Log>, Failure> {
-    files
-        .iter()
-        .map(|p| {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", quoted(p))))?;
-            let log = parse(&text)
-                .map_err(|e| Failure::Usage(format!("{}: interval log: {e}", quoted(p))))?;
-            for w in &log.warnings {
-                eprintln!("tickscope: {}: {w}", quoted(p));
-            }
-            Ok(log)
-        })
-        .collect()
+/// Opens one log to be read as it streams ([`open_input`]: a FIFO, device or directory is
+/// refused at once).
+fn open(path: &Path) -> Result<Reader<impl BufRead>, Failure> {
+    let usage = |e: tickscope_report::import::ImportError| Failure::Usage(e.to_string());
+    let mut input = open_input(path).map_err(usage)?;
+    if !input.is_hlog().map_err(usage)? {
+        return Err(Failure::Usage(format!(
+            "{}: not an interval log (it starts with neither '#' nor an interval)",
+            quoted(path)
+        )));
+    }
+    Ok(Reader::new(input.into_reader()))
 }
 
-/// Intervals of every log keyed by (tag, start in ms since the epoch), merged.
-fn merged_intervals(logs: &[Log]) -> Result<BTreeMap<(String, i64), Interval>, Failure> {
-    let mut out: BTreeMap<(String, i64), Interval> = BTreeMap::new();
-    for i in logs.iter().flat_map(|l| &l.intervals) {
-        let key = (i.tag.clone(), (i.start * 1000.0).round() as i64);
-        match out.get_mut(&key) {
-            Some(m) => {
-                let mut h = std::mem::replace(&mut m.histogram, Histogram::new(1).expect("valid"));
-                h.auto(true);
-                h.add(&i.histogram)
-                    .map_err(|e| Failure::Usage(format!("cannot merge histograms: {e:?}")))?;
-                m.histogram = h;
-                m.length = m.length.max(i.length);
-            }
-            None => {
-                out.insert(key, i.clone());
-            }
-        }
+/// A reading error of the log at `path`, as one line.
+fn bad(path: &Path) -> impl Fn(String) -> Failure + '_ {
+    move |e| Failure::Usage(format!("{}: interval log: {e}", quoted(path)))
+}
+
+fn warn<R: BufRead>(path: &Path, reader: &Reader<R>) {
+    for w in reader.warnings() {
+        eprintln!("tickscope: {}: {w}", quoted(path));
     }
-    Ok(out)
+}
+
+/// One interval of the merged log.
+struct Merged {
+    start: f64,
+    length: f64,
+    histogram: Option<Histogram<u64>>,
 }
 
 fn merge(a: &HlogMergeArgs) -> Result<(), Failure> {
     let inputs: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let out = prepare_outputs(&[("-o", a.output.as_path())], &inputs)?
         .pop()
-        .expect("one output");
-    let logs = read_all(&a.files)?;
-    let merged = merged_intervals(&logs)?;
+        .ok_or_else(|| Failure::Runtime("no output prepared".into()))?;
+    // Keyed by (tag, start in ms since the epoch): one histogram per interval of the merged
+    // log, each input's intervals added as they are read.
+    let mut merged: BTreeMap<(String, i64), Merged> = BTreeMap::new();
+    for path in &a.files {
+        let mut reader = open(path)?;
+        while let Some(head) = reader.next_head().map_err(bad(path))? {
+            let h = reader.histogram().map_err(bad(path))?;
+            let key = (head.tag, (head.start * 1000.0).round() as i64);
+            let m = merged.entry(key).or_insert(Merged {
+                start: head.start,
+                length: head.length,
+                histogram: None,
+            });
+            m.length = m.length.max(head.length);
+            add_into(&mut m.histogram, &h)
+                .map_err(|e| bad(path)(format!("line {}: {e}", head.line)))?;
+        }
+        warn(path, &reader);
+    }
     let origin = merged
         .values()
         .map(|i| i.start)
@@ -85,24 +98,27 @@ fn merge(a: &HlogMergeArgs) -> Result<(), Failure> {
     let mut ser = V2DeflateSerializer::new();
     {
         let mut builder = IntervalLogWriterBuilder::new();
+        // The reader refuses times beyond the year 9999: every sum here is a valid time.
         builder
             .add_comment(&format!(
                 "tool: tickscope {} hlog merge of {} logs",
                 env!("CARGO_PKG_VERSION"),
-                logs.len()
+                a.files.len()
             ))
-            .with_start_time(UNIX_EPOCH + Duration::from_secs_f64(origin));
+            .with_start_time(UNIX_EPOCH + Duration::from_secs_f64(origin.max(0.0)));
         let mut w = builder
             .begin_log_with(&mut buf, &mut ser)
             .map_err(|e| Failure::Runtime(e.to_string()))?;
-        let mut by_time: Vec<&Interval> = merged.values().collect();
-        by_time.sort_by(|x, y| x.start.total_cmp(&y.start).then(x.tag.cmp(&y.tag)));
-        for i in by_time {
+        let mut by_time: Vec<(&String, &Merged)> =
+            merged.iter().map(|((tag, _), m)| (tag, m)).collect();
+        by_time.sort_by(|x, y| x.1.start.total_cmp(&y.1.start).then(x.0.cmp(y.0)));
+        for (tag, i) in by_time {
+            let Some(h) = &i.histogram else { continue };
             w.write_histogram(
-                &i.histogram,
+                h,
                 Duration::from_secs_f64((i.start - origin).max(0.0)),
                 Duration::from_secs_f64(i.length),
-                Tag::new(&i.tag),
+                Tag::new(tag),
             )
             .map_err(|e| Failure::Runtime(format!("cannot encode an interval: {e}")))?;
         }
@@ -111,7 +127,7 @@ fn merge(a: &HlogMergeArgs) -> Result<(), Failure> {
     console::line(format!(
         "{} intervals from {} logs written to {}",
         merged.len(),
-        logs.len(),
+        a.files.len(),
         quoted(&a.output)
     ));
     Ok(())
@@ -138,61 +154,59 @@ fn stat(a: &HlogStatArgs) -> Result<(), Failure> {
             )));
         }
     }
-    let logs = read_all(&a.files)?;
-    // One time axis for a fleet: seconds from the earliest log's start.
-    let origin = logs.iter().map(Log::origin).reduce(f64::min).unwrap_or(0.0);
-    let mut tags: Vec<String> = logs
-        .iter()
-        .flat_map(|l| l.tags())
-        .map(str::to_string)
-        .collect();
-    tags.sort();
-    tags.dedup();
+    // One time axis for a fleet: seconds from the earliest log's start. Only a range needs
+    // it, found in a first pass that decodes no histogram.
+    let mut origin = 0.0;
+    if from.is_some() || to.is_some() {
+        let mut earliest: Option<f64> = None;
+        for path in &a.files {
+            if path.as_os_str() == "-" {
+                return Err(Failure::Usage(
+                    "--from/--to read each log twice: give the log as a file, not '-'".into(),
+                ));
+            }
+            if let Some(o) = open(path)?.origin().map_err(bad(path))? {
+                earliest = Some(earliest.map_or(o, |e| e.min(o)));
+            }
+        }
+        origin = earliest.unwrap_or(0.0);
+    }
+    let in_range = |start: f64| {
+        let t = start - origin;
+        !(from.is_some_and(|f| t < f - 1e-9) || to.is_some_and(|e| t >= e - 1e-9))
+    };
+    // One pass, one histogram per tag: memory does not grow with the log.
+    let mut totals = Totals::default();
+    for path in &a.files {
+        let mut reader = open(path)?;
+        totals
+            .add_log(&mut reader, |h| {
+                a.tag.as_ref().is_none_or(|t| *t == h.tag) && in_range(h.start)
+            })
+            .map_err(bad(path))?;
+        warn(path, &reader);
+    }
     if let Some(t) = &a.tag {
-        if !tags.contains(t) {
+        if !totals.tags.contains_key(t) {
             return Err(Failure::Usage(format!(
                 "--tag {t}: no such tag (tags: {})",
-                tags.join(", ")
+                totals.tag_names().join(", ")
             )));
         }
-        tags = vec![t.clone()];
     }
     console::line(format!(
         "{:<10} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "tag", "intervals", "count", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max"
     ));
-    for tag in &tags {
-        let mut h: Option<Histogram<u64>> = None;
-        let mut n = 0;
-        for i in logs
-            .iter()
-            .flat_map(|l| &l.intervals)
-            .filter(|i| &i.tag == tag)
-        {
-            let t = i.start - origin;
-            if from.is_some_and(|f| t < f - 1e-9) || to.is_some_and(|e| t >= e - 1e-9) {
-                continue;
-            }
-            n += 1;
-            match &mut h {
-                Some(m) => m
-                    .add(&i.histogram)
-                    .map_err(|e| Failure::Usage(format!("cannot merge: {e:?}")))?,
-                None => {
-                    let mut c = i.histogram.clone();
-                    c.auto(true);
-                    h = Some(c);
-                }
-            }
-        }
-        let Some(h) = h else { continue };
+    for (tag, total) in &totals.tags {
+        let Some(h) = &total.histogram else { continue };
         let us = |v: u64| format!("{:.3}", v as f64 / 1e3);
         let q = |p: f64| us(h.highest_equivalent(h.value_at_quantile(p)));
         let name = if tag.is_empty() { "(none)" } else { tag };
         console::line(format!(
             "{:<10} {:>9} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
             name,
-            n,
+            total.intervals,
             h.len(),
             us(h.min()),
             q(0.5),

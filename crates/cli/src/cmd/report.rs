@@ -36,12 +36,17 @@ fn read_document(path: &Path) -> Result<Input, Failure> {
             .to_string(),
         )
     };
-    let text =
-        tickscope_report::import::read_input(path).map_err(|e| Failure::Usage(e.to_string()))?;
-    // The importers recognise any known format and explain what is wrong with it.
     let stem = path
         .file_stem()
         .map_or_else(|| "run".to_string(), |s| s.to_string_lossy().into_owned());
+    let failed = |e: ImportError| Failure::Usage(e.to_string());
+    let mut input = tickscope_report::import::open_input(path).map_err(failed)?;
+    // An interval log is read as it streams, never whole.
+    if input.is_hlog().map_err(failed)? {
+        return Ok(Input::Foreign(input.import_hlog(&stem).map_err(failed)?));
+    }
+    let text = input.into_text().map_err(failed)?;
+    // The importers recognise any known format and explain what is wrong with it.
     let found = tickscope_report::import::parse(&name, &stem, &text)
         .map_err(|e| Failure::Usage(e.to_string()))?;
     if found

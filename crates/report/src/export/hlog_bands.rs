@@ -2,8 +2,8 @@
 //! per-interval p50/p99/p99.9/max bands ([`crate::plot::bands`]).
 
 use crate::document::RunDocument;
-use crate::import::hlog::{looks_like_hlog, parse, Log};
-use crate::plot::bands::BandsChart;
+use crate::import::hlog::Reader;
+use crate::plot::bands::{Band, BandsChart};
 use crate::plot::{stamp, NamedPlot, Plot};
 use std::path::{Path, PathBuf};
 
@@ -32,7 +32,7 @@ pub fn candidates(doc: &RunDocument, result: &Path, explicit: Option<&Path>) -> 
 /// Whether `log` is the one `doc` names: its StartTime equals the section's `start_time`
 /// (to the ms the log gives). A log or section without one is taken as it is (older files,
 /// foreign logs).
-fn same_run(doc: &RunDocument, log: &crate::import::hlog::Log) -> Result<(), String> {
+fn same_run(doc: &RunDocument, log: &Bands) -> Result<(), String> {
     let named = doc
         .hlog
         .as_ref()
@@ -101,29 +101,61 @@ enum Unread {
     Bad(String),
 }
 
-fn read_log(path: &Path) -> Result<Log, Unread> {
-    let text = crate::import::read_input(path).map_err(|e| Unread::Missing(e.to_string()))?;
+/// The tags a bands plot may be drawn from, in order of preference: `all` (every thread
+/// merged), `T0`, the untagged intervals of a foreign log.
+const BAND_TAGS: [&str; 3] = ["all", "T0", crate::import::hlog::UNTAGGED];
+
+/// What a bands plot needs of a log, read in one pass: its StartTime and, for each of
+/// [`BAND_TAGS`], whether it has intervals and a [`Band`] (a few numbers) per interval with
+/// values — never the intervals' histograms.
+struct Bands {
+    start_time: Option<f64>,
+    seen: [bool; 3],
+    bands: [Vec<Band>; 3],
+}
+
+fn read_log(path: &Path) -> Result<Bands, Unread> {
+    let mut input = crate::import::open_input(path).map_err(|e| Unread::Missing(e.to_string()))?;
     let q = crate::quoted(path);
-    if !looks_like_hlog(&text) {
+    let hlog = input
+        .is_hlog()
+        .map_err(|e| Unread::Missing(e.to_string()))?;
+    if !hlog {
         return Err(Unread::Bad(format!("{q} is not an interval log")));
     }
-    parse(&text).map_err(|e| Unread::Bad(format!("{q}: {e}")))
+    let mut reader = Reader::new(input.into_reader());
+    let mut out = Bands {
+        start_time: None,
+        seen: [false; 3],
+        bands: Default::default(),
+    };
+    let bad = |e: String| Unread::Bad(format!("{q}: {e}"));
+    while let Some(head) = reader.next_head().map_err(bad)? {
+        let Some(k) = BAND_TAGS.iter().position(|t| *t == head.tag) else {
+            continue;
+        };
+        out.seen[k] = true;
+        let h = reader.histogram().map_err(bad)?;
+        if let Some(b) = Band::of(head.start, head.length, &h) {
+            out.bands[k].push(b);
+        }
+    }
+    out.start_time = reader.start_time();
+    Ok(out)
 }
 
 /// The bands of `log` (read from `path`): tag `all` (every thread merged) when present, else
 /// `T0`, else the untagged intervals of a foreign log.
-fn chart(path: &Path, log: &Log, stamp: String) -> Result<NamedPlot, String> {
-    let tag = ["all", "T0", crate::import::hlog::UNTAGGED]
-        .into_iter()
-        .find(|t| log.intervals.iter().any(|i| i.tag == *t))
-        .unwrap_or("all");
+fn chart(path: &Path, log: &Bands, stamp: String) -> Result<NamedPlot, String> {
+    let k = log.seen.iter().position(|&s| s).unwrap_or(0);
+    let tag = BAND_TAGS[k];
     let name = path
         .file_name()
         .unwrap_or(path.as_os_str())
         .to_string_lossy();
     let shown = if tag.is_empty() { "untagged" } else { tag };
     let title = format!("Latency per interval, from {name} (tag {shown})");
-    match BandsChart::new(title, log, tag) {
+    match BandsChart::new(title, tag, log.bands[k].clone()) {
         Some(c) => Ok(NamedPlot {
             stem: "bands".into(),
             caption: c.caption(),

@@ -1,29 +1,62 @@
-//! HdrHistogram interval logs (`.hlog`): reading them, for `tickscope compare` and
-//! `tickscope hlog`, whoever wrote them — tickscope's `--hlog`, jHiccup, cassandra-stress,
-//! HdrHistogram's Java/C/Python/Rust writers.
+//! HdrHistogram interval logs (`.hlog`): reading them, for `tickscope compare`, `tickscope
+//! report` and `tickscope hlog`, whoever wrote them — tickscope's `--hlog`, jHiccup,
+//! cassandra-stress, HdrHistogram's Java/C/Python/Rust writers.
 //!
 //! The format (HdrHistogram, `HistogramLogWriter.java`,
 //! <https://github.com/HdrHistogram/HdrHistogram/blob/master/src/main/java/org/HdrHistogram/HistogramLogWriter.java>):
 //! comment lines `#…`, optional `#[StartTime: s]` and `#[BaseTime: s]`, a legend line,
 //! then one line per interval, `[Tag=NAME,]start,length,max,base64(compressed histogram)`.
-//! Parsing is the `hdrhistogram` crate's (`serialization::interval_log::IntervalLogIterator`
-//! and `serialization::Deserializer`). Interval starts are made absolute (seconds since the
-//! epoch) as the Java reader does: a start below a year in seconds is relative to BaseTime,
-//! else to StartTime when given (tickscope writes StartTime and relative starts).
+//! Each line is parsed by the `hdrhistogram` crate (`serialization::interval_log`), each
+//! histogram decoded by its `serialization::Deserializer` once [`check_encoded`] has
+//! validated it. Interval starts are made absolute (seconds since the epoch) as the Java
+//! reader does: a start below a year in seconds is relative to BaseTime, else to StartTime
+//! when given (tickscope writes StartTime and relative starts).
 //!
-//! A last line cut short (a log still being written, or a crash) is left out with a
-//! warning; a bad line anywhere else is an error.
+//! **Streaming.** A log is read line by line ([`Reader`], at most [`MAX_LINE_BYTES`] a line):
+//! one interval's histogram at a time is decoded, added to its tag's total ([`Totals`]) and
+//! dropped, so memory grows with the number of tags, never with the number of intervals —
+//! a days-long `monitor --hlog` log is read in the memory of one interval per tag. Nothing
+//! in this module holds every interval at once.
+//!
+//! **Bad input.** A last line cut short (a log still being written, or a crash) is left out
+//! with a warning; a bad line anywhere else is an error. An encoded histogram is checked
+//! before it is decoded (its header against HdrHistogram's V2 encoding, its payload length
+//! against the counts its range holds, every count) so that a crafted line cannot make the
+//! decoder allocate gigabytes or panic; timestamps beyond the year 9999 and counts beyond
+//! [`MAX_SAMPLES`](super::MAX_SAMPLES) are refused.
 
-use super::{LatencyFigures, Measurement, Setting, SourceFormat};
+use super::{LatencyFigures, Measurement, Setting, SourceFormat, MAX_SAMPLES};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
+use std::io::{BufRead, Read};
 
 /// The tag given to intervals without one (foreign logs usually have none).
 pub const UNTAGGED: &str = "";
 
-/// One interval of a log.
+/// The longest line read, bytes: 16 MiB. A tickscope interval is about 1 KiB; the largest
+/// histogram HdrHistogram can encode at 3 significant figures over the whole `u64` range
+/// compresses to well under 1 MiB.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// The most distinct tags a log may have: 4096 (tickscope writes 2 per measuring thread and
+/// `all`). Each tag keeps one histogram while a log is read.
+pub const MAX_TAGS: usize = 4096;
+
+/// The most comment lines kept from a log (for its `tool:` and settings lines, which come
+/// first); further comments are read and dropped.
+pub const MAX_COMMENTS: usize = 256;
+
+/// The latest instant a log may name, seconds since the epoch: 9999-12-31T23:59:59Z, the
+/// end of RFC 3339's range. Any later start, end or StartTime is refused.
+pub const MAX_TIMESTAMP_S: f64 = 253_402_300_799.0;
+
+/// Seconds below which an interval start is taken as relative (a year, as HdrHistogram's
+/// Java reader decides between absolute and relative timestamps).
+const RELATIVE_BELOW: f64 = 365.0 * 24.0 * 3600.0;
+
+/// One interval of a log, its histogram decoded.
 #[derive(Debug, Clone)]
 pub struct Interval {
     /// Its tag ([`UNTAGGED`] when none).
@@ -37,144 +70,546 @@ pub struct Interval {
     pub histogram: Histogram<u64>,
 }
 
-/// A parsed log: its intervals in file order, the time it started (StartTime, seconds since
-/// the epoch, when it says) and the warnings (a truncated last line).
-#[derive(Debug, Clone, Default)]
-pub struct Log {
-    /// Every interval.
-    pub intervals: Vec<Interval>,
-    /// StartTime, seconds since the epoch.
-    pub start_time: Option<f64>,
-    /// Comment lines (without `#`), e.g. tickscope's settings.
-    pub comments: Vec<String>,
-    /// Remarks on what was left out.
-    pub warnings: Vec<String>,
+/// An interval's line as read, before its histogram is decoded ([`Reader::histogram`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Head {
+    /// Its tag ([`UNTAGGED`] when none).
+    pub tag: String,
+    /// Start, seconds, as [`Interval::start`].
+    pub start: f64,
+    /// Length, seconds.
+    pub length: f64,
+    /// Its line in the file, from 1.
+    pub line: usize,
 }
 
-/// Seconds below which an interval start is taken as relative (a year, as HdrHistogram's
-/// Java reader decides between absolute and relative timestamps).
-const RELATIVE_BELOW: f64 = 365.0 * 24.0 * 3600.0;
+/// Reads an interval log one line at a time (see the module docs): [`Reader::next_head`]
+/// gives the next interval's tag and times, [`Reader::histogram`] decodes its histogram
+/// when wanted; as an [`Iterator`] it yields each [`Interval`] decoded, one at a time.
+pub struct Reader<R> {
+    src: R,
+    line: Vec<u8>,
+    line_no: usize,
+    start_time: Option<f64>,
+    base_time: Option<f64>,
+    comments: Vec<String>,
+    warnings: Vec<String>,
+    /// A line that did not parse: an error if anything but blank lines follows.
+    bad_line: Option<usize>,
+    ended: bool,
+    de: Deserializer,
+    /// The base64 of the interval last given by `next_head`, and its line.
+    encoded: String,
+    current: Option<usize>,
+    bytes: Vec<u8>,
+    plain: Vec<u8>,
+}
 
-/// Whether `text` looks like an interval log rather than JSON.
+impl<R: BufRead> Reader<R> {
+    /// A reader of the log `src` gives (a file through a `BufReader`, or `text.as_bytes()`).
+    pub fn new(src: R) -> Self {
+        Reader {
+            src,
+            line: Vec::new(),
+            line_no: 0,
+            start_time: None,
+            base_time: None,
+            comments: Vec::new(),
+            warnings: Vec::new(),
+            bad_line: None,
+            ended: false,
+            de: Deserializer::new(),
+            encoded: String::new(),
+            current: None,
+            bytes: Vec::new(),
+            plain: Vec::new(),
+        }
+    }
+
+    /// StartTime, seconds since the epoch, once its line has been read (it precedes the
+    /// intervals).
+    pub fn start_time(&self) -> Option<f64> {
+        self.start_time
+    }
+
+    /// The comment lines read so far (without `#`; at most [`MAX_COMMENTS`]), e.g.
+    /// tickscope's settings.
+    pub fn comments(&self) -> &[String] {
+        &self.comments
+    }
+
+    /// Remarks on what was left out (a cut-short last line), once the end is reached.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The next interval's tag and times; its histogram stays encoded until
+    /// [`Reader::histogram`]. `None` at the end of the log.
+    ///
+    /// # Errors
+    /// One sentence naming the line: unreadable, longer than [`MAX_LINE_BYTES`], not an
+    /// interval, comment or legend (unless it is the last, cut short: then a warning), or a
+    /// time beyond [`MAX_TIMESTAMP_S`]. The reader ends after an error.
+    pub fn next_head(&mut self) -> Result<Option<Head>, String> {
+        let found = self.read_head();
+        if !matches!(found, Ok(Some(_))) {
+            self.ended = true;
+            self.current = None;
+        }
+        found
+    }
+
+    fn read_head(&mut self) -> Result<Option<Head>, String> {
+        self.current = None;
+        loop {
+            if self.ended {
+                return Ok(None);
+            }
+            self.line.clear();
+            let n = (&mut self.src)
+                .take(MAX_LINE_BYTES as u64 + 1)
+                .read_until(b'\n', &mut self.line)
+                .map_err(|e| format!("cannot read: {e}"))?;
+            if n == 0 {
+                if let Some(bad) = self.bad_line.take() {
+                    self.warnings.push(format!(
+                        "line {bad} is cut short and was left out (a log still being written?)"
+                    ));
+                }
+                return Ok(None);
+            }
+            self.line_no += 1;
+            let at = self.line_no;
+            if self.line.len() > MAX_LINE_BYTES {
+                return Err(format!(
+                    "line {at} is longer than {} MiB: not an interval log",
+                    MAX_LINE_BYTES >> 20
+                ));
+            }
+            if self.line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if let Some(bad) = self.bad_line {
+                return Err(format!(
+                    "line {bad} is not an interval, a comment or the legend"
+                ));
+            }
+            if self.line.starts_with(b"#")
+                && !self.line.starts_with(b"#[")
+                && self.comments.len() < MAX_COMMENTS
+            {
+                let text = String::from_utf8_lossy(&self.line[1..]);
+                self.comments
+                    .push(text.trim_end_matches(['\n', '\r']).to_string());
+            }
+            let time = |d: std::time::Duration, what: &str| {
+                let s = d.as_secs_f64();
+                if s > MAX_TIMESTAMP_S {
+                    Err(format!("line {at}: {what} {s} s is beyond the year 9999"))
+                } else {
+                    Ok(s)
+                }
+            };
+            match IntervalLogIterator::new(&self.line).next() {
+                None => {}
+                Some(Ok(LogEntry::StartTime(t))) => {
+                    self.start_time = Some(time(t, "StartTime")?);
+                }
+                Some(Ok(LogEntry::BaseTime(t))) => self.base_time = Some(time(t, "BaseTime")?),
+                Some(Ok(LogEntry::Interval(i))) => {
+                    let mut start = time(i.start_timestamp(), "the interval's start")?;
+                    let length = time(i.duration(), "the interval's length")?;
+                    if start < RELATIVE_BELOW {
+                        start += self.base_time.or(self.start_time).unwrap_or(0.0);
+                    }
+                    if start + length > MAX_TIMESTAMP_S {
+                        return Err(format!(
+                            "line {at}: the interval ends {} s after the epoch, beyond the \
+                             year 9999",
+                            start + length
+                        ));
+                    }
+                    self.encoded.clear();
+                    self.encoded.push_str(i.encoded_histogram());
+                    self.current = Some(at);
+                    return Ok(Some(Head {
+                        tag: i.tag().map_or(UNTAGGED, |t| t.as_str()).to_string(),
+                        start,
+                        length,
+                        line: at,
+                    }));
+                }
+                Some(Err(_)) => self.bad_line = Some(at),
+            }
+        }
+    }
+
+    /// Decodes the histogram of the interval [`Reader::next_head`] gave last, after checking
+    /// it ([`check_encoded`]).
+    ///
+    /// # Errors
+    /// One sentence naming the line: no interval given, not base64, or an encoding
+    /// [`check_encoded`] or the decoder refuses.
+    pub fn histogram(&mut self) -> Result<Histogram<u64>, String> {
+        use base64::Engine;
+        let at = self
+            .current
+            .take()
+            .ok_or("no interval to decode (next_head gave none)")?;
+        self.bytes.clear();
+        base64::engine::general_purpose::STANDARD
+            .decode_vec(self.encoded.trim(), &mut self.bytes)
+            .map_err(|e| format!("line {at}: the histogram is not base64: {e}"))?;
+        check_encoded(&self.bytes, &mut self.plain)
+            .map_err(|e| format!("line {at}: the histogram cannot be decoded: {e}"))?;
+        let h: Histogram<u64> = self
+            .de
+            .deserialize(&mut &self.plain[..])
+            .map_err(|e| format!("line {at}: the histogram cannot be decoded: {e}"))?;
+        if h.len() > MAX_SAMPLES {
+            return Err(format!(
+                "line {at}: the histogram holds more than 2^53 values, more than any run"
+            ));
+        }
+        Ok(h)
+    }
+
+    /// Where the log's time starts, read through to the end without decoding a histogram:
+    /// StartTime when the log gives one before its first interval, else the earliest
+    /// interval start; `None` for a log without either.
+    ///
+    /// # Errors
+    /// As [`Reader::next_head`].
+    pub fn origin(&mut self) -> Result<Option<f64>, String> {
+        let mut first: Option<f64> = None;
+        while let Some(h) = self.next_head()? {
+            if let Some(t) = self.start_time {
+                return Ok(Some(t));
+            }
+            first = Some(first.map_or(h.start, |f| f.min(h.start)));
+        }
+        Ok(self.start_time.or(first))
+    }
+}
+
+impl<R: BufRead> Iterator for Reader<R> {
+    type Item = Result<Interval, String>;
+
+    /// The next interval, decoded; an error ends the iteration.
+    fn next(&mut self) -> Option<Self::Item> {
+        let head = match self.next_head() {
+            Ok(Some(h)) => h,
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        let decoded = self.histogram();
+        if decoded.is_err() {
+            self.ended = true;
+        }
+        Some(decoded.map(|histogram| Interval {
+            tag: head.tag,
+            start: head.start,
+            length: head.length,
+            histogram,
+        }))
+    }
+}
+
+/// HdrHistogram's V2 encoding cookie (`0x1c849303`, with the word size 8 as `0x10` ored in,
+/// as the Java `AbstractHistogram` and the `hdrhistogram` crate write it).
+const V2_COOKIE: u32 = 0x1c84_9313;
+/// The cookie of the DEFLATE-compressed V2 encoding (`0x1c849304 | 0x10`).
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+/// The V2 header: cookie, payload length, normalizing index offset, significant figures
+/// (4 bytes each, big-endian), lowest and highest trackable value (8 bytes each), the
+/// integer-to-double conversion ratio (an IEEE 754 double).
+const V2_HEADER_BYTES: usize = 40;
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    let s: [u8; 4] = b.get(at..at + 4)?.try_into().ok()?;
+    Some(u32::from_be_bytes(s))
+}
+
+fn be64(b: &[u8], at: usize) -> Option<u64> {
+    let s: [u8; 8] = b.get(at..at + 8)?.try_into().ok()?;
+    Some(u64::from_be_bytes(s))
+}
+
+/// The length of the counts array of a histogram with these bounds and precision, as
+/// HdrHistogram sizes it (`AbstractHistogram.init` and `getBucketsNeededToCoverValue` in
+/// HdrHistogram's Java implementation, <https://github.com/HdrHistogram/HdrHistogram>, and the
+/// `hdrhistogram` crate, which follows it): sub-buckets of `2·10^figures` values rounded up to
+/// a power of two, doubled in range once per bucket until `high` is covered. `None` for
+/// bounds no histogram has (`low` 0, `high` below `2·low`, more than 5 figures, or a unit
+/// too large).
+pub fn counts_len(low: u64, high: u64, figures: u32) -> Option<usize> {
+    if low == 0 || figures > 5 || high < low.checked_mul(2)? {
+        return None;
+    }
+    let single_unit = 2 * 10u64.pow(figures);
+    let unit_magnitude = 63 - low.leading_zeros();
+    let count_magnitude = 64 - (single_unit - 1).leading_zeros();
+    let half_magnitude = count_magnitude.max(1) - 1;
+    if unit_magnitude + half_magnitude > 61 {
+        return None;
+    }
+    let sub_buckets = 1u64 << (half_magnitude + 1);
+    let mut untrackable = sub_buckets << unit_magnitude;
+    let mut buckets = 1u64;
+    while untrackable <= high {
+        if untrackable > u64::MAX / 2 {
+            buckets += 1;
+            break;
+        }
+        untrackable <<= 1;
+        buckets += 1;
+    }
+    usize::try_from((buckets + 1) * (sub_buckets / 2)).ok()
+}
+
+/// Checks a V2 header (uncompressed, [`V2_HEADER_BYTES`] long); gives the payload length
+/// and the length of the counts array.
+fn check_header(h: &[u8]) -> Result<(usize, usize), String> {
+    let short = || "shorter than a histogram's header".to_string();
+    let cookie = be32(h, 0).ok_or_else(short)?;
+    if cookie != V2_COOKIE {
+        return Err(format!(
+            "inner cookie {cookie:#010x} is not HdrHistogram's V2 encoding"
+        ));
+    }
+    let payload = be32(h, 4).ok_or_else(short)? as i32;
+    let offset = be32(h, 8).ok_or_else(short)? as i32;
+    let figures = be32(h, 12).ok_or_else(short)? as i32;
+    let low = be64(h, 16).ok_or_else(short)? as i64;
+    let high = be64(h, 24).ok_or_else(short)? as i64;
+    let ratio = f64::from_bits(be64(h, 32).ok_or_else(short)?);
+    if payload < 0 {
+        return Err(format!("negative payload length {payload}"));
+    }
+    if offset != 0 {
+        return Err(format!(
+            "normalizing index offset {offset} (a shifted histogram) is not supported"
+        ));
+    }
+    if ratio != 1.0 {
+        return Err(format!(
+            "integer-to-double ratio {ratio} (a DoubleHistogram) is not supported"
+        ));
+    }
+    let len = u32::try_from(figures)
+        .ok()
+        .zip(u64::try_from(low).ok())
+        .zip(u64::try_from(high).ok())
+        .and_then(|((f, l), h)| counts_len(l, h, f))
+        .ok_or_else(|| {
+            format!(
+                "no histogram has lowest value {low}, highest {high} and {figures} \
+                 significant figures"
+            )
+        })?;
+    // Every count or run of zeros takes 1 to 9 bytes and covers at least one count.
+    if payload as usize > len.saturating_mul(9) {
+        return Err(format!(
+            "payload length {payload} is more than the {len} counts of its range can take"
+        ));
+    }
+    Ok((payload as usize, len))
+}
+
+/// Checks the payload: LEB128-64b9B ZigZag numbers, a count when ≥ 0, a run of that many
+/// zero counts when negative (HdrHistogram's V2 encoding); every one complete, all within
+/// `len` counts, and adding up to at most [`MAX_SAMPLES`].
+fn check_payload(payload: &[u8], len: usize) -> Result<(), String> {
+    let (mut at, mut index, mut total) = (0usize, 0u64, 0u64);
+    while at < payload.len() {
+        let mut v = 0u64;
+        let mut n = 0;
+        loop {
+            let b = *payload.get(at + n).ok_or("the last count is cut short")?;
+            if n == 8 {
+                v |= u64::from(b) << 56;
+                n += 1;
+                break;
+            }
+            v |= u64::from(b & 0x7f) << (7 * n);
+            n += 1;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        at += n;
+        let z = ((v >> 1) as i64) ^ -((v & 1) as i64);
+        if z < 0 {
+            index = index.saturating_add(z.unsigned_abs());
+        } else {
+            index += 1;
+            total = total.saturating_add(z as u64);
+            if total > MAX_SAMPLES {
+                return Err("its counts add up to more than 2^53, more than any run holds".into());
+            }
+        }
+        if index > len as u64 {
+            return Err(format!("it holds more than the {len} counts of its range"));
+        }
+    }
+    Ok(())
+}
+
+/// Checks an encoded histogram (HdrHistogram's V2 encoding, plain or DEFLATE-compressed)
+/// before the `hdrhistogram` decoder sees it, and leaves its plain V2 form in `plain`
+/// (inflated when compressed), which the decoder then reads without allocating more than
+/// the histogram's own counts. Refused: a cookie other than V2's, a negative or too large
+/// compressed or payload length, a normalizing offset or double ratio (unsupported), bounds
+/// no histogram has, a payload longer than its range's counts can take, cut short, with more
+/// counts than the range holds, or counts adding up to more than [`MAX_SAMPLES`] (whose
+/// merge would overflow the encoding's signed 64-bit counts).
+///
+/// The layout: HdrHistogram's `AbstractHistogram.encodeIntoByteBuffer` and
+/// `encodeIntoCompressedByteBuffer`
+/// (<https://github.com/HdrHistogram/HdrHistogram/blob/master/src/main/java/org/HdrHistogram/AbstractHistogram.java>).
+///
+/// # Errors
+/// One phrase saying what is wrong.
+pub fn check_encoded(bytes: &[u8], plain: &mut Vec<u8>) -> Result<(), String> {
+    plain.clear();
+    let cookie = be32(bytes, 0).ok_or("shorter than a histogram's header")?;
+    let len = match cookie {
+        V2_COMPRESSED_COOKIE => {
+            let clen = be32(bytes, 4).ok_or("shorter than a histogram's header")? as i32;
+            if clen < 0 {
+                return Err(format!("negative compressed length {clen}"));
+            }
+            let body = bytes.get(8..8 + clen as usize).ok_or_else(|| {
+                format!(
+                    "compressed length {clen} is more than the {} bytes given",
+                    bytes.len() - 8
+                )
+            })?;
+            let mut z = flate2::read::ZlibDecoder::new(body);
+            plain.resize(V2_HEADER_BYTES, 0);
+            z.read_exact(plain).map_err(|e| match e.kind() {
+                std::io::ErrorKind::UnexpectedEof => {
+                    "shorter than a histogram's header".to_string()
+                }
+                _ => format!("its header cannot be inflated: {e}"),
+            })?;
+            let (payload, len) = check_header(plain)?;
+            plain.reserve(payload);
+            (&mut z)
+                .take(payload as u64)
+                .read_to_end(plain)
+                .map_err(|e| format!("its payload cannot be inflated: {e}"))?;
+            if plain.len() != V2_HEADER_BYTES + payload {
+                return Err(format!(
+                    "its payload is shorter than the {payload} bytes its header says"
+                ));
+            }
+            len
+        }
+        V2_COOKIE => {
+            let (payload, len) = check_header(bytes)?;
+            let whole = bytes.get(..V2_HEADER_BYTES + payload).ok_or_else(|| {
+                format!("its payload is shorter than the {payload} bytes its header says")
+            })?;
+            plain.extend_from_slice(whole);
+            len
+        }
+        other => {
+            return Err(format!(
+                "cookie {other:#010x} is not HdrHistogram's V2 encoding (the only one read)"
+            ))
+        }
+    };
+    check_payload(&plain[V2_HEADER_BYTES..], len)
+}
+
+/// One tag's intervals as [`Totals`] keeps them.
+#[derive(Debug, Clone, Default)]
+pub struct TagTotal {
+    /// Intervals of the tag kept (the filter passed).
+    pub intervals: u64,
+    /// Their histograms merged; `None` when none was kept.
+    pub histogram: Option<Histogram<u64>>,
+}
+
+/// What one pass over one or more logs adds up to: per tag, the intervals kept, merged —
+/// one histogram per tag, whatever the number of intervals.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    /// Every tag seen (kept or not), sorted.
+    pub tags: BTreeMap<String, TagTotal>,
+    /// Intervals read, all tags, kept or not.
+    pub intervals: u64,
+    /// The earliest interval start read, seconds as [`Interval::start`].
+    pub first_start: Option<f64>,
+}
+
+/// Adds `h` to `total`, refusing a sum beyond [`MAX_SAMPLES`].
+///
+/// # Errors
+/// One sentence when the sum would hold more than [`MAX_SAMPLES`] values or a value
+/// outside the range the merge can hold.
+pub fn add_into(total: &mut Option<Histogram<u64>>, h: &Histogram<u64>) -> Result<(), String> {
+    let sum = match total {
+        Some(t) => {
+            t.add(h)
+                .map_err(|e| format!("histograms cannot be merged: {e:?}"))?;
+            t
+        }
+        None => {
+            let mut c = h.clone();
+            c.auto(true);
+            total.insert(c)
+        }
+    };
+    if sum.len() > MAX_SAMPLES {
+        return Err("the merged histograms hold more than 2^53 values, more than any run".into());
+    }
+    Ok(())
+}
+
+impl Totals {
+    /// Reads `reader` to its end, decoding only the intervals `keep` accepts, and adds them
+    /// to their tags.
+    ///
+    /// # Errors
+    /// As [`Reader::next_head`] and [`Reader::histogram`], more than [`MAX_TAGS`] tags, or
+    /// a merge beyond [`MAX_SAMPLES`] (the line named).
+    pub fn add_log<R: BufRead>(
+        &mut self,
+        reader: &mut Reader<R>,
+        mut keep: impl FnMut(&Head) -> bool,
+    ) -> Result<(), String> {
+        while let Some(head) = reader.next_head()? {
+            self.intervals += 1;
+            self.first_start = Some(self.first_start.map_or(head.start, |f| f.min(head.start)));
+            if !self.tags.contains_key(&head.tag) && self.tags.len() >= MAX_TAGS {
+                return Err(format!(
+                    "line {}: more than {MAX_TAGS} tags: not a log this reads",
+                    head.line
+                ));
+            }
+            let total = self.tags.entry(head.tag.clone()).or_default();
+            if !keep(&head) {
+                continue;
+            }
+            let h = reader.histogram()?;
+            total.intervals += 1;
+            add_into(&mut total.histogram, &h).map_err(|e| format!("line {}: {e}", head.line))?;
+        }
+        Ok(())
+    }
+
+    /// The tags seen, sorted.
+    pub fn tag_names(&self) -> Vec<&str> {
+        self.tags.keys().map(String::as_str).collect()
+    }
+}
+
+/// Whether `text` (a file's start is enough) looks like an interval log rather than JSON.
 pub fn looks_like_hlog(text: &str) -> bool {
     let t = text.trim_start();
     t.starts_with('#') || t.starts_with("\"StartTimestamp\"") || t.starts_with("Tag=")
-}
-
-/// Parses an interval log.
-///
-/// # Errors
-/// One sentence: a line that is not an interval, comment or legend (except a cut-short last
-/// line), or a histogram that cannot be decoded.
-pub fn parse(text: &str) -> Result<Log, String> {
-    let mut log = Log {
-        comments: text
-            .lines()
-            .filter_map(|l| l.strip_prefix('#'))
-            .filter(|l| !l.starts_with('['))
-            .map(str::to_string)
-            .collect(),
-        ..Log::default()
-    };
-    let mut base_time = None;
-    let mut de = Deserializer::new();
-    for entry in IntervalLogIterator::new(text.as_bytes()) {
-        match entry {
-            Ok(LogEntry::StartTime(t)) => log.start_time = Some(t.as_secs_f64()),
-            Ok(LogEntry::BaseTime(t)) => base_time = Some(t.as_secs_f64()),
-            Ok(LogEntry::Interval(i)) => {
-                let bytes = base64_decode(i.encoded_histogram())?;
-                let histogram: Histogram<u64> = de
-                    .deserialize(&mut &bytes[..])
-                    .map_err(|e| format!("a histogram cannot be decoded: {e:?}"))?;
-                let mut start = i.start_timestamp().as_secs_f64();
-                if start < RELATIVE_BELOW {
-                    start += base_time.or(log.start_time).unwrap_or(0.0);
-                }
-                log.intervals.push(Interval {
-                    tag: i.tag().map_or(UNTAGGED, |t| t.as_str()).to_string(),
-                    start,
-                    length: i.duration().as_secs_f64(),
-                    histogram,
-                });
-            }
-            Err(e) => {
-                let hdrhistogram::serialization::interval_log::LogIteratorError::ParseError {
-                    offset,
-                } = e;
-                let rest = &text[offset.min(text.len())..];
-                let line_no = text[..offset.min(text.len())].lines().count() + 1;
-                if !rest.trim_end().contains('\n') {
-                    log.warnings.push(format!(
-                        "line {line_no} is cut short and was left out (a log still being \
-                         written?)"
-                    ));
-                    break;
-                }
-                return Err(format!(
-                    "line {line_no} is not an interval, a comment or the legend"
-                ));
-            }
-        }
-    }
-    Ok(log)
-}
-
-/// Decodes standard base64 (the crate's writer uses the standard alphabet with padding).
-fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD
-        .decode(s.trim())
-        .map_err(|e| format!("a histogram is not base64: {e}"))
-}
-
-impl Log {
-    /// Every tag, sorted.
-    pub fn tags(&self) -> Vec<&str> {
-        let mut t: Vec<&str> = self.intervals.iter().map(|i| i.tag.as_str()).collect();
-        t.sort_unstable();
-        t.dedup();
-        t
-    }
-
-    /// The intervals of `tag` that start in `[from, to)` (seconds from the log's first
-    /// interval start), merged. `None` when none is.
-    pub fn merged(&self, tag: &str, from: Option<f64>, to: Option<f64>) -> Option<Histogram<u64>> {
-        let origin = self.origin();
-        let mut out: Option<Histogram<u64>> = None;
-        for i in self.intervals.iter().filter(|i| i.tag == tag) {
-            let t = i.start - origin;
-            if from.is_some_and(|f| t < f - 1e-9) || to.is_some_and(|e| t >= e - 1e-9) {
-                continue;
-            }
-            match &mut out {
-                Some(h) => h.add(&i.histogram).map_err(|_| ()).ok()?,
-                None => {
-                    let mut h = i.histogram.clone();
-                    h.auto(true);
-                    out = Some(h);
-                }
-            }
-        }
-        out
-    }
-
-    /// The start of the log: StartTime, else the first interval's start, seconds.
-    pub fn origin(&self) -> f64 {
-        self.start_time
-            .or_else(|| self.intervals.iter().map(|i| i.start).reduce(f64::min))
-            .unwrap_or(0.0)
-    }
-}
-
-/// The tag a comparison column is made of: `all` (tickscope's merge of every thread) when
-/// present, else untagged intervals, else every tag merged.
-fn column_tag(log: &Log) -> Option<String> {
-    let tags = log.tags();
-    ["all", UNTAGGED]
-        .iter()
-        .find(|t| tags.contains(t))
-        .map(|t| t.to_string())
 }
 
 /// The unit of a foreign interval log's values, as `compare --hlog-unit` names it: the
@@ -264,41 +699,59 @@ pub fn header_settings(comments: &[String]) -> BTreeMap<Setting, String> {
     out
 }
 
-/// One comparison column from an interval log (values taken as ns; see the module docs).
+/// One comparison column from an interval log given as text (values taken as ns; see
+/// [`import_from`]).
 ///
 /// # Errors
-/// As [`parse`], or a log without intervals.
+/// As [`import_from`].
 pub fn import(text: &str, stem: &str) -> Result<Measurement, String> {
-    let log = parse(text)?;
-    let hist = match column_tag(&log) {
-        Some(tag) => log.merged(&tag, None, None),
+    import_from(text.as_bytes(), stem)
+}
+
+/// One comparison column from the interval log `src` gives, read in one pass
+/// ([`Totals`]): tag `all` (tickscope's merge of every thread) when present, else the
+/// untagged intervals, else every tag but `.early` ones merged. Values are taken as ns.
+///
+/// # Errors
+/// As [`Totals::add_log`], or a log without intervals.
+pub fn import_from<R: BufRead>(src: R, stem: &str) -> Result<Measurement, String> {
+    let mut reader = Reader::new(src);
+    let mut totals = Totals::default();
+    totals.add_log(&mut reader, |_| true)?;
+    let of = |t: &str| totals.tags.get(t).and_then(|t| t.histogram.as_ref());
+    let hist = match ["all", UNTAGGED]
+        .into_iter()
+        .find(|t| totals.tags.contains_key(*t))
+    {
+        Some(tag) => of(tag).cloned(),
         None => {
-            let mut all: Option<Histogram<u64>> = None;
-            for t in log.tags().into_iter().filter(|t| !t.ends_with(".early")) {
-                if let Some(h) = log.merged(t, None, None) {
-                    match &mut all {
-                        Some(a) => a.add(&h).map_err(|e| format!("{e:?}"))?,
-                        None => all = Some(h),
-                    }
-                }
+            let mut all = None;
+            for h in totals
+                .tags
+                .iter()
+                .filter(|(t, _)| !t.ends_with(".early"))
+                .filter_map(|(_, t)| t.histogram.as_ref())
+            {
+                add_into(&mut all, h)?;
             }
             all
         }
     }
     .ok_or("the log has no intervals")?;
     let q = |p: f64| Some(hist.highest_equivalent(hist.value_at_quantile(p)) as i64);
-    let tool = log
-        .comments
+    let mut settings = header_settings(reader.comments());
+    let tool = reader
+        .comments()
         .iter()
         .find_map(|c| c.trim().strip_prefix("tool: "))
         .unwrap_or("HdrHistogram interval log");
-    let mut settings = header_settings(&log.comments);
     settings.insert(Setting::Tool, tool.to_string());
-    let mut notes = log.warnings.clone();
+    let mut notes = reader.warnings().to_vec();
     notes.push(format!(
         "from an interval log ({} intervals, tags {}); values taken as ns",
-        log.intervals.len(),
-        log.tags()
+        totals.intervals,
+        totals
+            .tag_names()
             .iter()
             .map(|t| if t.is_empty() { "(none)" } else { t })
             .collect::<Vec<_>>()
@@ -329,35 +782,4 @@ pub fn import(text: &str, stem: &str) -> Result<Measurement, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_tickscope_header_gives_the_settings_and_another_tools_none() {
-        let ours: Vec<String> = [
-            "tool: tickscope 0.1.0",
-            "method: timerfd",
-            "policy: fifo",
-            "priority: 90",
-            "interval_ns: 250000",
-            "clock: monotonic",
-            "threads (cpu): 0,1,unpinned",
-            "timer_slack: 1 ns",
-            "unit: ns; tags T<k> thread k",
-        ]
-        .map(String::from)
-        .to_vec();
-        let s = header_settings(&ours);
-        assert_eq!(s[&Setting::Method], "timerfd");
-        assert_eq!(s[&Setting::Priority], "90");
-        assert_eq!(s[&Setting::Interval], "250 µs");
-        assert_eq!(s[&Setting::Threads], "3");
-        assert_eq!(s[&Setting::TimerSlack], "1 ns");
-        assert!(
-            !s.contains_key(&Setting::Load),
-            "a log does not record the load"
-        );
-        let theirs = vec!["method: timerfd".to_string()];
-        assert!(header_settings(&theirs).is_empty());
-    }
-}
+mod tests;

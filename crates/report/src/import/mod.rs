@@ -215,48 +215,54 @@ pub fn importers() -> [&'static dyn Importer; 3] {
     ]
 }
 
-/// Reads a result file of any known format.
+/// Reads a result file of any known format. An interval log is read as it streams
+/// ([`hlog::import_from`]), never whole; a JSON result is read whole ([`Opened::into_text`]).
 ///
 /// # Errors
 /// An [`ImportError`] naming the file when it cannot be read, is not JSON, is truncated,
 /// is of no known format or lacks what its format requires.
 pub fn read(path: &Path) -> Result<Vec<Measurement>, ImportError> {
     let name = path.display().to_string();
-    let text = read_input(path)?;
     let stem = path
         .file_stem()
         .map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
+    let mut input = open_input(path)?;
+    if input.is_hlog()? {
+        return input.import_hlog(&stem);
+    }
+    let text = input.into_text()?;
     parse(&name, &stem, &text)
 }
 
-/// The largest result file read: 256 MiB. A day-long `-t all` run on 64 CPUs stays well
-/// below it; anything larger is not a result (or is `/dev/zero`).
+/// The largest JSON result file read whole: 256 MiB. A day-long `-t all` run on 64 CPUs stays
+/// well below it; anything larger is not a result (or is `/dev/zero`). Interval logs, read as
+/// they stream, have no such limit.
 pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 
-/// The text of a result file: a regular file, or standard input for `-`, at most
-/// [`MAX_INPUT_BYTES`]. The file is opened without blocking and checked before it is read, so
-/// a FIFO, a device or a directory is refused at once instead of blocking or reading
-/// forever.
+/// An input opened for reading by [`open_input`]: a regular file, or standard input.
+pub struct Opened {
+    name: String,
+    /// The file's size, when it is one.
+    len: Option<u64>,
+    reader: std::io::BufReader<Box<dyn std::io::Read>>,
+}
+
+/// Opens an input — every importer's and `tickscope hlog`'s — without blocking: a regular
+/// file, or standard input for `-`. The file is opened with `O_NONBLOCK` and checked with
+/// `fstat(2)` before anything is read, so a FIFO, a device, a socket or a directory is
+/// refused at once instead of blocking (a FIFO without a writer) or reading forever.
 ///
 /// # Errors
-/// [`ImportError`] naming the file: cannot be opened, not a regular file, too large, not
-/// UTF-8.
-pub fn read_input(path: &Path) -> Result<String, ImportError> {
-    use std::io::Read;
+/// [`ImportError`] naming the file: cannot be opened, or not a regular file.
+pub fn open_input(path: &Path) -> Result<Opened, ImportError> {
     use std::os::unix::fs::OpenOptionsExt;
     let name = path.display().to_string();
     let fail = |problem: String| ImportError {
         path: name.clone(),
         problem,
     };
-    let mut bytes = Vec::new();
-    let limit = MAX_INPUT_BYTES + 1;
-    if path.as_os_str() == "-" {
-        std::io::stdin()
-            .lock()
-            .take(limit)
-            .read_to_end(&mut bytes)
-            .map_err(|e| fail(format!("cannot read standard input: {e}")))?;
+    let (reader, len): (Box<dyn std::io::Read>, _) = if path.as_os_str() == "-" {
+        (Box::new(std::io::stdin()), None)
     } else {
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -271,24 +277,108 @@ pub fn read_input(path: &Path) -> Result<String, ImportError> {
                 "not a regular file; give a result file, or '-' for standard input".into(),
             ));
         }
-        if meta.len() > MAX_INPUT_BYTES {
-            return Err(fail(format!(
-                "{} bytes, larger than any result file (at most {} MiB)",
-                meta.len(),
+        (Box::new(file), Some(meta.len()))
+    };
+    Ok(Opened {
+        name,
+        len,
+        reader: std::io::BufReader::with_capacity(64 << 10, reader),
+    })
+}
+
+impl Opened {
+    fn fail(&self, problem: String) -> ImportError {
+        ImportError {
+            path: self.name.clone(),
+            problem,
+        }
+    }
+
+    /// Whether the input is standard input.
+    pub fn is_stdin(&self) -> bool {
+        self.len.is_none()
+    }
+
+    /// Whether the input starts like an interval log ([`hlog::looks_like_hlog`]), judged
+    /// from its first bytes; nothing is consumed but leading white space.
+    ///
+    /// # Errors
+    /// [`ImportError`] when it cannot be read.
+    pub fn is_hlog(&mut self) -> Result<bool, ImportError> {
+        use std::io::BufRead;
+        let name = self.name.clone();
+        loop {
+            let buf = self.reader.fill_buf().map_err(|e| ImportError {
+                path: name.clone(),
+                problem: format!("cannot read: {e}"),
+            })?;
+            let blank = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            if buf.is_empty() || blank < buf.len() {
+                let start = String::from_utf8_lossy(&buf[blank..buf.len().min(blank + 64)]);
+                let marker = "\"StartTimestamp\"";
+                return Ok(hlog::looks_like_hlog(&start)
+                    || (start.len() < marker.len() && marker.starts_with(&*start)));
+            }
+            self.reader.consume(blank);
+        }
+    }
+
+    /// Reads it whole as text, at most [`MAX_INPUT_BYTES`].
+    ///
+    /// # Errors
+    /// [`ImportError`] naming the file: cannot be read, too large, not UTF-8.
+    pub fn into_text(mut self) -> Result<String, ImportError> {
+        use std::io::Read;
+        if let Some(len) = self.len.filter(|&l| l > MAX_INPUT_BYTES) {
+            return Err(self.fail(format!(
+                "{len} bytes, larger than any result file (at most {} MiB)",
                 MAX_INPUT_BYTES >> 20
             )));
         }
-        file.take(limit)
+        let mut bytes = Vec::new();
+        (&mut self.reader)
+            .take(MAX_INPUT_BYTES + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| fail(format!("cannot read: {e}")))?;
+            .map_err(|e| self.fail(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_INPUT_BYTES {
+            return Err(self.fail(format!(
+                "larger than any result file (at most {} MiB)",
+                MAX_INPUT_BYTES >> 20
+            )));
+        }
+        String::from_utf8(bytes).map_err(|_| self.fail("not text (UTF-8)".into()))
     }
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(fail(format!(
-            "larger than any result file (at most {} MiB)",
-            MAX_INPUT_BYTES >> 20
-        )));
+
+    /// The input as it streams, for [`hlog::Reader`].
+    pub fn into_reader(self) -> impl std::io::BufRead {
+        self.reader
     }
-    String::from_utf8(bytes).map_err(|_| fail("not text (UTF-8)".into()))
+
+    /// Reads it as an interval log: one comparison column ([`hlog::import_from`]), whose
+    /// source is the input's name and label `stem`.
+    ///
+    /// # Errors
+    /// [`ImportError`] naming the file: as [`hlog::import_from`].
+    pub fn import_hlog(self, stem: &str) -> Result<Vec<Measurement>, ImportError> {
+        let name = self.name.clone();
+        let mut m = hlog::import_from(self.reader, stem).map_err(|p| ImportError {
+            path: name.clone(),
+            problem: format!("interval log: {p}"),
+        })?;
+        m.source = name;
+        Ok(vec![m])
+    }
+}
+
+/// The text of a result file: a regular file, or standard input for `-`, at most
+/// [`MAX_INPUT_BYTES`], opened by [`open_input`] (a FIFO, a device or a directory is refused
+/// at once).
+///
+/// # Errors
+/// [`ImportError`] naming the file: cannot be opened, not a regular file, too large, not
+/// UTF-8.
+pub fn read_input(path: &Path) -> Result<String, ImportError> {
+    open_input(path)?.into_text()
 }
 
 /// Reads result-file contents; `name` is used in errors and as the measurements' source,

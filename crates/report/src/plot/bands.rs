@@ -8,23 +8,40 @@
 
 use super::axis::{number, Axis, Scale};
 use super::{color, frame, legend, Chart};
-use crate::import::hlog::Log;
+use hdrhistogram::Histogram;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 /// The quantiles drawn, with their names; the maximum is drawn as well.
 pub const QUANTILES: [(f64, &str); 3] = [(0.5, "p50"), (0.99, "p99"), (0.999, "p99.9")];
 
-/// One interval: its start and end (s since the log's first interval) and its p50, p99,
-/// p99.9 and maximum, ns.
+/// One interval: its start and end (s; since the log's first interval once in a
+/// [`BandsChart`]) and its p50, p99, p99.9 and maximum, ns — the few numbers a plot over time
+/// keeps of an interval instead of its histogram.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Band {
-    /// Start, s since the first interval's start.
+    /// Start, s.
     pub start_s: f64,
-    /// End, s since the first interval's start.
+    /// End, s.
     pub end_s: f64,
     /// p50, p99, p99.9 and the maximum, ns.
     pub values: [u64; 4],
+}
+
+impl Band {
+    /// The band of an interval starting at `start_s` (s), `length_s` long, holding `h`;
+    /// `None` when `h` is empty.
+    pub fn of(start_s: f64, length_s: f64, h: &Histogram<u64>) -> Option<Band> {
+        if h.is_empty() {
+            return None;
+        }
+        let q = |q: f64| h.value_at_quantile(q);
+        Some(Band {
+            start_s,
+            end_s: start_s + length_s,
+            values: [q(0.5), q(0.99), q(0.999), h.max()],
+        })
+    }
 }
 
 /// A bands chart, ready to draw.
@@ -36,25 +53,15 @@ pub struct BandsChart {
 }
 
 impl BandsChart {
-    /// The intervals of `tag` in `log` that hold values; `None` when there are none.
-    pub fn new(title: String, log: &Log, tag: &str) -> Option<Self> {
-        let of_tag = || {
-            log.intervals
-                .iter()
-                .filter(|i| i.tag == tag && !i.histogram.is_empty())
-        };
-        let origin = of_tag().map(|i| i.start).reduce(f64::min)?;
-        let bands = of_tag()
-            .map(|i| {
-                let h = &i.histogram;
-                let q = |q: f64| h.value_at_quantile(q);
-                Band {
-                    start_s: i.start - origin,
-                    end_s: i.start - origin + i.length,
-                    values: [q(0.5), q(0.99), q(0.999), h.max()],
-                }
-            })
-            .collect();
+    /// The chart of `bands` (intervals of `tag` with values, in the log's order, times as the
+    /// log gives them), times made relative to the earliest start; `None` when there are
+    /// none.
+    pub fn new(title: String, tag: &str, mut bands: Vec<Band>) -> Option<Self> {
+        let origin = bands.iter().map(|b| b.start_s).reduce(f64::min)?;
+        for b in &mut bands {
+            b.start_s -= origin;
+            b.end_s -= origin;
+        }
         Some(BandsChart {
             title,
             tag: tag.to_string(),
@@ -133,45 +140,34 @@ impl Chart for BandsChart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::hlog::Interval;
     use crate::sink::hlog::new_histogram;
 
-    fn interval(tag: &str, start: f64, values: &[u64]) -> Interval {
+    fn band(start: f64, values: &[u64]) -> Option<Band> {
         let mut h = new_histogram();
         values.iter().for_each(|&v| h.record(v).unwrap());
-        Interval {
-            tag: tag.into(),
-            start,
-            length: 1.0,
-            histogram: h,
-        }
+        Band::of(start, 1.0, &h)
     }
 
     #[test]
     fn one_band_per_interval_of_the_tag_with_ordered_values() {
         let mut lots: Vec<u64> = (1..=1000).map(|k| k * 1_000).collect();
         lots.push(5_000_000);
-        let log = Log {
-            intervals: vec![
-                interval("all", 100.0, &lots),
-                interval("T0", 100.0, &[7]),
-                interval("all", 101.0, &[20_000, 30_000]),
-                interval("all", 102.0, &[]),
-            ],
-            ..Log::default()
-        };
-        let c = BandsChart::new("t".into(), &log, "all").unwrap();
-        assert_eq!(
-            c.bands().len(),
-            2,
-            "empty intervals and other tags left out"
-        );
+        let all: Vec<Band> = [
+            band(100.0, &lots),
+            band(101.0, &[20_000, 30_000]),
+            band(102.0, &[]),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let c = BandsChart::new("t".into(), "all", all).unwrap();
+        assert_eq!(c.bands().len(), 2, "empty intervals left out");
         let b = c.bands()[0];
         assert_eq!((b.start_s, b.end_s), (0.0, 1.0));
         assert!(b.values.windows(2).all(|w| w[0] <= w[1]), "{:?}", b.values);
         assert!(b.values[3] >= 5_000_000 && b.values[1] < 1_100_000);
         assert_eq!(c.bands()[1].start_s, 1.0);
-        assert!(BandsChart::new("t".into(), &log, "T9").is_none());
+        assert!(BandsChart::new("t".into(), "T9", Vec::new()).is_none());
         let svg = super::super::Plot::Bands(c).svg_stamped(None).unwrap();
         assert!(svg.contains("p99.9") && svg.contains("max"));
     }

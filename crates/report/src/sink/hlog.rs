@@ -16,6 +16,10 @@
 //! is. A window is written once every thread has delivered a sample of a later window (so
 //! none of its samples can still arrive), or when the run ends; at most a few windows are
 //! open at a time, so memory does not grow with the run.
+//!
+//! A write that fails (a full disk, a lost mount) is said at once on stderr — one line, the
+//! first error only — and the log stops there; the run goes on (its other outputs are not
+//! lost), and the run fails at its end with that error, as every output failure does.
 
 use super::{RunContext, RunSink, SinkError, SinkNeeds};
 use crate::document::RunDocument;
@@ -76,6 +80,11 @@ fn wall_clock_of(t: Nanos, clock: libc::clockid_t) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
 }
 
+/// Prints one line on stderr, as the CLI prints its warnings.
+fn warn_on_stderr(line: &str) {
+    eprintln!("tickscope: {line}");
+}
+
 /// One thread's values in one window.
 struct Open {
     latency: Histogram<u64>,
@@ -93,6 +102,8 @@ pub struct HlogSink {
     out: Option<Output>,
     stream: Option<OutputStream>,
     error: Option<String>,
+    /// Says the first write error at once (stderr; replaced in tests).
+    warn: fn(&str),
     serializer: V2DeflateSerializer,
     header: Option<String>,
     window: Nanos,
@@ -133,6 +144,7 @@ impl HlogSink {
             out: Some(out),
             stream: None,
             error: None,
+            warn: warn_on_stderr,
             serializer: V2DeflateSerializer::new(),
             header: None,
             window: 1_000_000_000,
@@ -154,6 +166,12 @@ impl HlogSink {
             }
             let (w, threads) = entry.remove_entry();
             if let Err(e) = self.write_window(w, threads) {
+                if self.error.is_none() {
+                    (self.warn)(&format!(
+                        "--hlog: {e}; the interval log stops here, the run goes on and will \
+                         fail at its end"
+                    ));
+                }
                 self.error.get_or_insert(e);
                 self.stream = None;
             }

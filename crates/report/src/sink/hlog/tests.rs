@@ -1,6 +1,55 @@
 use super::*;
-use crate::import::hlog::parse;
+use crate::import::hlog::{Interval, Reader, Totals};
 use crate::sink::synthetic;
+
+/// Every interval of a log, collected — for these tests only: the readers themselves never
+/// hold every interval.
+struct Read {
+    intervals: Vec<Interval>,
+    start_time: Option<f64>,
+    warnings: Vec<String>,
+    text: String,
+}
+
+fn parse(text: &str) -> Result<Read, String> {
+    let mut r = Reader::new(text.as_bytes());
+    let intervals = r.by_ref().collect::<Result<Vec<_>, _>>()?;
+    Ok(Read {
+        intervals,
+        start_time: r.start_time(),
+        warnings: r.warnings().to_vec(),
+        text: text.to_string(),
+    })
+}
+
+impl Read {
+    fn tags(&self) -> Vec<&str> {
+        let mut t: Vec<&str> = self.intervals.iter().map(|i| i.tag.as_str()).collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+
+    fn origin(&self) -> f64 {
+        self.start_time.unwrap()
+    }
+
+    /// The intervals of `tag` starting in [from, to) s after StartTime, merged by a
+    /// streaming pass ([`Totals`]).
+    fn merged(&self, tag: &str, from: Option<f64>, to: Option<f64>) -> Option<Histogram<u64>> {
+        let origin = self.origin();
+        let mut totals = Totals::default();
+        totals
+            .add_log(&mut Reader::new(self.text.as_bytes()), |h| {
+                let t = h.start - origin;
+                h.tag == tag
+                    && !from.is_some_and(|f| t < f - 1e-9)
+                    && !to.is_some_and(|e| t >= e - 1e-9)
+            })
+            .unwrap();
+        totals.tags.remove(tag)?.histogram
+    }
+}
 
 /// Runs `run` through an HlogSink into a temporary file; returns the log's text.
 fn write(run: &synthetic::Run) -> String {
@@ -177,4 +226,53 @@ fn the_section_matches_the_log_it_names() {
     let json = serde_json::to_string(&section).unwrap();
     assert!(json.contains("\"start_time\":"), "{json}");
     assert_eq!(serde_json::from_str::<HlogSection>(&json).unwrap(), section);
+}
+
+thread_local! {
+    static WARNED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn record_warning(line: &str) {
+    WARNED.with(|w| w.borrow_mut().push(line.to_string()));
+}
+
+/// A log on a full device (`/dev/full`: every write fails with ENOSPC, as on a full disk):
+/// the first failed window is said at once — one line, once — while the run goes on, and
+/// the sink fails at the end with the same error.
+#[test]
+fn a_full_disk_is_said_at_the_first_failed_window_once() {
+    let full = std::path::Path::new("/dev/full");
+    if std::fs::OpenOptions::new().write(true).open(full).is_err() {
+        eprintln!("skipping a_full_disk_is_said_at_the_first_failed_window_once: /dev/full cannot be opened here");
+        return;
+    }
+    let run = synthetic::run(2, 6, 200);
+    let mut sink = HlogSink::new(Output::prepare(full).unwrap()).unwrap();
+    sink.warn = record_warning;
+    let ctx = run.ctx();
+    sink.started(&ctx, &run.applied);
+    let mut first_said = None;
+    for (w, window) in run.windows.iter().enumerate() {
+        for (t, s) in window.samples.iter().enumerate() {
+            sink.samples(t, s);
+        }
+        sink.window(&ctx, &window.report);
+        if first_said.is_none() && WARNED.with(|x| !x.borrow().is_empty()) {
+            first_said = Some(w);
+        }
+    }
+    let w = first_said.expect("the write error was said before the run ended");
+    assert!(w < run.windows.len() - 1, "said only at window {w}");
+    let doc = run.document();
+    sink.run_finished(&ctx, &doc).unwrap();
+    let end = sink.finish(&doc, &mut Vec::new()).unwrap_err();
+    let warned = WARNED.with(|x| x.borrow().clone());
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(!warned[0].contains('\n'), "{warned:?}");
+    assert!(
+        warned[0].starts_with("--hlog: cannot write '/dev/full': "),
+        "{warned:?}"
+    );
+    assert!(warned[0].contains("the run goes on"), "{warned:?}");
+    assert!(end.0.starts_with("cannot write '/dev/full': "), "{end:?}");
 }
