@@ -11,6 +11,7 @@ mod doctor;
 mod early_signals;
 mod executive;
 mod explain;
+mod hlog;
 mod inputs;
 mod install;
 mod layout;
