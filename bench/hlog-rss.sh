@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Peak memory of the interval-log readers on a long log: `tickscope hlog stat`, `compare` and
-# `report` on a generated log of HOURS hours of a 2-thread `--hlog` run (tags T0, T1, all, one
-# interval a second, histograms at tickscope's bounds: 1 ns .. 1 h, 2 significant figures,
-# about 1000 wake-ups per thread per second). Prints the log's size and each command's
+# Peak memory of the interval-log readers on a long log: `tickscope hlog stat`, `compare`,
+# `report` and `hlog merge` (of two copies) on a generated log of HOURS hours of a 2-thread
+# `--hlog` run (tags T0, T1, all, one interval a second, histograms at tickscope's bounds:
+# 1 ns .. 1 h, 2 significant figures, about 1000 wake-ups per thread per second). Prints the log's size and each command's
 # maximum resident set size (GNU time's %M) and wall time.
 # Usage: bench/hlog-rss.sh [HOURS=1] [BINARY=target/debug/tickscope]
 # Needs python3 (zlib) and GNU time (/usr/bin/time). Files go to a temporary directory,
@@ -78,3 +78,5 @@ measure "hlog stat" "$bin" hlog stat "$dir/long.hlog"
 measure "hlog stat --from 10m --to 20m" "$bin" hlog stat "$dir/long.hlog" --from 10m --to 20m
 measure "compare" "$bin" compare "$dir/long.hlog"
 measure "report" "$bin" report "$dir/long.hlog" -o "$dir/r.html"
+cp "$dir/long.hlog" "$dir/again.hlog"
+measure "hlog merge of 2 such logs" "$bin" hlog merge "$dir/long.hlog" "$dir/again.hlog" -o "$dir/m.hlog"

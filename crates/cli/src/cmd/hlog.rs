@@ -8,7 +8,7 @@ use crate::cli::{HlogCommand, HlogMergeArgs, HlogStatArgs};
 use crate::console;
 use crate::exit::Failure;
 use crate::options::parse_duration;
-use crate::output_path::{finish, prepare_outputs};
+use crate::output_path::prepare_outputs;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
@@ -65,38 +65,130 @@ struct Merged {
     histogram: Option<Histogram<u64>>,
 }
 
+/// The key intervals are merged by: start in ms since the epoch, tag.
+type Key = (i64, String);
+
+fn key(start: f64, tag: String) -> Key {
+    ((start * 1000.0).round() as i64, tag)
+}
+
+/// Adds an interval read from `path` to `pending`.
+fn add(
+    pending: &mut BTreeMap<Key, Merged>,
+    head: tickscope_report::import::hlog::Head,
+    h: &Histogram<u64>,
+    path: &Path,
+) -> Result<(), Failure> {
+    let line = head.line;
+    let m = pending.entry(key(head.start, head.tag)).or_insert(Merged {
+        start: head.start,
+        length: head.length,
+        histogram: None,
+    });
+    m.length = m.length.max(head.length);
+    add_into(&mut m.histogram, h).map_err(|e| bad(path)(format!("line {line}: {e}")))
+}
+
+/// Where merged intervals go, in time order.
+type Emit<'a> = dyn FnMut(&str, &Merged) -> Result<(), Failure> + 'a;
+
+/// Merges logs whose intervals are each in time order, as they stream: every log is read
+/// at once, always the one whose next interval starts first, and an interval is written as
+/// soon as no log can add to it any more. Memory: the intervals of one start (tags × logs).
+fn merge_in_order(files: &[PathBuf], emit: &mut Emit<'_>) -> Result<u64, Failure> {
+    let mut sources = Vec::with_capacity(files.len());
+    for path in files {
+        let mut reader = open(path)?;
+        let next = reader.next_head().map_err(bad(path))?;
+        sources.push((path, reader, next));
+    }
+    let mut pending: BTreeMap<Key, Merged> = BTreeMap::new();
+    let mut written = 0;
+    loop {
+        let first = sources
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.2.as_ref().map(|h| (i, h.start)))
+            .min_by(|x, y| x.1.total_cmp(&y.1));
+        if let Some((i, _)) = first {
+            let (path, reader, next) = &mut sources[i];
+            if let Some(head) = next.take() {
+                let h = reader.histogram().map_err(bad(path))?;
+                add(&mut pending, head, &h, path)?;
+            }
+            *next = reader.next_head().map_err(bad(path))?;
+            if next.is_none() {
+                warn(path, reader);
+            }
+        }
+        let horizon = sources
+            .iter()
+            .filter_map(|s| s.2.as_ref())
+            .map(|h| key(h.start, String::new()).0)
+            .min();
+        while let Some(e) = pending.first_entry() {
+            if horizon.is_some_and(|t| e.key().0 >= t) {
+                break;
+            }
+            let ((_, tag), m) = e.remove_entry();
+            emit(&tag, &m)?;
+            written += 1;
+        }
+        if first.is_none() {
+            return Ok(written);
+        }
+    }
+}
+
+/// Merges logs in any order: every interval of the merged log is held until all are read
+/// (memory: one histogram per interval of the merged log).
+fn merge_in_memory(files: &[PathBuf], emit: &mut Emit<'_>) -> Result<u64, Failure> {
+    let mut merged: BTreeMap<Key, Merged> = BTreeMap::new();
+    for path in files {
+        let mut reader = open(path)?;
+        while let Some(head) = reader.next_head().map_err(bad(path))? {
+            let h = reader.histogram().map_err(bad(path))?;
+            add(&mut merged, head, &h, path)?;
+        }
+        warn(path, &reader);
+    }
+    let written = merged.len() as u64;
+    for ((_, tag), m) in merged {
+        emit(&tag, &m)?;
+    }
+    Ok(written)
+}
+
 fn merge(a: &HlogMergeArgs) -> Result<(), Failure> {
     let inputs: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let out = prepare_outputs(&[("-o", a.output.as_path())], &inputs)?
         .pop()
         .ok_or_else(|| Failure::Runtime("no output prepared".into()))?;
-    // Keyed by (tag, start in ms since the epoch): one histogram per interval of the merged
-    // log, each input's intervals added as they are read.
-    let mut merged: BTreeMap<(String, i64), Merged> = BTreeMap::new();
+    if a.files.iter().any(|p| p.as_os_str() == "-") {
+        return Err(Failure::Usage(
+            "hlog merge reads each log twice: give the logs as files, not '-'".into(),
+        ));
+    }
+    // A first pass decodes no histogram: the earliest start (the merged log's StartTime), and
+    // whether every log is in time order (as every HdrHistogram writer writes) so that the
+    // logs can be merged as they stream.
+    let mut origin: Option<f64> = None;
+    let mut ordered = true;
     for path in &a.files {
         let mut reader = open(path)?;
-        while let Some(head) = reader.next_head().map_err(bad(path))? {
-            let h = reader.histogram().map_err(bad(path))?;
-            let key = (head.tag, (head.start * 1000.0).round() as i64);
-            let m = merged.entry(key).or_insert(Merged {
-                start: head.start,
-                length: head.length,
-                histogram: None,
-            });
-            m.length = m.length.max(head.length);
-            add_into(&mut m.histogram, &h)
-                .map_err(|e| bad(path)(format!("line {}: {e}", head.line)))?;
+        let mut last = f64::NEG_INFINITY;
+        while let Some(h) = reader.next_head().map_err(bad(path))? {
+            ordered &= h.start >= last;
+            last = last.max(h.start);
+            origin = Some(origin.map_or(h.start, |o| o.min(h.start)));
         }
-        warn(path, &reader);
     }
-    let origin = merged
-        .values()
-        .map(|i| i.start)
-        .reduce(f64::min)
-        .unwrap_or(0.0);
-    let mut buf = Vec::new();
+    let origin = origin.unwrap_or(0.0);
+    let q = quoted(&a.output);
+    let cannot = |e: &dyn std::fmt::Display| Failure::Runtime(format!("cannot write {q}: {e}"));
+    let mut stream = out.stream().map_err(|e| cannot(&e))?;
     let mut ser = V2DeflateSerializer::new();
-    {
+    let written = {
         let mut builder = IntervalLogWriterBuilder::new();
         // The reader refuses times beyond the year 9999: every sum here is a valid time.
         builder
@@ -107,28 +199,30 @@ fn merge(a: &HlogMergeArgs) -> Result<(), Failure> {
             ))
             .with_start_time(UNIX_EPOCH + Duration::from_secs_f64(origin.max(0.0)));
         let mut w = builder
-            .begin_log_with(&mut buf, &mut ser)
-            .map_err(|e| Failure::Runtime(e.to_string()))?;
-        let mut by_time: Vec<(&String, &Merged)> =
-            merged.iter().map(|((tag, _), m)| (tag, m)).collect();
-        by_time.sort_by(|x, y| x.1.start.total_cmp(&y.1.start).then(x.0.cmp(y.0)));
-        for (tag, i) in by_time {
-            let Some(h) = &i.histogram else { continue };
+            .begin_log_with(&mut stream, &mut ser)
+            .map_err(|e| cannot(&e))?;
+        let mut emit = |tag: &str, i: &Merged| -> Result<(), Failure> {
+            let Some(h) = &i.histogram else {
+                return Ok(());
+            };
             w.write_histogram(
                 h,
                 Duration::from_secs_f64((i.start - origin).max(0.0)),
                 Duration::from_secs_f64(i.length),
                 Tag::new(tag),
             )
-            .map_err(|e| Failure::Runtime(format!("cannot encode an interval: {e}")))?;
+            .map_err(|e| cannot(&e))
+        };
+        if ordered {
+            merge_in_order(&a.files, &mut emit)?
+        } else {
+            merge_in_memory(&a.files, &mut emit)?
         }
-    }
-    finish(out, &buf)?;
+    };
+    stream.commit().map_err(|e| cannot(&e))?;
     console::line(format!(
-        "{} intervals from {} logs written to {}",
-        merged.len(),
+        "{written} intervals from {} logs written to {q}",
         a.files.len(),
-        quoted(&a.output)
     ));
     Ok(())
 }

@@ -22,15 +22,21 @@ fn histogram(values: &[u64]) -> Histogram<u64> {
 /// A log of `seconds` one-second intervals of tags T0, T1 and all, as a 2-thread `--hlog`
 /// run writes it (StartTime 2023-11-14T22:13:20Z).
 fn write_log(path: &Path, seconds: u64) {
+    write_log_at(path, 1_700_000_000, (0..seconds).collect());
+}
+
+/// A log like [`write_log`]'s, StartTime `start` (s since the epoch), intervals at `at`
+/// (s after StartTime) in that order.
+fn write_log_at(path: &Path, start: u64, at: Vec<u64>) {
     let mut buf = Vec::new();
     let mut ser = V2DeflateSerializer::new();
     {
         let mut b = IntervalLogWriterBuilder::new();
         b.add_comment("tool: tickscope (test)")
-            .with_start_time(UNIX_EPOCH + Duration::from_secs(1_700_000_000));
+            .with_start_time(UNIX_EPOCH + Duration::from_secs(start));
         let mut w = b.begin_log_with(&mut buf, &mut ser).unwrap();
         let one = Duration::from_secs(1);
-        for s in 0..seconds {
+        for s in at {
             let at = Duration::from_secs(s);
             let t0 = histogram(&[1_000, 2_000 + s]);
             let t1 = histogram(&[3_000]);
@@ -107,6 +113,45 @@ fn stat_reads_an_hour_long_log_through_the_streaming_path() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("10800"));
+}
+
+/// Logs in time order are merged as they stream; a log out of order is merged in memory;
+/// both give the same log, in time order, with every count.
+#[test]
+fn merge_in_order_and_out_of_order_give_the_same_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    write_log_at(&p("a.hlog"), 1_700_000_000, (0..50).collect());
+    write_log_at(&p("b.hlog"), 1_700_000_020, (0..50).collect());
+    write_log_at(&p("b-rev.hlog"), 1_700_000_020, (0..50).rev().collect());
+    for (b, out) in [("b.hlog", "m1.hlog"), ("b-rev.hlog", "m2.hlog")] {
+        let o = tickscope()
+            .args(["hlog", "merge"])
+            .arg(p("a.hlog"))
+            .arg(p(b))
+            .arg("-o")
+            .arg(p(out))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let said = String::from_utf8_lossy(&o.stdout);
+        assert!(said.contains("210 intervals from 2 logs"), "{said}");
+    }
+    let m1 = std::fs::read_to_string(p("m1.hlog")).unwrap();
+    assert_eq!(m1, std::fs::read_to_string(p("m2.hlog")).unwrap());
+    let starts: Vec<f64> = m1
+        .lines()
+        .filter_map(|l| l.strip_prefix("Tag="))
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(starts.len(), 210);
+    assert!(starts.windows(2).all(|w| w[0] <= w[1]), "in time order");
+    let out = tickscope()
+        .args(["hlog", "stat"])
+        .arg(p("m1.hlog"))
+        .output()
+        .unwrap();
+    assert_eq!(row(&out.stdout, "all"), (70, 3 * 100));
 }
 
 fn refused(args: &[&std::ffi::OsStr], why: &str) {
@@ -187,6 +232,22 @@ fn merge_and_stat_refuse_times_and_counts_beyond_any_run() {
         assert!(!out.exists(), "{name}: nothing written");
         refused(&["hlog".as_ref(), "stat".as_ref(), p.as_os_str()], why);
     }
+    // No temporary file of a refused merge is left behind.
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            "counts.hlog",
+            "good.hlog",
+            "length.hlog",
+            "negative.hlog",
+            "start.hlog"
+        ]
+    );
 }
 
 /// A FIFO (no writer: opening it for reading would block forever) and a directory where a
