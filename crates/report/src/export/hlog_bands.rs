@@ -107,7 +107,8 @@ const BAND_TAGS: [&str; 3] = ["all", "T0", crate::import::hlog::UNTAGGED];
 
 /// What a bands plot needs of a log, read in one pass: its StartTime and, for each of
 /// [`BAND_TAGS`], whether it has intervals and a [`Band`] (a few numbers) per interval with
-/// values — never the intervals' histograms.
+/// values — never the intervals' histograms; only the most preferred tag seen so far is
+/// decoded and kept.
 struct Bands {
     start_time: Option<f64>,
     seen: [bool; 3],
@@ -135,6 +136,12 @@ fn read_log(path: &Path) -> Result<Bands, Unread> {
             continue;
         };
         out.seen[k] = true;
+        for later in &mut out.bands[k + 1..] {
+            later.clear(); // never drawn now
+        }
+        if out.seen[..k].contains(&true) {
+            continue; // a preferred tag is there: this one will not be drawn
+        }
         let h = reader.histogram().map_err(bad)?;
         if let Some(b) = Band::of(head.start, head.length, &h) {
             out.bands[k].push(b);

@@ -717,7 +717,12 @@ pub fn import(text: &str, stem: &str) -> Result<Measurement, String> {
 pub fn import_from<R: BufRead>(src: R, stem: &str) -> Result<Measurement, String> {
     let mut reader = Reader::new(src);
     let mut totals = Totals::default();
-    totals.add_log(&mut reader, |_| true)?;
+    // Once `all` is seen, the other tags are not needed: left encoded.
+    let mut all_seen = false;
+    totals.add_log(&mut reader, |h| {
+        all_seen |= h.tag == "all";
+        h.tag == "all" || (!all_seen && !h.tag.ends_with(".early"))
+    })?;
     let of = |t: &str| totals.tags.get(t).and_then(|t| t.histogram.as_ref());
     let hist = match ["all", UNTAGGED]
         .into_iter()
