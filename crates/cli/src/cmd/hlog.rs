@@ -38,9 +38,11 @@ pub fn execute(cmd: &HlogCommand) -> Result<(), Failure> {
 fn open(path: &Path) -> Result<Reader<impl BufRead>, Failure> {
     let usage = |e: tickscope_report::import::ImportError| Failure::Usage(e.to_string());
     let mut input = open_input(path).map_err(usage)?;
-    if !input.is_hlog().map_err(usage)? {
+    // A log may start with an untagged interval; only a JSON result is told apart here.
+    let start = input.peek().map_err(usage)?;
+    if start.starts_with('{') || start.starts_with('[') {
         return Err(Failure::Usage(format!(
-            "{}: not an interval log (it starts with neither '#' nor an interval)",
+            "{}: a JSON result, not an interval log",
             quoted(path)
         )));
     }

@@ -335,3 +335,38 @@ fn a_full_disk_under_hlog_is_said_while_the_run_goes_on() {
     assert_eq!(running_when_said, Some(true), "said while the run went on");
     assert_eq!(status.code(), Some(1));
 }
+
+/// A log without header or tags (the format allows it) is read; a JSON result given to
+/// `hlog stat` is named as such.
+#[test]
+fn a_headerless_untagged_log_is_read_and_json_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut enc = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(&histogram(&[4_000, 6_000]), &mut enc)
+        .unwrap();
+    let enc = base64::engine::general_purpose::STANDARD.encode(&enc);
+    let log = dir.path().join("bare.hlog");
+    std::fs::write(
+        &log,
+        format!("0.000,1.000,6.0,{enc}\n1.000,1.000,6.0,{enc}\n"),
+    )
+    .unwrap();
+    let out = tickscope()
+        .args(["hlog", "stat"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(row(&out.stdout, "(none)"), (2, 4));
+    let json = dir.path().join("r.json");
+    std::fs::write(&json, "{\"schema\": \"tickscope.run/2\"}\n").unwrap();
+    refused(
+        &["hlog".as_ref(), "stat".as_ref(), json.as_os_str()],
+        "a JSON result, not an interval log",
+    );
+}

@@ -299,12 +299,12 @@ impl Opened {
         self.len.is_none()
     }
 
-    /// Whether the input starts like an interval log ([`hlog::looks_like_hlog`]), judged
-    /// from its first bytes; nothing is consumed but leading white space.
+    /// The input's first bytes (up to 64, after leading white space, lossily as text),
+    /// without consuming them; empty for an empty input.
     ///
     /// # Errors
     /// [`ImportError`] when it cannot be read.
-    pub fn is_hlog(&mut self) -> Result<bool, ImportError> {
+    pub fn peek(&mut self) -> Result<String, ImportError> {
         use std::io::BufRead;
         let name = self.name.clone();
         loop {
@@ -314,13 +314,24 @@ impl Opened {
             })?;
             let blank = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
             if buf.is_empty() || blank < buf.len() {
-                let start = String::from_utf8_lossy(&buf[blank..buf.len().min(blank + 64)]);
-                let marker = "\"StartTimestamp\"";
-                return Ok(hlog::looks_like_hlog(&start)
-                    || (start.len() < marker.len() && marker.starts_with(&*start)));
+                let end = buf.len().min(blank + 64);
+                return Ok(String::from_utf8_lossy(&buf[blank..end]).into_owned());
             }
+            // Only white space so far: drop it and look further.
             self.reader.consume(blank);
         }
+    }
+
+    /// Whether the input starts like an interval log ([`hlog::looks_like_hlog`]), judged
+    /// from its first bytes ([`Opened::peek`]).
+    ///
+    /// # Errors
+    /// [`ImportError`] when it cannot be read.
+    pub fn is_hlog(&mut self) -> Result<bool, ImportError> {
+        let start = self.peek()?;
+        let marker = "\"StartTimestamp\"";
+        Ok(hlog::looks_like_hlog(&start)
+            || (start.len() < marker.len() && !start.is_empty() && marker.starts_with(&*start)))
     }
 
     /// Reads it whole as text, at most [`MAX_INPUT_BYTES`].
