@@ -23,7 +23,7 @@
 //! before it is decoded (its header against HdrHistogram's V2 encoding, its payload length
 //! against the counts its range holds, every count) so that a crafted line cannot make the
 //! decoder allocate gigabytes or panic; timestamps beyond the year 9999 and counts beyond
-//! [`MAX_SAMPLES`](super::MAX_SAMPLES) are refused.
+//! [`MAX_SAMPLES`] are refused.
 
 use super::{LatencyFigures, Measurement, Setting, SourceFormat, MAX_SAMPLES};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
