@@ -294,11 +294,6 @@ impl Opened {
         }
     }
 
-    /// Whether the input is standard input.
-    pub fn is_stdin(&self) -> bool {
-        self.len.is_none()
-    }
-
     /// The input's first bytes (up to 64, after leading white space, lossily as text),
     /// without consuming them; empty for an empty input.
     ///
