@@ -115,7 +115,8 @@ pub struct PlanArgs {
 pub enum ScenarioCommand {
     /// List the built-in scenarios.
     List,
-    /// Print a scenario's file (built-in name or path).
+    /// Print a scenario's file (built-in name or path), after the commands it would run and
+    /// the files it would write outside the working directory, if any.
     Show {
         /// A built-in name or a scenario file.
         #[arg(value_name = "NAME|FILE", value_parser = OsCandidates(scenario_names), hide_possible_values = true)]
@@ -139,6 +140,18 @@ pub struct ScenarioRunArgs {
     /// Shorten every step (for tests and the impatient); said on screen and in the file.
     #[arg(long)]
     pub quick: bool,
+
+    /// Let the scenario run the commands it names (a load exec:"CMD" or stress-ng:"ARGS",
+    /// an --on-late exec=CMD), as you; without it such a scenario is refused before
+    /// anything runs. 'tickscope scenario show' lists them.
+    #[arg(long)]
+    pub allow_exec: bool,
+
+    /// Let the scenario write files by absolute paths or outside the working directory
+    /// (--hlog /var/…, --csv ../x); without it such a scenario is refused before anything
+    /// runs. 'tickscope scenario show' lists them.
+    #[arg(long)]
+    pub allow_paths: bool,
 }
 
 /// A step's `run` options, parsed exactly as `tickscope run` parses them.

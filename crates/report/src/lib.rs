@@ -8,7 +8,7 @@
 //! * [`command_line`] — the command line recorded losslessly (non-UTF-8 arguments escaped);
 //! * [`output`] — where a result file goes: checked before measuring, `-` and special files
 //!   written directly, regular files replaced atomically;
-//! * [`quote`] — paths in one-line messages;
+//! * [`quote`] — paths and names in one-line messages;
 //! * [`units`] — nanoseconds in units that read well, always labelled;
 //! * [`terminal`] — the header and the summary table; [`live`] — the per-second lines;
 //! * [`import`] — reading tickscope, cyclictest and jitterdebugger result files;
@@ -48,4 +48,4 @@ pub mod units;
 
 pub use document::{MethodRun, RunDocument, ToolInfo, RUN_SCHEMA, RUN_SCHEMA_V1};
 pub use output::{write_atomic, Output, OutputError, OutputStream};
-pub use quote::quoted;
+pub use quote::{escaped, quoted};

@@ -12,6 +12,7 @@ use crate::scenario::builtin::{self, BUILTIN};
 use crate::scenario::document::{ScenarioDocument, StepRecord, SCENARIO_SCHEMA};
 use crate::scenario::format::{Scenario, Step, StepKind};
 use crate::scenario::metrics::StepData;
+use crate::scenario::review::review;
 use crate::scenario::table::{render, this_machine};
 use clap::Parser;
 use std::os::unix::ffi::OsStrExt;
@@ -24,7 +25,7 @@ use tickscope_engine::system;
 use tickscope_engine::time::NS_PER_SEC;
 use tickscope_report::document::rfc3339;
 use tickscope_report::sink::RunSink;
-use tickscope_report::{quoted, ToolInfo};
+use tickscope_report::{escaped, quoted, ToolInfo};
 
 /// Runs a `scenario` subcommand.
 ///
@@ -39,19 +40,37 @@ pub fn execute(c: ScenarioCommand) -> Result<(), Failure> {
                 let s = Scenario::parse(text, name).map_err(Failure::Runtime)?;
                 console::line(format!(
                     "{name:<20} {} — {}, {} ({})",
-                    s.about, s.source.title, s.source.author, s.source.year
+                    escaped(&s.about),
+                    escaped(&s.source.title),
+                    escaped(&s.source.author),
+                    s.source.year
                 ));
             }
             Ok(())
         }
         ScenarioCommand::Show { scenario } => {
-            let (_, text, _) = read(&scenario)?;
-            console::line(text.trim_end());
+            let (s, text, _) = read(&scenario)?;
+            let warnings = review(&s).show_lines();
+            for w in &warnings {
+                console::line(w);
+            }
+            if !warnings.is_empty() {
+                console::line("");
+            }
+            // A valid TOML file holds no control character but tab (TOML v1.0.0), yet C1
+            // ones may hide in strings: each line escaped, tabs kept.
+            for l in text.trim_end().lines() {
+                let parts: Vec<_> = l.split('\t').map(escaped).collect();
+                console::line(parts.join("\t"));
+            }
             Ok(())
         }
         ScenarioCommand::Run(a) => run(&a),
     }
 }
+
+/// The largest scenario file read, bytes (a file of 50 000 steps is about 4 MB).
+const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// The scenario called `name` (built-in) or in the file `name`: (scenario, text, origin).
 /// A file's origin is its path as typed, [`tickscope_report::command_line::escape`]d (the
@@ -71,11 +90,49 @@ fn read(name: &std::ffi::OsStr) -> Result<(Scenario, String, String), Failure> {
             names.join(", ")
         )));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", quoted(path))))?;
+    let text = read_regular(path)?;
     let s = Scenario::parse(&text, &quoted(path)).map_err(Failure::Usage)?;
     let from = tickscope_report::command_line::escape(path.as_os_str().as_bytes());
     Ok((s, text, from))
+}
+
+/// The text of a regular file of at most [`MAX_FILE_BYTES`]. Opened with `O_NONBLOCK` and
+/// checked with fstat(2) before any read, so that a FIFO, a terminal or a device is refused
+/// at once instead of blocking (open(2): a FIFO opened for reading with `O_NONBLOCK` returns
+/// without waiting for a writer).
+///
+/// # Errors
+/// [`Failure::Usage`] naming the file: cannot be opened or read, not a regular file, too
+/// large, or not UTF-8.
+fn read_regular(path: &Path) -> Result<String, Failure> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let q = quoted(path);
+    let cannot = |e: std::io::Error| Failure::Usage(format!("cannot read {q}: {e}"));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(Failure::Usage(format!(
+            "{q} is not a regular file (a directory, FIFO, socket or device); give a scenario \
+             file"
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Failure::Usage(format!(
+            "{q} is larger than {} MiB; a scenario file is a small TOML text",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| Failure::Usage(format!("cannot read {q}: it is not UTF-8 text")))
 }
 
 /// A step's options (quick ones with `quick`), the load included, as typed.
@@ -104,7 +161,13 @@ fn clap_line(e: &clap::Error) -> String {
 fn check(s: &Scenario, from: &str, quick: bool) -> Result<(), Failure> {
     for step in &s.steps {
         let args = step_args(step, quick);
-        let bad = |m: String| Failure::Usage(format!("{from}: step '{}': {m}", step.name));
+        let bad = |m: String| {
+            Failure::Usage(format!(
+                "{from}: step '{}': {}",
+                escaped(&step.name),
+                escaped(&m)
+            ))
+        };
         match step.kind {
             StepKind::Run => {
                 let p = StepRun::try_parse_from(std::iter::once("run".to_string()).chain(args))
@@ -119,6 +182,9 @@ fn check(s: &Scenario, from: &str, quick: bool) -> Result<(), Failure> {
                     StepClocks::try_parse_from(std::iter::once("clocks".to_string()).chain(args))
                         .map_err(|e| bad(clap_line(&e)))?;
                 super::clocks::clocks_config(&p.args).map_err(bad)?;
+                if p.args.json.is_some() {
+                    return Err(bad("--json belongs to 'scenario run', not to a step".into()));
+                }
             }
         }
         crate::load::request(step.load.as_deref(), None).map_err(|e| match e {
@@ -133,7 +199,12 @@ fn check(s: &Scenario, from: &str, quick: bool) -> Result<(), Failure> {
 
 fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     let (s, _, from) = read(&a.scenario)?;
-    check(&s, &from, a.quick)?;
+    // Before anything else runs: what the file would do besides measuring needs consent.
+    let named = quoted(Path::new(&a.scenario));
+    if let Some(m) = review(&s).refusal(&named, a.allow_exec, a.allow_paths) {
+        return Err(Failure::Usage(m));
+    }
+    check(&s, &named, a.quick)?;
     let out = match &a.json {
         Some(p) => prepare_outputs(&[("--json", p)], &[])?.pop(),
         None => None,
@@ -141,16 +212,20 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     let stop = stoppable();
     let system = system::detect();
     let src = &s.source;
-    console::line(format!("scenario {} — {}", s.name, s.about));
+    console::line(format!(
+        "scenario {} — {}",
+        escaped(&s.name),
+        escaped(&s.about)
+    ));
     console::line(format!(
         "reproduces: \"{}\", {} ({}){}",
-        src.title,
-        src.author,
+        escaped(&src.title),
+        escaped(&src.author),
         src.year,
         if src.url.is_empty() {
             ", URL not known".to_string()
         } else {
-            format!(", {}", src.url)
+            format!(", {}", escaped(&src.url))
         }
     ));
     if a.quick {
@@ -172,8 +247,8 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
             "\n== step {}/{}: {} — tickscope {kind} {}",
             i + 1,
             s.steps.len(),
-            step.name,
-            args.join(" ")
+            escaped(&step.name),
+            escaped(&args.join(" "))
         ));
         let mut rec = StepRecord {
             name: step.name.clone(),
@@ -191,7 +266,11 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
             StepKind::Clocks => clocks_step(step, &args, &stop, &mut rec)?,
         };
         if let Some(why) = &rec.skipped {
-            console::line(format!("step '{}' skipped: {why}", step.name));
+            console::line(format!(
+                "step '{}' skipped: {}",
+                escaped(&step.name),
+                escaped(why)
+            ));
         }
         for o in &rec.actions {
             console::line(match (&o.done_at_ns, &o.error) {
@@ -201,7 +280,7 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
                     o.tids,
                     *t as f64 / 1e9
                 ),
-                (Some(_), Some(e)) => format!("action: {} failed: {e}", o.action),
+                (Some(_), Some(e)) => format!("action: {} failed: {}", o.action, escaped(e)),
                 (None, _) => format!("action: {} not done: the step ended first", o.action),
             });
         }
@@ -210,11 +289,17 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     }
     let ended = SystemTime::now();
     let table = render(&s, &results);
-    console::line(format!("\n{} — {}", s.name, s.table.title));
+    console::line(format!(
+        "\n{} — {}",
+        escaped(&s.name),
+        escaped(&s.table.title)
+    ));
     for p in &s.published {
         console::line(format!(
             "  {}: published, {}, {}",
-            p.label, p.machine, p.kernel
+            escaped(&p.label),
+            escaped(&p.machine),
+            escaped(&p.kernel)
         ));
     }
     console::line(format!("  {}", this_machine(&system)));
@@ -223,7 +308,7 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     }
     console::line(table.text());
     for n in &s.notes {
-        console::line(format!("note: {n}"));
+        console::line(format!("note: {}", escaped(n)));
     }
     let interrupted = stop.load(Ordering::Relaxed);
     if let Some(out) = out {

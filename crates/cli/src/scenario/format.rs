@@ -2,6 +2,8 @@
 //! with serde and the `toml` crate. Field by field: `docs/scenarios.md`.
 
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use tickscope_report::escaped;
 
 /// The document a scenario reproduces.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,6 +161,13 @@ pub struct Scenario {
     pub table: Table,
 }
 
+/// The longest name or label a scenario may give (a step's name, a row's label or unit, a
+/// published column's label), in characters: they become table cells and column headers.
+pub const MAX_LABEL_CHARS: usize = 200;
+
+/// The longest free text (`about`, a title, a note, a machine, …), in characters.
+pub const MAX_TEXT_CHARS: usize = 4096;
+
 /// Line (from 1) of byte `offset` in `text`.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
@@ -179,14 +188,14 @@ impl Scenario {
                 .unwrap_or("invalid")
                 .trim()
                 .to_string();
-            format!("{file} line {line}: {msg}")
+            format!("{file} line {line}: {}", escaped(&msg))
         })?;
         s.validate().map_err(|m| {
             let line = text
                 .lines()
                 .position(|l| !m.1.is_empty() && l.contains(&m.1))
                 .map_or(1, |i| i + 1);
-            format!("{file} line {line}: {}", m.0)
+            format!("{file} line {line}: {}", escaped(&m.0))
         })?;
         Ok(s)
     }
@@ -200,9 +209,12 @@ impl Scenario {
                 "name".into(),
             ));
         }
-        for (i, s) in self.steps.iter().enumerate() {
+        self.check_lengths()?;
+        // Sets, not scans, so that a file of many steps is read in linear time.
+        let mut names: HashSet<&str> = HashSet::with_capacity(self.steps.len());
+        for s in &self.steps {
             let q = |v: &str| format!("\"{v}\"");
-            if self.steps[..i].iter().any(|t| t.name == s.name) {
+            if !names.insert(&s.name) {
                 return Err((format!("step name '{}' is used twice", s.name), q(&s.name)));
             }
             if s.kind == StepKind::Clocks && !s.actions.is_empty() {
@@ -236,7 +248,7 @@ impl Scenario {
                 }
             }
         }
-        let step = |n: &str| self.steps.iter().any(|s| s.name == n);
+        let step = |n: &str| names.contains(n);
         match self.table.layout {
             Layout::Rows => {
                 if self.table.rows.is_empty() || self.table.columns.is_empty() {
@@ -258,9 +270,11 @@ impl Scenario {
                         ));
                     }
                 }
+                let columns: HashSet<&str> =
+                    self.table.columns.iter().map(String::as_str).collect();
                 for p in &self.published {
                     for (c, v) in &p.values {
-                        if !self.table.columns.contains(c) || v.len() != self.table.rows.len() {
+                        if !columns.contains(c.as_str()) || v.len() != self.table.rows.len() {
                             return Err((
                                 format!("published '{}': values.{c} needs a column of the table and one value per row ({})", p.label, self.table.rows.len()),
                                 format!("{c} ="),
@@ -285,6 +299,59 @@ impl Scenario {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Bounds every name and text by [`MAX_LABEL_CHARS`] or [`MAX_TEXT_CHARS`].
+    fn check_lengths(&self) -> Result<(), (String, String)> {
+        let long = |what: &str, v: &str, max: usize| -> Result<(), (String, String)> {
+            match v.chars().count() > max {
+                true => Err((
+                    format!(
+                        "{what} is {} characters long; at most {max} are accepted",
+                        v.chars().count()
+                    ),
+                    v.chars().take(40).collect(),
+                )),
+                false => Ok(()),
+            }
+        };
+        let (l, t) = (MAX_LABEL_CHARS, MAX_TEXT_CHARS);
+        long("name", &self.name, l)?;
+        long("about", &self.about, t)?;
+        let src = &self.source;
+        for (what, v) in [
+            ("[source] title", &src.title),
+            ("[source] author", &src.author),
+            ("[source] url", &src.url),
+        ] {
+            long(what, v, t)?;
+        }
+        for n in &self.notes {
+            long("a note", n, t)?;
+        }
+        for s in &self.steps {
+            long("a step's name", &s.name, l)?;
+        }
+        long("[table] title", &self.table.title, t)?;
+        for u in self.table.unit.iter().chain(self.table.step.iter()) {
+            long("[table] unit or step", u, l)?;
+        }
+        for r in &self.table.rows {
+            long("a row's label", &r.label, l)?;
+            long("a row's metric", &r.metric, l)?;
+            if let Some(u) = &r.unit {
+                long("a row's unit", u, l)?;
+            }
+        }
+        for c in &self.table.columns {
+            long("a [table] column", c, l)?;
+        }
+        for p in &self.published {
+            long("a published label", &p.label, l)?;
+            long("a published machine", &p.machine, t)?;
+            long("a published kernel", &p.kernel, t)?;
         }
         Ok(())
     }
@@ -335,5 +402,65 @@ columns = ["a"]
         assert!(Scenario::parse(&bad, "f.toml")
             .unwrap_err()
             .contains("not a duration"));
+    }
+
+    /// A scenario of `n` plain steps.
+    fn many_steps(n: usize) -> String {
+        let mut t = String::from(
+            "name = \"big\"\nabout = \"a\"\n[source]\ntitle = \"t\"\nauthor = \"a\"\nyear = 1\n",
+        );
+        for i in 0..n {
+            t.push_str(&format!(
+                "[[steps]]\nname = \"s{i}\"\nargs = [\"-l\", \"1\"]\n"
+            ));
+        }
+        t.push_str(&format!(
+            "[table]\ntitle = \"t\"\nrows = [{{label = \"m\", metric = \"latency.max\"}}]\n\
+             columns = [\"s0\", \"s{}\"]\n",
+            n - 1
+        ));
+        t
+    }
+
+    #[test]
+    fn fifty_thousand_steps_parse() {
+        let text = many_steps(50_000);
+        let t0 = std::time::Instant::now();
+        let s = Scenario::parse(&text, "big.toml").unwrap();
+        assert_eq!(s.steps.len(), 50_000);
+        // A generous bound, only to catch a return of the quadratic name check (it took 11 s
+        // in a release build; the linear one takes about 1 s in a debug build).
+        assert!(t0.elapsed() < std::time::Duration::from_secs(60));
+        let dup = text.replace("name = \"s49999\"", "name = \"s3\"");
+        let e = Scenario::parse(&dup, "big.toml").unwrap_err();
+        assert!(e.contains("'s3' is used twice"), "{e}");
+    }
+
+    #[test]
+    fn long_labels_are_refused_with_the_limit() {
+        let long = "x".repeat(MAX_LABEL_CHARS + 1);
+        let bad = OK.replace("label = \"max\"", &format!("label = \"{long}\""));
+        let e = Scenario::parse(&bad, "f.toml").unwrap_err();
+        assert!(
+            e.starts_with("f.toml line 14: a row's label is 201 characters long; at most 200"),
+            "{e}"
+        );
+        let ok = OK.replace("label = \"max\"", &format!("label = \"{}\"", &long[1..]));
+        assert!(Scenario::parse(&ok, "f.toml").is_ok());
+        let bad = OK.replace(
+            "about = \"x\"",
+            &format!("about = \"{}\"", "y".repeat(70_000)),
+        );
+        assert!(Scenario::parse(&bad, "f.toml")
+            .unwrap_err()
+            .contains("about is 70000 characters long"));
+    }
+
+    #[test]
+    fn errors_escape_control_characters() {
+        let bad = OK.replace("columns = [\"a\"]", "columns = [\"\\u001b]0;x\\u0007\"]");
+        let e = Scenario::parse(&bad, "f.toml").unwrap_err();
+        assert!(!e.chars().any(char::is_control), "{e}");
+        assert!(e.contains("\\u{1b}]0;x\\u{7}"), "{e}");
     }
 }

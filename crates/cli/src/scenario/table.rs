@@ -4,8 +4,10 @@
 use super::format::{Layout, Scenario};
 use super::metrics::{in_unit, show, value, StepData};
 use serde::Serialize;
+use std::collections::HashMap;
 use tickscope_engine::result::WindowStats;
 use tickscope_engine::system::SystemInfo;
+use tickscope_report::escaped;
 
 /// The table as printed and as stored in the scenario document.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -18,16 +20,20 @@ pub struct Rendered {
 
 impl Rendered {
     /// Aligned text: first column left, others right; when that is wider than the
-    /// terminal ([`tickscope_report::fit`]), a box table cut into parts that fit.
+    /// terminal ([`tickscope_report::fit`]), a box table cut into parts that fit. Each cell
+    /// with its control characters escaped ([`escaped`]).
     pub fn text(&self) -> String {
         let plain = self.plain();
         match tickscope_report::fit::width() {
             Some(w) if tickscope_report::fit::text_width(&plain) > w => {
                 let mut t = comfy_table::Table::new();
                 t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
-                t.set_header(self.header.clone());
+                let shown = |r: &Vec<String>| -> Vec<String> {
+                    r.iter().map(|c| escaped(c).into_owned()).collect()
+                };
+                t.set_header(shown(&self.header));
                 for r in &self.rows {
-                    t.add_row(r.clone());
+                    t.add_row(shown(r));
                 }
                 for (i, col) in t.column_iter_mut().enumerate() {
                     if i > 0 {
@@ -40,30 +46,39 @@ impl Rendered {
         }
     }
 
-    /// Aligned text: first column left, others right, two spaces apart.
+    /// Aligned text: first column left, others right, two spaces apart. Padded by hand, not
+    /// with a `format!` width (which panics above 65 535), so no cell length can fail it.
     fn plain(&self) -> String {
         let n = self.header.len();
+        let shown = |r: &Vec<String>| -> Vec<String> {
+            r.iter().take(n).map(|c| escaped(c).into_owned()).collect()
+        };
+        let header = shown(&self.header);
+        let rows: Vec<Vec<String>> = self.rows.iter().map(shown).collect();
         let mut w = vec![0; n];
-        for r in std::iter::once(&self.header).chain(&self.rows) {
-            for (i, c) in r.iter().enumerate().take(n) {
+        for r in std::iter::once(&header).chain(&rows) {
+            for (i, c) in r.iter().enumerate() {
                 w[i] = w[i].max(c.chars().count());
             }
         }
         let line = |r: &Vec<String>| {
-            r.iter()
-                .enumerate()
-                .map(|(i, c)| match i {
-                    0 => format!("{c:<w$}", w = w[0]),
-                    _ => format!("{c:>w$}", w = w[i]),
-                })
-                .collect::<Vec<_>>()
-                .join("  ")
-                .trim_end()
-                .to_string()
+            let mut out = String::new();
+            for (i, c) in r.iter().enumerate() {
+                let pad = " ".repeat(w[i].saturating_sub(c.chars().count()));
+                if i > 0 {
+                    out.push_str("  ");
+                    out.push_str(&pad);
+                    out.push_str(c);
+                } else {
+                    out.push_str(c);
+                    out.push_str(&pad);
+                }
+            }
+            out.trim_end().to_string()
         };
-        let rule = "-".repeat(w.iter().sum::<usize>() + 2 * (n - 1));
-        let mut out = vec![line(&self.header), rule];
-        out.extend(self.rows.iter().map(line));
+        let rule = "-".repeat(w.iter().sum::<usize>() + 2 * n.saturating_sub(1));
+        let mut out = vec![line(&header), rule];
+        out.extend(rows.iter().map(line));
         out.join("\n")
     }
 }
@@ -79,12 +94,11 @@ pub fn this_machine(system: &SystemInfo) -> String {
 
 /// Builds the table from the steps' results (`None` for a step that did not run).
 pub fn render(s: &Scenario, results: &[(String, Option<StepData>)]) -> Rendered {
-    let data = |step: &str| {
-        results
-            .iter()
-            .find(|(n, _)| n == step)
-            .and_then(|(_, d)| d.as_ref())
-    };
+    let by_name: HashMap<&str, &StepData> = results
+        .iter()
+        .filter_map(|(n, d)| d.as_ref().map(|d| (n.as_str(), d)))
+        .collect();
+    let data = |step: &str| by_name.get(step).copied();
     match s.table.layout {
         Layout::Rows => {
             let mut header = vec![String::new()];
@@ -214,4 +228,30 @@ fn window_line(w: &WindowStats, period: f64) -> Option<[f64; 8]> {
         max / 1e3,
         100.0 * (max - period) / period,
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_longer_than_a_format_width_and_control_characters_are_printed() {
+        let long = "l".repeat(70_000);
+        let r = Rendered {
+            header: vec![String::new(), "x\u{1b}[2J".into()],
+            rows: vec![
+                vec![long.clone(), "1".into()],
+                vec!["a".into(), "22".into()],
+            ],
+        };
+        let t = r.plain();
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert!(lines[0].ends_with("x\\u{1b}[2J"), "{}", lines[0]);
+        assert!(!t.chars().any(|c| c.is_control() && c != '\n'));
+        // The second column is as wide as its escaped header, `x\u{1b}[2J` (10 characters).
+        assert!(lines[2] == format!("{long}  {}1", " ".repeat(9)), "line 2");
+        assert_eq!(lines[3].chars().count(), 70_000 + 2 + 10);
+        assert!(lines[3].starts_with("a ") && lines[3].ends_with(" 22"));
+    }
 }

@@ -172,3 +172,229 @@ fn a_user_scenario_with_a_load_and_a_timed_action() {
         );
     }
 }
+
+/// A scenario of one short run step `a` (no privilege needed) with `extra` TOML in the step
+/// and `args` added to its options.
+fn one_step(name: &str, args: &str, extra: &str) -> String {
+    format!(
+        "name = \"mine\"\nabout = \"a\"\n[source]\ntitle = \"t\"\nauthor = \"a\"\nyear = 2024\n\
+         [[steps]]\nname = \"{name}\"\nargs = [\"-i\", \"1ms\", \"-l\", \"3\", \"--policy\", \
+         \"other\", \"--no-mlock\", \"--no-pm-qos\", \"-q\"{args}]\n{extra}\n[table]\n\
+         title = \"t\"\nunit = \"us\"\nrows = [{{ label = \"max\", metric = \"latency.max\" }}]\n\
+         columns = [\"{name}\"]\n"
+    )
+}
+
+#[test]
+fn commands_in_a_scenario_run_only_with_allow_exec() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let cmd = format!("touch {}", marker.display());
+    let f = dir.path().join("cmd.toml");
+    let text = one_step(
+        "a",
+        &format!(", \"--on-late\", \"1s:exec={cmd}\""),
+        &format!("load = 'exec:\"{cmd}\"'"),
+    );
+    std::fs::write(&f, &text).unwrap();
+    let out = tickscope()
+        .args(["scenario", "run"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("runs commands")
+            && err.contains("step 'a': load exec:")
+            && err.contains("step 'a': --on-late exec=")
+            && err.contains("--allow-exec"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing ran");
+    assert!(!marker.exists(), "the command did not run");
+
+    // `show` lists them before the text.
+    let out = tickscope()
+        .args(["scenario", "show"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = shown.lines().collect();
+    assert!(
+        lines[0].starts_with("# WARNING: this scenario runs 2 command(s)"),
+        "{shown}"
+    );
+    assert!(lines[1].contains("load exec:touch") && lines[2].contains("--on-late exec=touch"));
+    assert!(shown.contains("name = \"mine\""));
+
+    let out = tickscope()
+        .args(["scenario", "run", "--allow-exec"])
+        .arg(&f)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(marker.exists(), "the load ran with --allow-exec");
+}
+
+#[test]
+fn outputs_outside_the_working_directory_need_allow_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let abs = outside.path().join("x.hlog");
+    let f = dir.path().join("paths.toml");
+    let args = format!(
+        ", \"--hlog\", \"{}\", \"--csv\", \"../up.csv\"",
+        abs.display()
+    );
+    std::fs::write(&f, one_step("a", &args, "")).unwrap();
+    let out = tickscope()
+        .args(["scenario", "run"])
+        .arg(&f)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("writes outside the working directory")
+            && err.contains("--hlog")
+            && err.contains("--csv '../up.csv'")
+            && err.contains("--allow-paths")
+            && !err.contains("--allow-exec"),
+        "{err}"
+    );
+    assert!(!abs.exists());
+
+    // Inside the working directory: no flag needed.
+    let f2 = dir.path().join("inside.toml");
+    std::fs::write(&f2, one_step("a", ", \"--hlog\", \"sub.hlog\"", "")).unwrap();
+    let out = tickscope()
+        .args(["scenario", "run"])
+        .arg(&f2)
+        .current_dir(dir.path())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.path().join("sub.hlog").exists());
+
+    let f3 = dir.path().join("abs.toml");
+    let args = format!(", \"--hlog\", \"{}\"", abs.display());
+    std::fs::write(&f3, one_step("a", &args, "")).unwrap();
+    let out = tickscope()
+        .args(["scenario", "run", "--allow-paths"])
+        .arg(&f3)
+        .current_dir(dir.path())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(abs.exists(), "written with --allow-paths");
+}
+
+#[test]
+fn control_characters_in_names_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("esc.toml");
+    // TOML escapes: the parsed name holds ESC ] 0 ; … BEL ESC [ 2 J.
+    let name = "x\\u001b]0;owned\\u0007\\u001b[2J";
+    std::fs::write(&f, one_step(name, "", "")).unwrap();
+    let out = tickscope()
+        .args(["scenario", "run"])
+        .arg(&f)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for stream in [&out.stdout, &out.stderr] {
+        assert!(
+            !stream.iter().any(|&b| b == 0x1b || b == 0x07),
+            "{}",
+            String::from_utf8_lossy(stream)
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("x\\u{1b}]0;owned\\u{7}\\u{1b}[2J"), "{text}");
+
+    // A name that does not parse as a step's column: the error is escaped too.
+    let bad =
+        one_step("a", "", "").replace("columns = [\"a\"]", &format!("columns = [\"{name}\"]"));
+    std::fs::write(&f, bad).unwrap();
+    let out = tickscope()
+        .args(["scenario", "run"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!out.stderr.iter().any(|&b| b == 0x1b || b == 0x07));
+}
+
+#[test]
+fn a_label_too_long_for_a_table_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("long.toml");
+    let text = one_step("a", "", "").replace(
+        "label = \"max\"",
+        &format!("label = \"{}\"", "m".repeat(70_000)),
+    );
+    std::fs::write(&f, text).unwrap();
+    let out = tickscope()
+        .args(["scenario", "run"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1);
+    assert!(
+        err.contains("a row's label is 70000 characters long; at most 200"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_fifo_or_a_directory_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("s.toml");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a plain system call with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for sub in ["show", "run"] {
+        for target in [&fifo, &dir.path().to_path_buf()] {
+            let out = tickscope()
+                .args(["scenario", sub])
+                .arg(target)
+                .timeout(Duration::from_secs(20))
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{sub} {}", target.display());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.contains("is not a regular file"), "{err}");
+        }
+    }
+}
