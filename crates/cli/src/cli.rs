@@ -101,12 +101,27 @@ pub struct DoctorArgs {
     pub root: Option<std::path::PathBuf>,
 }
 
+/// The text of [`TASKS_HELP`], as a literal for `concat!`.
+macro_rules! tasks_help {
+    () => {
+        "The tasks, separated by commas: PERIOD[+PHASE][:FIELD]…, for example \
+         '1ms:work=50us,2.5ms:work=200us,10ms'. PERIOD is a duration or a frequency as for \
+         --interval (a bare number is µs); +PHASE delays the first expiry. FIELDs, each at most \
+         once: work=D (synthetic busy work per release in run; the plan's budget when no budget \
+         is given), budget=D (or a bare D), deadline=D, phase=D, prio=N (higher first among \
+         tasks due together), overrun=skip|catch-up, name=S. run refuses a budget without work."
+    };
+}
+
+/// The help of every `--tasks` option (`plan`, `run`): one syntax, parsed by
+/// `cmd::task_spec::parse_tasks`.
+pub const TASKS_HELP: &str = tasks_help!();
+
 /// Options of `tickscope plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
-    /// The tasks: PERIOD[+PHASE][:BUDGET][:deadline=D][:prio=N][:name=S],… for example
-    /// '1ms:50us,2.5ms:200us,10ms'.
-    #[arg(long, value_name = "TASKS")]
+    /// The tasks (help: [`TASKS_HELP`]).
+    #[arg(long, value_name = "TASKS", help = TASKS_HELP)]
     pub tasks: String,
 }
 
@@ -560,9 +575,16 @@ pub struct RunArgs {
     pub exports: ExportArgs,
 
     /// Run several periodic tasks in one thread with the library's executive and synthetic
-    /// work instead: PERIOD[:work=D][:deadline=D][:prio=N],… for example
-    /// '1ms:work=50us,2.5ms:work=200us,10ms'; prints per-task latency, response and misses.
-    #[arg(long, value_name = "TASKS")]
+    /// work instead, and print per-task latency, response and misses (help: [`TASKS_HELP`]).
+    #[arg(
+        long,
+        value_name = "TASKS",
+        help = concat!(
+            "Run several periodic tasks in one thread with the library's executive and \
+             synthetic work instead; prints per-task latency, response and misses. ",
+            tasks_help!()
+        )
+    )]
     pub tasks: Option<String>,
 
     /// Why wake-ups were late: `--explain` options.

@@ -2,8 +2,10 @@
 //! the per-task statistics of a run (`tickscope run --tasks`).
 //!
 //! The rows are plain data filled by the caller from the `tickscope` library (crates/periodic)'s
-//! `Plan` and `TaskStats`, so this crate does not depend on the library.
+//! `Plan` and `TaskStats`, so this crate does not depend on the library. Task names are printed
+//! with their control characters escaped ([`escaped`]).
 
+use crate::quote::escaped;
 use crate::units::{interval, ns_i};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use tickscope_engine::result::{LatencyStats, PeriodStats};
@@ -86,7 +88,7 @@ pub fn plan_text(p: &PlanView) -> String {
         let ok = r.response_ns.is_some_and(|x| x <= r.deadline_ns);
         t.add_row(vec![
             rank.to_string(),
-            r.name.clone(),
+            escaped(&r.name).into_owned(),
             interval(r.period_ns),
             ns_i(r.deadline_ns),
             opt(r.budget_ns, "- (0)"),
@@ -138,7 +140,7 @@ fn coincidence_text(p: &PlanView) -> String {
             shown.push("…".into());
         }
         t.add_row(vec![
-            names.join(" → "),
+            escaped(&names.join(" → ")).into_owned(),
             at.len().to_string(),
             shown.join(", "),
         ]);
@@ -209,7 +211,7 @@ pub fn tasks_table(rows: &[TaskRow]) -> String {
     };
     for r in rows {
         t.add_row(vec![
-            format!("{} ({})", r.name, interval(r.period_ns)),
+            format!("{} ({})", escaped(&r.name), interval(r.period_ns)),
             opt(r.work_ns, "-"),
             r.releases.to_string(),
             l(&r.latency, |s| s.p50),

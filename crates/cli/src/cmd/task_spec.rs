@@ -12,12 +12,17 @@
 //! synthetic busy work `run --tasks` does per release (and the budget the plan assumes when
 //! none is given);
 //! `budget=`, `deadline=`, `phase=`, `prio=` (higher runs first among tasks due together;
-//! default 0, then rate-monotonic), `overrun=skip|catch-up`, `name=`.
+//! default 0, then rate-monotonic), `overrun=skip|catch-up`, `name=`. Each field at most once
+//! (`+PHASE` and `phase=` are one field, as are a bare duration and `budget=`); a value is
+//! one duration (`1ms 2ms` is refused: tasks are separated by commas). The help of `plan` and
+//! `run --tasks` is [`crate::cli::TASKS_HELP`].
 
 use crate::options::{parse_duration, parse_interval};
 use tickscope::Task;
 use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::time::{Nanos, NS_PER_US};
+use tickscope_report::escaped;
+use tickscope_report::units::ns_i;
 
 /// One task of a `--tasks` list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,23 +45,75 @@ impl TaskSpec {
     }
 }
 
+/// The longest task name (`name=`), in characters: it is a table cell.
+pub const MAX_NAME_CHARS: usize = 100;
+
 /// Parses a `--tasks` list (see the module documentation).
 ///
 /// # Errors
-/// One sentence naming the task (1-based position and text), what is wrong and the accepted
-/// form; also for an empty list and for values out of range (checked by [`Task::validate`]).
+/// One sentence naming the task (1-based position and text, control characters escaped),
+/// what is wrong and the accepted form; also for an empty list, a field given twice, a value
+/// holding two durations, a name over [`MAX_NAME_CHARS`] and values out of range (checked by
+/// [`Task::validate`]).
 pub fn parse_tasks(spec: &str) -> Result<Vec<TaskSpec>, String> {
     let items: Vec<&str> = spec.split(',').map(str::trim).collect();
     if items.iter().all(|s| s.is_empty()) {
-        return Err("--tasks is empty; write it like '1ms:50us,2.5ms:200us,10ms'".into());
+        return Err("--tasks is empty; write it like '1ms:work=50us,2.5ms:work=200us,10ms'".into());
     }
     items
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            parse_one(item).map_err(|why| format!("--tasks: task {} '{item}': {why}", i + 1))
+            parse_one(item).map_err(|why| {
+                escaped(&format!("--tasks: task {} '{item}': {why}", i + 1)).into_owned()
+            })
         })
         .collect()
+}
+
+/// Parses a `--tasks` list for `run`, which does only the work it is given: a task with a
+/// budget and no `work=` is refused, since it would run no work at all (`plan` reads a bare
+/// duration as the budget, and a list copied from it would silently measure idle tasks).
+///
+/// # Errors
+/// As [`parse_tasks`], and one sentence naming the first task with a budget and no work.
+pub fn parse_tasks_to_run(spec: &str) -> Result<Vec<TaskSpec>, String> {
+    let specs = parse_tasks(spec)?;
+    let items: Vec<&str> = spec.split(',').map(str::trim).collect();
+    for (i, s) in specs.iter().enumerate() {
+        if let (Some(b), None) = (s.task.budget_ns(), s.work_ns) {
+            let item = items.get(i).copied().unwrap_or_default();
+            let period = item.split(':').next().unwrap_or_default();
+            return Err(escaped(&format!(
+                "--tasks: task {} '{item}' has a budget ({}) and no work; run --tasks does \
+                 only the work it is given: write {period}:work=D (D is also checked as the \
+                 budget), or {period}:work=D:budget=B",
+                i + 1,
+                ns_i(b)
+            ))
+            .into_owned());
+        }
+    }
+    Ok(specs)
+}
+
+/// True when `value` holds two values separated by blanks (`1ms 2ms`, `1 2`), which
+/// [`parse_duration`] would add up; a blank between a number and its unit (`1 ms`) is fine.
+fn two_values(value: &str) -> bool {
+    let mut after_blank = false;
+    let mut seen = false;
+    for c in value.trim().chars() {
+        if c.is_whitespace() {
+            after_blank = seen;
+            continue;
+        }
+        if after_blank && (c.is_ascii_digit() || c == '.') {
+            return true;
+        }
+        after_blank = false;
+        seen = true;
+    }
+    false
 }
 
 fn parse_one(item: &str) -> Result<TaskSpec, String> {
@@ -69,13 +126,51 @@ fn parse_one(item: &str) -> Result<TaskSpec, String> {
         Some((p, ph)) => (p, Some(ph)),
         None => (head, None),
     };
-    let dur = |s: &str, what: &str| parse_duration(s, what, NS_PER_US);
+    let one = |s: &str, what: &str| match two_values(s) {
+        true => Err(format!(
+            "{what} '{}' holds two values; separate tasks with commas ('1ms,2ms') and write \
+             a duration without blanks ('1m30s')",
+            s.trim()
+        )),
+        false => Ok(()),
+    };
+    let dur = |s: &str, what: &str| {
+        one(s, what)?;
+        parse_duration(s, what, NS_PER_US)
+    };
+    one(period, "the period")?;
     let mut task = Task::new(parse_interval(period)?);
+    // Each field once: a bare duration is the budget, `+PHASE` the phase.
+    let mut seen: Vec<&str> = Vec::new();
+    let mut once = |key: &'static str| match seen.contains(&key) {
+        true => Err(format!("{key} is given twice; give each field once")),
+        false => {
+            seen.push(key);
+            Ok(())
+        }
+    };
     if let Some(ph) = phase {
+        once("phase")?;
         task = task.phase(dur(ph, "the phase")?);
     }
     let (mut work, mut budget) = (None, None);
     for f in fields {
+        let key = match f.split_once('=') {
+            None => "budget",
+            Some((k, _)) => match k.trim() {
+                "prio" | "priority" => "prio",
+                "work" => "work",
+                "budget" => "budget",
+                "deadline" => "deadline",
+                "phase" => "phase",
+                "overrun" => "overrun",
+                "name" => "name",
+                _ => "",
+            },
+        };
+        if !key.is_empty() {
+            once(key)?;
+        }
         match f.split_once('=') {
             None => budget = Some(dur(f, "the budget")?),
             Some((k, v)) => match k.trim() {
@@ -96,6 +191,12 @@ fn parse_one(item: &str) -> Result<TaskSpec, String> {
                         "catch-up" => OverrunPolicy::CatchUp,
                         _ => return Err(format!("overrun '{v}' is not skip or catch-up")),
                     })
+                }
+                "name" if v.trim().chars().count() > MAX_NAME_CHARS => {
+                    return Err(format!(
+                        "the name is {} characters long; at most {MAX_NAME_CHARS} are accepted",
+                        v.trim().chars().count()
+                    ))
                 }
                 "name" if !v.trim().is_empty() => task = task.name(v.trim()),
                 other => {
@@ -186,5 +287,89 @@ mod tests {
             assert!(e.contains(needle), "{spec}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
+    }
+
+    #[test]
+    fn two_durations_in_one_value_are_refused() {
+        for (spec, needle) in [
+            ("1ms 2ms", "the period '1ms 2ms' holds two values"),
+            ("1 2", "holds two values"),
+            ("1ms:50us 20us", "the budget '50us 20us' holds two values"),
+            ("1ms:work=5us 5us", "work '5us 5us' holds two values"),
+            ("1ms+1ms 1ms", "the phase"),
+            ("10ms:deadline=1ms 1", "the deadline"),
+        ] {
+            let e = parse_tasks(spec).unwrap_err();
+            assert!(e.contains(needle), "{spec}: {e}");
+            assert!(e.contains("separate tasks with commas"), "{e}");
+        }
+        assert_eq!(parse_tasks("1 ms").unwrap()[0].task.period_ns(), 1_000_000);
+        assert_eq!(
+            parse_tasks("40 Hz").unwrap()[0].task.period_ns(),
+            25_000_000
+        );
+        assert_eq!(
+            parse_tasks("1ms:work=50 us").unwrap()[0].work_ns,
+            Some(50_000)
+        );
+        assert_eq!(
+            parse_tasks("1ms:name=motor control").unwrap()[0]
+                .task
+                .display_name(),
+            "motor control"
+        );
+    }
+
+    #[test]
+    fn a_field_given_twice_is_refused() {
+        for (spec, field) in [
+            ("1ms:work=10us:work=20us", "work"),
+            ("1ms:50us:budget=60us", "budget"),
+            ("1ms:50us:60us", "budget"),
+            ("1ms+1ms:phase=2ms", "phase"),
+            ("1ms:prio=1:priority=2", "prio"),
+            ("1ms:deadline=1ms:deadline=1ms", "deadline"),
+            ("1ms:overrun=skip:overrun=skip", "overrun"),
+            ("1ms:name=a:name=b", "name"),
+        ] {
+            let e = parse_tasks(spec).unwrap_err();
+            assert!(
+                e.contains(&format!("{field} is given twice; give each field once")),
+                "{spec}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn run_refuses_a_budget_without_work() {
+        let e = parse_tasks_to_run("2ms:work=10us,1ms:50us").unwrap_err();
+        assert!(
+            e.starts_with("--tasks: task 2 '1ms:50us' has a budget (50.0 µs) and no work"),
+            "{e}"
+        );
+        assert!(e.contains("1ms:work=D"), "{e}");
+        assert!(
+            parse_tasks("1ms:50us").is_ok(),
+            "plan reads it as the budget"
+        );
+        assert_eq!(
+            parse_tasks_to_run("1ms:work=50us:budget=60us,10ms")
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+
+    #[test]
+    fn names_are_bounded_and_errors_escaped() {
+        let long = format!("1ms:name={}", "n".repeat(MAX_NAME_CHARS + 1));
+        assert!(parse_tasks(&long)
+            .unwrap_err()
+            .contains("the name is 101 characters long; at most 100"));
+        let ok = format!("1ms:name={}", "n".repeat(MAX_NAME_CHARS));
+        assert!(parse_tasks(&ok).is_ok());
+        let e = parse_tasks("1ms:\u{1b}]0;x\u{7}").unwrap_err();
+        assert!(!e.chars().any(char::is_control), "{e}");
+        assert!(e.contains("\\u{1b}"), "{e}");
     }
 }

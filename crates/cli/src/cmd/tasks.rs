@@ -11,7 +11,7 @@
 
 use super::plan::plan_view;
 use super::signals::stoppable;
-use super::task_spec::parse_tasks;
+use super::task_spec::parse_tasks_to_run;
 use crate::cli::RunArgs;
 use crate::exit::Failure;
 use crate::options::run_plan;
@@ -31,7 +31,7 @@ use tickscope_report::executive::{plan_text, tasks_table, TaskRow};
 /// [`Failure::Usage`] for a bad `--tasks` list, a flag that does not apply to one thread,
 /// or a setting that cannot be applied; [`Failure::Runtime`] when a wait fails.
 pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
-    let specs = parse_tasks(spec).map_err(Failure::Usage)?;
+    let specs = parse_tasks_to_run(spec).map_err(Failure::Usage)?;
     let e = &args.exports;
     if args.json.is_some()
         || e.histogram_file.is_some()
@@ -182,7 +182,7 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
         })
         .collect();
     crate::console::line(tasks_table(&rows).trim_end_matches('\n'));
-    if stop.load(Ordering::Relaxed) {
+    if stop.load(Ordering::Relaxed) && !crate::console::stdout_closed() {
         eprintln!("tickscope: interrupted; the tables cover the run until then");
     }
     Ok(())

@@ -66,3 +66,127 @@ fn run_tasks_prints_a_row_per_task() {
         "{text}"
     );
 }
+
+/// Runs `args` with standard output a pipe whose reading end is already closed.
+fn with_closed_stdout(args: &[&str]) -> std::process::Output {
+    let mut fds = [0; 2];
+    // SAFETY: plain system calls on descriptors this test owns.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    unsafe { libc::close(fds[0]) };
+    let write_end = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
+    std::process::Command::new(crate::common::bin())
+        .args(args)
+        .stdout(std::process::Stdio::from(write_end))
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+const SHORT_TASKS: &[&str] = &[
+    "run",
+    "--tasks",
+    "1ms:work=20us,10ms",
+    "-D",
+    "300ms",
+    "--policy",
+    "other",
+    "--no-mlock",
+    "--no-pm-qos",
+];
+
+#[test]
+fn plan_and_run_tasks_survive_a_closed_or_full_stdout() {
+    let plan: &[&str] = &["plan", "--tasks", "1ms:50us,2.5ms:200us,10ms"];
+    for args in [plan, SHORT_TASKS] {
+        let out = with_closed_stdout(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            !err.contains("interrupted"),
+            "a closed pipe is a quiet end: {err}"
+        );
+
+        let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+            eprintln!("skipping the /dev/full half: /dev/full is not available here");
+            continue;
+        };
+        let out = std::process::Command::new(crate::common::bin())
+            .args(args)
+            .stdout(std::process::Stdio::from(full))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        let failure: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("standard output"))
+            .collect();
+        assert_eq!(failure.len(), 1, "{err}");
+    }
+}
+
+#[test]
+fn ambiguous_task_lists_are_refused() {
+    for (args, needle) in [
+        (
+            vec!["plan", "--tasks", "1ms 2ms"],
+            "holds two values; separate tasks with commas",
+        ),
+        (
+            vec!["run", "--tasks", "1ms 2ms", "-D", "1s"],
+            "holds two values",
+        ),
+        (
+            vec!["plan", "--tasks", "1ms:work=10us:work=20us"],
+            "work is given twice",
+        ),
+        (
+            vec!["run", "--tasks", "1ms:work=10us:work=20us", "-D", "1s"],
+            "work is given twice",
+        ),
+        (
+            vec!["run", "--tasks", "1ms:50us", "-D", "1s"],
+            "has a budget (50.0 µs) and no work",
+        ),
+    ] {
+        let out = tickscope().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing ran");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn task_names_with_control_characters_are_escaped() {
+    let out = tickscope()
+        .args(["plan", "--tasks", "1ms:name=a\u{1b}]0;x\u{7}\u{1b}[2J,2ms"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!out.stdout.iter().any(|&b| b == 0x1b || b == 0x07));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("a\\u{1b}]0;x\\u{7}\\u{1b}[2J"), "{text}");
+}
+
+#[test]
+fn plan_and_run_tasks_share_one_help_text() {
+    let help = |args: &[&str]| {
+        let out = tickscope().args(args).output().unwrap();
+        // clap wraps at the terminal's width: compare the words.
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let plan = help(&["plan", "--help"]);
+    let run = help(&["run", "--help"]);
+    let syntax = "The tasks, separated by commas: PERIOD[+PHASE][:FIELD]…, for example \
+                  '1ms:work=50us,2.5ms:work=200us,10ms'.";
+    assert!(plan.contains(syntax), "{plan}");
+    assert!(run.contains(syntax), "{run}");
+    assert!(run.contains("work=D") && plan.contains("overrun=skip|catch-up"));
+}
