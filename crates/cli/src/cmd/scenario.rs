@@ -289,6 +289,33 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     }
     let ended = SystemTime::now();
     let table = render(&s, &results);
+    let text = table.text();
+    let interrupted = stop.load(Ordering::Relaxed);
+    // The document first: nothing printed after the steps can lose it.
+    let written = match out {
+        Some(out) => {
+            let to = out.shown();
+            let doc = ScenarioDocument {
+                schema: SCENARIO_SCHEMA,
+                tool: ToolInfo::current(),
+                scenario: s.clone(),
+                from,
+                quick: a.quick,
+                started_at: rfc3339(started),
+                ended_at: rfc3339(ended),
+                interrupted,
+                system: system.clone(),
+                steps: records,
+                table,
+            };
+            let json = serde_json::to_string_pretty(&doc).map_err(|e| {
+                Failure::Runtime(format!("cannot encode the scenario document: {e}"))
+            })?;
+            finish(out, json.as_bytes())?;
+            Some(to)
+        }
+        None => None,
+    };
     console::line(format!(
         "\n{} — {}",
         escaped(&s.name),
@@ -306,28 +333,11 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     if a.quick {
         console::line("  (--quick: shortened steps)");
     }
-    console::line(table.text());
+    console::line(text);
     for n in &s.notes {
         console::line(format!("note: {}", escaped(n)));
     }
-    let interrupted = stop.load(Ordering::Relaxed);
-    if let Some(out) = out {
-        let to = out.shown();
-        let doc = ScenarioDocument {
-            schema: SCENARIO_SCHEMA,
-            tool: ToolInfo::current(),
-            scenario: s.clone(),
-            from,
-            quick: a.quick,
-            started_at: rfc3339(started),
-            ended_at: rfc3339(ended),
-            interrupted,
-            system,
-            steps: records,
-            table,
-        };
-        let json = serde_json::to_string_pretty(&doc).expect("scenario documents serialize");
-        finish(out, json.as_bytes())?;
+    if let Some(to) = written {
         console::line(format!("result written to {to}"));
     }
     Ok(())
