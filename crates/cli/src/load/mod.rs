@@ -148,7 +148,7 @@ impl LoadRequest {
             "load: {}{}{} (pid {}, {}), settling for {} s",
             about,
             if about.is_empty() { "" } else { ": " },
-            argv.join(" "),
+            tickscope_report::escaped(&argv.join(" ")),
             child.pid(),
             match self.cpus.is_empty() {
                 true => "on any CPU".to_string(),
@@ -160,8 +160,9 @@ impl LoadRequest {
         while Instant::now() < until {
             if let Some(how) = child.ended() {
                 return Err(Failure::Usage(format!(
-                    "the load '{}' ended before measuring started: {how}",
-                    argv.join(" ")
+                    "the load '{}' ended before measuring started: {}",
+                    tickscope_report::escaped(&argv.join(" ")),
+                    tickscope_report::escaped(&how.to_string())
                 )));
             }
             std::thread::sleep(Duration::from_millis(20));

@@ -338,6 +338,27 @@ fn control_characters_in_names_never_reach_the_terminal() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("x\\u{1b}]0;owned\\u{7}\\u{1b}[2J"), "{text}");
 
+    // Commands, allowed, are shown escaped too: the step line, the load's line and its end.
+    let load = "load = \"exec:\\\"sleep 0.1 \\u001b]0;x\\u0007\\\"\"";
+    let args = ", \"--on-late\", \"1s:exec=true \\u001b[2J\"";
+    std::fs::write(&f, one_step("a", args, load)).unwrap();
+    let out = tickscope()
+        .args(["scenario", "run", "--allow-exec"])
+        .arg(&f)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for stream in [&out.stdout, &out.stderr] {
+        let text = String::from_utf8_lossy(stream);
+        assert!(!stream.iter().any(|&b| b == 0x1b || b == 0x07), "{text}");
+    }
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sleep 0.1 \\u{1b}]0;x\\u{7}"));
+
     // A name that does not parse as a step's column: the error is escaped too.
     let bad =
         one_step("a", "", "").replace("columns = [\"a\"]", &format!("columns = [\"{name}\"]"));
