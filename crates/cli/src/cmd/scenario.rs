@@ -201,7 +201,8 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     let (s, _, from) = read(&a.scenario)?;
     // Before anything else runs: what the file would do besides measuring needs consent.
     let named = quoted(Path::new(&a.scenario));
-    if let Some(m) = review(&s).refusal(&named, a.allow_exec, a.allow_paths) {
+    let reviewed = review(&s);
+    if let Some(m) = reviewed.refusal(&named, a.allow_exec, a.allow_paths) {
         return Err(Failure::Usage(m));
     }
     check(&s, &named, a.quick)?;
@@ -230,6 +231,13 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     ));
     if a.quick {
         console::line("--quick: every step is shortened; the numbers are not comparable with the published ones");
+    }
+    // What the user allowed, said once more before it happens.
+    for f in &reviewed.commands {
+        console::line(format!("runs (--allow-exec): {f}"));
+    }
+    for f in &reviewed.outside {
+        console::line(format!("writes (--allow-paths): {f}"));
     }
     let started = SystemTime::now();
     let mut records = Vec::new();

@@ -243,6 +243,11 @@ fn commands_in_a_scenario_run_only_with_allow_exec() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(marker.exists(), "the load ran with --allow-exec");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("runs (--allow-exec): step 'a': load exec:touch"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -308,6 +313,11 @@ fn outputs_outside_the_working_directory_need_allow_paths() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(abs.exists(), "written with --allow-paths");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("writes (--allow-paths): step 'a': --hlog '/"),
+        "{text}"
+    );
 }
 
 #[test]
