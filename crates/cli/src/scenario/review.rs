@@ -207,11 +207,14 @@ impl Review {
     /// The refusal of `scenario run` without `--allow-exec` / `--allow-paths`, as one line;
     /// `None` when what is found is allowed.
     pub fn refusal(&self, from: &str, allow_exec: bool, allow_paths: bool) -> Option<String> {
+        // The first few; `scenario show` lists them all.
+        const SHOWN: usize = 8;
         let list = |v: &[Finding]| {
-            v.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ")
+            let mut items: Vec<String> = v.iter().take(SHOWN).map(ToString::to_string).collect();
+            if v.len() > SHOWN {
+                items.push(format!("and {} more", v.len() - SHOWN));
+            }
+            items.join("; ")
         };
         let mut parts = Vec::new();
         let mut flags = Vec::new();
@@ -319,6 +322,31 @@ mod tests {
         assert!(!line.contains("--allow-exec") && line.contains("--allow-paths"));
         assert_eq!(r.refusal("'f.toml'", true, true), None);
         assert_eq!(r.show_lines().len(), 2 + 3 + 3);
+    }
+
+    #[test]
+    fn a_long_refusal_names_the_first_steps_and_counts_the_rest() {
+        let steps: String = (0..20)
+            .map(|i| {
+                format!(
+                    "[[steps]]\nname = \"{}\"\nargs = [\"-l\", \"5\"]\nload = \"exec:true\"\n",
+                    if i == 0 {
+                        "a".to_string()
+                    } else {
+                        format!("s{i}")
+                    }
+                )
+            })
+            .collect();
+        let r = review(&scenario(&steps));
+        assert_eq!(r.commands.len(), 20);
+        let line = r.refusal("f", false, true).unwrap();
+        assert!(
+            line.contains("step 's7'") && !line.contains("step 's8'"),
+            "{line}"
+        );
+        assert!(line.contains("and 12 more"), "{line}");
+        assert_eq!(r.show_lines().len(), 21);
     }
 
     #[test]
