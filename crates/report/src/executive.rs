@@ -305,10 +305,14 @@ mod tests {
         let s = tasks_table(&[
             row.clone(),
             TaskRow {
-                name: "2".into(),
+                name: "2\u{1b}[2J".into(),
                 ..row
             },
         ]);
+        assert!(
+            s.contains("2\\u{1b}[2J (1.00 ms)") && !s.contains('\u{1b}'),
+            "{s}"
+        );
         assert!(
             s.contains("1ms (1.00 ms)") && s.contains("12.0 µs") && s.contains("50.0 µs"),
             "{s}"
