@@ -5,8 +5,7 @@
 //! whose load is `exec:"CMD"` or `stress-ng:"ARGS"` (a command line of the file's choosing;
 //! stress-ng's own options such as `--log-file` write anywhere), or whose options hold an
 //! `--on-late …:exec=CMD` rule, runs only with `--allow-exec`; a step writing a file (`--hlog`,
-//! `--csv`, `--samples`, `--histogram-file`, `--export`, `--capture-dir`, a clocks step's
-//! `--json`) by an absolute path or one leading out of the working directory (`..`) runs only
+//! `--csv`, `--samples`, `--histogram-file`, `--export`, `--capture-dir`) by an absolute path or one leading out of the working directory (`..`) runs only
 //! with `--allow-paths`. `scenario show` lists both before the file's text. Both the normal and
 //! the `--quick` options of every step are reviewed, whichever will run. The working directory
 //! is judged by the path's text: a symbolic link under it that leads elsewhere is the user's own
@@ -94,7 +93,6 @@ fn add(list: &mut Vec<Finding>, f: Finding) {
 /// The flags by which a step names a file, a load or an `--on-late` rule (clap takes long
 /// flags only whole, as `--flag VALUE` or `--flag=VALUE`).
 const FLAGS_OF_INTEREST: &[&str] = &[
-    "--json",
     "--histogram-file",
     "--histfile",
     "--csv",
@@ -135,8 +133,9 @@ fn review_step(step: &Step, args: &[String], r: &mut Review) {
             }
             rules = a.explain.on_late.clone();
             let e = &a.exports;
+            // A step's --json is refused when the steps are checked: its result goes into
+            // the scenario's document.
             for (flag, p) in [
-                ("--json", &a.json),
                 ("--histogram-file", &e.histogram_file),
                 ("--csv", &e.csv),
                 ("--samples", &e.samples),
@@ -153,11 +152,7 @@ fn review_step(step: &Step, args: &[String], r: &mut Review) {
                 }
             }
         }),
-        StepKind::Clocks => StepClocks::try_parse_from(argv).ok().map(|p| {
-            if let Some(j) = p.args.json {
-                paths.push(("--json", j));
-            }
-        }),
+        StepKind::Clocks => StepClocks::try_parse_from(argv).ok().map(|_| ()),
     };
     if parsed.is_none() {
         // Options that do not parse are refused before anything runs; until then, any word
@@ -294,7 +289,7 @@ mod tests {
              quick_args = [\"-l\", \"5\", \"--hlog\", \"/tmp/a.hlog\", \"--export=csv=../b.csv\"]\n\
              load = 'exec:\"sleep 1\"'\n\
              [[steps]]\nname = \"b\"\nargs = [\"--load=stress-ng:--cpu 1\", \"--csv\", \"ok/c.csv\"]\n\
-             [[steps]]\nname = \"c\"\nkind = \"clocks\"\nargs = [\"--json\", \"/x.json\"]\nload = \"cpu:1\"\n",
+             [[steps]]\nname = \"c\"\nkind = \"clocks\"\nargs = [\"-D\", \"1s\"]\nload = \"cpu:1\"\n",
         );
         let r = review(&s);
         let cmds: Vec<String> = r.commands.iter().map(ToString::to_string).collect();
@@ -312,7 +307,6 @@ mod tests {
             [
                 "step 'a': --hlog '/tmp/a.hlog'",
                 "step 'a': --export '../b.csv'",
-                "step 'c': --json '/x.json'",
             ]
         );
         let line = r.refusal("'f.toml'", false, false).unwrap();
@@ -321,7 +315,7 @@ mod tests {
         let line = r.refusal("'f.toml'", true, false).unwrap();
         assert!(!line.contains("--allow-exec") && line.contains("--allow-paths"));
         assert_eq!(r.refusal("'f.toml'", true, true), None);
-        assert_eq!(r.show_lines().len(), 2 + 3 + 3);
+        assert_eq!(r.show_lines().len(), 2 + 3 + 2);
     }
 
     #[test]

@@ -51,6 +51,7 @@ fn a_bad_file_is_one_line_with_file_and_line() {
         ("name = \"x\"\nabout = 3\n", "line 2"),
         ("name = \"x\"\nabout = \"a\"\n[source]\ntitle = \"t\"\nauthor = \"a\"\nyear = 1\n[[steps]]\nname = \"s\"\nargs = [\"--bogus\"]\n[table]\ntitle = \"t\"\nrows = [{label = \"m\", metric = \"latency.max\"}]\ncolumns = [\"s\"]\n", "--bogus"),
         ("name = [\n", "line "),
+        ("name = \"x\"\nabout = \"a\"\n[source]\ntitle = \"t\"\nauthor = \"a\"\nyear = 1\n[[steps]]\nname = \"s\"\nkind = \"clocks\"\nargs = [\"--json\", \"c.json\"]\n[table]\ntitle = \"t\"\nrows = [{label = \"m\", metric = \"latency.max\"}]\ncolumns = [\"s\"]\n", "--json belongs to 'scenario run'"),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let f = dir.path().join(format!("bad{i}.toml"));
