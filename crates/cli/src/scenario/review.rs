@@ -15,6 +15,7 @@ use crate::cli::{StepClocks, StepRun};
 use crate::load::spec::LoadSpec;
 use crate::scenario::format::{Scenario, Step, StepKind};
 use clap::Parser;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 use tickscope_report::{escaped, quoted};
 
@@ -147,8 +148,11 @@ fn review_step(step: &Step, args: &[String], r: &mut Review) {
                 }
             }
             for spec in &e.export {
-                if let Some((_, p)) = spec.split_once('=') {
-                    paths.push(("--export", p.into()));
+                // As `run` reads it: PATH is everything after the first `=`.
+                let bytes = spec.as_bytes();
+                if let Some(at) = bytes.iter().position(|&b| b == b'=') {
+                    let path = std::ffi::OsStr::from_bytes(&bytes[at + 1..]);
+                    paths.push(("--export", path.into()));
                 }
             }
         }),
