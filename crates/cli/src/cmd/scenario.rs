@@ -39,7 +39,9 @@ pub fn execute(c: ScenarioCommand) -> Result<(), Failure> {
             for (name, text) in BUILTIN {
                 let s = Scenario::parse(text, name).map_err(Failure::Runtime)?;
                 console::line(format!(
-                    "{name:<20} {} — {}, {} ({})",
+                    "{name:<20} {}, --quick {} — {} — {}, {} ({})",
+                    length_text(scenario_length_ns(&s, false)),
+                    length_text(scenario_length_ns(&s, true)),
                     escaped(&s.about),
                     escaped(&s.source.title),
                     escaped(&s.source.author),
@@ -145,6 +147,55 @@ fn step_args(step: &Step, quick: bool) -> Vec<String> {
         args.extend(["--load".to_string(), l.clone()]);
     }
     args
+}
+
+/// How long a step measures, ns: its `-D`, or `-l` wake-ups × the period (the shorter when
+/// both are given), once per planned run (methods × rounds); a clocks step's `--duration`.
+/// Start-up and a load's settling second come on top. `None` when the options do not parse
+/// (the step is then refused before anything runs) or give no end.
+fn step_length_ns(step: &Step, quick: bool) -> Option<i64> {
+    let args = step_args(step, quick);
+    match step.kind {
+        StepKind::Run => {
+            let p = StepRun::try_parse_from(std::iter::once("run".to_string()).chain(args)).ok()?;
+            let plan = crate::options::run_plan(&p.args).ok()?;
+            let c = &plan.config;
+            let by_loops = c.loops.map(|l| (l as i64).saturating_mul(c.period_ns));
+            let one = match (c.duration_ns, by_loops) {
+                (Some(d), Some(l)) => d.min(l),
+                (d, l) => d.or(l)?,
+            };
+            let runs = plan.methods.len() as i64 * i64::from(plan.rounds.max(1));
+            Some(one.saturating_mul(runs))
+        }
+        StepKind::Clocks => {
+            let p = StepClocks::try_parse_from(std::iter::once("clocks".to_string()).chain(args))
+                .ok()?;
+            Some(super::clocks::clocks_config(&p.args).ok()?.budget_ns)
+        }
+    }
+}
+
+/// The sum of every step's [`step_length_ns`]; `None` if one of them has none.
+fn scenario_length_ns(s: &Scenario, quick: bool) -> Option<i64> {
+    s.steps.iter().try_fold(0i64, |sum, st| {
+        Some(sum.saturating_add(step_length_ns(st, quick)?))
+    })
+}
+
+/// A measuring time as people read it: `≈ 3 min 20 s`, `≈ 2.00 s`, or `length unknown`.
+fn length_text(ns: Option<i64>) -> String {
+    match ns {
+        Some(ns) if ns >= 60 * NS_PER_SEC => {
+            let s = (ns + NS_PER_SEC / 2) / NS_PER_SEC;
+            match s % 60 {
+                0 => format!("≈ {} min", s / 60),
+                r => format!("≈ {} min {r} s", s / 60),
+            }
+        }
+        Some(ns) => format!("≈ {}", tickscope_report::units::ns_i(ns)),
+        None => "length unknown".into(),
+    }
 }
 
 /// The first line of a clap error, as `tickscope` prints it.
@@ -257,6 +308,16 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
             s.steps.len(),
             escaped(&step.name),
             escaped(&args.join(" "))
+        ));
+        // A quiet step prints nothing until it ends: say how long that is.
+        console::line(format!(
+            "   measuring for {}{}",
+            length_text(step_length_ns(step, a.quick)).trim_start_matches("≈ "),
+            if args.iter().any(|x| x == "-q" || x == "--quiet") {
+                "; -q: nothing is printed until the step ends"
+            } else {
+                ""
+            }
         ));
         let mut rec = StepRecord {
             name: step.name.clone(),

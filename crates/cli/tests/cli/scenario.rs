@@ -32,6 +32,9 @@ fn list_and_show() {
             "{name} in {text}"
         );
     }
+    // How long each takes: ols-2006 is 2 steps of 10 000 wake-ups at 10 ms.
+    let ols = text.lines().find(|l| l.starts_with("ols-2006")).unwrap();
+    assert!(ols.contains("≈ 3 min 20 s, --quick ≈ 2.00 s"), "{ols}");
     let out = tickscope()
         .args(["scenario", "show", "rt-2013"])
         .output()
@@ -94,6 +97,10 @@ fn every_builtin_runs_quick() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(text.contains("--quick"), "{name} says it is quick");
+        assert!(
+            text.contains("   measuring for "),
+            "{name} says how long each step measures"
+        );
         assert!(text.contains("this machine"), "{name}");
         let doc: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
