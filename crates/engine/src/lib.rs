@@ -16,7 +16,8 @@
 //! All time is integer nanoseconds ([`time::Nanos`], `i64`). The engine measures and never
 //! formats: rendering is the `tickscope-report` crate's job.
 //!
-//! Layout: [`time`] clocks; [`wait`] wake-up methods (one file each); [`setup`] guards for
+//! Layout: [`time`] clocks; [`child`] processes tickscope starts; [`wait`] wake-up methods
+//! (one file each); [`setup`] guards for
 //! everything changed on the system; [`worker`] the measuring loop; [`grid`] the overrun
 //! rule; [`record`], [`histogram`], [`moments`] recording; [`stats`] summaries; [`run`](mod@run) the
 //! coordinator; [`schedule`] the order of a comparison of methods; [`significance`] whether an A/B
@@ -25,6 +26,7 @@
 
 #![deny(missing_docs)]
 
+pub mod child;
 pub mod clocks;
 pub mod doctor;
 pub mod error;
