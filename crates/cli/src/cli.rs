@@ -614,8 +614,9 @@ pub struct ExplainArgs {
 
     /// When a wake-up is later than THRESHOLD, act: mark (trace_marker line), capture (a
     /// bundle directory), stop (end the run, exit status 3), exec=CMD (a shell command
-    /// with TICKSCOPE_LATENCY_NS, _TID, _CPU, _EXPIRY_NS, _BUNDLE). Repeatable; implies
-    /// --explain.
+    /// with TICKSCOPE_LATENCY_NS, _TID, _CPU, _EXPIRY_NS, _BUNDLE; one at a time per
+    /// action, at most 4 at once, its process group killed after 10 s and when the run
+    /// ends; docs/child-processes.md). Repeatable; implies --explain.
     #[arg(long, value_name = "THRESHOLD:ACTION[,ACTION…]")]
     pub on_late: Vec<String>,
 

@@ -142,13 +142,36 @@ pub fn report(section: &ExplainSection, worst: usize) -> Vec<String> {
                 .unwrap_or_default()
         ));
     }
-    for c in &section.captures {
+    // Every hit is in the document; the terminal gets the first few.
+    const HITS_SHOWN: usize = 20;
+    for c in section.captures.iter().take(HITS_SHOWN) {
+        if !c.path.is_empty() {
+            lines.push(format!(
+                "capture {} (+{}, {}) written to {}",
+                c.index,
+                format_ns_i(c.latency_ns),
+                c.cause,
+                crate::quoted(std::path::Path::new(&c.path))
+            ));
+            continue;
+        }
+        let actions: Vec<String> = c
+            .actions
+            .iter()
+            .map(|a| format!("{} {}", a.name, a.status))
+            .collect();
         lines.push(format!(
-            "capture {} (+{}, {}) written to {}",
+            "on-late hit {} (+{}, {}): {}",
             c.index,
             format_ns_i(c.latency_ns),
             c.cause,
-            crate::quoted(std::path::Path::new(&c.path))
+            actions.join(", ")
+        ));
+    }
+    if section.captures.len() > HITS_SHOWN {
+        lines.push(format!(
+            "… and {} more on-late hits (all in the result document's explain.captures)",
+            section.captures.len() - HITS_SHOWN
         ));
     }
     lines

@@ -69,7 +69,7 @@ pub fn install() -> std::io::Result<()> {
                     (false, true) => eprintln!("tickscope: interrupted"),
                 }
                 tickscope_report::output::remove_pending_files();
-                crate::load::child::kill_all_now();
+                tickscope_engine::child::kill_all_now();
                 tickscope_explain::tracefs::remove_all_now();
                 std::process::exit(exit_status(Some(signal)));
             }

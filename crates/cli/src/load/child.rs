@@ -1,37 +1,26 @@
-//! The load as a managed child: its own process group, placed on the load CPUs before
-//! `exec`, stopped (SIGTERM to the group, SIGKILL after [`GRACE`]) and reaped when the guard
-//! is dropped — at the normal end, after Ctrl-C, on an error or a panic (unwinding drops
-//! it) — and killed at once by [`kill_all_now`] when a second signal makes the process exit
-//! without unwinding. `PR_SET_PDEATHSIG` (prctl(2)) kills the leader if tickscope dies
-//! without either.
+//! The load as a managed child ([`tickscope_engine::child::ManagedChild`]): its own process
+//! group, placed on the load CPUs before `exec`, stopped (SIGTERM to the group, SIGKILL
+//! after [`GRACE`]) and reaped when the guard is dropped — at the normal end, after Ctrl-C,
+//! on an error or a panic (unwinding drops it) — killed at once by
+//! [`tickscope_engine::child::kill_all_now`] when a second signal makes the process exit
+//! without unwinding, and killed by the warden ([`tickscope_engine::child::warden`]) when
+//! tickscope dies without either (SIGKILL). A process that leaves the group (`setsid`) is
+//! not caught.
 
 use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Command, Stdio};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tickscope_engine::child::{Ended, ManagedChild};
 use tickscope_report::load::LoadProcess;
 
 /// How long the load may take to end after SIGTERM before it gets SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(2);
 
-/// Process groups of running loads, for [`kill_all_now`].
-static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-
-/// Sends SIGKILL to every running load's process group (for an exit that does not unwind,
-/// such as the second Ctrl-C). Safe to call at any time.
-pub fn kill_all_now() {
-    if let Ok(groups) = GROUPS.lock() {
-        for &g in groups.iter() {
-            // SAFETY: killpg with a group id we created; no memory is involved.
-            unsafe { libc::killpg(g, libc::SIGKILL) };
-        }
-    }
-}
-
 /// A running load. Dropping it stops and reaps it.
 pub struct LoadChild {
-    child: Option<Child>,
+    child: Option<ManagedChild>,
     record: Arc<Mutex<LoadProcess>>,
     stderr: Arc<Mutex<String>>,
 }
@@ -47,7 +36,7 @@ fn signal_name(sig: i32) -> String {
     }
 }
 
-fn describe(status: std::process::ExitStatus) -> String {
+fn describe(status: &Ended) -> String {
     match (status.code(), status.signal()) {
         (Some(c), _) => format!("exited with status {c}"),
         (None, Some(s)) => format!("killed by {}", signal_name(s)),
@@ -73,8 +62,7 @@ impl LoadChild {
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .process_group(0);
+            .stderr(Stdio::piped());
         let cpus = cpus.to_vec();
         // SAFETY: only async-signal-safe calls (prctl, sched_setaffinity) on a set built
         // before the fork; nothing allocates after it.
@@ -95,15 +83,14 @@ impl LoadChild {
                 Ok(())
             });
         }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start the load '{}': {e}", argv.join(" ")))?;
-        let pid = child.id() as i32;
-        if let Ok(mut g) = GROUPS.lock() {
-            g.push(pid);
+        if let Err(e) = tickscope_engine::child::warden::start() {
+            eprintln!("tickscope: --load: {e}");
         }
+        let mut child = ManagedChild::spawn(&mut cmd)
+            .map_err(|e| format!("cannot start the load '{}': {e}", argv.join(" ")))?;
+        let pid = child.pid();
         let stderr = Arc::new(Mutex::new(String::new()));
-        if let Some(mut err) = child.stderr.take() {
+        if let Some(mut err) = child.take_stderr() {
             let keep = Arc::clone(&stderr);
             std::thread::spawn(move || {
                 let mut buf = [0u8; 4096];
@@ -145,10 +132,9 @@ impl LoadChild {
     /// on standard error.
     pub fn ended(&mut self) -> Option<String> {
         let child = self.child.as_mut()?;
-        let status = child.try_wait().ok().flatten()?;
+        let status = child.poll()?;
         self.child = None;
-        self.forget_group();
-        let how = describe(status);
+        let how = describe(&status);
         if let Ok(mut r) = self.record.lock() {
             r.exit = Some(how.clone());
         }
@@ -165,62 +151,24 @@ impl LoadChild {
         })
     }
 
-    fn forget_group(&self) {
-        let pid = self.pid();
-        if let Ok(mut g) = GROUPS.lock() {
-            g.retain(|&p| p != pid);
-        }
-    }
-
     /// Stops the load (SIGTERM to its group, SIGKILL after [`GRACE`]), reaps it and records
     /// how it ended. Does nothing when it already ended.
     pub fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {
             return;
         };
-        let pid = child.id() as i32;
-        if let Ok(Some(status)) = child.try_wait() {
-            self.forget_group();
+        if let Some(status) = child.poll() {
             if let Ok(mut r) = self.record.lock() {
-                r.exit = Some(describe(status));
+                r.exit = Some(describe(&status));
             }
             return;
         }
-        // SAFETY: signals to the group we created; its leader is not reaped yet, so the
-        // group id cannot have been reused.
-        unsafe { libc::killpg(pid, libc::SIGTERM) };
-        let deadline = Instant::now() + GRACE;
-        while Instant::now() < deadline && !exited_unreaped(pid) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        // Whatever is left of the group (stragglers, or a leader that ignored SIGTERM).
-        unsafe { libc::killpg(pid, libc::SIGKILL) };
-        let status = child.wait();
-        self.forget_group();
+        let status = child.stop(GRACE);
         if let Ok(mut r) = self.record.lock() {
             r.stopped_by_tickscope = true;
-            r.exit = Some(match status {
-                Ok(s) => format!("{} (stopped by tickscope)", describe(s)),
-                Err(e) => format!("cannot be reaped: {e}"),
-            });
+            r.exit = Some(format!("{} (stopped by tickscope)", describe(&status)));
         }
     }
-}
-
-/// True when `pid` has exited; leaves it unreaped (`waitid` with `WNOWAIT`), so its
-/// process group id stays reserved.
-fn exited_unreaped(pid: i32) -> bool {
-    // SAFETY: waitid fills a zeroed siginfo_t we own.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let r = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    r == 0 && unsafe { info.si_pid() } == pid
 }
 
 impl Drop for LoadChild {

@@ -7,8 +7,9 @@
 //! wake-up, attributes it ([`tickscope_explain::attribute`]). Without tracing (no root, no
 //! tracefs: context mode) late wake-ups are counted and the per-window context
 //! ([`super::context`]) says what moved. `--on-late` rules act on the late wake-ups
-//! (trace marker, capture bundle, stop, a command).
+//! (trace marker, capture bundle, stop, a command: bounded by [`super::on_late_exec`]).
 
+use super::on_late_exec::ExecActions;
 use super::{RunContext, RunSink, SinkError, SinkNeeds};
 use crate::document::RunDocument;
 use serde::{Deserialize, Serialize};
@@ -99,7 +100,9 @@ pub struct ThreadCauses {
 pub struct ActionStatus {
     /// `mark`, `capture`, `stop`, `exec`.
     pub name: String,
-    /// `ok`, `skipped: …`, or the error.
+    /// `ok`, `skipped: …`, or the error; for `exec`, how the command ended (`exit 0 in
+    /// 12.0 ms`, `failed: exit 3 in …`, `failed: killed after 10.0 s (timeout)`, `stopped
+    /// at the end of the run after …`, see [`super::on_late_exec`]), `running` while it runs.
     pub status: String,
 }
 
@@ -192,7 +195,7 @@ pub struct ExplainSink {
     section: ExplainSection,
     hits: u32,
     last_capture: Option<Instant>,
-    children: Vec<std::thread::JoinHandle<()>>,
+    execs: ExecActions,
     traced_since: Option<Instant>,
     run_settings: serde_json::Value,
     /// Whether the current run is traced (with `--rounds`, every other run is not).
@@ -214,8 +217,6 @@ const CATCH_UP_NS: i64 = 2_000_000;
 const WAIT_AT_MOST: Duration = Duration::from_secs(5);
 /// At most this many late wake-ups wait for the trace; beyond, they are counted unexplained.
 const PENDING_CAP: usize = 20_000;
-/// Seconds an `exec` command may run before it is killed.
-const EXEC_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl ExplainSink {
     /// Prepares `--explain`: in trace mode (or auto, when permitted) creates the private trace
@@ -248,7 +249,14 @@ impl ExplainSink {
             )?)),
             None => None,
         };
-        let mut fallback = None;
+        let mut notes: Vec<String> = Vec::new();
+        let execs = opts
+            .rules
+            .iter()
+            .any(|r| r.actions.iter().any(|a| matches!(a, Action::Exec(_))));
+        if execs {
+            notes.extend(ExecActions::prepare());
+        }
         let trace = match opts.mode {
             Mode::Context => None,
             Mode::Trace | Mode::Auto => {
@@ -260,7 +268,7 @@ impl ExplainSink {
                 match TraceInstance::create(&spec) {
                     Ok((t, stale)) => {
                         if !stale.is_empty() {
-                            fallback = Some(format!(
+                            notes.push(format!(
                                 "removed trace instances left by killed runs: {}",
                                 stale.join(", ")
                             ));
@@ -271,7 +279,7 @@ impl ExplainSink {
                         return Err(Unavailable(format!("--explain=trace: {e}")))
                     }
                     Err(e) => {
-                        fallback = Some(format!(
+                        notes.push(format!(
                             "--explain: context mode, no per-wake-up causes ({e})"
                         ));
                         None
@@ -320,7 +328,7 @@ impl ExplainSink {
                 section,
                 hits: 0,
                 last_capture: None,
-                children: Vec::new(),
+                execs: ExecActions::default(),
                 traced_since: None,
                 run_settings: serde_json::Value::Null,
                 traced_now: false,
@@ -328,7 +336,7 @@ impl ExplainSink {
                 log,
                 received: None,
             },
-            fallback,
+            (!notes.is_empty()).then(|| notes.join("; ")),
         ))
     }
 
@@ -357,6 +365,7 @@ impl ExplainSink {
 
     /// Attributes the late wake-ups the trace has caught up with (all when `force`).
     fn pump(&mut self, force: bool) {
+        self.execs.poll(&mut self.section.captures);
         // The events of every waiting wake-up stay in the window however far the trace has
         // run ahead (a backlog must not be attributed to an emptied window).
         let period = self.setting.as_ref().map_or(0, |s| s.period);
@@ -459,13 +468,16 @@ impl ExplainSink {
             cause,
             actions: Vec::new(),
         };
-        let actions: Vec<Action> = p
+        let actions: Vec<((usize, usize), Action)> = p
             .rules
             .iter()
-            .flat_map(|&r| self.opts.rules[r].actions.clone())
+            .flat_map(|&r| {
+                let list = self.opts.rules[r].actions.iter().cloned().enumerate();
+                list.map(move |(i, a)| ((r, i), a))
+            })
             .collect();
         let cpu = found.and_then(|(b, _)| b.cpu);
-        for a in actions {
+        for (key, a) in actions {
             let (name, result) = match &a {
                 Action::Mark => ("mark", self.mark(&s)),
                 Action::Capture => ("capture", self.capture(&s, found, &mut record)),
@@ -474,7 +486,10 @@ impl ExplainSink {
                     self.stop.store(true, Ordering::SeqCst);
                     ("stop", Ok("ok".into()))
                 }
-                Action::Exec(cmd) => ("exec", self.exec(cmd, &s, cpu, &record.path)),
+                Action::Exec(cmd) => {
+                    let slot = (self.section.captures.len(), record.actions.len());
+                    ("exec", self.exec(key, slot, cmd, &s, cpu, &record.path))
+                }
             };
             let failed = result.is_err();
             record.actions.push(ActionStatus {
@@ -542,43 +557,27 @@ impl ExplainSink {
         Ok("ok".into())
     }
 
+    /// Starts an `exec` action's command (bounded, see [`super::on_late_exec`]).
     fn exec(
         &mut self,
+        key: (usize, usize),
+        slot: (usize, usize),
         cmd: &str,
         s: &LateSample,
         cpu: Option<u32>,
         bundle: &str,
     ) -> Result<String, String> {
-        let mut child = std::process::Command::new("/bin/sh")
-            .arg("-c")
-            .arg(cmd)
-            .env("TICKSCOPE_LATENCY_NS", s.latency().to_string())
-            .env("TICKSCOPE_TID", s.tid.to_string())
-            .env(
+        let env = [
+            ("TICKSCOPE_LATENCY_NS", s.latency().to_string()),
+            ("TICKSCOPE_TID", s.tid.to_string()),
+            (
                 "TICKSCOPE_CPU",
                 cpu.map(|c| c.to_string()).unwrap_or_default(),
-            )
-            .env("TICKSCOPE_EXPIRY_NS", s.expiry.to_string())
-            .env("TICKSCOPE_BUNDLE", bundle)
-            .stdin(std::process::Stdio::null())
-            .spawn()
-            .map_err(|e| format!("exec: {e}"))?;
-        // Waited for off the collector, killed by its own PID after the timeout.
-        self.children.push(std::thread::spawn(move || {
-            let start = Instant::now();
-            loop {
-                match child.try_wait() {
-                    Ok(Some(_)) | Err(_) => return,
-                    Ok(None) if start.elapsed() >= EXEC_TIMEOUT => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        return;
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-                }
-            }
-        }));
-        Ok("started".into())
+            ),
+            ("TICKSCOPE_EXPIRY_NS", s.expiry.to_string()),
+            ("TICKSCOPE_BUNDLE", bundle.to_string()),
+        ];
+        self.execs.start(key, cmd, &env, slot)
     }
 }
 
@@ -722,6 +721,7 @@ impl RunSink for ExplainSink {
     }
 
     fn annotate(&mut self, doc: &mut RunDocument) {
+        self.execs.poll(&mut self.section.captures);
         if let (Some(since), true) = (self.traced_since, self.window.seen > 0) {
             let secs = since.elapsed().as_secs_f64();
             self.section.events_per_s = (secs > 0.0).then(|| self.window.seen as f64 / secs);
@@ -736,6 +736,8 @@ impl RunSink for ExplainSink {
         // The last wake-ups' events are in the buffer by now.
         std::thread::sleep(Duration::from_millis(20));
         self.pump(true);
+        // Commands still running end with the run (after a short grace).
+        self.execs.stop_all(&mut self.section.captures);
         let summary = &doc.runs.last().unwrap_or(doc.first()).summary;
         if let Some(l) = &summary.latency_ns {
             self.rounds.push((self.traced_now, l.p50, l.p99, l.max));
@@ -751,9 +753,7 @@ impl RunSink for ExplainSink {
                 .map_err(|e| SinkError(format!("--explain-log: {e}")))?;
         }
         self.trace = None; // the instance is removed here
-        for c in self.children.drain(..) {
-            let _ = c.join();
-        }
+        self.execs.stop_all(&mut self.section.captures);
         if let Some(section) = &doc.explain {
             let dropped: u64 = doc.first().threads.iter().map(|t| t.samples_dropped).sum();
             let mut lines = crate::explain_text::report(section, 3);
@@ -779,9 +779,7 @@ impl RunSink for ExplainSink {
 impl Drop for ExplainSink {
     fn drop(&mut self) {
         self.trace = None;
-        for c in self.children.drain(..) {
-            let _ = c.join();
-        }
+        self.execs.stop_all(&mut self.section.captures);
     }
 }
 

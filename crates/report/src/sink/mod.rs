@@ -21,6 +21,7 @@ pub mod histogram;
 pub mod hlog;
 pub mod json;
 pub mod load;
+pub mod on_late_exec;
 pub mod prometheus;
 pub mod registry;
 pub mod rendered;
