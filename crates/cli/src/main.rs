@@ -43,6 +43,18 @@ fn main() -> ExitCode {
         cmd::signals::measures_nothing();
     }
     console::fit_to_width();
+    // A run killed by SIGKILL leaves its trace instance tracing: whatever measures (and the
+    // doctor, which judges the machine) removes it.
+    if measures || matches!(cli.command, cli::Command::Doctor(_)) {
+        let removed = tickscope_explain::tracefs::sweep_stale();
+        if !removed.is_empty() {
+            eprintln!(
+                "tickscope: removed trace instances left by killed runs (they were still \
+                 tracing): {}",
+                removed.join(", ")
+            );
+        }
+    }
     let result = match cli.command {
         cli::Command::Run(args) => cmd::run::execute(&args),
         cli::Command::Clocks(args) => cmd::clocks::execute(&args),

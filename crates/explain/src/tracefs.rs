@@ -8,14 +8,19 @@
 //! CPU mask, and the events with field filters ("Event filtering",
 //! https://docs.kernel.org/trace/events.html §5); dropping it stops tracing and removes the
 //! instance. An immediate exit (second Ctrl-C) runs no destructors, so every live instance is
-//! also listed for [`remove_all_now`]. A `tickscope-PID` instance whose process is gone (a
-//! killed run) is removed by the next [`TraceInstance::create`].
+//! also listed, with its open files, for [`remove_all_now`]: the kernel refuses to remove an
+//! instance while any of its files is open (`rmdir` fails with EBUSY, `__remove_instance` in
+//! kernel/trace/trace.c), so those files are first replaced by `/dev/null`. A
+//! `tickscope-PID` instance whose process is gone (a killed run: it keeps tracing into its
+//! buffers) is removed by the next [`TraceInstance::create`], and by [`sweep_stale`], which
+//! every command that measures calls first.
 //!
 //! If tracefs is not mounted at `/sys/kernel/tracing` the guard mounts it there, and
 //! unmounts it again when it is dropped (if nothing else uses it by then).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -25,7 +30,15 @@ pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// Prefix of tickscope's instance names; the process id follows.
 pub const PREFIX: &str = "tickscope-";
 
-static LIVE: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
+/// An instance this process holds: its directory, whether this process mounted tracefs,
+/// and the descriptors of its open files.
+struct Live {
+    dir: PathBuf,
+    mounted: bool,
+    fds: Vec<RawFd>,
+}
+
+static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
 
 /// Why tracing is not available, as one sentence with what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,6 +238,22 @@ pub fn remove_stale(instances: &Path) -> Vec<String> {
     removed
 }
 
+/// Removes stale `tickscope-PID` instances (see [`remove_stale`]) when tracefs is mounted
+/// and this process is root; for an ordinary user, or without tracefs, it does nothing and
+/// costs one `geteuid` and at most one `stat`. Never mounts tracefs. Returns the names
+/// removed.
+pub fn sweep_stale() -> Vec<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Vec::new();
+    }
+    let instances = Path::new(TRACEFS).join("instances");
+    if !instances.is_dir() {
+        return Vec::new();
+    }
+    remove_stale(&instances)
+}
+
 /// Lists the `tickscope-*` instances present (for tests and checks).
 pub fn list_instances() -> Vec<String> {
     std::fs::read_dir(Path::new(TRACEFS).join("instances"))
@@ -268,13 +297,19 @@ impl TraceInstance {
         if dir.exists() {
             let _ = std::fs::remove_dir(&dir);
         }
+        // Listed before it exists, so that an immediate exit at any point removes it.
+        lock().push(Live {
+            dir: dir.clone(),
+            mounted,
+            fds: Vec::new(),
+        });
         if let Err(e) = std::fs::create_dir(&dir) {
+            lock().retain(|l| l.dir != dir);
             if mounted {
                 unmount();
             }
             return Err(Unavailable(format!("cannot create a trace instance: {e}")));
         }
-        lock().push((dir.clone(), mounted));
         let mut inst = TraceInstance {
             dir,
             mounted,
@@ -349,6 +384,13 @@ impl TraceInstance {
                 .write(true)
                 .open(d.join("trace_marker"))
                 .ok();
+            let fds = [self.pipe.as_ref(), self.marker.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(|f| f.as_raw_fd());
+            if let Some(live) = lock().iter_mut().find(|l| l.dir == self.dir) {
+                live.fds.extend(fds);
+            }
         }
         write(&d.join("tracing_on"), "1").map_err(|e| ctx("tracing_on", e))
     }
@@ -411,29 +453,57 @@ impl TraceInstance {
 impl Drop for TraceInstance {
     fn drop(&mut self) {
         self.freeze();
+        // Unlisted before they are closed, so that remove_all_now never touches a
+        // descriptor number that has been reused.
+        if let Some(live) = lock().iter_mut().find(|l| l.dir == self.dir) {
+            live.fds.clear();
+        }
         self.pipe = None;
         self.marker = None;
         let _ = std::fs::remove_dir(&self.dir);
         if self.mounted && list_instances().is_empty() {
             unmount();
         }
-        lock().retain(|(p, _)| p != &self.dir);
+        lock().retain(|l| l.dir != self.dir);
     }
 }
 
-fn lock() -> std::sync::MutexGuard<'static, Vec<(PathBuf, bool)>> {
+fn lock() -> std::sync::MutexGuard<'static, Vec<Live>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// How often, and how far apart, `rmdir` is retried while the kernel still holds a file of
+/// the instance (a read in progress on another thread): 40 × 5 ms.
+const RMDIR_TRIES: u32 = 40;
+
 /// Removes every instance this process created and still holds, and unmounts tracefs if
-/// this process mounted it: for an immediate exit, where no destructor runs. Open files of
-/// the instance are closed by the exit itself; `rmdir` succeeds once tracing is off.
+/// this process mounted it: for an immediate exit, where no destructor runs. Tracing is
+/// turned off, the instance's open files (`trace_pipe`, `trace_marker`) are replaced by
+/// `/dev/null` (dup2(2): their owners stay valid, the kernel's references are dropped), and
+/// `rmdir` is retried for up to 200 ms while it fails with EBUSY.
 pub fn remove_all_now() {
-    let live = std::mem::take(&mut *lock());
-    for (dir, mounted) in live {
-        let _ = write(&dir.join("tracing_on"), "0");
-        let _ = std::fs::remove_dir(&dir);
-        if mounted {
+    let mut live = lock();
+    let null = OpenOptions::new().read(true).write(true).open("/dev/null");
+    for l in live.drain(..) {
+        let _ = write(&l.dir.join("tracing_on"), "0");
+        for fd in l.fds {
+            match &null {
+                // SAFETY: fd is open (its owner unlists it, under this lock, before closing
+                // it); dup2 atomically makes it refer to /dev/null instead.
+                Ok(n) => unsafe { libc::dup2(n.as_raw_fd(), fd) },
+                // SAFETY: as above; the process exits next, so no owner closes it again.
+                Err(_) => unsafe { libc::close(fd) },
+            };
+        }
+        for _ in 0..RMDIR_TRIES {
+            match std::fs::remove_dir(&l.dir) {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                _ => break,
+            }
+        }
+        if l.mounted {
             unmount();
         }
     }
