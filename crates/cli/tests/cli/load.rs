@@ -187,3 +187,34 @@ fn load_is_gone_after_an_error() {
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("load:"));
 }
+
+#[test]
+fn an_exec_load_dies_with_a_sigkilled_tickscope() {
+    // The shell forks both sleeps (PDEATHSIG alone reaches only the shell); the warden kills
+    // the whole group when tickscope is killed. The marker (an odd duration) names them.
+    let marker = "sleep 47.0301";
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tickscope"))
+        .args(["run", "-i", "1ms", "-D", "60s", "--policy", "other"])
+        .args(["--load", &format!("exec:{marker} & {marker}")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let pid = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| l.starts_with("load:").then(|| pid_of(&l)).flatten())
+        .expect("a load line with the pid");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while super::common::running_with(marker).len() < 2 {
+        assert!(Instant::now() < deadline, "the load's two sleeps never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // The bound is generous for a loaded CI machine; the warden acts within milliseconds.
+    let left = super::common::gone_within(marker, Duration::from_secs(5));
+    assert!(left.is_empty(), "load processes {left:?} survived SIGKILL of tickscope");
+    assert!(gone(pid), "load group {pid} still has processes");
+}

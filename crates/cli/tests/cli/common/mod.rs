@@ -39,3 +39,37 @@ pub fn result_json(text: &str) -> serde_json::Value {
     let doc = tickscope_report::RunDocument::from_json(text).expect("the result reads back");
     serde_json::to_value(&doc).unwrap()
 }
+
+/// Pids of running (not zombie) processes whose command line contains `marker`, other than
+/// this test process.
+pub fn running_with(marker: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
+                .unwrap_or(true);
+            !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
+        })
+        .collect()
+}
+
+/// Waits up to `within` until no process runs with `marker` in its command line; returns
+/// those still running then (empty: all gone).
+pub fn gone_within(marker: &str, within: std::time::Duration) -> Vec<i32> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let left = running_with(marker);
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
