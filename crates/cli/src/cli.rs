@@ -535,7 +535,8 @@ pub struct RunArgs {
     /// Run a load for exactly the length of the measurement: cpu[:N], memory[:N], io[:N],
     /// sched[:N] (hackbench-style messaging), net[:N] (loopback UDP), stress-ng:"ARGS"
     /// (verbatim) or exec:"CMD". Needs stress-ng except for exec. The load achieved is
-    /// recorded per window.
+    /// recorded per window. Its process group is stopped at the end and killed if tickscope
+    /// is killed; a process that calls setsid escapes (docs/child-processes.md).
     #[arg(long, value_name = "SPEC", help_heading = "Load")]
     pub load: Option<String>,
 

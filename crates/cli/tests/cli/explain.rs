@@ -449,7 +449,10 @@ fn on_late_exec_is_bounded_and_every_command_ends_with_the_run() {
     // previous one ran; never merely "started".
     let second = exec_statuses(ex, 1);
     assert_eq!(second.len(), hits);
-    assert!(second.iter().any(|s| s.starts_with("failed: exit 3 in ")), "{second:?}");
+    assert!(
+        second.iter().any(|s| s.starts_with("failed: exit 3 in ")),
+        "{second:?}"
+    );
     assert!(
         second.iter().all(|s| s.starts_with("failed: exit 3 in ")
             || s == "skipped: previous command still running"),
@@ -481,7 +484,10 @@ fn on_late_exec_commands_die_with_a_sigkilled_tickscope() {
     child.wait().unwrap();
     // Generous for a loaded CI machine; the warden acts within milliseconds.
     let left = super::common::gone_within(marker, Duration::from_secs(5));
-    assert!(left.is_empty(), "commands {left:?} survived SIGKILL of tickscope");
+    assert!(
+        left.is_empty(),
+        "commands {left:?} survived SIGKILL of tickscope"
+    );
 }
 
 #[test]
@@ -505,7 +511,7 @@ fn a_second_ctrl_c_at_once_leaves_no_instance() {
             std::thread::sleep(Duration::from_millis(20));
         }
         std::thread::sleep(Duration::from_millis(500)); // reading trace_pipe by now
-        // SAFETY: signals to our own child, by PID.
+                                                        // SAFETY: signals to our own child, by PID.
         unsafe { libc::kill(pid as i32, libc::SIGINT) };
         std::thread::sleep(Duration::from_millis(gap_ms));
         unsafe { libc::kill(pid as i32, libc::SIGINT) };
@@ -550,6 +556,9 @@ fn a_plain_run_removes_a_stale_instance() {
     // Another test's run may have removed it first; if this one did, it said so in one line.
     if err.contains(&format!("tickscope-{pid}")) {
         let line = err.lines().find(|l| l.contains("tickscope-")).unwrap();
-        assert!(line.starts_with("tickscope: removed trace instances"), "{err}");
+        assert!(
+            line.starts_with("tickscope: removed trace instances"),
+            "{err}"
+        );
     }
 }

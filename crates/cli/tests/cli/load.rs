@@ -208,13 +208,19 @@ fn an_exec_load_dies_with_a_sigkilled_tickscope() {
         .expect("a load line with the pid");
     let deadline = Instant::now() + Duration::from_secs(20);
     while super::common::running_with(marker).len() < 2 {
-        assert!(Instant::now() < deadline, "the load's two sleeps never started");
+        assert!(
+            Instant::now() < deadline,
+            "the load's two sleeps never started"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     // The bound is generous for a loaded CI machine; the warden acts within milliseconds.
     let left = super::common::gone_within(marker, Duration::from_secs(5));
-    assert!(left.is_empty(), "load processes {left:?} survived SIGKILL of tickscope");
+    assert!(
+        left.is_empty(),
+        "load processes {left:?} survived SIGKILL of tickscope"
+    );
     assert!(gone(pid), "load group {pid} still has processes");
 }

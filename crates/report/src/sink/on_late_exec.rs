@@ -190,7 +190,10 @@ impl ExecActions {
 }
 
 fn set_status(captures: &mut [CaptureRecord], (hit, action): (usize, usize), status: String) {
-    if let Some(a) = captures.get_mut(hit).and_then(|c| c.actions.get_mut(action)) {
+    if let Some(a) = captures
+        .get_mut(hit)
+        .and_then(|c| c.actions.get_mut(action))
+    {
         a.status = status;
     }
 }
@@ -231,17 +234,21 @@ mod tests {
     fn one_command_per_action_and_statuses() {
         let mut x = ExecActions::default();
         let mut caps = hits(4);
-        assert_eq!(x.start((0, 0), "sleep 0.3", &[], (0, 0)).unwrap(), "running");
+        assert_eq!(
+            x.start((0, 0), "sleep 0.3", &[], (0, 0)).unwrap(),
+            "running"
+        );
         assert_eq!(
             x.start((0, 0), "sleep 0.3", &[], (1, 0)).unwrap(),
             "skipped: previous command still running"
         );
-        assert_eq!(
-            x.start((1, 0), "exit 3", &[], (2, 0)).unwrap(),
-            "running"
-        );
+        assert_eq!(x.start((1, 0), "exit 3", &[], (2, 0)).unwrap(), "running");
         wait_all(&mut x, &mut caps);
-        assert!(caps[0].actions[0].status.starts_with("exit 0 in "), "{:?}", caps[0]);
+        assert!(
+            caps[0].actions[0].status.starts_with("exit 0 in "),
+            "{:?}",
+            caps[0]
+        );
         assert!(
             caps[2].actions[0].status.starts_with("failed: exit 3 in "),
             "{:?}",
@@ -255,7 +262,10 @@ mod tests {
         let mut caps = hits(MAX_RUNNING + 1);
         for i in 0..MAX_RUNNING {
             let env = [("TICKSCOPE_TEST", i.to_string())];
-            assert_eq!(x.start((i, 0), "sleep 30", &env, (i, 0)).unwrap(), "running");
+            assert_eq!(
+                x.start((i, 0), "sleep 30", &env, (i, 0)).unwrap(),
+                "running"
+            );
         }
         assert_eq!(
             x.start((99, 0), "true", &[], (MAX_RUNNING, 0)).unwrap(),
@@ -281,8 +291,14 @@ mod tests {
             after: Duration::from_millis(1200),
             signalled: false,
         };
-        assert_eq!(describe(&e, false, false), "failed: killed by SIGSEGV after 1.20 s");
-        assert_eq!(describe(&e, true, false), "failed: killed after 1.20 s (timeout)");
+        assert_eq!(
+            describe(&e, false, false),
+            "failed: killed by SIGSEGV after 1.20 s"
+        );
+        assert_eq!(
+            describe(&e, true, false),
+            "failed: killed after 1.20 s (timeout)"
+        );
         assert_eq!(
             describe(&e, false, true),
             "stopped at the end of the run after 1.20 s (SIGSEGV)"

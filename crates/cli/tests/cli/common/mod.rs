@@ -54,7 +54,10 @@ pub fn running_with(marker: &str) -> Vec<i32> {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .ok()
-                .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
+                .and_then(|s| {
+                    s.rsplit_once(')')
+                        .map(|(_, r)| r.trim_start().starts_with('Z'))
+                })
                 .unwrap_or(true);
             !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
         })
