@@ -71,6 +71,7 @@ fn ensure(state: &mut State) -> Result<(), String> {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .current_dir("/")
         .process_group(0)
         .spawn();
     match spawned {

@@ -44,9 +44,18 @@ struct Running {
 }
 
 /// The running `exec` commands of one `--explain` sink.
-#[derive(Default)]
 pub struct ExecActions {
     running: Vec<Running>,
+    timeout: Duration,
+}
+
+impl Default for ExecActions {
+    fn default() -> Self {
+        ExecActions {
+            running: Vec::new(),
+            timeout: TIMEOUT,
+        }
+    }
 }
 
 /// The name of a signal, for a status line (`SIGTERM`, or `signal N`).
@@ -138,7 +147,7 @@ impl ExecActions {
         let mut i = 0;
         while i < self.running.len() {
             let r = &mut self.running[i];
-            if r.child.poll().is_none() && r.child.started().elapsed() >= TIMEOUT {
+            if r.child.poll().is_none() && r.child.started().elapsed() >= self.timeout {
                 r.timed_out = true;
                 r.child.signal(libc::SIGKILL);
             }
@@ -281,6 +290,20 @@ mod tests {
                 "{c:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_command_past_the_timeout_is_killed_with_its_group() {
+        let mut x = ExecActions {
+            timeout: Duration::from_millis(200),
+            ..ExecActions::default()
+        };
+        let mut caps = hits(1);
+        x.start((0, 0), "sleep 30 & sleep 30", &[], (0, 0)).unwrap();
+        wait_all(&mut x, &mut caps);
+        let status = &caps[0].actions[0].status;
+        assert!(status.starts_with("failed: killed after "), "{status}");
+        assert!(status.ends_with(" (timeout)"), "{status}");
     }
 
     #[test]
