@@ -168,10 +168,11 @@ pub fn report(section: &ExplainSection, worst: usize) -> Vec<String> {
             actions.join(", ")
         ));
     }
-    if section.captures.len() > HITS_SHOWN {
+    let more = section.captures.len().saturating_sub(HITS_SHOWN) as u64 + section.hits_not_kept;
+    if more > 0 {
         lines.push(format!(
-            "… and {} more on-late hits (all in the result document's explain.captures)",
-            section.captures.len() - HITS_SHOWN
+            "… and {more} more on-late hits (the first 1000 in the result document's \
+             explain.captures)"
         ));
     }
     lines

@@ -149,13 +149,25 @@ pub struct ExplainSection {
     pub threads: Vec<ThreadCauses>,
     /// The worst late wake-ups, broken down, worst first.
     pub breakdowns: Vec<Breakdown>,
-    /// `--on-late` hits.
+    /// `--on-late` hits, the first [`HITS_KEPT`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub captures: Vec<CaptureRecord>,
+    /// `--on-late` hits acted on but not kept in `captures` (beyond [`HITS_KEPT`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hits_not_kept: u64,
     /// With `--rounds N` (N ≥ 2): odd runs are traced, even ones not; the difference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<ObserverEffect>,
 }
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// At most this many `--on-late` hits are kept in the document, so that memory stays
+/// bounded when every wake-up is late for days (`monitor`); later hits are still acted on
+/// and counted in [`ExplainSection::hits_not_kept`].
+pub const HITS_KEPT: usize = 1000;
 
 /// Traced minus untraced runs (`--rounds`): what tracing did to the measurement.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -500,7 +512,11 @@ impl ExplainSink {
                 break;
             }
         }
-        self.section.captures.push(record);
+        if self.section.captures.len() < HITS_KEPT {
+            self.section.captures.push(record);
+        } else {
+            self.section.hits_not_kept += 1;
+        }
     }
 
     fn mark(&mut self, s: &LateSample) -> Result<String, String> {
@@ -577,6 +593,8 @@ impl ExplainSink {
             ("TICKSCOPE_EXPIRY_NS", s.expiry.to_string()),
             ("TICKSCOPE_BUNDLE", bundle.to_string()),
         ];
+        // A previous command that has just ended frees its action.
+        self.execs.poll(&mut self.section.captures);
         self.execs.start(key, cmd, &env, slot)
     }
 }
