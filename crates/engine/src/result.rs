@@ -130,6 +130,10 @@ pub struct ThreadStats {
     pub wall_time_ns: Nanos,
     /// `cpu_time_ns / wall_time_ns` in % of one core.
     pub cpu_percent: f64,
+    /// The last wake-up's latency, ns (cyclictest's `Act` at the end of a run); `None` for
+    /// the merged summary, a thread that never woke, and documents written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_latency_ns: Option<Nanos>,
     /// What the wake-up method observed about itself (the hybrid's margin, …); for the
     /// merged summary, the threads' reports combined ([`MethodObservations::merge`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]

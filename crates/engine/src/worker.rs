@@ -165,6 +165,9 @@ pub struct LoopEnd {
     pub started: Nanos,
     /// The last wake-up (ns), or `started` if there was none.
     pub last_woke: Nanos,
+    /// The last wake-up's latency (woke − expiry, ns), `None` if there was none: what
+    /// cyclictest prints as `Act`, known without streaming every wake-up.
+    pub last_latency: Option<Nanos>,
     /// The error that ended the loop early, if any (the samples before it are kept).
     pub error: Option<io::Error>,
 }
@@ -196,6 +199,7 @@ pub fn measure<M: WakeMethod + ?Sized>(
     let started = method.now();
     let mut last_woke = started;
     let mut samples: u64 = 0;
+    let mut last_expiry = started;
     let mut error = None;
 
     let full_record = full_record(params.window, params.period);
@@ -255,6 +259,7 @@ pub fn measure<M: WakeMethod + ?Sized>(
                 current.samples_dropped += 1;
             }
         }
+        last_expiry = expiry;
         samples += 1;
     }
     current.thread_cpu_ns = Some(crate::time::read_clock(libc::CLOCK_THREAD_CPUTIME_ID));
@@ -263,6 +268,7 @@ pub fn measure<M: WakeMethod + ?Sized>(
         samples,
         started,
         last_woke,
+        last_latency: (samples > 0).then(|| last_woke - last_expiry),
         error,
     }
 }

@@ -316,6 +316,7 @@ mod tests {
             cpu_time_ns: 0,
             wall_time_ns: 0,
             cpu_percent: 0.0,
+            last_latency_ns: None,
             method_report: None,
             windows: Vec::new(),
         }

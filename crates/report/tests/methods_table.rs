@@ -56,6 +56,7 @@ fn run(method: MethodKind, round: u32, order: u32, lat: &[i64], cpu: f64) -> Met
         cpu_time_ns: 0,
         wall_time_ns: 0,
         cpu_percent: cpu,
+        last_latency_ns: None,
         method_report: report,
         windows: Vec::new(),
     };

@@ -11,32 +11,22 @@
 //! the histogram alone; [`crate::cmd::sinks`] follows that rule.
 //!
 //! The values are cyclictest's: latencies in whole µs, each truncated toward zero as its
-//! `calcdiff()` does; Min and Max are the extremes, Act the last wake-up's latency, Avg the
-//! sum of the truncated latencies over the cycles (integer division); I is the interval in
-//! µs and P the real-time priority read back (0 for the other policies).
+//! `calcdiff()` does; Min and Max are the extremes, Act the last wake-up's latency
+//! ([`tickscope_engine::result::ThreadStats::last_latency_ns`], kept by the measuring loop
+//! as one register move, so nothing is streamed per wake-up for it), Avg the mean truncated
+//! to whole µs — cyclictest sums the truncated latencies instead, so its Avg can be up to
+//! 1 µs lower; I is the interval in µs and P the real-time priority read back (0 for the
+//! other policies).
 
 use super::sinks::Console;
-use tickscope_engine::sample::RawSample;
 use tickscope_engine::setup::Policy;
 use tickscope_engine::time::NS_PER_US;
 use tickscope_report::sink::terminal::Printer;
-use tickscope_report::sink::{RunSink, SinkError, SinkNeeds};
+use tickscope_report::sink::{RunSink, SinkError};
 use tickscope_report::RunDocument;
-
-/// What one thread's raw wake-ups add up to, in cyclictest's truncated µs.
-#[derive(Debug, Clone, Copy, Default)]
-struct Tally {
-    /// Wake-ups seen.
-    cycles: u64,
-    /// Sum of the truncated latencies, µs.
-    sum_us: i64,
-    /// The last wake-up's truncated latency, µs.
-    act_us: i64,
-}
 
 /// Prints cyclictest's per-thread lines when the (single) run ends.
 pub struct StatLines {
-    tallies: Vec<Tally>,
     printer: Box<dyn Printer>,
 }
 
@@ -44,7 +34,6 @@ impl StatLines {
     /// A sink printing through the console.
     pub fn new() -> Self {
         StatLines {
-            tallies: Vec::new(),
             printer: Box::new(Console),
         }
     }
@@ -81,9 +70,8 @@ struct ThreadLine {
     max: i64,
 }
 
-/// The lines of `doc`'s last run, one per thread, from the final statistics and the tallies
-/// of the raw wake-ups (`tallies[k]` for thread k).
-fn lines(doc: &RunDocument, tallies: &[Tally]) -> Vec<String> {
+/// The lines of `doc`'s last run, one per thread, from its final statistics.
+fn lines(doc: &RunDocument) -> Vec<String> {
     let Some(run) = doc.runs.last() else {
         return Vec::new();
     };
@@ -94,22 +82,15 @@ fn lines(doc: &RunDocument, tallies: &[Tally]) -> Vec<String> {
         .enumerate()
         .map(|(k, t)| {
             let index = t.thread.unwrap_or(k);
-            let tally = tallies.get(index).copied().unwrap_or_default();
             let (min, max, mean) = t
                 .latency_ns
                 .as_ref()
                 .map_or((0, 0, 0.0), |l| (l.min, l.max, l.mean));
-            // Every wake-up seen: cyclictest's own average; else the mean, truncated.
-            let avg = match (tally.cycles == t.samples, t.samples) {
-                (_, 0) => 0,
-                (true, n) => tally.sum_us / n as i64,
-                (false, _) => (mean / NS_PER_US as f64) as i64,
-            };
             let numbers = ThreadLine {
                 cycles: t.samples,
                 min: truncated_us(min),
-                act: tally.act_us,
-                avg,
+                act: t.last_latency_ns.map_or(0, truncated_us),
+                avg: (mean / NS_PER_US as f64) as i64,
                 max: truncated_us(max),
             };
             line(index, t.tid.unwrap_or(0), prio, interval_us, &numbers)
@@ -118,29 +99,8 @@ fn lines(doc: &RunDocument, tallies: &[Tally]) -> Vec<String> {
 }
 
 impl RunSink for StatLines {
-    fn needs(&self) -> SinkNeeds {
-        // Act is the last wake-up's latency, which only the raw wake-ups hold.
-        SinkNeeds {
-            raw_samples: true,
-            ..SinkNeeds::default()
-        }
-    }
-
-    fn samples(&mut self, thread: usize, samples: &[RawSample]) {
-        if self.tallies.len() <= thread {
-            self.tallies.resize(thread + 1, Tally::default());
-        }
-        let t = &mut self.tallies[thread];
-        for s in samples {
-            let us = truncated_us(s.woke - s.expiry);
-            t.cycles += 1;
-            t.sum_us += us;
-            t.act_us = us;
-        }
-    }
-
     fn finish(&mut self, doc: &RunDocument, _notes: &mut Vec<String>) -> Result<(), SinkError> {
-        for l in lines(doc, &self.tallies) {
+        for l in lines(doc) {
             self.printer.line(&l);
         }
         Ok(())

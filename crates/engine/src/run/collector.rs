@@ -208,14 +208,16 @@ impl Collector {
         let mut threads = Vec::new();
         for (t, acc) in self.accums.into_iter().enumerate() {
             let end = &ends[t];
-            threads.push(thread_stats(
+            let mut stats = thread_stats(
                 &acc.total,
                 self.period,
                 Some(&applied.threads[t]),
                 (end.cpu_time, end.wall),
                 end.report.clone(),
                 acc.windows,
-            ));
+            );
+            stats.last_latency_ns = end.last_latency;
+            threads.push(stats);
             match &mut all {
                 None if single => all = Some(acc.total),
                 None => {
@@ -301,5 +303,6 @@ pub(crate) fn thread_stats(
         },
         method_report,
         windows,
+        last_latency_ns: None,
     }
 }

@@ -356,6 +356,7 @@ fn join(workers: Vec<Worker>) -> Vec<WorkerEnd> {
             w.handle.join().unwrap_or(WorkerEnd {
                 cpu_time: 0,
                 wall: 0,
+                last_latency: None,
                 error: Some("a measuring thread panicked".into()),
                 report: None,
             })

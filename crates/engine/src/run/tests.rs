@@ -48,7 +48,13 @@ fn a_mock_run_delivers_every_second_in_order_with_exact_counts() {
         let l = t.latency_ns.as_ref().unwrap();
         assert_eq!((l.min, l.max), (20_000, 30_000));
         assert_eq!(l.mean, 25_000.0);
+        // The script alternates 20, 30 µs: wake-up 3000 (the last) is the 30 µs one.
+        assert_eq!(t.last_latency_ns, Some(30_000));
     }
+    assert_eq!(
+        out.summary.last_latency_ns, None,
+        "merged: no single last wake-up"
+    );
     assert_eq!(out.summary.samples, 6000);
     assert!(!out.interrupted && out.error.is_none());
     assert_eq!(

@@ -30,6 +30,8 @@ pub(super) struct ThreadSetup {
 pub(super) struct WorkerEnd {
     pub(super) cpu_time: Nanos,
     pub(super) wall: Nanos,
+    /// The last wake-up's latency, ns ([`crate::worker::LoopEnd::last_latency`]).
+    pub(super) last_latency: Option<Nanos>,
     pub(super) error: Option<String>,
     pub(super) report: Option<MethodObservations>,
 }
@@ -68,6 +70,7 @@ pub(super) fn worker_thread(
     let fail = |msg: String| WorkerEnd {
         cpu_time: 0,
         wall: 0,
+        last_latency: None,
         error: Some(msg),
         report: None,
     };
@@ -125,6 +128,7 @@ pub(super) fn worker_thread(
             cpu1 - cpu0
         },
         wall: end.last_woke - end.started,
+        last_latency: end.last_latency,
         error: end.error.map(|e| format!("measuring thread stopped: {e}")),
         report: Some(report),
     }

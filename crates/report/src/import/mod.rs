@@ -735,6 +735,7 @@ fn thread_stats(index: usize, t: &ToolThread) -> tickscope_engine::result::Threa
         cpu_time_ns: 0,
         wall_time_ns: 0,
         cpu_percent: 0.0,
+        last_latency_ns: None,
         method_report: None,
         windows: Vec::new(),
     }

@@ -67,6 +67,7 @@ pub fn thread(t: usize, seconds: u64, shift: Nanos) -> ThreadStats {
         cpu_time_ns: 40_000_000,
         wall_time_ns: seconds as Nanos * 1_000_000_000,
         cpu_percent: 2.0 + t as f64,
+        last_latency_ns: None,
         method_report: None,
         windows,
     }
@@ -108,6 +109,7 @@ pub fn summary(threads: usize, seconds: u64, shift: Nanos) -> ThreadStats {
         cpu_time_ns: 40_000_000 * threads as Nanos,
         wall_time_ns: seconds as Nanos * 1_000_000_000,
         cpu_percent: 5.0,
+        last_latency_ns: None,
         method_report: None,
         windows,
     }
