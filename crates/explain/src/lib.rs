@@ -10,6 +10,8 @@
 //! * [`context`] reads `/proc` counters per window (steal, interrupts, softirqs, the
 //!   thread's switches, migrations, CPU, policy and priority) and their deltas;
 //! * [`tracefs`] is the one guard that owns a private trace instance;
+//! * [`bpf`] is the one guard that owns the BPF capture programs (the lean backend), and
+//!   [`bpf_records`] decodes what they send into [`events::Event`]s;
 //! * [`on_late`] parses `--on-late THRESHOLD:ACTION[,ACTION…]`.
 //!
 //! Time is integer ns on CLOCK_MONOTONIC throughout.
@@ -17,6 +19,8 @@
 #![deny(missing_docs)]
 
 pub mod attribution;
+pub mod bpf;
+pub mod bpf_records;
 pub mod context;
 pub mod events;
 pub mod on_late;

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+//
+// tickscope's lean capture path for `--explain` (the BPF backend).
+//
+// Every CPU keeps its recent trace events as compact 64-byte records in a per-CPU ring
+// (a flight recorder: `rings`, RING_LEN records, overwritten in place, nothing sent).
+// When a measured thread returns from its wait later than its threshold (`sys_exit`
+// of a wait system call, compared with the hard expiry its own `hrtimer_start` armed),
+// the CPU's ring is marked; when that thread next leaves the CPU on its own (after its
+// clock read, so the copy is never inside a measured wake-up) the whole ring is copied
+// to the BPF ring buffer `dumps` with BPF_RB_NO_WAKEUP: nobody is woken, the collector
+// polls from a housekeeping CPU.
+//
+// Programs are BTF-enabled raw tracepoints (tp_btf, "BPF_PROG_TYPE_TRACING",
+// https://docs.kernel.org/bpf/libbpf/program_types.html); their arguments are the
+// tracepoints' TP_PROTO (include/trace/events/{timer,sched,irq,power}.h,
+// include/trace/events/syscalls.h, arch/x86/include/asm/trace/irq_vectors.h), and the
+// kernel structures below are read through CO-RE relocations (only the fields used are
+// declared; the loader relocates their offsets against /sys/kernel/btf/vmlinux).
+//
+// Built with: clang -O2 -g -target bpf -c capture.bpf.c -o capture.bpf.o && llvm-strip -g
+// (crates/explain/bpf/build.sh). No libbpf headers: the few helpers are declared here by
+// their numbers (include/uapi/linux/bpf.h, __BPF_FUNC_MAPPER).
+
+typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+typedef long long __s64;
+typedef int __s32;
+
+#define SEC(name) __attribute__((section(name), used))
+#define __uint(name, val) int (*name)[val]
+#define __type(name, val) typeof(val) *name
+#define CORE __attribute__((preserve_access_index))
+#define __always_inline inline __attribute__((always_inline))
+
+#define BPF_MAP_TYPE_HASH 1
+#define BPF_MAP_TYPE_ARRAY 2
+#define BPF_MAP_TYPE_PERCPU_ARRAY 6
+#define BPF_MAP_TYPE_RINGBUF 27
+#define BPF_RB_NO_WAKEUP 1
+
+static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
+static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
+static __u32 (*bpf_get_smp_processor_id)(void) = (void *)8;
+static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
+static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
+static long (*bpf_ringbuf_output)(void *rb, void *data, __u64 size, __u64 flags) = (void *)130;
+
+struct timerqueue_node {
+	__s64 expires;
+} CORE;
+
+struct hrtimer {
+	struct timerqueue_node node;
+	__s64 _softexpires;
+	void *function;
+} CORE;
+
+struct task_struct {
+	int pid;
+	int prio;
+	char comm[16];
+} CORE;
+
+struct pt_regs {
+	unsigned long orig_ax;
+} CORE;
+
+// Record kinds; the user-space decoder (src/bpf_records.rs) has the same numbers.
+enum kind {
+	K_HRTIMER_START = 1,
+	K_HRTIMER_EXPIRE_ENTRY = 2,
+	K_HRTIMER_EXPIRE_EXIT = 3,
+	K_VECTOR_ENTRY = 4,
+	K_VECTOR_EXIT = 5,
+	K_IRQ_ENTRY = 6,
+	K_IRQ_EXIT = 7,
+	K_SOFTIRQ_ENTRY = 8,
+	K_SOFTIRQ_EXIT = 9,
+	K_SCHED_SWITCH = 10,
+	K_CPU_IDLE = 11,
+	K_SYS_EXIT = 12,
+};
+
+// One event: 16 bytes of header, 48 of payload (p[2..6] hold the two comms of a switch).
+struct rec {
+	__u64 ts;  // bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns
+	__u32 pid; // current task (0 = idle)
+	__u16 kind;
+	__u16 unused; // the CPU is the dump's
+	__u64 p[6];
+};
+
+#define RING_LEN 256 // a power of two; 16 KiB per CPU
+
+struct ring {
+	__u64 head;        // records written on this CPU since load (the "BPF hits" that record)
+	__u32 dump_tid;    // the late thread of the pending/last dump
+	__u32 dump_cpu;    // this CPU
+	__u64 dump_expiry; // its hard expiry, ns
+	__u64 dump_woke;   // its sys_exit, ns
+	__u64 dumps;       // windows sent
+	__u64 dumps_lost;  // windows the ring buffer had no room for
+	struct rec recs[RING_LEN];
+};
+
+struct thread {
+	__s64 expiry;    // hard expiry of the newest hrtimer_start by this thread, ns
+	__s64 threshold; // late when sys_exit - expiry > threshold, ns (set by user space)
+	__s64 late_expiry;
+	__s64 late_woke;
+	__u32 pending; // a late wake-up waits for its window to be sent
+	__u32 late;    // late wake-ups seen
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ring);
+} rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} dumps SEC(".maps");
+
+// The wait system calls whose return marks "running again" (-1 = unused; all -1: any).
+struct config {
+	__s64 wait_nr[4];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct config);
+} config SEC(".maps");
+
+static __always_inline struct ring *my_ring(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&rings, &zero);
+}
+
+static __always_inline struct rec *put(struct ring *r, __u16 kind)
+{
+	struct rec *e = &r->recs[r->head & (RING_LEN - 1)];
+	r->head++;
+	e->ts = bpf_ktime_get_ns();
+	e->pid = (__u32)bpf_get_current_pid_tgid();
+	e->kind = kind;
+	return e;
+}
+
+static __always_inline void put2(__u16 kind, __u64 a, __u64 b)
+{
+	struct ring *r = my_ring();
+	if (!r)
+		return;
+	struct rec *e = put(r, kind);
+	e->p[0] = a;
+	e->p[1] = b;
+}
+
+SEC("tp_btf/hrtimer_start")
+int on_hrtimer_start(__u64 *ctx)
+{
+	struct hrtimer *t = (void *)ctx[0];
+	struct ring *r = my_ring();
+	if (!r)
+		return 0;
+	struct rec *e = put(r, K_HRTIMER_START);
+	__s64 expires = t->node.expires;
+	e->p[0] = (__u64)t;
+	e->p[1] = expires;
+	e->p[2] = t->_softexpires;
+	e->p[3] = (__u64)t->function;
+	__u32 tid = e->pid;
+	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
+	if (th)
+		th->expiry = expires;
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int on_hrtimer_expire_entry(__u64 *ctx)
+{
+	struct hrtimer *t = (void *)ctx[0];
+	__s64 now = 0;
+	bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]);
+	struct ring *r = my_ring();
+	if (!r)
+		return 0;
+	struct rec *e = put(r, K_HRTIMER_EXPIRE_ENTRY);
+	e->p[0] = (__u64)t;
+	e->p[1] = now;
+	e->p[3] = (__u64)t->function;
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int on_hrtimer_expire_exit(__u64 *ctx)
+{
+	put2(K_HRTIMER_EXPIRE_EXIT, ctx[0], 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int on_sched_switch(__u64 *ctx)
+{
+	int preempt = (int)ctx[0];
+	struct task_struct *prev = (void *)ctx[1];
+	struct task_struct *next = (void *)ctx[2];
+	__u32 prev_state = (__u32)ctx[3];
+	struct ring *r = my_ring();
+	if (!r)
+		return 0;
+	struct rec *e = put(r, K_SCHED_SWITCH);
+	__u32 prev_pid = prev->pid;
+	e->p[0] = (__u64)prev_pid | ((__u64)(__u32)next->pid << 32);
+	e->p[1] = (__u64)(prev_state & 0x7fffffff) | ((__u64)(preempt != 0) << 31) |
+		  ((__u64)(__u32)next->prio << 32);
+	__builtin_memcpy(&e->p[2], prev->comm, 16);
+	__builtin_memcpy(&e->p[4], next->comm, 16);
+	// A late thread that leaves the CPU on its own has read its clock: send the window.
+	if (preempt)
+		return 0;
+	struct thread *th = bpf_map_lookup_elem(&threads, &prev_pid);
+	if (!th || !th->pending)
+		return 0;
+	th->pending = 0;
+	r->dump_tid = prev_pid;
+	r->dump_cpu = bpf_get_smp_processor_id();
+	r->dump_expiry = th->late_expiry;
+	r->dump_woke = th->late_woke;
+	r->dumps++;
+	if (bpf_ringbuf_output(&dumps, r, sizeof(*r), BPF_RB_NO_WAKEUP))
+		r->dumps_lost++;
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int on_sys_exit(__u64 *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th)
+		return 0;
+	struct pt_regs *regs = (void *)ctx[0];
+	__s64 nr = (__s64)regs->orig_ax;
+	__u32 zero = 0;
+	struct config *c = bpf_map_lookup_elem(&config, &zero);
+	if (!c)
+		return 0;
+	if (c->wait_nr[0] >= 0 && nr != c->wait_nr[0] && nr != c->wait_nr[1] &&
+	    nr != c->wait_nr[2] && nr != c->wait_nr[3])
+		return 0;
+	struct ring *r = my_ring();
+	if (!r)
+		return 0;
+	struct rec *e = put(r, K_SYS_EXIT);
+	e->p[0] = nr;
+	__s64 expiry = th->expiry;
+	if (expiry > 0 && (__s64)e->ts - expiry > th->threshold) {
+		th->late++;
+		th->pending = 1;
+		th->late_expiry = expiry;
+		th->late_woke = e->ts;
+	}
+	th->expiry = 0;
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int on_irq_entry(__u64 *ctx)
+{
+	put2(K_IRQ_ENTRY, (__u32)ctx[0], 0);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int on_irq_exit(__u64 *ctx)
+{
+	put2(K_IRQ_EXIT, (__u32)ctx[0], 0);
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int on_softirq_entry(__u64 *ctx)
+{
+	put2(K_SOFTIRQ_ENTRY, (__u32)ctx[0], 0);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int on_softirq_exit(__u64 *ctx)
+{
+	put2(K_SOFTIRQ_EXIT, (__u32)ctx[0], 0);
+	return 0;
+}
+
+SEC("tp_btf/cpu_idle")
+int on_cpu_idle(__u64 *ctx)
+{
+	put2(K_CPU_IDLE, (__u32)ctx[0], 0);
+	return 0;
+}
+
+// x86 interrupt vectors: one program per tracepoint, the vector's index in VECTORS of
+// src/bpf_records.rs as payload.
+#define VECTOR(name, idx)                                                                          \
+	SEC("tp_btf/" #name "_entry")                                                              \
+	int on_##name##_entry(__u64 *ctx)                                                          \
+	{                                                                                          \
+		put2(K_VECTOR_ENTRY, idx, 0);                                                      \
+		return 0;                                                                          \
+	}                                                                                          \
+	SEC("tp_btf/" #name "_exit")                                                               \
+	int on_##name##_exit(__u64 *ctx)                                                           \
+	{                                                                                          \
+		put2(K_VECTOR_EXIT, idx, 0);                                                       \
+		return 0;                                                                          \
+	}
+
+VECTOR(local_timer, 0)
+VECTOR(reschedule, 1)
+VECTOR(call_function, 2)
+VECTOR(call_function_single, 3)
+VECTOR(irq_work, 4)
+VECTOR(error_apic, 5)
+VECTOR(spurious_apic, 6)
+VECTOR(thermal_apic, 7)
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

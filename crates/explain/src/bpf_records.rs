@@ -1,0 +1,514 @@
+//! The BPF backend's binary records (`bpf/capture.bpf.c`) decoded into [`Event`]s, so that
+//! [`crate::attribute`] explains them exactly as it explains the text of `trace_pipe`.
+//!
+//! A dump is one CPU's ring as the BPF program copied it to the ring buffer when a measured
+//! thread was late: a 48-byte header (see [`Dump`]) and [`RING_LEN`] records of 64 bytes,
+//! written in place from `head % RING_LEN`. Each record is `ts` (u64, CLOCK_MONOTONIC ns from
+//! `bpf_ktime_get_ns()`, "BPF helpers", man 7 bpf-helpers), `pid` (u32, the current task),
+//! `kind` (u16), 2 unused bytes and six u64 payload words whose meaning depends on the kind
+//! (the same numbers as `enum kind` in the C source). All fields are little-endian, as the
+//! machine writes them. Timestamps are exact ns (the text path prints µs).
+//!
+//! Names the records carry as numbers are looked up here: timer callbacks in
+//! `/proc/kallsyms`, IRQ handler names in `/proc/interrupts`, softirq vectors by number
+//! (`softirq_to_name`, kernel/softirq.c), task names from the switches seen (else
+//! `/proc/PID/comm`).
+
+use crate::events::{Event, Kind, Nanos};
+use std::collections::HashMap;
+
+/// Records per CPU ring (`RING_LEN` in the C source).
+pub const RING_LEN: usize = 256;
+/// Bytes per record.
+pub const RECORD_SIZE: usize = 64;
+/// Bytes of a dump's header.
+pub const HEADER_SIZE: usize = 48;
+/// Bytes of one dump (`struct ring`).
+pub const DUMP_SIZE: usize = HEADER_SIZE + RING_LEN * RECORD_SIZE;
+
+/// The x86 vectors, by the index the C program records (`VECTOR(name, idx)`).
+pub const VECTORS: [&str; 8] = [
+    "local_timer",
+    "reschedule",
+    "call_function",
+    "call_function_single",
+    "irq_work",
+    "error_apic",
+    "spurious_apic",
+    "thermal_apic",
+];
+
+/// Softirq vector names by number (`softirq_to_name`, kernel/softirq.c).
+const SOFTIRQS: [&str; 10] = [
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
+/// At most this many task names are remembered (then forgotten all at once and relearned).
+const COMMS_KEPT: usize = 4096;
+
+/// One record as written by the BPF program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// Position in the CPU's stream of records (0 = the first since load).
+    pub seq: u64,
+    /// CLOCK_MONOTONIC, ns.
+    pub ts: Nanos,
+    /// The current task's id (0 = idle).
+    pub pid: i32,
+    /// `enum kind` of the C source.
+    pub kind: u16,
+    /// Payload words.
+    pub p: [u64; 6],
+}
+
+/// One CPU's ring, sent because thread `tid` was late.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dump {
+    /// Records written on this CPU since load (`head`).
+    pub head: u64,
+    /// The late thread.
+    pub tid: i32,
+    /// The CPU whose ring this is.
+    pub cpu: u32,
+    /// The thread's hard expiry, ns.
+    pub expiry: Nanos,
+    /// Its return from the wait (`sys_exit`), ns.
+    pub woke: Nanos,
+    /// Dumps sent from this CPU so far (this one included).
+    pub dumps: u64,
+    /// Dumps this CPU could not send (ring buffer full) so far.
+    pub dumps_lost: u64,
+    /// The ring's records, oldest first, only those written.
+    pub records: Vec<Record>,
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(w)
+}
+
+/// Decodes one dump; `None` when it is shorter than [`DUMP_SIZE`].
+pub fn parse_dump(b: &[u8]) -> Option<Dump> {
+    if b.len() < DUMP_SIZE {
+        return None;
+    }
+    let head = u64_at(b, 0);
+    let mut records = Vec::with_capacity(RING_LEN);
+    let first = head.saturating_sub(RING_LEN as u64);
+    for seq in first..head {
+        let at = HEADER_SIZE + (seq as usize % RING_LEN) * RECORD_SIZE;
+        let r = &b[at..at + RECORD_SIZE];
+        let ts = u64_at(r, 0);
+        if ts == 0 {
+            continue;
+        }
+        let mut p = [0u64; 6];
+        for (i, w) in p.iter_mut().enumerate() {
+            *w = u64_at(r, 16 + 8 * i);
+        }
+        records.push(Record {
+            seq,
+            ts: ts as Nanos,
+            pid: u32_at(r, 8) as i32,
+            kind: u16::from_le_bytes([r[12], r[13]]),
+            p,
+        });
+    }
+    // A record interrupted between taking its slot and reading the clock can be out of
+    // order by the length of the interrupt.
+    records.sort_by_key(|r| r.ts);
+    Some(Dump {
+        head,
+        tid: u32_at(b, 8) as i32,
+        cpu: u32_at(b, 12),
+        expiry: u64_at(b, 16) as Nanos,
+        woke: u64_at(b, 24) as Nanos,
+        dumps: u64_at(b, 32),
+        dumps_lost: u64_at(b, 40),
+        records,
+    })
+}
+
+/// The `prev_state` letters `sched_switch` prints (`__trace_sched_switch_state` and the
+/// event's `TP_printk`, include/trace/events/sched.h): `R+` when preempted, `R` when
+/// runnable, else the letter of the highest reported state bit (`I` for `TASK_IDLE`).
+pub fn state_letters(preempt: bool, state: u32) -> &'static str {
+    const TASK_IDLE: u32 = 0x0402; // TASK_UNINTERRUPTIBLE | TASK_NOLOAD
+    if preempt {
+        return "R+";
+    }
+    if state == TASK_IDLE {
+        return "I";
+    }
+    match 32 - (state & 0x7f).leading_zeros() {
+        0 => "R",
+        1 => "S",
+        2 => "D",
+        3 => "T",
+        4 => "t",
+        5 => "X",
+        6 => "Z",
+        _ => "P",
+    }
+}
+
+fn comm_text(words: &[u64]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// Turns dumps into [`Event`]s: each CPU's records once, in order, with names resolved.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    /// Newest record sequence already turned into events, per CPU.
+    done: HashMap<u32, u64>,
+    comms: HashMap<i32, String>,
+    symbols: HashMap<u64, String>,
+    irqs: HashMap<u32, String>,
+    /// Read `/proc` for names not learned from the records (off in tests).
+    read_proc: bool,
+}
+
+impl Decoder {
+    /// A decoder that reads `/proc/kallsyms`, `/proc/interrupts` and `/proc/PID/comm` for
+    /// names the records do not carry.
+    pub fn new() -> Self {
+        Decoder {
+            read_proc: true,
+            ..Default::default()
+        }
+    }
+
+    /// A decoder that reads nothing from `/proc`: symbols and IRQ names come from `symbols`
+    /// and `irqs`, unknown ones print as hex / numbers (for tests and replays).
+    pub fn offline(symbols: HashMap<u64, String>, irqs: HashMap<u32, String>) -> Self {
+        Decoder {
+            symbols,
+            irqs,
+            ..Default::default()
+        }
+    }
+
+    /// Appends the dump's records not decoded before (by sequence, per CPU) to `out`, oldest
+    /// first. Returns how many.
+    pub fn decode(&mut self, dump: &Dump, out: &mut Vec<Event>) -> usize {
+        let done = self.done.get(&dump.cpu).copied();
+        let fresh: Vec<Record> = dump
+            .records
+            .iter()
+            .filter(|r| done.is_none_or(|d| r.seq > d))
+            .copied()
+            .collect();
+        if let Some(max) = fresh.iter().map(|r| r.seq).max() {
+            self.done.insert(dump.cpu, max);
+        }
+        self.resolve_symbols(&fresh);
+        for r in &fresh {
+            // Switches name the tasks they move: learn before naming this record's task.
+            if r.kind == 10 {
+                self.learn(r.p[0] as u32 as i32, comm_text(&r.p[2..4]));
+                self.learn((r.p[0] >> 32) as u32 as i32, comm_text(&r.p[4..6]));
+            }
+            let Some(kind) = self.kind(r) else { continue };
+            let comm = self.comm(r.pid);
+            out.push(Event {
+                ts: r.ts,
+                cpu: dump.cpu,
+                pid: r.pid,
+                comm,
+                kind,
+            });
+        }
+        fresh.len()
+    }
+
+    fn learn(&mut self, pid: i32, comm: String) {
+        if pid == 0 {
+            return;
+        }
+        if self.comms.len() >= COMMS_KEPT {
+            self.comms.clear();
+        }
+        self.comms.insert(pid, comm);
+    }
+
+    fn comm(&mut self, pid: i32) -> String {
+        if pid == 0 {
+            return "<idle>".into();
+        }
+        if let Some(c) = self.comms.get(&pid) {
+            return c.clone();
+        }
+        let c = match self.read_proc {
+            true => std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map(|s| s.trim_end().to_string())
+                .unwrap_or_else(|_| "<...>".into()),
+            false => "<...>".into(),
+        };
+        self.learn(pid, c.clone());
+        c
+    }
+
+    fn symbol(&self, addr: u64) -> String {
+        self.symbols
+            .get(&addr)
+            .cloned()
+            .unwrap_or_else(|| format!("0x{addr:x}"))
+    }
+
+    fn irq_name(&mut self, irq: u32) -> String {
+        if !self.irqs.contains_key(&irq) && self.read_proc {
+            if let Ok(text) = std::fs::read_to_string("/proc/interrupts") {
+                self.irqs.extend(irq_names(&text));
+            }
+            self.irqs.entry(irq).or_insert_with(|| irq.to_string());
+        }
+        self.irqs
+            .get(&irq)
+            .cloned()
+            .unwrap_or_else(|| irq.to_string())
+    }
+
+    /// Looks up in `/proc/kallsyms`, in one pass, every timer callback of `records` not
+    /// known yet (root reads real addresses there; otherwise they stay hex).
+    fn resolve_symbols(&mut self, records: &[Record]) {
+        let mut missing: Vec<u64> = records
+            .iter()
+            .filter(|r| matches!(r.kind, 1 | 2))
+            .map(|r| r.p[3])
+            .filter(|a| !self.symbols.contains_key(a))
+            .collect();
+        if missing.is_empty() || !self.read_proc {
+            return;
+        }
+        missing.sort_unstable();
+        missing.dedup();
+        if let Ok(text) = std::fs::read_to_string("/proc/kallsyms") {
+            for line in text.lines() {
+                let mut f = line.split_whitespace();
+                let (Some(addr), Some(_), Some(name)) = (f.next(), f.next(), f.next()) else {
+                    continue;
+                };
+                if let Ok(a) = u64::from_str_radix(addr, 16) {
+                    if missing.binary_search(&a).is_ok() {
+                        self.symbols.insert(a, name.to_string());
+                    }
+                }
+            }
+        }
+        for a in missing {
+            self.symbols.entry(a).or_insert_with(|| format!("0x{a:x}"));
+        }
+    }
+
+    fn kind(&mut self, r: &Record) -> Option<Kind> {
+        let p = r.p;
+        Some(match r.kind {
+            1 => Kind::HrtimerStart {
+                timer: p[0],
+                function: self.symbol(p[3]),
+                expires: p[1] as Nanos,
+                softexpires: Some(p[2] as Nanos),
+            },
+            2 => Kind::HrtimerExpireEntry {
+                timer: p[0],
+                function: self.symbol(p[3]),
+                now: p[1] as Nanos,
+            },
+            3 => Kind::HrtimerExpireExit { timer: p[0] },
+            4 => Kind::VectorEntry {
+                name: VECTORS.get(p[0] as usize)?.to_string(),
+            },
+            5 => Kind::VectorExit {
+                name: VECTORS.get(p[0] as usize)?.to_string(),
+            },
+            6 => Kind::IrqEntry {
+                irq: p[0] as u32,
+                name: self.irq_name(p[0] as u32),
+            },
+            7 => Kind::IrqExit { irq: p[0] as u32 },
+            8 => Kind::SoftirqEntry {
+                action: SOFTIRQS.get(p[0] as usize)?.to_string(),
+            },
+            9 => Kind::SoftirqExit {
+                action: SOFTIRQS.get(p[0] as usize)?.to_string(),
+            },
+            10 => Kind::SchedSwitch {
+                prev_pid: p[0] as u32 as i32,
+                prev_comm: comm_text(&p[2..4]),
+                prev_state: state_letters(p[1] & (1 << 31) != 0, (p[1] & 0x7fff_ffff) as u32)
+                    .into(),
+                next_pid: (p[0] >> 32) as u32 as i32,
+                next_comm: comm_text(&p[4..6]),
+                next_prio: (p[1] >> 32) as u32 as i32,
+            },
+            11 => Kind::CpuIdle {
+                state: (p[0] as u32 != u32::MAX).then_some(p[0] as u32),
+            },
+            12 => Kind::SysExit { nr: p[0] as i64 },
+            _ => return None,
+        })
+    }
+}
+
+/// IRQ number → handler name from the text of `/proc/interrupts` (the last column of each
+/// numbered line; "/proc/interrupts", man 5 proc).
+pub fn irq_names(text: &str) -> HashMap<u32, String> {
+    text.lines()
+        .filter_map(|l| {
+            let (n, rest) = l.trim_start().split_once(':')?;
+            let irq: u32 = n.parse().ok()?;
+            Some((irq, rest.split_whitespace().last()?.to_string()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dump as the C program lays it out, from `(ts, pid, kind, payload)`.
+    fn dump(head: u64, tid: u32, cpu: u32, recs: &[(u64, u32, u16, [u64; 6])]) -> Vec<u8> {
+        let mut b = vec![0u8; DUMP_SIZE];
+        b[0..8].copy_from_slice(&head.to_le_bytes());
+        b[8..12].copy_from_slice(&tid.to_le_bytes());
+        b[12..16].copy_from_slice(&cpu.to_le_bytes());
+        b[16..24].copy_from_slice(&1000u64.to_le_bytes());
+        b[24..32].copy_from_slice(&2000u64.to_le_bytes());
+        let first = head - recs.len() as u64;
+        for (i, (ts, pid, kind, p)) in recs.iter().enumerate() {
+            let at = HEADER_SIZE + ((first as usize + i) % RING_LEN) * RECORD_SIZE;
+            b[at..at + 8].copy_from_slice(&ts.to_le_bytes());
+            b[at + 8..at + 12].copy_from_slice(&pid.to_le_bytes());
+            b[at + 12..at + 14].copy_from_slice(&kind.to_le_bytes());
+            for (j, w) in p.iter().enumerate() {
+                b[at + 16 + 8 * j..at + 24 + 8 * j].copy_from_slice(&w.to_le_bytes());
+            }
+        }
+        b
+    }
+
+    fn comm_words(s: &str) -> [u64; 2] {
+        let mut b = [0u8; 16];
+        b[..s.len()].copy_from_slice(s.as_bytes());
+        [
+            u64::from_le_bytes(b[..8].try_into().unwrap()),
+            u64::from_le_bytes(b[8..].try_into().unwrap()),
+        ]
+    }
+
+    #[test]
+    fn decodes_every_kind_in_order_with_names() {
+        let [a0, a1] = comm_words("hog");
+        let [b0, b1] = comm_words("tickscope-m0");
+        let recs = [
+            (100, 7, 1, [0xa, 5000, 4990, 0xfff1, 0, 0]),
+            (200, 0, 4, [0, 0, 0, 0, 0, 0]),
+            (210, 0, 2, [0xa, 5001, 0, 0xfff1, 0, 0]),
+            (220, 0, 3, [0xa, 0, 0, 0, 0, 0]),
+            (230, 0, 6, [24, 0, 0, 0, 0, 0]),
+            (240, 0, 7, [24, 0, 0, 0, 0, 0]),
+            (250, 0, 8, [1, 0, 0, 0, 0, 0]),
+            (260, 0, 9, [1, 0, 0, 0, 0, 0]),
+            (270, 0, 5, [0, 0, 0, 0, 0, 0]),
+            (280, 0, 11, [u32::MAX as u64, 0, 0, 0, 0, 0]),
+            // hog (9) preempted for the thread (7, prio 9)
+            (290, 9, 10, [9 | 7 << 32, 1 << 31 | 9 << 32, a0, a1, b0, b1]),
+            (300, 7, 12, [230, 0, 0, 0, 0, 0]),
+            (310, 0, 11, [1, 0, 0, 0, 0, 0]),
+        ];
+        let d = parse_dump(&dump(1000, 7, 1, &recs)).unwrap();
+        assert_eq!((d.tid, d.cpu, d.expiry, d.woke), (7, 1, 1000, 2000));
+        assert_eq!(d.records.len(), recs.len());
+        let mut dec = Decoder::offline(
+            HashMap::from([(0xfff1, "hrtimer_wakeup".to_string())]),
+            HashMap::from([(24, "virtio0-input.0".to_string())]),
+        );
+        let mut ev = Vec::new();
+        assert_eq!(dec.decode(&d, &mut ev), recs.len());
+        let kinds: Vec<&Kind> = ev.iter().map(|e| &e.kind).collect();
+        assert!(
+            matches!(kinds[0], Kind::HrtimerStart { function, expires: 5000, softexpires: Some(4990), .. } if function == "hrtimer_wakeup")
+        );
+        assert!(matches!(kinds[1], Kind::VectorEntry { name } if name == "local_timer"));
+        assert!(matches!(
+            kinds[2],
+            Kind::HrtimerExpireEntry { now: 5001, .. }
+        ));
+        assert!(matches!(kinds[4], Kind::IrqEntry { irq: 24, name } if name == "virtio0-input.0"));
+        assert!(matches!(kinds[6], Kind::SoftirqEntry { action } if action == "TIMER"));
+        assert!(matches!(kinds[9], Kind::CpuIdle { state: None }));
+        assert!(matches!(kinds[12], Kind::CpuIdle { state: Some(1) }));
+        assert!(matches!(kinds[11], Kind::SysExit { nr: 230 }));
+        match kinds[10] {
+            Kind::SchedSwitch {
+                prev_pid,
+                prev_comm,
+                prev_state,
+                next_pid,
+                next_comm,
+                next_prio,
+            } => {
+                assert_eq!((*prev_pid, *next_pid, *next_prio), (9, 7, 9));
+                assert_eq!((prev_comm.as_str(), prev_state.as_str()), ("hog", "R+"));
+                assert_eq!(next_comm, "tickscope-m0");
+            }
+            k => panic!("{k:?}"),
+        }
+        // Names learned from the switch name the records' tasks; pid 0 is idle.
+        assert_eq!(ev[11].comm, "tickscope-m0");
+        assert_eq!(ev[1].comm, "<idle>");
+        assert!(ev.windows(2).all(|w| w[0].ts <= w[1].ts));
+        // The same records again (a later dump of the same ring) are not repeated.
+        assert_eq!(dec.decode(&d, &mut ev), 0);
+    }
+
+    #[test]
+    fn a_wrapped_ring_keeps_its_newest_records_and_short_input_is_refused() {
+        let recs: Vec<(u64, u32, u16, [u64; 6])> = (0..RING_LEN as u64 + 10)
+            .map(|i| (1 + i, 1, 12, [i, 0, 0, 0, 0, 0]))
+            .collect();
+        // Written in order: the ring holds the last RING_LEN.
+        let mut b = vec![0u8; DUMP_SIZE];
+        for (i, chunk) in recs.chunks(RING_LEN).enumerate() {
+            let head = (i * RING_LEN + chunk.len()) as u64;
+            let one = dump(head, 1, 0, chunk);
+            for (j, _) in chunk.iter().enumerate() {
+                let at = HEADER_SIZE + (((head as usize) - chunk.len() + j) % RING_LEN) * 64;
+                b[at..at + 64].copy_from_slice(&one[at..at + 64]);
+            }
+            b[..HEADER_SIZE].copy_from_slice(&one[..HEADER_SIZE]);
+        }
+        let d = parse_dump(&b).unwrap();
+        assert_eq!(d.records.len(), RING_LEN);
+        assert_eq!(d.records[0].seq, 10);
+        assert_eq!(d.records.last().unwrap().p[0], RING_LEN as u64 + 9);
+        assert_eq!(parse_dump(&b[..DUMP_SIZE - 1]), None);
+    }
+
+    #[test]
+    fn state_letters_follow_the_kernel() {
+        assert_eq!(state_letters(true, 0), "R+");
+        assert_eq!(state_letters(false, 0), "R");
+        assert_eq!(state_letters(false, 1), "S");
+        assert_eq!(state_letters(false, 2), "D");
+        assert_eq!(state_letters(false, 0x402), "I");
+    }
+
+    #[test]
+    fn irq_names_are_the_last_column() {
+        let t = "           CPU0       CPU1\n  0:         36          0   IO-APIC   2-edge      timer\n 24:          0          0  PCI-MSIX-0000:00:03.0   0-edge      virtio0-config\nNMI:          0          0   Non-maskable interrupts\n";
+        let m = irq_names(t);
+        assert_eq!(m.get(&0).map(String::as_str), Some("timer"));
+        assert_eq!(m.get(&24).map(String::as_str), Some("virtio0-config"));
+        assert_eq!(m.len(), 2);
+    }
+}

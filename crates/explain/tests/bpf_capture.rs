@@ -1,0 +1,75 @@
+//! The BPF backend on the real kernel: a thread that is always "late" (threshold 0) gets its
+//! windows, with its own timer and its return from the wait, and nothing stays loaded.
+//! Skips with a reason without root or BTF.
+
+use std::time::Duration;
+use tickscope_explain::bpf::BpfCapture;
+use tickscope_explain::Kind;
+
+fn our_programs_loaded() -> Option<usize> {
+    let out = std::process::Command::new("bpftool")
+        .args(["prog", "show"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(
+        text.lines()
+            .filter(|l| l.contains(" name on_sched_switch ") || l.contains(" name on_sys_exit "))
+            .count(),
+    )
+}
+
+#[test]
+fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping late_wake_ups_send_their_window: not root");
+        return;
+    }
+    let before = our_programs_loaded();
+    let mut cap = match BpfCapture::load() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("skipping late_wake_ups_send_their_window: {e}");
+            return;
+        }
+    };
+    let tid = unsafe { libc::gettid() };
+    cap.watch(&[tid], &[libc::SYS_clock_nanosleep], 0).unwrap();
+    if before.is_some() {
+        assert!(our_programs_loaded().unwrap() > 0, "programs attached");
+    }
+    let mut events = Vec::new();
+    let mut dumps = Vec::new();
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(1)); // clock_nanosleep, relative
+        cap.poll(&mut events, &mut dumps);
+    }
+    std::thread::sleep(Duration::from_millis(5));
+    cap.poll(&mut events, &mut dumps);
+    assert!(!dumps.is_empty(), "no window sent");
+    assert!(dumps.iter().all(|d| d.tid == tid && d.woke >= d.expiry));
+    assert!(events
+        .iter()
+        .any(|e| e.pid == tid && matches!(e.kind, Kind::HrtimerStart { .. })));
+    assert!(events.iter().any(|e| e.pid == tid
+        && matches!(e.kind, Kind::SysExit { nr } if nr == libc::SYS_clock_nanosleep)));
+    assert!(events.iter().any(|e| matches!(&e.kind,
+        Kind::HrtimerExpireEntry { function, .. } if function == "hrtimer_wakeup")));
+    let s = cap.stats();
+    assert!(s.records > 0 && s.dumps >= dumps.len() as u64);
+    assert!(cap.late_seen(tid) >= dumps.len() as u64);
+    drop(cap);
+    // The kernel frees a detached program after an RCU grace period: wait for it, bounded.
+    let mut left = our_programs_loaded();
+    for _ in 0..100 {
+        if left.is_none_or(|n| n <= before.unwrap_or(0)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        left = our_programs_loaded();
+    }
+    match left {
+        Some(n) => assert_eq!(n, before.unwrap_or(0), "programs left loaded"),
+        None => eprintln!("bpftool missing: not checking that the programs are gone"),
+    }
+}
