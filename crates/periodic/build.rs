@@ -2,7 +2,7 @@
 //! record which ABI they need and the dynamic loader can keep several majors side by side
 //! (ld.so(8); "Program Library HOWTO", D. Wheeler, section 3.1.1, https://tldp.org/HOWTO/Program-Library-HOWTO/shared-libraries.html).
 //! Installed, the file is `libtickscope.so.<major>` with a `libtickscope.so` link for the
-//! linker (README "C and C++").
+//! linker (docs/library.md, "C and C++").
 
 fn main() {
     let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap_or_else(|_| "0".into());

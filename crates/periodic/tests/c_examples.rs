@@ -236,10 +236,10 @@ fn bad_arguments_through_the_c_abi_are_errors() {
 }
 
 #[test]
-fn readme_c_snippet_compiles_and_runs() {
-    let dir = scratch("readme");
+fn library_page_c_snippet_compiles_and_runs() {
+    let dir = scratch("library_page");
     let src = dir.join("main.c");
-    std::fs::write(&src, common::readme_block("c")).unwrap();
+    std::fs::write(&src, common::library_page_block("c")).unwrap();
     let exe = dir.join("main");
     gcc_static(&src, &exe);
     let out = run(&mut Command::new(&exe));

@@ -1,6 +1,6 @@
 //! Paths in messages: quoted, and never more than one line.
 //!
-//! Every error message of tickscope is one line (README "Errors"). A path may contain a
+//! Every error message of tickscope is one line (docs/run.md, "Errors"). A path may contain a
 //! newline, a quote or other control characters; [`quoted`] escapes them the way Rust's
 //! `str::escape_debug` does (`\n`, `\t`, `\'`, `\u{1b}`), so the message stays one line and
 //! the path can still be read back.

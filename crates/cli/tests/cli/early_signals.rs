@@ -1,4 +1,4 @@
-//! Signals from the first instruction on (README "Stopping"): whenever SIGINT, SIGTERM or
+//! Signals from the first instruction on (docs/run.md, "Stopping"): whenever SIGINT, SIGTERM or
 //! SIGHUP arrives, a measuring command either leaves its promised result — its file
 //! complete, its summary printed, exit 0 — or says `tickscope: interrupted before
 //! measuring` and exits 128 + the signal's number, with no file. Never a silent success.

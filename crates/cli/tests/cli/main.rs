@@ -7,6 +7,7 @@ mod common;
 mod arguments;
 mod clocks;
 mod cyclictest;
+mod doc_links;
 mod doctor;
 mod early_signals;
 mod executive;

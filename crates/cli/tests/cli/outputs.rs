@@ -1,4 +1,4 @@
-//! Output files and standard output that cannot hurt (README "Errors" and "Stopping"):
+//! Output files and standard output that cannot hurt (docs/run.md, "Errors" and "Stopping"):
 //! planted links, special files, `-`, destinations checked before measuring, two outputs on
 //! one file, closed and full standard output, and temporary files after signals. Every case
 //! runs in a temporary directory; the real `/dev` is only written to as standard output

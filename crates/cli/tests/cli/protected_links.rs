@@ -1,4 +1,4 @@
-//! Output paths through symbolic links (README "Output files"): a link to a regular file is
+//! Output paths through symbolic links (docs/run.md, "Output files"): a link to a regular file is
 //! written through, except a link the kernel's `fs.protected_symlinks` rule forbids
 //! following — in a sticky world-writable directory, owned neither by the caller nor by the
 //! directory's owner (Documentation/admin-guide/sysctl/fs.rst) — which is refused before

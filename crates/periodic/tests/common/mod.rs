@@ -2,20 +2,17 @@
 
 use std::path::Path;
 
-/// The first fenced block of language `lang` in README's "Use it in your program" section.
-pub fn readme_block(lang: &str) -> String {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
-            .unwrap();
-    let section = readme
-        .split_once("\n## Use it in your program\n")
-        .expect("README has a \"Use it in your program\" section")
-        .1;
-    let start = section
+/// The first fenced block of language `lang` in docs/library.md, the library's page.
+pub fn library_page_block(lang: &str) -> String {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/library.md"),
+    )
+    .unwrap();
+    let start = page
         .find(&format!("```{lang}\n"))
-        .unwrap_or_else(|| panic!("no {lang} block in the section"))
+        .unwrap_or_else(|| panic!("no {lang} block in docs/library.md"))
         + lang.len()
         + 4;
-    let len = section[start..].find("```\n").unwrap();
-    section[start..start + len].to_string()
+    let len = page[start..].find("```\n").unwrap();
+    page[start..start + len].to_string()
 }

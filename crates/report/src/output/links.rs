@@ -1,6 +1,6 @@
 //! Following symbolic links the way the kernel's `fs.protected_symlinks` rule allows.
 //!
-//! An output path may lead through symbolic links (README "Output files": a link to a
+//! An output path may lead through symbolic links (docs/run.md, "Output files": a link to a
 //! regular file is written through). In a sticky world-writable directory — `/tmp`,
 //! `/var/tmp`, `/dev/shm` — anybody can plant a link, and a link planted by another user
 //! can make a privileged run overwrite the link's target. Linux refuses to follow such a

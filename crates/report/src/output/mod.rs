@@ -1,7 +1,7 @@
 //! Where a result file goes, checked before anything is measured, and written so that it
 //! can hurt nothing.
 //!
-//! The rules (README "Errors" and "Stopping"):
+//! The rules (docs/run.md, "Errors" and "Stopping"):
 //!
 //! * `-` is standard output.
 //! * A destination that exists and is not a regular file — a character or block device such

@@ -1,10 +1,10 @@
-//! The Rust snippet in README.md's "Use it in your program" is the crate's first doc example,
-//! which `cargo test` compiles and runs; so the README's code is code that works.
+//! The Rust snippet in docs/library.md (the library's page) is the crate's first doc example,
+//! which `cargo test` compiles and runs; so the page's code is code that works.
 
 mod common;
 
 #[test]
-fn readme_rust_snippet_is_the_crate_doc_example() {
+fn library_page_rust_snippet_is_the_crate_doc_example() {
     let lib = include_str!("../src/lib.rs");
     let doc: String = lib
         .lines()
@@ -13,5 +13,5 @@ fn readme_rust_snippet_is_the_crate_doc_example() {
         .fold(String::new(), |acc, l| acc + l + "\n");
     let start = doc.find("```\n").unwrap() + 4;
     let len = doc[start..].find("```\n").unwrap();
-    assert_eq!(common::readme_block("rust"), doc[start..start + len]);
+    assert_eq!(common::library_page_block("rust"), doc[start..start + len]);
 }
