@@ -145,7 +145,7 @@ pub fn serve(
         .stack_size(STACK_BYTES)
         .spawn(move || {
             if let Some(c) = &cpus {
-                if let Err(e) = crate::housekeeping::pin_current(c) {
+                if let Err(e) = tickscope_session::housekeeping::pin_current(c) {
                     eprintln!("tickscope: cannot pin the HTTP thread: {e}");
                 }
             }

@@ -12,12 +12,11 @@ mod console;
 mod cyclictest_flags;
 mod engine_errors;
 mod exit;
-mod housekeeping;
 mod http;
-mod load;
 mod options;
 mod output_path;
 mod scenario;
+mod session_args;
 mod textfile;
 
 use clap::Parser;

@@ -36,7 +36,7 @@ pub fn spawn(
         .name("tickscope-textfile".into())
         .spawn(move || {
             if let Some(c) = &cpus {
-                if let Err(e) = crate::housekeeping::pin_current(c) {
+                if let Err(e) = tickscope_session::housekeeping::pin_current(c) {
                     eprintln!("tickscope: cannot pin the textfile thread: {e}");
                 }
             }

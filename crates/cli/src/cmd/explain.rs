@@ -1,5 +1,5 @@
 //! From `tickscope run`'s `--explain`, `--on-late` and `--break` to the explain and context
-//! sinks (see `tickscope_report::sink::explain`).
+//! sinks (see [`tickscope_session::trace`]).
 
 use crate::cli::RunArgs;
 use crate::exit::Failure;
@@ -8,9 +8,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use tickscope_explain::on_late::{break_rule, parse_latency, parse_rule};
-use tickscope_report::sink::context::ContextSink;
-use tickscope_report::sink::explain::{ExplainOptions, ExplainSink, Mode, Threshold};
+use tickscope_report::sink::explain::ExplainOptions;
 use tickscope_report::sink::RunSink;
+use tickscope_session::trace::{Mode, Threshold};
 
 /// Per-CPU trace buffer, KiB: at this machine's ~10 000 events per second per traced CPU
 /// (about 60 bytes each) it holds seconds, while the collector drains it every 20 ms.
@@ -78,11 +78,9 @@ pub fn sinks(
         log: e.explain_log.clone(),
         log_events: e.explain_log_events,
     };
-    let virtualized = tickscope_engine::system::detect().virtualization.is_some();
-    let (sink, note) = ExplainSink::new(opts, Arc::clone(stop), virtualized)
-        .map_err(|u| Failure::Usage(u.to_string()))?;
+    let (sinks, note) = tickscope_session::trace::sinks(opts, stop).map_err(Failure::Usage)?;
     if let Some(n) = note {
         eprintln!("tickscope: {n}");
     }
-    Ok(Some(vec![Box::new(ContextSink::new()), Box::new(sink)]))
+    Ok(Some(sinks))
 }

@@ -7,7 +7,6 @@
 //! measuring threads are started), the HTTP server and the textfile writer run on the
 //! housekeeping CPUs ([`crate::housekeeping`]).
 
-use super::run::{annotated, deliver};
 use super::signals::stoppable;
 use super::sinks::sinks;
 use crate::cli::MonitorArgs;
@@ -15,18 +14,19 @@ use crate::console;
 use crate::exit::Failure;
 use crate::options::{parse_duration, run_plan};
 use crate::output_path::prepare_outputs;
-use crate::{housekeeping, http, textfile};
-use std::net::SocketAddr;
+use crate::session_args::{outcome, placement, say};
+use crate::{http, textfile};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
-use tickscope_engine::run::{run, RunConfig};
 use tickscope_engine::setup::format_cpu_list;
 use tickscope_engine::system;
 use tickscope_engine::time::NS_PER_SEC;
-use tickscope_report::sink::prometheus::PrometheusSink;
-use tickscope_report::sink::{RunContext, SinkNeeds};
-use tickscope_report::{MethodRun, RunDocument};
+use tickscope_report::sink::prometheus::{Exposition, PrometheusSink};
+use tickscope_report::Output;
+use tickscope_session::{Companion, Plan, Session};
 
 /// Refuses the flags of `run` that monitor would ignore ([`crate::cli::MONITOR_REFUSES`]).
 ///
@@ -54,7 +54,8 @@ fn refuse_run_only_flags(args: &MonitorArgs) -> Result<(), Failure> {
     }
 }
 
-/// Runs the monitor described by `args`.
+/// Runs the monitor described by `args`: one session ([`tickscope_session::Session::run`])
+/// with the Prometheus sink before the terminal and the endpoints as its companions.
 ///
 /// # Errors
 /// [`Failure::Usage`] for bad flags (several methods, an address that is not ADDR:PORT or
@@ -78,10 +79,55 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
     let every = parse_duration(&args.textfile_interval, "--textfile-interval", NS_PER_SEC)
         .map_err(Failure::Usage)?;
     let until_stopped = args.run.duration.is_none() && args.run.loops.is_none();
-    let placement =
-        housekeeping::Placement::plan(args.run.housekeeping_cpus.as_deref(), &plan.config.cpus)
-            .map_err(Failure::Usage)?;
-    let hk = placement.cpus.clone();
+    let placement = placement(args.run.housekeeping_cpus.as_deref(), &plan.config.cpus)
+        .map_err(Failure::Usage)?;
+    let (server, textfile_out) = endpoints(args)?;
+    let stop = stoppable();
+    let mut sinks = sinks(&args.run, false, &stop, false)?;
+    let system = system::detect();
+    let (prom, expo) = PrometheusSink::new(&system, &plan.config);
+    sinks.insert(sinks.len() - 1, Box::new(prom));
+    let hk_cpus = match &placement.cpus {
+        Ok(cpus) => {
+            eprintln!(
+                "tickscope: housekeeping threads on CPUs {}",
+                format_cpu_list(cpus)
+            );
+            Some(cpus.clone())
+        }
+        Err(why) => {
+            eprintln!("tickscope: housekeeping threads not pinned: {why}");
+            None
+        }
+    };
+    let every = Duration::from_nanos(every as u64);
+    let endpoints = Endpoints::start(server, textfile_out, expo, every, hk_cpus)?;
+    let mut config = plan.config;
+    if until_stopped {
+        config.duration_ns = None;
+    }
+    let plan = Plan {
+        config,
+        methods: plan.methods,
+        rounds: 1,
+    };
+    let mut session = Session::new(plan, system, &say);
+    session.placement = Some(placement);
+    session.companions = vec![Box::new(endpoints)];
+    session.word_notes = crate::engine_errors::word_notes;
+    outcome(session.run(sinks, &stop))
+}
+
+/// The HTTP listener (unless `--no-listen`) and the textfile (with `--textfile`), both
+/// checked before anything runs.
+///
+/// # Errors
+/// [`Failure::Usage`] for an address that is not ADDR:PORT or cannot be bound, or a
+/// textfile that cannot be written.
+#[allow(clippy::type_complexity)]
+fn endpoints(
+    args: &MonitorArgs,
+) -> Result<(Option<(SocketAddr, TcpListener)>, Option<Output>), Failure> {
     let server = match args.no_listen {
         true => None,
         false => {
@@ -99,124 +145,70 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
         Some(p) => prepare_outputs(&[("--textfile", p.as_path())], &[])?.pop(),
         None => None,
     };
-    let stop = stoppable();
-    let mut sinks = sinks(&args.run, false, &stop, false)?;
-    let system = system::detect();
-    let (prom, expo) = PrometheusSink::new(&system, &plan.config);
-    let terminal = sinks.len() - 1;
-    sinks.insert(terminal, Box::new(prom));
-    let needs = sinks
-        .iter()
-        .fold(SinkNeeds::default(), |n, s| n.union(s.needs()));
-    let cfg = RunConfig {
-        stream_samples: needs.raw_samples,
-        keep_windows: false,
-        duration_ns: if until_stopped {
-            None
-        } else {
-            plan.config.duration_ns
-        },
-        ..plan.config.clone()
-    };
+    Ok((server, textfile_out))
+}
 
-    let hk_cpus = match &hk {
-        Ok(cpus) => {
-            eprintln!(
-                "tickscope: housekeeping threads on CPUs {}",
-                format_cpu_list(cpus)
-            );
-            Some(cpus.clone())
-        }
-        Err(why) => {
-            eprintln!("tickscope: housekeeping threads not pinned: {why}");
-            None
-        }
-    };
-    let done = Arc::new(AtomicBool::new(false));
-    let mut http_thread = None;
-    if let Some((addr, server)) = server {
-        if !addr.ip().is_loopback() {
-            eprintln!(
-                "tickscope: listening on {addr}, which is not loopback: other machines can \
-                 read the metrics"
+/// The HTTP server and the textfile writer: started on the housekeeping CPUs before the
+/// run, ended with it ([`Companion`]).
+struct Endpoints {
+    done: Arc<AtomicBool>,
+    http: Option<JoinHandle<()>>,
+    textfile: Option<JoinHandle<Result<(), String>>>,
+}
+
+impl Endpoints {
+    /// Starts the threads serving `expo`; says where the metrics are.
+    ///
+    /// # Errors
+    /// [`Failure::Runtime`] when a thread cannot be started.
+    fn start(
+        server: Option<(SocketAddr, TcpListener)>,
+        textfile_out: Option<Output>,
+        expo: Exposition,
+        every: Duration,
+        hk_cpus: Option<Vec<usize>>,
+    ) -> Result<Endpoints, Failure> {
+        let done = Arc::new(AtomicBool::new(false));
+        let mut http_thread = None;
+        if let Some((addr, server)) = server {
+            if !addr.ip().is_loopback() {
+                eprintln!(
+                    "tickscope: listening on {addr}, which is not loopback: other machines can \
+                     read the metrics"
+                );
+            }
+            console::line(format!("metrics on http://{addr}/metrics"));
+            http_thread = Some(
+                http::serve(server, expo.clone(), Arc::clone(&done), hk_cpus.clone())
+                    .map_err(|e| Failure::Runtime(format!("cannot start the HTTP thread: {e}")))?,
             );
         }
-        console::line(format!("metrics on http://{addr}/metrics"));
-        http_thread = Some(
-            http::serve(server, expo.clone(), Arc::clone(&done), hk_cpus.clone())
-                .map_err(|e| Failure::Runtime(format!("cannot start the HTTP thread: {e}")))?,
-        );
-    }
-    let textfile_thread = match textfile_out {
-        Some(out) => Some(
-            textfile::spawn(
-                out,
-                expo.clone(),
-                Duration::from_nanos(every as u64),
-                Arc::clone(&done),
-                hk_cpus.clone(),
-            )
-            .map_err(|e| Failure::Runtime(format!("cannot start the textfile thread: {e}")))?,
-        ),
-        None => None,
-    };
-
-    let ctx = RunContext {
-        system: &system,
-        config: &cfg,
-        methods: &plan.methods,
-        rounds: 1,
-        index: 0,
-        total: 1,
-    };
-    let outcome = run(&cfg, &stop, &mut |event| {
-        deliver(&mut sinks, &ctx, &event, Some(&placement))
-    });
-    done.store(true, Ordering::Relaxed);
-    if let Some(h) = http_thread {
-        let _ = h.join();
-    }
-    let textfile_result = textfile_thread.map(|h| {
-        h.join()
-            .unwrap_or_else(|_| Err("the textfile thread failed".into()))
-    });
-    let outcome = outcome?;
-    let (finished, error) = MethodRun::new(1, 0, outcome);
-    let doc = RunDocument::of_runs(
-        system.clone(),
-        cfg.clone(),
-        vec![finished],
-        false,
-        error.clone(),
-    );
-    let doc = annotated(&mut sinks, doc);
-    let mut failed = None;
-    for s in &mut sinks {
-        if let Err(e) = s.run_finished(&ctx, &doc) {
-            failed.get_or_insert(Failure::Runtime(e.to_string()));
-        }
-    }
-    let mut notes = Vec::new();
-    for s in &mut sinks {
-        if let Err(e) = s.finish(&doc, &mut notes) {
-            also_failed(&mut failed, e.to_string());
-        }
-    }
-    if let Some(Err(e)) = textfile_result {
-        also_failed(&mut failed, e);
-    }
-    match (failed, error) {
-        (Some(f), _) => Err(f),
-        (None, Some(e)) => Err(Failure::Runtime(e)),
-        (None, None) => Ok(()),
+        let textfile = match textfile_out {
+            Some(out) => Some(
+                textfile::spawn(out, expo, every, Arc::clone(&done), hk_cpus).map_err(|e| {
+                    Failure::Runtime(format!("cannot start the textfile thread: {e}"))
+                })?,
+            ),
+            None => None,
+        };
+        Ok(Endpoints {
+            done,
+            http: http_thread,
+            textfile,
+        })
     }
 }
 
-/// Keeps the first failure as the exit's reason (said once, by the caller) and says any
-/// later one at once.
-fn also_failed(failed: &mut Option<Failure>, e: String) {
-    match failed {
-        None => *failed = Some(Failure::Runtime(e)),
-        Some(_) => eprintln!("tickscope: {e}"),
+impl Companion for Endpoints {
+    fn end(self: Box<Self>) -> Result<(), String> {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(h) = self.http {
+            let _ = h.join();
+        }
+        match self.textfile.map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err("the textfile thread failed".into()),
+            None => Ok(()),
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! `tickscope scenario list|show|run`: the classic experiments as one command each (see
 //! [`crate::scenario`]).
 
-use super::run::measure;
+use super::run::prepare;
 use super::signals::stoppable;
 use crate::cli::{ScenarioCommand, ScenarioRunArgs, StepClocks, StepRun};
 use crate::console;
@@ -238,7 +238,7 @@ fn check(s: &Scenario, from: &str, quick: bool) -> Result<(), Failure> {
                 }
             }
         }
-        crate::load::request(step.load.as_deref(), None).map_err(|e| match e {
+        crate::session_args::load(step.load.as_deref(), None).map_err(|e| match e {
             Failure::Usage(m)
             | Failure::Runtime(m)
             | Failure::Interrupted(m)
@@ -444,10 +444,17 @@ fn run_step(
         true => Vec::new(),
         false => vec![Box::new(ActionSink::new(planned, Arc::clone(&outcomes)))],
     };
-    let mut doc = None;
-    let result = measure(&parsed.args, extra, true, false, &mut |d| {
-        doc = Some(Box::new(d.clone()))
-    });
+    let stop = stoppable();
+    let result = prepare(&parsed.args, extra, true, false, &stop)
+        .and_then(|(session, sinks)| Ok(session.run(sinks, &stop)));
+    let (doc, result) = match result {
+        Ok(Ok(d)) => (Some(Box::new(d)), Ok(())),
+        Ok(Err(e)) => (
+            e.document().map(|d| Box::new(d.clone())),
+            crate::session_args::failure(e).map_or(Ok(()), Err),
+        ),
+        Err(f) => (None, Err(f)),
+    };
     rec.actions = outcomes.lock().map(|v| v.clone()).unwrap_or_default();
     match result {
         Ok(()) => {}
@@ -473,15 +480,14 @@ fn clocks_step(
     )
     .map_err(|e| Failure::Usage(clap_line(&e)))?;
     let cfg = super::clocks::clocks_config(&parsed.args).map_err(Failure::Usage)?;
-    let load = crate::load::request(step.load.as_deref(), None)?;
+    let load = crate::session_args::load(step.load.as_deref(), None)?;
     let mut running = match &load {
-        Some(l) => match l.start() {
+        Some(l) => match l.start(&crate::session_args::say) {
             Ok(x) => Some(x),
-            Err(Failure::Usage(m)) => {
+            Err(m) => {
                 rec.skipped = Some(m);
                 return Ok(None);
             }
-            Err(e) => return Err(e),
         },
         None => None,
     };

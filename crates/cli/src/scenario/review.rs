@@ -12,12 +12,12 @@
 //! doing and is followed.
 
 use crate::cli::{StepClocks, StepRun};
-use crate::load::spec::LoadSpec;
 use crate::scenario::format::{Scenario, Step, StepKind};
 use clap::Parser;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 use tickscope_report::{escaped, quoted};
+use tickscope_session::load::spec::LoadSpec;
 
 /// One thing a step would do: the step's name and a description (`load exec:"sleep 1"`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The housekeeping CPUs of `tickscope run` and `tickscope monitor`: where every thread that
+//! The housekeeping CPUs of a session: where every thread that
 //! does not measure runs — the collector (which also reads the trace of `--explain`), the
 //! signal thread, the load's and `--on-late`'s waiters, the HTTP server and the textfile
 //! writer — away from the measured CPUs. Monitoring agents on the measured CPUs are a known
@@ -9,28 +9,54 @@
 //! [`Placement`] is the one place that decides it for every command.
 
 use std::io;
-use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list};
+use tickscope_engine::setup::{allowed_cpus, format_cpu_list};
+
+/// Why tickscope's own threads cannot be kept off the measured CPUs by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shared {
+    /// A measuring thread is unpinned, so every CPU is measured.
+    Unpinned,
+    /// The measuring threads are pinned to every CPU this process may use.
+    EveryCpu,
+}
+
+/// A housekeeping CPU list that cannot be used.
+#[derive(Debug)]
+pub enum PlacementError {
+    /// This process's CPU affinity cannot be read (`sched_getaffinity(2)`).
+    Affinity(io::Error),
+    /// A CPU asked for is not in this process's affinity mask.
+    NotAllowed {
+        /// The CPU asked for.
+        cpu: usize,
+        /// The CPUs this process may use.
+        allowed: Vec<usize>,
+    },
+    /// CPUs asked for are measured too.
+    Overlap {
+        /// The CPUs asked for.
+        asked: Vec<usize>,
+        /// Those of them that are measured.
+        overlap: Vec<usize>,
+    },
+}
 
 /// The housekeeping CPUs for measuring threads pinned as `measured` (`None` = unpinned):
-/// `asked` (a CPU list) or, by default, the allowed CPUs not measured. `Ok(None)` means "do
-/// not pin" (every CPU is measured, or a thread is unpinned), with the reason.
+/// `asked` or, by default, the allowed CPUs not measured. `Ok(Err(why))` means "do not pin"
+/// (every CPU is measured, or a thread is unpinned).
 ///
 /// # Errors
-/// One sentence when `asked` is not a CPU list, names a CPU this process may not use, or
-/// overlaps a measured CPU.
+/// [`PlacementError`] when `asked` names a CPU this process may not use or overlaps a
+/// measured CPU, or when the affinity cannot be read.
 pub fn choose(
-    asked: Option<&str>,
+    asked: Option<&[usize]>,
     measured: &[Option<usize>],
-) -> Result<Result<Vec<usize>, String>, String> {
-    let allowed = allowed_cpus().map_err(|e| format!("cannot read the CPU affinity: {e}"))?;
+) -> Result<Result<Vec<usize>, Shared>, PlacementError> {
+    let allowed = allowed_cpus().map_err(PlacementError::Affinity)?;
     let pinned: Vec<usize> = measured.iter().flatten().copied().collect();
-    if let Some(list) = asked {
-        let cpus = parse_cpu_list(list.trim()).map_err(|e| format!("--housekeeping-cpus: {e}"))?;
-        if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
-            return Err(format!(
-                "--housekeeping-cpus: CPU {c} is not available to this process (allowed: {})",
-                format_cpu_list(&allowed)
-            ));
+    if let Some(cpus) = asked {
+        if let Some(&cpu) = cpus.iter().find(|c| !allowed.contains(c)) {
+            return Err(PlacementError::NotAllowed { cpu, allowed });
         }
         let overlap: Vec<usize> = cpus
             .iter()
@@ -38,30 +64,22 @@ pub fn choose(
             .copied()
             .collect();
         if !overlap.is_empty() {
-            return Err(format!(
-                "--housekeeping-cpus {} overlaps the measured CPUs ({}); tickscope's own \
-                 threads must stay off them",
-                format_cpu_list(&cpus),
-                format_cpu_list(&overlap)
-            ));
+            return Err(PlacementError::Overlap {
+                asked: cpus.to_vec(),
+                overlap,
+            });
         }
-        return Ok(Ok(cpus));
+        return Ok(Ok(cpus.to_vec()));
     }
     if measured.iter().any(Option::is_none) {
-        return Ok(Err(
-            "measuring threads are unpinned, so every CPU is measured; pin them with -a and \
-             tickscope's own threads move off them"
-                .into(),
-        ));
+        return Ok(Err(Shared::Unpinned));
     }
     let rest: Vec<usize> = allowed
         .into_iter()
         .filter(|c| !pinned.contains(c))
         .collect();
     if rest.is_empty() {
-        return Ok(Err(
-            "every CPU is measured; give --housekeeping-cpus or measure fewer CPUs".into(),
-        ));
+        return Ok(Err(Shared::EveryCpu));
     }
     Ok(Ok(rest))
 }
@@ -77,15 +95,16 @@ pub struct Placement {
 }
 
 impl Placement {
-    /// Decides the housekeeping CPUs for measuring threads pinned as `measured` (`None` =
-    /// unpinned), `asked` being `--housekeeping-cpus` (see [`choose`]).
+    /// A placement on `cpus` (from [`choose`]; `Err(why)`: tickscope's own threads stay
+    /// where they are, and the header says `why`).
     ///
     /// # Errors
-    /// As [`choose`]: a malformed list, a CPU not allowed, or an overlap with a measured CPU.
-    pub fn plan(asked: Option<&str>, measured: &[Option<usize>]) -> Result<Placement, String> {
-        let cpus = choose(asked, measured)?;
-        let allowed = allowed_cpus().map_err(|e| format!("cannot read the CPU affinity: {e}"))?;
-        Ok(Placement { cpus, allowed })
+    /// The OS error when this process's CPU affinity cannot be read.
+    pub fn new(cpus: Result<Vec<usize>, String>) -> io::Result<Placement> {
+        Ok(Placement {
+            cpus,
+            allowed: allowed_cpus()?,
+        })
     }
 
     /// One line for the header: `CPU 0 (tickscope's own threads)` or why they are not moved.
@@ -180,13 +199,16 @@ mod tests {
     fn overlap_is_refused_and_default_is_the_rest() {
         let allowed = allowed_cpus().unwrap();
         let first = allowed[0];
-        let err = choose(Some(&first.to_string()), &[Some(first)]).unwrap_err();
-        assert!(err.contains("overlaps"), "{err}");
-        assert!(choose(None, &[None]).unwrap().is_err());
+        let err = choose(Some(&[first]), &[Some(first)]).unwrap_err();
+        assert!(matches!(err, PlacementError::Overlap { .. }), "{err:?}");
+        assert_eq!(choose(None, &[None]).unwrap(), Err(Shared::Unpinned));
         match choose(None, &[Some(first)]).unwrap() {
             Ok(rest) => assert!(!rest.contains(&first) && !rest.is_empty()),
-            Err(why) => assert!(allowed.len() == 1 && why.contains("every CPU")),
+            Err(why) => assert!(allowed.len() == 1 && why == Shared::EveryCpu),
         }
-        assert!(choose(Some("x"), &[Some(first)]).is_err());
+        assert!(matches!(
+            choose(Some(&[usize::MAX]), &[Some(first)]),
+            Err(PlacementError::NotAllowed { .. })
+        ));
     }
 }

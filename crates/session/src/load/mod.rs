@@ -1,4 +1,4 @@
-//! `tickscope run --load SPEC`: a load that runs for exactly the length of the measurement —
+//! A session's load (`tickscope run --load SPEC`): a load that runs for exactly the length of the measurement —
 //! started and settled before the first wake-up, stopped and reaped after the last — and
 //! recorded in the result (its command line, pid, exit, and the load it achieved per
 //! window, see [`tickscope_report::sink::load`]).
@@ -10,12 +10,11 @@ pub mod child;
 pub mod sources;
 pub mod spec;
 
-use crate::exit::Failure;
 use child::LoadChild;
 use spec::LoadSpec;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list};
+use tickscope_engine::setup::format_cpu_list;
 use tickscope_report::load::LoadProcess;
 use tickscope_report::sink::load::LoadSink;
 use tickscope_report::sink::RunSink;
@@ -38,50 +37,24 @@ pub struct LoadRequest {
     pub cpus: Vec<usize>,
 }
 
-/// Checks `--load` and `--load-cpus`. `None` without `--load`.
-///
-/// # Errors
-/// [`Failure::Usage`] for a malformed spec or CPU list, `--load-cpus` without `--load`, or
-/// a stress-ng load without stress-ng installed (the message gives the install command).
-pub fn request(
-    load: Option<&str>,
-    load_cpus: Option<&str>,
-) -> Result<Option<LoadRequest>, Failure> {
-    let Some(text) = load else {
-        if load_cpus.is_some() {
-            return Err(Failure::Usage("--load-cpus needs --load".into()));
-        }
-        return Ok(None);
-    };
-    let spec = LoadSpec::parse(text).map_err(Failure::Usage)?;
-    let cpus = match load_cpus {
-        None => Vec::new(),
-        Some(l) => {
-            let cpus =
-                parse_cpu_list(l).map_err(|e| Failure::Usage(format!("--load-cpus: {e}")))?;
-            let allowed = allowed_cpus().map_err(|e| {
-                Failure::Usage(format!("cannot read the CPUs this process may use: {e}"))
-            })?;
-            if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
-                return Err(Failure::Usage(format!(
-                    "--load-cpus: CPU {c} is not available to this process (available: {})",
-                    format_cpu_list(&allowed)
-                )));
-            }
-            cpus
-        }
-    };
-    if spec.needs_stress_ng() && find_in_path("stress-ng").is_none() {
-        return Err(Failure::Usage(format!(
-            "--load {text} runs stress-ng, which is not installed (not on PATH); install it \
-             with: {INSTALL_HINT}"
-        )));
+impl LoadRequest {
+    /// A load of `text` (the `--load` syntax, see [`spec`]) on `cpus` (empty: anywhere).
+    ///
+    /// # Errors
+    /// One sentence when `text` is not a load spec.
+    pub fn new(text: &str, cpus: Vec<usize>) -> Result<LoadRequest, String> {
+        Ok(LoadRequest {
+            text: text.to_string(),
+            spec: LoadSpec::parse(text)?,
+            cpus,
+        })
     }
-    Ok(Some(LoadRequest {
-        text: text.to_string(),
-        spec,
-        cpus,
-    }))
+
+    /// Whether this load runs stress-ng (which must then be on `PATH`, see
+    /// [`find_in_path`]).
+    pub fn needs_stress_ng(&self) -> bool {
+        self.spec.needs_stress_ng()
+    }
 }
 
 /// The first executable file called `name` in `$PATH`.
@@ -115,13 +88,16 @@ impl LoadRequest {
         }
     }
 
-    /// Starts the load and lets it settle for [`SETTLE`]; prints one line saying what runs
-    /// where (with its pid).
+    /// Starts the load and lets it settle for [`SETTLE`]; `say` gets one line saying what
+    /// runs where (with its pid).
     ///
     /// # Errors
-    /// [`Failure::Usage`] when it cannot be started or ends before measuring starts (with
-    /// its exit and the last line it wrote).
-    pub fn start(&self) -> Result<(LoadChild, Arc<Mutex<LoadProcess>>), Failure> {
+    /// One sentence when it cannot be started or ends before measuring starts (with its
+    /// exit and the last line it wrote).
+    pub fn start(
+        &self,
+        say: &dyn Fn(&str),
+    ) -> Result<(LoadChild, Arc<Mutex<LoadProcess>>), String> {
         let argv = self.argv();
         let version = match self.spec.needs_stress_ng() {
             true => std::process::Command::new("stress-ng")
@@ -138,13 +114,12 @@ impl LoadRequest {
             settle_ns: SETTLE.as_nanos() as i64,
             ..LoadProcess::default()
         }));
-        let mut child =
-            LoadChild::spawn(&argv, &self.cpus, Arc::clone(&record)).map_err(Failure::Usage)?;
+        let mut child = LoadChild::spawn(&argv, &self.cpus, Arc::clone(&record))?;
         let about = match &self.spec {
             LoadSpec::Source { name, .. } => sources::source(name).map_or("", |s| s.about),
             _ => "",
         };
-        crate::console::line(format!(
+        say(&format!(
             "load: {}{}{} (pid {}, {}), settling for {} s",
             about,
             if about.is_empty() { "" } else { ": " },
@@ -159,11 +134,11 @@ impl LoadRequest {
         let until = Instant::now() + SETTLE;
         while Instant::now() < until {
             if let Some(how) = child.ended() {
-                return Err(Failure::Usage(format!(
+                return Err(format!(
                     "the load '{}' ended before measuring started: {}",
                     tickscope_report::escaped(&argv.join(" ")),
                     tickscope_report::escaped(&how.to_string())
-                )));
+                ));
             }
             std::thread::sleep(Duration::from_millis(20));
         }

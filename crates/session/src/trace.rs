@@ -1,0 +1,36 @@
+//! The trace controller of a session: the sinks that explain late wake-ups (per-window
+//! context from /proc, and the tracefs capture with its on-late actions), built from typed
+//! options. The controller itself lives with the explain code
+//! ([`tickscope_report::sink::explain`]); it starts tracing when a run's threads are set up
+//! ([`RunSink::started`]) and stops and removes its trace instance when the run ends
+//! ([`RunSink::finish`]) — the session drives both through the sink lifecycle.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use tickscope_report::sink::context::ContextSink;
+use tickscope_report::sink::explain::{ExplainOptions, ExplainSink};
+use tickscope_report::sink::RunSink;
+
+pub use tickscope_report::sink::explain::{Mode, Threshold};
+
+/// The context and explain sinks for `opts`, in that order, and a note to show the user
+/// (why tracing falls back to context, for instance). The controller ends the run through
+/// `stop` when an on-late rule says so ([`threshold_hit`] is then true).
+///
+/// # Errors
+/// One sentence when tracing was asked for explicitly and is not permitted here (it says
+/// why and how to allow it).
+pub fn sinks(
+    opts: ExplainOptions,
+    stop: &Arc<AtomicBool>,
+) -> Result<(Vec<Box<dyn RunSink>>, Option<String>), String> {
+    let virtualized = tickscope_engine::system::detect().virtualization.is_some();
+    let (sink, note) =
+        ExplainSink::new(opts, Arc::clone(stop), virtualized).map_err(|u| u.to_string())?;
+    Ok((vec![Box::new(ContextSink::new()), Box::new(sink)], note))
+}
+
+/// True once an on-late `stop` rule (or `--break`) ended a run of this process.
+pub fn threshold_hit() -> bool {
+    tickscope_report::sink::explain::threshold_hit()
+}
