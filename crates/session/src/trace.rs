@@ -13,21 +13,28 @@ use tickscope_report::sink::RunSink;
 
 pub use tickscope_report::sink::explain::{Mode, Threshold};
 
-/// The context and explain sinks for `opts`, in that order, and a note to show the user
-/// (why tracing falls back to context, for instance). The controller ends the run through
-/// `stop` when an on-late rule says so ([`threshold_hit`] is then true).
+/// The sinks that explain late wake-ups, and what to tell the user about them.
+pub struct TraceSinks {
+    /// The context sink, then the explain sink (the trace controller).
+    pub sinks: Vec<Box<dyn RunSink>>,
+    /// A note for the user (why tracing falls back to context, for instance).
+    pub note: Option<String>,
+}
+
+/// The context and explain sinks for `opts`. The controller ends the run through `stop`
+/// when an on-late rule says so ([`threshold_hit`] is then true).
 ///
 /// # Errors
 /// One sentence when tracing was asked for explicitly and is not permitted here (it says
 /// why and how to allow it).
-pub fn sinks(
-    opts: ExplainOptions,
-    stop: &Arc<AtomicBool>,
-) -> Result<(Vec<Box<dyn RunSink>>, Option<String>), String> {
+pub fn sinks(opts: ExplainOptions, stop: &Arc<AtomicBool>) -> Result<TraceSinks, String> {
     let virtualized = tickscope_engine::system::detect().virtualization.is_some();
     let (sink, note) =
         ExplainSink::new(opts, Arc::clone(stop), virtualized).map_err(|u| u.to_string())?;
-    Ok((vec![Box::new(ContextSink::new()), Box::new(sink)], note))
+    Ok(TraceSinks {
+        sinks: vec![Box::new(ContextSink::new()), Box::new(sink)],
+        note,
+    })
 }
 
 /// True once an on-late `stop` rule (or `--break`) ended a run of this process.

@@ -78,9 +78,9 @@ pub fn sinks(
         log: e.explain_log.clone(),
         log_events: e.explain_log_events,
     };
-    let (sinks, note) = tickscope_session::trace::sinks(opts, stop).map_err(Failure::Usage)?;
-    if let Some(n) = note {
+    let trace = tickscope_session::trace::sinks(opts, stop).map_err(Failure::Usage)?;
+    if let Some(n) = trace.note {
         eprintln!("tickscope: {n}");
     }
-    Ok(Some(sinks))
+    Ok(Some(trace.sinks))
 }

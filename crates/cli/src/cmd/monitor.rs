@@ -81,7 +81,7 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
     let until_stopped = args.run.duration.is_none() && args.run.loops.is_none();
     let placement = placement(args.run.housekeeping_cpus.as_deref(), &plan.config.cpus)
         .map_err(Failure::Usage)?;
-    let (server, textfile_out) = endpoints(args)?;
+    let destinations = destinations(args)?;
     let stop = stoppable();
     let mut sinks = sinks(&args.run, false, &stop, false)?;
     let system = system::detect();
@@ -101,7 +101,7 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
         }
     };
     let every = Duration::from_nanos(every as u64);
-    let endpoints = Endpoints::start(server, textfile_out, expo, every, hk_cpus)?;
+    let endpoints = Endpoints::start(destinations, expo, every, hk_cpus)?;
     let mut config = plan.config;
     if until_stopped {
         config.duration_ns = None;
@@ -118,16 +118,20 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
     outcome(session.run(sinks, &stop))
 }
 
-/// The HTTP listener (unless `--no-listen`) and the textfile (with `--textfile`), both
-/// checked before anything runs.
+/// Where the metrics go, checked before anything runs.
+struct Destinations {
+    /// The HTTP listener and its address (unless `--no-listen`).
+    server: Option<(SocketAddr, TcpListener)>,
+    /// The textfile (with `--textfile`).
+    textfile: Option<Output>,
+}
+
+/// The destinations of `args`.
 ///
 /// # Errors
 /// [`Failure::Usage`] for an address that is not ADDR:PORT or cannot be bound, or a
 /// textfile that cannot be written.
-#[allow(clippy::type_complexity)]
-fn endpoints(
-    args: &MonitorArgs,
-) -> Result<(Option<(SocketAddr, TcpListener)>, Option<Output>), Failure> {
+fn destinations(args: &MonitorArgs) -> Result<Destinations, Failure> {
     let server = match args.no_listen {
         true => None,
         false => {
@@ -145,7 +149,10 @@ fn endpoints(
         Some(p) => prepare_outputs(&[("--textfile", p.as_path())], &[])?.pop(),
         None => None,
     };
-    Ok((server, textfile_out))
+    Ok(Destinations {
+        server,
+        textfile: textfile_out,
+    })
 }
 
 /// The HTTP server and the textfile writer: started on the housekeeping CPUs before the
@@ -162,15 +169,14 @@ impl Endpoints {
     /// # Errors
     /// [`Failure::Runtime`] when a thread cannot be started.
     fn start(
-        server: Option<(SocketAddr, TcpListener)>,
-        textfile_out: Option<Output>,
+        to: Destinations,
         expo: Exposition,
         every: Duration,
         hk_cpus: Option<Vec<usize>>,
     ) -> Result<Endpoints, Failure> {
         let done = Arc::new(AtomicBool::new(false));
         let mut http_thread = None;
-        if let Some((addr, server)) = server {
+        if let Some((addr, server)) = to.server {
             if !addr.ip().is_loopback() {
                 eprintln!(
                     "tickscope: listening on {addr}, which is not loopback: other machines can \
@@ -183,7 +189,7 @@ impl Endpoints {
                     .map_err(|e| Failure::Runtime(format!("cannot start the HTTP thread: {e}")))?,
             );
         }
-        let textfile = match textfile_out {
+        let textfile = match to.textfile {
             Some(out) => Some(
                 textfile::spawn(out, expo, every, Arc::clone(&done), hk_cpus).map_err(|e| {
                     Failure::Runtime(format!("cannot start the textfile thread: {e}"))

@@ -446,7 +446,7 @@ fn run_step(
     };
     let stop = stoppable();
     let result = prepare(&parsed.args, extra, true, false, &stop)
-        .and_then(|(session, sinks)| Ok(session.run(sinks, &stop)));
+        .map(|(session, sinks)| session.run(sinks, &stop));
     let (doc, result) = match result {
         Ok(Ok(d)) => (Some(Box::new(d)), Ok(())),
         Ok(Err(e)) => (
