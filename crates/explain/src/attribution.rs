@@ -72,8 +72,9 @@ pub const SEGMENTS: [&str; 6] = [
 pub struct Detail {
     /// `hypervisor` (name: the evidence, e.g. "vCPU running X; interrupt held outside the
     /// guest"), `exit_from_idle`, `cannot_tell` (bare metal, a running task and no evidence),
-    /// `irq`, `softirq`, `blocking_thread`, `higher_priority_thread`, `other_callback`;
-    /// `cpu_busy` only in documents written before delivery was named from evidence.
+    /// `irq`, `softirq`, `blocking_thread`, `higher_priority_thread`, `other_callback`,
+    /// `rt_throttled` and `cfs_throttled` (name: the bandwidth timer that ended it, see
+    /// `throttled`); `cpu_busy` only in documents written before delivery was named from evidence.
     pub kind: String,
     /// IRQ handler, softirq vector, command name, or idle state.
     pub name: String,
@@ -100,8 +101,8 @@ pub struct Segment {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Cause {
     /// `hypervisor`, `exit from idle`, `cannot tell`, `hrtimer queue`, `other thread`,
-    /// `irq`, `softirq`, `kernel path`, `timer slack`, `return to user`, `events lost`,
-    /// `unexplained` (`cpu busy` in older documents).
+    /// `irq`, `softirq`, `kernel path`, `rt throttled`, `cpu quota`, `timer slack`,
+    /// `return to user`, `events lost`, `unexplained` (`cpu busy` in older documents).
     pub category: String,
     /// The thread's command name, IRQ or vector, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -355,6 +356,15 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     // S3: who held the CPU between the callback and the switch-in.
     if let (Some(c), Some(i), Some(b3), Some(end)) = (cpu, entry, bounds[3], bounds[4]) {
         segments[3].details = cpu_details(events, c, i, lte, b3, end, tid, None);
+        if let Some(si) = switch_in {
+            if let Some(t) = throttled(events, c, i, si, b3, end, segments[3].ns) {
+                // Who ran while the thread was passed over ran because of the throttling:
+                // the throttling is the cause, those tasks are not.
+                let passed: Vec<Option<i32>> = t.1.iter().map(|p| Some(*p)).collect();
+                segments[3].details.retain(|d| !passed.contains(&d.pid));
+                segments[3].details.insert(0, t.0);
+            }
+        }
     }
     // S4: who took the CPU back between the switch-in and the return from the wait (a
     // thread of higher priority woken by the same interrupt, which runs first).
@@ -659,6 +669,110 @@ fn hard_irq_before(
     best
 }
 
+/// hrtimer callbacks that end a bandwidth throttling: RT bandwidth (`sched_rt_period_timer`,
+/// `kernel/sched/rt.c`), CFS bandwidth (`sched_cfs_period_timer`, `sched_cfs_slack_timer`,
+/// `kernel/sched/fair.c`), and the deadline server that runs fair tasks over starving RT
+/// ones (`dl_task_timer`, `dl_server_timer`, `kernel/sched/deadline.c`, Linux ≥ 6.12).
+const BANDWIDTH_TIMERS: [&str; 5] = [
+    "sched_rt_period_timer",
+    "sched_cfs_period_timer",
+    "sched_cfs_slack_timer",
+    "dl_task_timer",
+    "dl_server_timer",
+];
+
+/// Bandwidth throttling in S3 (`[b3, end]`, `ns` long), from evidence only, with the tasks
+/// that ran in its place. The measured thread was runnable from its callback (`entry`) to
+/// its switch-in (`si`, whose `next_prio` is its priority), and the scheduler passed it
+/// over:
+/// * an RT thread (prio < 100), while the CPU went idle or the scheduler switched to a task
+///   of a lower class (prio ≥ 100) after the wake-up — which it never does for a runnable
+///   RT task unless its run queue is throttled (`sched_rt_runtime_us`,
+///   Documentation/scheduler/sched-rt-group.rst) or the deadline server runs fair tasks
+///   (Documentation/scheduler/sched-deadline.rst, "dl_server") → `rt_throttled`;
+/// * a fair thread, while the CPU stayed idle and a CFS bandwidth timer ran before it was
+///   switched in (its group's `cpu.cfs_quota_us` spent until the period timer refilled it,
+///   Documentation/scheduler/sched-bwc.rst) → `cfs_throttled`.
+///
+/// Passed-over time must fill at least half of S3. The detail names the bandwidth timer
+/// seen between the wake-up and the switch-in, if any.
+fn throttled(
+    events: &[Event],
+    cpu: u32,
+    entry: usize,
+    si: usize,
+    b3: Nanos,
+    end: Nanos,
+    ns: Nanos,
+) -> Option<(Detail, Vec<i32>)> {
+    let my_prio = match events[si].kind {
+        Kind::SchedSwitch { next_prio, .. } => next_prio,
+        _ => return None,
+    };
+    let rt = my_prio < 100;
+    let timer = events[entry + 1..si].iter().find_map(|e| match &e.kind {
+        Kind::HrtimerExpireEntry { function, .. }
+            if BANDWIDTH_TIMERS.contains(&function.as_str()) =>
+        {
+            Some(function.clone())
+        }
+        _ => None,
+    });
+    // (pid, prio, chosen after the wake-up)
+    let mut task = (events[entry].pid, None::<i32>, false);
+    let (mut idle, mut lower, mut last) = (0, 0, b3);
+    let mut pids = Vec::new();
+    let mut account = |task: &(i32, Option<i32>, bool), a: Nanos, b: Nanos| {
+        let t = b.clamp(a, end) - a.clamp(b3, end);
+        if t <= 0 {
+            return;
+        }
+        if task.0 == 0 {
+            idle += t;
+        } else if rt && task.2 && task.1.is_some_and(|p| p >= 100) {
+            lower += t;
+        }
+    };
+    for e in events[entry + 1..si].iter().filter(|e| e.cpu == cpu) {
+        account(&task, last, e.ts);
+        last = e.ts.max(last);
+        if let Kind::SchedSwitch {
+            next_pid,
+            next_prio,
+            ..
+        } = e.kind
+        {
+            task = (next_pid, Some(next_prio), true);
+            if rt && next_pid != 0 && next_prio >= 100 && !pids.contains(&next_pid) {
+                pids.push(next_pid);
+            }
+        }
+    }
+    account(&task, last, end);
+    let passed = idle + lower;
+    if ns <= 0 || 2 * passed < ns {
+        return None;
+    }
+    let (kind, ok) = if rt {
+        ("rt_throttled", lower > 0 || timer.is_some())
+    } else {
+        ("cfs_throttled", timer.is_some())
+    };
+    if !ok {
+        return None;
+    }
+    let name = timer.unwrap_or_else(|| "a lower scheduling class chosen".into());
+    Some((
+        Detail {
+            kind: kind.into(),
+            name,
+            pid: None,
+            ns: passed.min(ns),
+        },
+        pids,
+    ))
+}
+
 /// Whether a kernel thread runs interrupt work under PREEMPT_RT (or `threadirqs`), and as
 /// what: `irq/N-name` is a threaded IRQ handler (`kernel/irq/manage.c`, `setup_irq_thread()`);
 /// `ksoftirqd/N` runs softirqs (`kernel/softirq.c`); `ktimers/N` runs the timer softirqs on
@@ -837,7 +951,11 @@ fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
                     break;
                 }
             }
-            found.unwrap_or_else(|| cause("kernel path", None))
+            match top.map(|d| d.kind.as_str()) {
+                Some("rt_throttled") => cause("rt throttled", top.map(|d| d.name.clone())),
+                Some("cfs_throttled") => cause("cpu quota", top.map(|d| d.name.clone())),
+                _ => found.unwrap_or_else(|| cause("kernel path", None)),
+            }
         }
         _ => cause("return to user", None),
     }

@@ -59,6 +59,37 @@ impl B {
             },
         )
     }
+    /// As [`B::switch`], with the incoming task's kernel priority (< 100 RT, ≥ 100 fair).
+    fn switch_prio(self, ts: Nanos, prev: (i32, &str), next: (i32, &str), prio: i32) -> Self {
+        self.ev(
+            ts,
+            prev.0,
+            prev.1,
+            Kind::SchedSwitch {
+                prev_pid: prev.0,
+                prev_comm: prev.1.into(),
+                prev_state: "R".into(),
+                next_pid: next.0,
+                next_comm: next.1.into(),
+                next_prio: prio,
+            },
+        )
+    }
+    /// A bandwidth timer's callback on CPU 0 at `ts`.
+    fn bandwidth_timer(mut self, ts: Nanos, function: &str) -> Self {
+        self.0.push(Event {
+            ts,
+            cpu: 0,
+            pid: 0,
+            comm: "<idle>".into(),
+            kind: Kind::HrtimerExpireEntry {
+                timer: 0xdef,
+                function: function.into(),
+                now: ts,
+            },
+        });
+        self
+    }
     /// The timer interrupt at `irq`, our callback at `now`, exit 1 µs later, out of the IRQ.
     fn fired(self, irq: Nanos, now: Nanos, current: (i32, &str)) -> Self {
         self.ev(
@@ -643,4 +674,69 @@ fn slack_fired_before_the_hard_expiry_is_timer_slack() {
     assert!(b.flags.is_empty(), "{:?}", b.flags);
     assert_eq!(b.cause.category, "timer slack");
     assert_eq!(seg(&b, "timer_slack"), 372_000);
+}
+
+#[test]
+fn an_rt_thread_passed_over_for_a_fair_task_is_rt_throttled() {
+    // FIFO thread woken at +6 µs on an idle CPU; the scheduler picks cc1 (fair, prio 120)
+    // instead, until the RT period timer refills the budget and the thread runs.
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (0, "<idle>"))
+        .switch_prio(EXPIRY + 10_000, (0, "<idle>"), (31, "cc1"), 120)
+        .bandwidth_timer(EXPIRY + 795_000, "sched_rt_period_timer")
+        .switch_prio(EXPIRY + 800_000, (31, "cc1"), (TID, "tickscope-0"), 9)
+        .sys_exit(EXPIRY + 802_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 803_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "rt throttled");
+    assert_eq!(b.cause.detail.as_deref(), Some("sched_rt_period_timer"));
+    let s3 = &b.segments[3];
+    assert_eq!(s3.details[0].kind, "rt_throttled");
+    assert!(
+        s3.details.iter().all(|d| d.pid != Some(31)),
+        "cc1 ran because of the throttling, it is not the cause: {:?}",
+        s3.details
+    );
+}
+
+#[test]
+fn a_fair_thread_left_on_an_idle_cpu_until_the_quota_refills_is_cpu_quota() {
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (0, "<idle>"))
+        .bandwidth_timer(EXPIRY + 700_000, "sched_cfs_period_timer")
+        .switch_prio(EXPIRY + 705_000, (0, "<idle>"), (TID, "tickscope-0"), 120)
+        .sys_exit(EXPIRY + 707_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 708_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "cpu quota");
+    assert_eq!(b.cause.detail.as_deref(), Some("sched_cfs_period_timer"));
+}
+
+#[test]
+fn throttling_needs_its_evidence() {
+    // A fair task already running in the kernel at the wake-up keeps the CPU until it
+    // schedules (PREEMPT_NONE): it is the blocking thread, not a throttling.
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (42, "dd"))
+        .switch_prio(EXPIRY + 500_000, (42, "dd"), (TID, "tickscope-0"), 9)
+        .sys_exit(EXPIRY + 502_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 503_000), &setting(true), &ev);
+    assert_eq!(b.cause.category, "other thread");
+    assert_eq!(b.cause.detail.as_deref(), Some("dd"));
+    // A fair thread on a CPU that stays idle, with no bandwidth timer seen: not named a quota.
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (0, "<idle>"))
+        .switch_prio(EXPIRY + 705_000, (0, "<idle>"), (TID, "tickscope-0"), 120)
+        .sys_exit(EXPIRY + 707_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 708_000), &setting(true), &ev);
+    assert_ne!(b.cause.category, "cpu quota");
+    assert_ne!(b.cause.category, "rt throttled");
 }
