@@ -9,7 +9,8 @@
 # from the trace tickscope reads. A second, independent tracefs instance records the measured
 # CPU's sched_switch, to count late wake-ups with a tickscope thread on that CPU. Scoring:
 # bench/oracle/score.py (Markdown on stdout and --md, JSON with --json). Everything the
-# script changes (RPS mask, trace instance, processes) is restored by a trap on every exit.
+# script changes (RPS mask, trace instance, processes, RT bandwidth and CFS bandwidth slice
+# sysctls, the quota cgroup) is restored by a trap on every exit, Ctrl-C included.
 # TICKSCOPE=path uses that binary instead of building the release one.
 #
 # Plants, what counts as correct, and the threshold (fixed before attribution was changed):
@@ -17,14 +18,25 @@
 #   fifo-hi    SCHED_FIFO 99 spin 500 µs / ~5 ms     fifo 90              100us      other thread (plant-fifo)
 #   rr-eq      SCHED_RR 90 spin 500 µs / ~5 ms       fifo 90              100us      other thread (plant-rr)
 #   other-hog  SCHED_OTHER nice -20 spin 2 ms/~10 ms other (nice 0)       100us      other thread (plant-other)
-#   kernel     SCHED_OTHER read(/dev/zero) 8-16 MiB  fifo 90              100us      other thread (plant-kernel)
-#   softirq    1400-byte UDP flood on CPU 0,         fifo 90              50us       softirq (NET_RX)
+#   kernel     SCHED_OTHER read() of 4 MiB of its    fifo 90              100us      other thread (plant-kernel)
+#              own cached file per burst
+#   rt-throttle SCHED_FIFO 1 spin 15 ms / ~100 ms with fifo 90             100us      rt throttled
+#              RT runtime 4000 µs of period 20000 µs (root cpu cgroup's cpu.rt_runtime_us /
+#              rt_period_us under RT group scheduling, else the sched_rt_* sysctls; restored)
+#   quota      SCHED_OTHER spin 2 ms / ~200 ms on     other (nice 0)       100us      cpu quota
+#              CPU 0 in a cpu-cgroup (v1) with the measuring thread, cfs_quota_us 1000
+#              of period 20000 (group removed after)
+#   softirq    1400-byte UDP flood 300 µs / ~10 ms   fifo 90              50us       softirq (NET_RX)
+#              on CPU 0 to a socket with a slow BPF filter (~20000 loops a datagram),
 #              RPS -> CPU 1
 #   ipi        membarrier expedited from CPU 0 while  fifo 90              30us       irq (any)
 #              a helper spins on CPU 1
 #   slack      none: 400 µs timer slack              other, nanosleep-rel 100us      timer slack (wake-ups up to 500 µs late)
 #   spinner    SCHED_OTHER user-mode spin 2 ms/10 ms fifo 90              50us       anything NOT naming plant-other
 # "cannot tell" and "unexplained" count against recall, never precision.
+# Not planted: page faults (a fault in the measuring thread's own work delays its response, not
+# its wake-up; with mlockall, tickscope's default, the wait path does not fault).
+# rtla timerlat -a runs beside ours only where the timerlat tracer exists (not on this kernel).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -53,12 +65,38 @@ mountpoint -q $tracing || mount -t tracefs nodev $tracing
 inst=$tracing/instances/oracle-$$
 rps=/sys/class/net/lo/queues/rx-0/rps_cpus
 rps_saved=$(cat $rps 2>/dev/null || true)
+# With RT group scheduling (this guest) the root cpu cgroup's own files hold the RT bandwidth
+# (the sysctls refuse to change under it); without, the sysctls.
+rt_runtime=/sys/fs/cgroup/cpu/cpu.rt_runtime_us rt_period=/sys/fs/cgroup/cpu/cpu.rt_period_us
+[ -e $rt_runtime ] || rt_runtime=/proc/sys/kernel/sched_rt_runtime_us rt_period=/proc/sys/kernel/sched_rt_period_us
+rt_saved=$(cat $rt_runtime 2>/dev/null || true) rt_period_saved=$(cat $rt_period 2>/dev/null || true)
+cg=/sys/fs/cgroup/cpu/tickscope-oracle-$$
 pids=()
+slice=/proc/sys/kernel/sched_cfs_bandwidth_slice_us
+slice_saved=$(cat $slice 2>/dev/null || true)
+# Lower: runtime first, then the period; restore: the period first, then the runtime — so
+# that runtime <= period at every step (else EINVAL).
+rt_lower() { echo 4000 > $rt_runtime && echo 20000 > $rt_period; }
+rt_restore() {
+    [ "$(cat $rt_period) $(cat $rt_runtime)" = "$rt_period_saved $rt_saved" ] && return 0
+    echo "$rt_period_saved" > $rt_period || true
+    echo "$rt_saved" > $rt_runtime || true
+    [ "$(cat $rt_period) $(cat $rt_runtime)" = "$rt_period_saved $rt_saved" ] || \
+        echo "oracle: WARNING: could not restore $rt_runtime/$rt_period to $rt_saved/$rt_period_saved" >&2
+}
+cg_remove() {
+    [ -d "$cg" ] || return 0
+    while read -r t; do echo "$t" > /sys/fs/cgroup/cpu/tasks 2>/dev/null || true; done < "$cg/tasks"
+    rmdir "$cg"
+}
 cleanup() {
     for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
     [ -d "$inst" ] && { echo 0 > "$inst/tracing_on"; rmdir "$inst"; }
     [ -n "$rps_saved" ] && echo "$rps_saved" > $rps 2>/dev/null || true
+    [ -n "$rt_saved" ] && rt_restore
+    [ -n "$slice_saved" ] && echo "$slice_saved" > $slice 2>/dev/null || true
+    cg_remove || true
     if [ $keep = 1 ]; then echo "oracle: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -99,8 +137,17 @@ run_plant() {
     local poll=$!
     if [ $# -gt 0 ]; then
         sleep 0.7
+        local wrap=()
+        if [ -n "${PLANT_CGROUP:-}" ]; then
+            # The measuring thread (tickscope-0) and the plant share the quota'd group.
+            local t
+            for t in /proc/"$ts"/task/*; do
+                [ "$(cat "$t/comm" 2>/dev/null)" = tickscope-0 ] && echo "${t##*/}" > "$PLANT_CGROUP/tasks"
+            done
+            wrap=(sh -c 'echo $$ > "$0/tasks" && exec "$@"' "$PLANT_CGROUP")
+        fi
         # Set up on CPU 0 (allocation, mlockall); the plant pins itself to its CPU after.
-        taskset -c 0 "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
+        "${wrap[@]}" taskset -c 0 "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
         local pp=$!
         pids+=("$pp")
         wait "$pp" || { echo "oracle: plant $name failed" >&2; }
@@ -109,6 +156,9 @@ run_plant() {
     fi
     wait "$ts" || true
     wait "$poll" || true
+    if [ -n "${PLANT_CGROUP:-}" ]; then
+        echo "oracle: $name: the group's cpu.stat: $(tr '\n' ' ' < "$PLANT_CGROUP/cpu.stat")" >&2
+    fi
     echo 0 > "$inst/tracing_on"
     cat "$inst/trace" > "$d/switch.txt"
     rmdir "$inst"
@@ -142,11 +192,11 @@ PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=90 \
     run_plant rr-eq plant-rr '{"category":["other thread"],"detail":"plant-rr"}' false 100us "$fifo" rr 1
 PLANT_BURST=2000 PLANT_GAP=10000 PLANT_PRIO=-20 \
     run_plant other-hog plant-other '{"category":["other thread"],"detail":"plant-other"}' false 100us "--policy other" other 1
-PLANT_BURST=12000 PLANT_GAP=60000 PLANT_PRIO= \
+PLANT_BURST=4096 PLANT_GAP=30000 PLANT_PRIO= \
     run_plant kernel plant-kernel '{"category":["other thread"],"detail":"plant-kernel"}' false 100us "$fifo" kernel 1
 if [ -w "$rps" ]; then
     echo 2 > $rps
-    PLANT_BURST=1000 PLANT_GAP=8000 PLANT_PRIO= \
+    PLANT_BURST=300 PLANT_GAP=10000 PLANT_PRIO= \
         run_plant softirq "" '{"category":["softirq"],"detail":"NET_RX"}' false 50us "$fifo" udp 0
     echo "$rps_saved" > $rps
 else
@@ -154,15 +204,40 @@ else
 fi
 PLANT_BURST=1000 PLANT_GAP=8000 PLANT_PRIO=1 \
     run_plant ipi "" '{"category":["irq"],"detail":null}' false 30us "$fifo" ipi 0
+if [ -w $rt_runtime ] && [ -w $rt_period ]; then
+    rt_lower || echo "oracle: rt-throttle: could only set $rt_runtime/$rt_period to $(cat $rt_runtime)/$(cat $rt_period)" >&2
+    PLANT_BURST=15000 PLANT_GAP=100000 PLANT_PRIO=1 \
+        run_plant rt-throttle "" '{"category":["rt throttled"],"detail":null}' false 100us "$fifo" fifo 1
+    rt_restore
+else
+    echo "oracle: rt-throttle skipped: $rt_runtime is not writable" >&2
+fi
+if [ -w /sys/fs/cgroup/cpu ] && [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+    mkdir "$cg" && echo 20000 > "$cg/cpu.cfs_period_us" && echo 1000 > "$cg/cpu.cfs_quota_us"
+    # CPU 1 takes its share of the group's quota in slices of this size: small, so that once
+    # the plant on CPU 0 has spent the quota, the measuring thread's next slice is refused.
+    [ -w $slice ] && echo 100 > $slice
+    PLANT_CGROUP=$cg PLANT_BURST=2000 PLANT_GAP=200000 PLANT_PRIO= \
+        run_plant quota "" '{"category":["cpu quota"],"detail":null}' false 100us "--policy other" other 0
+    cg_remove
+    [ -n "$slice_saved" ] && echo "$slice_saved" > $slice
+else
+    echo "oracle: quota skipped: no cgroup v1 cpu controller at /sys/fs/cgroup/cpu (cfs_quota_us)" >&2
+fi
 PLANT_BURST=0 PLANT_GAP=0 MAX_LATENCY_NS=500000 \
     run_plant slack "" '{"category":["timer slack"],"detail":null}' false 100us "--policy other --method nanosleep-rel --timer-slack 400000"
 PLANT_BURST=2000 PLANT_GAP=10000 PLANT_PRIO= \
     run_plant spinner plant-other '{"category":["hypervisor","cannot tell","other thread","irq","softirq","kernel path","exit from idle","hrtimer queue","return to user"],"detail":null}' true 50us "$fifo" other 1
 
+if [ -d $tracing/events/osnoise ] && grep -qw timerlat $tracing/available_tracers && command -v rtla >/dev/null; then
+    echo "oracle: rtla timerlat -a skipped: running it beside each plant is not part of this oracle yet" >&2
+else
+    echo "oracle: rtla timerlat -a skipped: no timerlat tracer in $tracing/available_tracers (CONFIG_TIMERLAT_TRACER) or no rtla" >&2
+fi
 [ ${#dirs[@]} -gt 0 ] || { echo "oracle: no plant ran" >&2; exit 1; }
 out_json=${json:-$work/oracle.json}
 out_md=${md:-$work/oracle.md}
 python3 "$here/oracle/score.py" "$out_json" "$out_md" "${dirs[@]}"
 if [ -n "$fixtures" ]; then
-    python3 "$here/oracle/fixtures.py" "$fixtures" "${dirs[@]}"
+    python3 "$here/oracle/fixtures.py" "$fixtures" "$out_json" "${dirs[@]}"
 fi

@@ -2,14 +2,16 @@
 """Writes the oracle's CI fixtures: per plant, a few late wake-ups with their truth and the
 trace events they were attributed from, trimmed to what the attribution reads.
 
-fixtures.py OUT_DIR PLANT_DIR...   (PLANT_DIR as for score.py, late.jsonl written with
---explain-log-events). One OUT_DIR/<plant>.jsonl each: a header line
-{"plant", "comm", "correct", "blame_forbidden", "max_latency_ns", "setting"} then one line
-per wake-up {"sample", "truth", "live_cause", "events"}.
+fixtures.py OUT_DIR SCORE_JSON PLANT_DIR...   (PLANT_DIR as for score.py, late.jsonl written
+with --explain-log-events; SCORE_JSON is score.py's output for the same run). One
+OUT_DIR/<plant>.jsonl each: a header line {"plant", "comm", "correct", "blame_forbidden",
+"max_latency_ns", "targets", "live", "setting"} then one line per wake-up {"sample", "truth",
+"live_cause", "events"}. "targets" is true when the live run met precision and recall >= 0.95
+over all its late wake-ups ("live" has the figures); CI then holds the replay to them.
 """
 import bisect, json, os, sys
 
-PER_PLANT = 12   # wake-ups whose truth is the plant
+PER_PLANT = 20   # wake-ups whose truth is the plant
 PER_OTHER = 4    # wake-ups of the same run no burst overlapped
 PERIOD = 1_000_000
 SETTING = {"period": PERIOD, "virtualized": True, "wait_syscalls": [230],
@@ -29,7 +31,8 @@ def trim(b):
 
 
 def main():
-    out, dirs = sys.argv[1], sys.argv[2:]
+    out, score, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    live = {r["plant"]: r for r in json.load(open(score))["plants"]}
     os.makedirs(out, exist_ok=True)
     for d in dirs:
         p = json.load(open(os.path.join(d, "plant.json")))
@@ -55,7 +58,11 @@ def main():
             continue
         with open(os.path.join(out, p["name"] + ".jsonl"), "w") as f:
             head = {k: p.get(k) for k in ("comm", "correct", "blame_forbidden", "max_latency_ns")}
-            head.update(plant=p["name"], setting=SETTING)
+            r = live.get(p["name"], {})
+            figures = {k: r.get(k) for k in ("late", "truth_plant", "precision", "recall",
+                                              "unexplained_share")}
+            met = all(figures[k] is not None and figures[k] >= 0.95 for k in ("precision", "recall"))
+            head.update(plant=p["name"], targets=met, live=figures, setting=SETTING)
             f.write(json.dumps(head, separators=(",", ":")) + "\n")
             for r in rows:
                 f.write(json.dumps(r, separators=(",", ":")) + "\n")

@@ -9,10 +9,16 @@
  *   fifo   SCHED_FIFO PRIO (default 99) spinning in user mode on CPU
  *   rr     SCHED_RR PRIO spinning in user mode on CPU
  *   other  SCHED_OTHER spinning in user mode on CPU, at nice PRIO if given
- *   kernel SCHED_OTHER staying in the kernel: one big read of /dev/zero into fresh pages
- *          per burst, on CPU
+ *   kernel SCHED_OTHER staying in the kernel: one read() per burst of BURST_US KiB of a
+ *          file of its own (LOG.data, written first, so it is in the page cache; removed
+ *          at exit) — filemap_read copies page after page without giving the CPU up under
+ *          PREEMPT_NONE
  *   udp    on CPU (not the measured one): floods 127.0.0.1 with UDP datagrams; with RPS
- *          steered to the measured CPU the receive softirq runs there
+ *          steered to the measured CPU the receive softirq runs there. The receiving socket
+ *          carries a socket filter (BPF) that loops ~20000 times per datagram, so that
+ *          receiving costs tens of µs in NET_RX on the measured CPU rather than ~2 µs, and
+ *          datagrams queue up into long NET_RX runs. A burst ends when the last datagram
+ *          sent has been received (or none came for 2 ms).
  *   ipi    on CPU (not the measured one): membarrier(PRIVATE_EXPEDITED) in a loop; the
  *          kernel sends the IPI only to CPUs running this process, so a SCHED_OTHER helper
  *          thread spins on the measured CPU (PRIO) during each burst and sleeps between
@@ -33,6 +39,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <linux/bpf.h>
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +65,26 @@ static void policy(int pol, int prio) {
 static void sleep_ns(int64_t ns) {
   struct timespec t = {ns / 1000000000, ns % 1000000000};
   while (clock_nanosleep(CLOCK_MONOTONIC, 0, &t, &t) == EINTR) {}
+}
+
+/* A socket filter that burns time in NET_RX: r1 = N; do r0 += 1 while (--r1); return 65535. */
+static int slow_filter(int loops) {
+  struct bpf_insn prog[] = {
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0},
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 1, .imm = loops},
+      {.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = 0, .imm = 1},
+      {.code = BPF_ALU64 | BPF_SUB | BPF_K, .dst_reg = 1, .imm = 1},
+      {.code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 1, .off = -3, .imm = 0},
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 65535},
+      {.code = BPF_JMP | BPF_EXIT},
+  };
+  union bpf_attr a;
+  memset(&a, 0, sizeof a);
+  a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+  a.insns = (uint64_t)(uintptr_t)prog;
+  a.insn_cnt = sizeof prog / sizeof prog[0];
+  a.license = (uint64_t)(uintptr_t)"GPL";
+  return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof a);
 }
 
 static int helper_cpu;
@@ -90,9 +117,10 @@ int main(int argc, char **argv) {
   snprintf(name, sizeof name, "plant-%s", mode);
   prctl(PR_SET_NAME, name);
   if (mlockall(MCL_CURRENT | MCL_FUTURE)) perror("mlockall");
-  int sock = -1, zero = -1;
+  int sock = -1, file = -1, rxs = -1;
+  char data[4096];
   struct sockaddr_in to = {.sin_family = AF_INET};
-  char payload[1400] = {0};
+  static char payload[1400];
   size_t kbytes = 0;
   char *kbuf = NULL;
   if (!strcmp(mode, "ipi")) {
@@ -117,11 +145,24 @@ int main(int argc, char **argv) {
     int rx = socket(AF_INET, SOCK_DGRAM, 0);
     struct sockaddr_in me = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (sock < 0 || rx < 0 || bind(rx, (struct sockaddr *)&me, sizeof me)) { perror("udp"); return 3; }
+    int filter = slow_filter(20000), big = 64 << 20;
+    if (filter < 0 || setsockopt(rx, SOL_SOCKET, SO_ATTACH_BPF, &filter, sizeof filter)) {
+      perror("udp: socket filter");
+      return 3;
+    }
+    setsockopt(rx, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
+    rxs = rx;
     socklen_t l = sizeof to;
     getsockname(rx, (struct sockaddr *)&to, &l);
+
   } else if (!strcmp(mode, "kernel")) {
-    zero = open("/dev/zero", O_RDONLY);
-    kbytes = 64u << 20;
+    kbytes = (size_t)(burst / 1000) * 1024;
+    snprintf(data, sizeof data, "%s.data", log);
+    file = open(data, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    kbuf = malloc(kbytes);
+    if (file < 0 || !kbuf) { perror(data); return 3; }
+    memset(kbuf, 7, kbytes);
+    if (write(file, kbuf, kbytes) != (ssize_t)kbytes) { perror("write"); return 3; }
   }
   unsigned seed = (unsigned)now();
   while (now() < end && n < cap) {
@@ -129,16 +170,20 @@ int main(int argc, char **argv) {
     sleep_ns(g);
     int64_t a = now(), b = a;
     if (!strcmp(mode, "kernel")) {
-      /* Fresh pages each time: the read faults them in and clears them inside one call. */
-      kbuf = mmap(NULL, kbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      a = now();
-      ssize_t r = read(zero, kbuf, burst / 1000 * 1024 > (int64_t)kbytes ? kbytes : (size_t)(burst / 1000 * 1024));
+      ssize_t r = pread(file, kbuf, kbytes, 0);
       (void)r;
       b = now();
-      munmap(kbuf, kbytes);
     } else if (!strcmp(mode, "udp")) {
-      while ((b = now()) - a < burst)
-        sendto(sock, payload, sizeof payload, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to);
+      long sent = 0, got = 0;
+      while (now() - a < burst)
+        sent += sendto(sock, payload, sizeof payload, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to) > 0;
+      b = now();
+      for (int64_t last = b; got < sent && now() - last < 2000000;) {
+        if (recv(rxs, payload, sizeof payload, MSG_DONTWAIT) > 0) {
+          got++;
+          b = last = now();
+        }
+      }
     } else if (!strcmp(mode, "ipi")) {
       bursting = 1;
       while ((b = now()) - a < burst)
@@ -151,6 +196,7 @@ int main(int argc, char **argv) {
     iv[2 * n + 1] = b;
     n++;
   }
+  if (file >= 0) unlink(data);
   FILE *f = fopen(log, "w");
   if (!f) { perror(log); return 3; }
   for (size_t i = 0; i < n; i++) fprintf(f, "%lld %lld\n", (long long)iv[2 * i], (long long)iv[2 * i + 1]);

@@ -788,7 +788,9 @@ fn handler_thread(comm: &str) -> Option<&'static str> {
 }
 
 /// What ran on `cpu` in `[b3, end]`, net (osnoise's accounting): nested IRQs are taken out of
-/// the softirq and the thread they interrupt.
+/// the softirq and the thread they interrupt. A softirq or IRQ handler that the timer
+/// interrupt itself interrupted (entered before it on that CPU, since the last switch, not
+/// yet left) runs on after it and is counted as such, not as the task underneath.
 #[allow(clippy::too_many_arguments)]
 fn cpu_details(
     events: &[Event],
@@ -806,7 +808,28 @@ fn cpu_details(
         Irq(String),
         Softirq(String),
     }
+    // What the timer interrupted is still running when it returns: a softirq (or an IRQ
+    // handler) entered before the interrupt and not left holds the CPU first.
+    let before = lte.unwrap_or(entry);
+    let since = events[..before]
+        .iter()
+        .rposition(|e| e.cpu == cpu && matches!(e.kind, Kind::SchedSwitch { .. }))
+        .map_or(0, |k| k + 1);
     let mut stack: Vec<Ctx> = Vec::new();
+    if start_task.is_none() {
+        for e in events[since..before].iter().filter(|e| e.cpu == cpu) {
+            match &e.kind {
+                Kind::IrqEntry { name, .. } | Kind::VectorEntry { name } => {
+                    stack.push(Ctx::Irq(name.clone()))
+                }
+                Kind::SoftirqEntry { action } => stack.push(Ctx::Softirq(action.clone())),
+                Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
+                    stack.pop();
+                }
+                _ => {}
+            }
+        }
+    }
     // Still inside our own timer interrupt unless it has exited before the callback.
     let own_open = lte.is_some_and(|l| {
         !events[l..entry].iter().any(|e| {

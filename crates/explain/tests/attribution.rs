@@ -740,3 +740,35 @@ fn throttling_needs_its_evidence() {
     assert_ne!(b.cause.category, "cpu quota");
     assert_ne!(b.cause.category, "rt throttled");
 }
+
+#[test]
+fn a_softirq_the_timer_interrupted_is_named_when_it_runs_on() {
+    // NET_RX (in cc1's context) starts before the expiry; the timer interrupt lands inside
+    // it, and the softirq runs on for 300 µs after the callback before we get the CPU.
+    let ev = B::new()
+        .armed(0)
+        .ev(
+            EXPIRY - 20_000,
+            31,
+            "cc1",
+            Kind::SoftirqEntry {
+                action: "NET_RX".into(),
+            },
+        )
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (31, "cc1"))
+        .ev(
+            EXPIRY + 310_000,
+            31,
+            "cc1",
+            Kind::SoftirqExit {
+                action: "NET_RX".into(),
+            },
+        )
+        .switch(EXPIRY + 312_000, (31, "cc1"), (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 313_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 314_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "softirq");
+    assert_eq!(b.cause.detail.as_deref(), Some("NET_RX"));
+}
