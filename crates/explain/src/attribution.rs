@@ -377,6 +377,15 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
             segments[4].details = cpu_details(events, c, si, None, b4, end, tid, Some((tid, me)));
         }
     }
+    // S5: who took the CPU on the way back to user mode. Under PREEMPT_NONE a thread woken
+    // while ours was in the kernel preempts it only there, after `sys_exit` (the kernel's
+    // exit-to-user work calls schedule(), `kernel/entry/common.c`).
+    if let (Some(c), Some(x), Some(b5), Some(end)) = (cpu, sys_exit, bounds[5], bounds[6]) {
+        if end > b5 {
+            let me = events[x].comm.clone();
+            segments[5].details = cpu_details(events, c, x, None, b5, end, tid, Some((tid, me)));
+        }
+    }
     let cause = main_cause(&segments, residual, lost);
     let marks = match cpu {
         Some(c) => cpu_marks(events, c, tid, expiry, woke),
@@ -706,7 +715,7 @@ fn throttled(
     ns: Nanos,
 ) -> Option<(Detail, Vec<i32>)> {
     let my_prio = match events[si].kind {
-        Kind::SchedSwitch { next_prio, .. } => next_prio,
+        Kind::SchedSwitch { next_prio, .. } if si > entry => next_prio,
         _ => return None,
     };
     let rt = my_prio < 100;
@@ -723,7 +732,8 @@ fn throttled(
     let (mut idle, mut lower, mut last) = (0, 0, b3);
     let mut pids = Vec::new();
     let mut account = |task: &(i32, Option<i32>, bool), a: Nanos, b: Nanos| {
-        let t = b.clamp(a, end) - a.clamp(b3, end);
+        let lo = a.clamp(b3, end.max(b3));
+        let t = b.clamp(lo, end.max(lo)) - lo;
         if t <= 0 {
             return;
         }
@@ -951,9 +961,10 @@ fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
             _ => cause("interrupt delivery", None),
         },
         2 => cause("hrtimer queue", top.map(|d| d.name.clone())),
-        3 | 4 => {
+        _ => {
             // The class (threads, IRQs, softirqs) that filled at least half of the segment,
-            // named by its largest member; else the kernel's own path.
+            // named by its largest member; else the kernel's own path (S3, S4) or the
+            // return to user mode (S5).
             let class = |k: &str| match k {
                 k if k.ends_with("thread") => "other thread",
                 "irq" => "irq",
@@ -977,9 +988,9 @@ fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
             match top.map(|d| d.kind.as_str()) {
                 Some("rt_throttled") => cause("rt throttled", top.map(|d| d.name.clone())),
                 Some("cfs_throttled") => cause("cpu quota", top.map(|d| d.name.clone())),
+                _ if k == 5 => found.unwrap_or_else(|| cause("return to user", None)),
                 _ => found.unwrap_or_else(|| cause("kernel path", None)),
             }
         }
-        _ => cause("return to user", None),
     }
 }

@@ -772,3 +772,22 @@ fn a_softirq_the_timer_interrupted_is_named_when_it_runs_on() {
     assert_eq!(b.cause.category, "softirq");
     assert_eq!(b.cause.detail.as_deref(), Some("NET_RX"));
 }
+
+#[test]
+fn a_thread_that_preempts_on_the_way_back_to_user_mode_is_named() {
+    // PREEMPT_NONE: spin99 is woken while we return from the wait in the kernel; it takes
+    // the CPU after our sys_exit, in the exit-to-user work, before our clock read.
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (0, "<idle>"))
+        .switch(EXPIRY + 9_000, (0, "<idle>"), (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 11_000)
+        .switch(EXPIRY + 12_000, (TID, "tickscope-0"), (77, "spin99"))
+        .switch(EXPIRY + 512_000, (77, "spin99"), (TID, "tickscope-0"))
+        .events();
+    let b = attribute(&sample(EXPIRY + 513_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "other thread");
+    assert_eq!(b.cause.detail.as_deref(), Some("spin99"));
+    assert_eq!(b.segments[5].details[0].name, "spin99");
+}
