@@ -32,7 +32,7 @@
 #   ipi        membarrier expedited from CPU 0 while  fifo 90              30us       irq (any)
 #              a helper spins on CPU 1
 #   slack      none: 400 µs timer slack              other, nanosleep-rel 100us      timer slack (wake-ups up to 500 µs late)
-#   spinner    SCHED_OTHER user-mode spin 2 ms/10 ms fifo 90              50us       anything NOT naming plant-other
+#   spinner    SCHED_OTHER user-mode spin 1.5/~12 ms fifo 90              50us       anything NOT naming plant-other
 # "cannot tell" and "unexplained" count against recall, never precision.
 # Not planted: page faults (a fault in the measuring thread's own work delays its response, not
 # its wake-up; with mlockall, tickscope's default, the wait path does not fault).
@@ -226,7 +226,7 @@ else
 fi
 PLANT_BURST=0 PLANT_GAP=0 MAX_LATENCY_NS=500000 \
     run_plant slack "" '{"category":["timer slack"],"detail":null}' false 100us "--policy other --method nanosleep-rel --timer-slack 400000"
-PLANT_BURST=2000 PLANT_GAP=10000 PLANT_PRIO= \
+PLANT_BURST=1500 PLANT_GAP=12000 PLANT_PRIO= \
     run_plant spinner plant-other '{"category":["hypervisor","cannot tell","other thread","irq","softirq","kernel path","exit from idle","hrtimer queue","return to user"],"detail":null}' true 50us "$fifo" other 1
 
 if [ -d $tracing/events/osnoise ] && grep -qw timerlat $tracing/available_tracers && command -v rtla >/dev/null; then

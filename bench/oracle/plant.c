@@ -17,8 +17,8 @@
  *          steered to the measured CPU the receive softirq runs there. The receiving socket
  *          carries a socket filter (BPF) that loops ~20000 times per datagram, so that
  *          receiving costs tens of µs in NET_RX on the measured CPU rather than ~2 µs, and
- *          datagrams queue up into long NET_RX runs. A burst ends when the last datagram
- *          sent has been received (or none came for 2 ms).
+ *          datagrams queue up into long NET_RX runs. A burst ends when every datagram sent
+ *          has been received (at most 50 ms after the sending stopped).
  *   ipi    on CPU (not the measured one): membarrier(PRIVATE_EXPEDITED) in a loop; the
  *          kernel sends the IPI only to CPUs running this process, so a SCHED_OTHER helper
  *          thread spins on the measured CPU (PRIO) during each burst and sleeps between
@@ -178,12 +178,10 @@ int main(int argc, char **argv) {
       while (now() - a < burst)
         sent += sendto(sock, payload, sizeof payload, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof to) > 0;
       b = now();
-      for (int64_t last = b; got < sent && now() - last < 2000000;) {
-        if (recv(rxs, payload, sizeof payload, MSG_DONTWAIT) > 0) {
-          got++;
-          b = last = now();
-        }
-      }
+      /* Until the measured CPU has received every datagram (at most 50 ms). */
+      while (got < sent && now() - b < 50000000)
+        got += recv(rxs, payload, sizeof payload, MSG_DONTWAIT) > 0;
+      b = now();
     } else if (!strcmp(mode, "ipi")) {
       bursting = 1;
       while ((b = now()) - a < burst)

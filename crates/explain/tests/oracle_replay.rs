@@ -2,11 +2,14 @@
 //! --fixtures` (truth from each plant's own log of its bursts, events as tickscope read
 //! them), attributed again here and scored. Deterministic: no live timing.
 //!
-//! Checked: the confusion matrix (truth × top cause) equals `expected.json` beside the
-//! fixtures (rewrite it with `ORACLE_BLESS=1` after an intended change, and say why in the
-//! commit); the plants meeting the targets keep precision and recall ≥ 0.95; a plant whose
-//! blame is forbidden (the user-mode spinner) is never named; every breakdown's segments and
-//! residual sum to its latency.
+//! Checked, per plant: a plant whose live run met the targets (header `targets`: precision
+//! and recall ≥ 0.95 over every late wake-up of that run, written by `bench/oracle/
+//! fixtures.py` from the live score) keeps precision and recall ≥ 0.95 on its replayed
+//! wake-ups; "unexplained" stays ≤ 5 % of every plant's wake-ups; a plant whose blame is
+//! forbidden (the user-mode spinner) is never named; every breakdown's segments and residual
+//! sum to its latency. Then the confusion matrix (truth × top cause) must equal
+//! `expected.json` beside the fixtures (rewrite it with `ORACLE_BLESS=1` after an intended
+//! change, and say why in the commit).
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -19,6 +22,8 @@ struct Head {
     comm: String,
     correct: Correct,
     blame_forbidden: bool,
+    /// The live run met precision and recall ≥ 0.95.
+    targets: bool,
     setting: SettingJson,
 }
 
@@ -75,6 +80,7 @@ fn recorded_plants_are_attributed_as_measured() {
             timer_functions: head.setting.timer_functions.clone(),
         };
         let (mut tp, mut fp, mut n_truth, mut blamed) = (0u32, 0u32, 0u32, 0u32);
+        let (mut rows, mut unexplained) = (0u32, 0u32);
         for line in lines {
             let row: Row = serde_json::from_str(line).unwrap();
             let b = attribute(&row.sample, &setting, &row.events);
@@ -92,6 +98,8 @@ fn recorded_plants_are_attributed_as_measured() {
             tp += (mine && ok) as u32;
             fp += (!mine && ok) as u32;
             blamed += names as u32;
+            rows += 1;
+            unexplained += (b.cause.category == "unexplained") as u32;
             *matrix
                 .entry(head.plant.clone())
                 .or_default()
@@ -108,7 +116,18 @@ fn recorded_plants_are_attributed_as_measured() {
         );
         if head.blame_forbidden {
             assert_eq!(blamed, 0, "{} must never be blamed", head.plant);
+        } else if head.targets {
+            assert!(
+                precision.is_some_and(|p| p >= 0.95) && recall.is_some_and(|r| r >= 0.95),
+                "{} met the targets live; replayed: precision {precision:?}, recall {recall:?}",
+                head.plant
+            );
         }
+        assert!(
+            20 * unexplained <= rows,
+            "{}: {unexplained} of {rows} unexplained (target ≤ 5 %)",
+            head.plant
+        );
     }
     let expected_path = dir.join("expected.json");
     let got = serde_json::to_string_pretty(&matrix).unwrap() + "\n";
