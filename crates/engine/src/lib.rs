@@ -14,7 +14,9 @@
 //! statistics ([`result`]).
 //!
 //! All time is integer nanoseconds ([`time::Nanos`], `i64`). The engine measures and never
-//! formats: rendering is the `tickscope-report` crate's job.
+//! formats: rendering is the `tickscope-report` crate's job. The two text helpers every
+//! crate above shares live here, outside the measuring path: [`units`] (ns in units that
+//! read well) and [`quote`] (paths and names in one-line messages).
 //!
 //! Layout: [`time`] clocks; [`child`] processes tickscope starts; [`wait`] wake-up methods
 //! (one file each); [`setup`] guards for
@@ -35,6 +37,7 @@ pub mod grid;
 pub mod histogram;
 pub mod mock;
 pub mod moments;
+pub mod quote;
 pub mod record;
 pub mod result;
 pub mod run;
@@ -45,6 +48,7 @@ pub mod significance;
 pub mod stats;
 pub mod system;
 pub mod time;
+pub mod units;
 pub mod wait;
 pub mod window_histogram;
 pub mod worker;

@@ -1,6 +1,7 @@
 //! # tickscope-explain: why was a wake-up late?
 //!
-//! Engine-independent analysis for `tickscope run --explain`:
+//! Capture and analysis for `tickscope run --explain` (the report crate renders; this crate
+//! traces and attributes, on the collector thread, never the measuring one):
 //!
 //! * [`events`] decodes the text of a tracefs `trace_pipe` into [`events::Event`]s;
 //! * [`window`] keeps a bounded window of recent events per CPU;
@@ -12,7 +13,11 @@
 //! * [`tracefs`] is the one guard that owns a private trace instance;
 //! * [`bpf`] is the one guard that owns the BPF capture programs (the lean backend), and
 //!   [`bpf_records`] decodes what they send into [`events::Event`]s;
-//! * [`on_late`] parses `--on-late THRESHOLD:ACTION[,ACTION…]`.
+//! * [`on_late`] parses `--on-late THRESHOLD:ACTION[,ACTION…]`; [`on_late_exec`] runs
+//!   their commands, bounded;
+//! * [`controller`] runs all of it on the collector thread during a run: the trace
+//!   instance, the late wake-ups waiting for the trace, the `--on-late` actions, and the
+//!   result document's [`section`]; a capture keeps a [`bundle`].
 //!
 //! Time is integer ns on CLOCK_MONOTONIC throughout.
 
@@ -21,9 +26,13 @@
 pub mod attribution;
 pub mod bpf;
 pub mod bpf_records;
+pub mod bundle;
 pub mod context;
+pub mod controller;
 pub mod events;
 pub mod on_late;
+pub mod on_late_exec;
+pub mod section;
 pub mod table;
 pub mod tracefs;
 pub mod window;

@@ -5,28 +5,9 @@
 //! directory is listed with the temporary files ([`crate::output::pending`]), so an
 //! immediate exit removes it too.
 
-use serde::Serialize;
 use std::io;
 use std::path::{Path, PathBuf};
-use tickscope_explain::context::WindowContext;
-use tickscope_explain::{Breakdown, Event, LateSample};
-
-/// What a bundle holds.
-#[derive(Debug, Clone, Serialize)]
-pub struct Bundle {
-    /// The late wake-up.
-    pub sample: LateSample,
-    /// Its breakdown (absent without a trace).
-    pub breakdown: Option<Breakdown>,
-    /// The decoded trace events around it (empty without a trace).
-    pub events: Vec<Event>,
-    /// Why the trace is missing, if it is.
-    pub trace_note: Option<String>,
-    /// The newest window's `/proc` context.
-    pub context: Option<WindowContext>,
-    /// The run's configuration and applied settings.
-    pub settings: serde_json::Value,
-}
+use tickscope_explain::bundle::Bundle;
 
 /// Writes `bundle` as `dir/name/` (`capture.json`, `trace.jsonl`, `context.json`,
 /// `settings.json`); returns the directory.
@@ -94,6 +75,7 @@ mod erased {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tickscope_explain::LateSample;
 
     #[test]
     fn a_bundle_appears_whole_and_is_not_overwritten() {

@@ -79,7 +79,7 @@ pub struct RunDocument {
     pub command_line_escaped: Vec<usize>,
     /// `--explain`: causes of late wake-ups per thread, the worst breakdowns, `--on-late`
     /// hits; absent without `--explain`.
-    pub explain: Option<crate::sink::explain::ExplainSection>,
+    pub explain: Option<tickscope_explain::section::ExplainSection>,
     /// `--explain`: the `/proc` context of every window (steal, interrupts, softirqs per
     /// measured CPU; switches, migrations, CPU, policy per thread); absent without it.
     pub window_context: Option<Vec<tickscope_explain::context::WindowContext>>,
@@ -179,7 +179,7 @@ struct RunFile {
     #[serde(default)]
     command_line_escaped: Vec<usize>,
     #[serde(default)]
-    explain: Option<crate::sink::explain::ExplainSection>,
+    explain: Option<tickscope_explain::section::ExplainSection>,
     #[serde(default)]
     window_context: Option<Vec<tickscope_explain::context::WindowContext>>,
     #[serde(default)]
@@ -252,7 +252,7 @@ struct RunFileRef<'a> {
     #[serde(skip_serializing_if = "<[usize]>::is_empty")]
     command_line_escaped: &'a [usize],
     #[serde(skip_serializing_if = "Option::is_none")]
-    explain: &'a Option<crate::sink::explain::ExplainSection>,
+    explain: &'a Option<tickscope_explain::section::ExplainSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     window_context: &'a Option<Vec<tickscope_explain::context::WindowContext>>,
     #[serde(skip_serializing_if = "Option::is_none")]

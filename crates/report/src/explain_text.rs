@@ -1,7 +1,7 @@
 //! `--explain` as text: the causes summary line, a cause table, one breakdown.
 
-use crate::sink::explain::ExplainSection;
 use crate::units::ns_i as format_ns_i;
+use tickscope_explain::section::ExplainSection;
 use tickscope_explain::table::CauseTable;
 use tickscope_explain::Breakdown;
 

@@ -8,8 +8,8 @@
 //! * [`command_line`] — the command line recorded losslessly (non-UTF-8 arguments escaped);
 //! * [`output`] — where a result file goes: checked before measuring, `-` and special files
 //!   written directly, regular files replaced atomically;
-//! * [`quote`] — paths and names in one-line messages;
-//! * [`units`] — nanoseconds in units that read well, always labelled;
+//! * [`quote`] — paths and names in one-line messages, and [`units`] — nanoseconds in units
+//!   that read well (both shared with the other crates, from `tickscope-engine`);
 //! * [`terminal`] — the header and the summary table; [`live`] — the per-second lines;
 //! * [`import`] — reading tickscope, cyclictest and jitterdebugger result files;
 //! * [`compare`] — results side by side (table, Markdown, CSV, JSON);
@@ -40,12 +40,11 @@ pub mod methods_table;
 pub mod output;
 pub mod plot;
 pub mod procstat;
-pub mod quote;
 pub mod sink;
 pub mod statistics;
 pub mod terminal;
-pub mod units;
 
 pub use document::{MethodRun, RunDocument, ToolInfo, RUN_SCHEMA, RUN_SCHEMA_V1};
 pub use output::{write_atomic, Output, OutputError, OutputStream};
-pub use quote::{escaped, quoted};
+pub use tickscope_engine::quote::{escaped, quoted};
+pub use tickscope_engine::{quote, units};

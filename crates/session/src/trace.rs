@@ -1,17 +1,18 @@
 //! The trace controller of a session: the sinks that explain late wake-ups (per-window
 //! context from /proc, and the tracefs capture with its on-late actions), built from typed
 //! options. The controller itself lives with the explain code
-//! ([`tickscope_report::sink::explain`]); it starts tracing when a run's threads are set up
+//! ([`tickscope_explain::controller`], driven through [`tickscope_report::sink::explain_sink`]); it starts tracing when a run's threads are set up
 //! ([`RunSink::started`]) and stops and removes its trace instance when the run ends
 //! ([`RunSink::finish`]) — the session drives both through the sink lifecycle.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use tickscope_explain::controller::ExplainOptions;
 use tickscope_report::sink::context::ContextSink;
-use tickscope_report::sink::explain::{ExplainOptions, ExplainSink};
+use tickscope_report::sink::explain_sink::ExplainSink;
 use tickscope_report::sink::RunSink;
 
-pub use tickscope_report::sink::explain::{Mode, Threshold};
+pub use tickscope_explain::controller::{Mode, Threshold};
 
 /// The sinks that explain late wake-ups, and what to tell the user about them.
 pub struct TraceSinks {
@@ -39,5 +40,5 @@ pub fn sinks(opts: ExplainOptions, stop: &Arc<AtomicBool>) -> Result<TraceSinks,
 
 /// True once an on-late `stop` rule (or `--break`) ended a run of this process.
 pub fn threshold_hit() -> bool {
-    tickscope_report::sink::explain::threshold_hit()
+    tickscope_explain::controller::threshold_hit()
 }

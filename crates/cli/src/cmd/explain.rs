@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+use tickscope_explain::controller::ExplainOptions;
 use tickscope_explain::on_late::{break_rule, parse_latency, parse_rule};
-use tickscope_report::sink::explain::ExplainOptions;
 use tickscope_report::sink::RunSink;
 use tickscope_session::trace::{Mode, Threshold};
 

@@ -5,9 +5,9 @@
 
 use super::html::escape;
 use crate::explain_text::summary_line;
-use crate::sink::explain::ExplainSection;
 use crate::units::ns_i;
 use std::fmt::Write as _;
+use tickscope_explain::section::ExplainSection;
 use tickscope_explain::table::CauseTable;
 
 /// The segments' names in the order of the breakdown, then the residual.

@@ -16,12 +16,11 @@
 
 pub mod context;
 pub mod doctor;
-pub mod explain;
+pub mod explain_sink;
 pub mod histogram;
 pub mod hlog;
 pub mod json;
 pub mod load;
-pub mod on_late_exec;
 pub mod prometheus;
 pub mod registry;
 pub mod rendered;

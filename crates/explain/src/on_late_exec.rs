@@ -12,13 +12,13 @@
 //! * when a run ends, commands still running get [`END_GRACE`] to finish, then SIGTERM,
 //!   then SIGKILL after [`TERM_GRACE`], so a run outlasts its duration by at most the sum.
 //!
-//! Ends are seen without a thread per command: the `--explain` sink calls [`ExecActions::poll`]
+//! Ends are seen without a thread per command: the `--explain` controller calls [`ExecActions::poll`]
 //! from the collector's pump, which it runs for every batch of wake-ups and every window.
 //! The action's record gets the outcome: `exit 0 in 12.0 ms`, `failed: exit 3 in 4.10 ms`,
 //! `failed: killed by SIGSEGV after 1.20 s`, `failed: killed after 10.0 s (timeout)`,
 //! `stopped at the end of the run after 2.10 s (SIGTERM)`.
 
-use super::explain::CaptureRecord;
+use crate::section::CaptureRecord;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 use tickscope_engine::child::{Ended, ManagedChild};
@@ -74,7 +74,7 @@ pub fn signal_name(sig: i32) -> String {
 
 /// How an ended command reads in its action's status (see the module doc).
 fn describe(e: &Ended, timed_out: bool, at_end: bool) -> String {
-    let took = crate::units::ns(e.after.as_nanos() as f64);
+    let took = tickscope_engine::units::ns(e.after.as_nanos() as f64);
     if timed_out {
         return format!("failed: killed after {took} (timeout)");
     }
@@ -210,7 +210,7 @@ fn set_status(captures: &mut [CaptureRecord], (hit, action): (usize, usize), sta
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sink::explain::ActionStatus;
+    use crate::section::ActionStatus;
     use std::time::Instant;
 
     fn hits(n: usize) -> Vec<CaptureRecord> {

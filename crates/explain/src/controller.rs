@@ -1,31 +1,35 @@
 //! `--explain`: every wake-up later than the threshold broken into its causes, on the
 //! collector thread, from the engine's raw-sample stream and a private trace instance.
 //!
-//! The measuring loop gains nothing: this sink asks for raw samples ([`SinkNeeds`]), picks
-//! the late ones on the collector, reads the instance's `trace_pipe` into a bounded window
-//! of recent events per CPU ([`EventWindow`]) and, once the trace has caught up with a late
-//! wake-up, attributes it ([`tickscope_explain::attribute`]). Without tracing (no root, no
-//! tracefs: context mode) late wake-ups are counted and the per-window context
-//! ([`super::context`]) says what moved. `--on-late` rules act on the late wake-ups
-//! (trace marker, capture bundle, stop, a command: bounded by [`super::on_late_exec`]).
+//! The measuring loop gains nothing: the [`Controller`] is fed the raw samples the engine
+//! streams to the collector, picks the late ones, reads the instance's `trace_pipe` into a
+//! bounded window of recent events per CPU ([`EventWindow`]) and, once the trace has caught
+//! up with a late wake-up, attributes it ([`crate::attribute`]). Without tracing (no root,
+//! no tracefs: context mode) late wake-ups are counted and the per-window context
+//! ([`crate::context`]) says what moved. `--on-late` rules act on the late wake-ups (trace
+//! marker, capture bundle, stop, a command: bounded by [`crate::on_late_exec`]).
+//!
+//! The report crate's `--explain` sink drives the controller from the run's events and puts
+//! its [`ExplainSection`] into the result document; bundles are written through [`Hooks`].
 
-use super::on_late_exec::ExecActions;
-use super::{RunContext, RunSink, SinkError, SinkNeeds};
-use crate::document::RunDocument;
-use serde::{Deserialize, Serialize};
+use crate::attribution::label_own_threads;
+use crate::bundle::Bundle;
+use crate::context::WindowContext;
+use crate::on_late::{Action, Rule};
+use crate::on_late_exec::ExecActions;
+use crate::section::HITS_KEPT;
+use crate::section::{ActionStatus, CaptureRecord, ExplainSection, ObserverEffect, ThreadCauses};
+use crate::tracefs::{self, InstanceSpec, TraceInstance, Unavailable};
+use crate::window::EventWindow;
+use crate::{attribute, Breakdown, LateSample, Setting};
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tickscope_engine::run::{Applied, SecondWindows};
+use tickscope_engine::quote::quoted;
+use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
 use tickscope_engine::sample::RawSample;
-use tickscope_explain::attribution::label_own_threads;
-use tickscope_explain::on_late::{Action, Rule};
-use tickscope_explain::table::CauseTable;
-use tickscope_explain::tracefs::{self, InstanceSpec, TraceInstance, Unavailable};
-use tickscope_explain::window::EventWindow;
-use tickscope_explain::{attribute, Breakdown, LateSample, Setting};
 
 static THRESHOLD_HIT: AtomicBool = AtomicBool::new(false);
 
@@ -81,109 +85,6 @@ pub struct ExplainOptions {
     pub log_events: bool,
 }
 
-/// One thread's causes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ThreadCauses {
-    /// Thread index.
-    pub thread: usize,
-    /// Kernel thread id.
-    pub tid: i32,
-    /// Wake-ups later than the threshold.
-    pub late: u64,
-    /// Counted per cause.
-    #[serde(flatten)]
-    pub causes: CauseTable,
-}
-
-/// What an action did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActionStatus {
-    /// `mark`, `capture`, `stop`, `exec`.
-    pub name: String,
-    /// `ok`, `skipped: …`, or the error; for `exec`, how the command ended (`exit 0 in
-    /// 12.0 ms`, `failed: exit 3 in …`, `failed: killed after 10.0 s (timeout)`, `stopped
-    /// at the end of the run after …`, see [`super::on_late_exec`]), `running` while it runs.
-    pub status: String,
-}
-
-/// One `--on-late` hit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CaptureRecord {
-    /// Hit number, from 1.
-    pub index: u32,
-    /// Thread index.
-    pub thread: usize,
-    /// Wake-up number.
-    pub seq: u64,
-    /// Bundle directory (empty without a capture).
-    pub path: String,
-    /// Latency, ns.
-    pub latency_ns: i64,
-    /// Cause found.
-    pub cause: String,
-    /// Actions, in order.
-    pub actions: Vec<ActionStatus>,
-}
-
-/// The result document's `explain` section.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ExplainSection {
-    /// `tracefs` or `context`.
-    pub backend: String,
-    /// What the backend could and could not do, in one sentence.
-    pub note: String,
-    /// The threshold as given (`100 µs`, `p99`).
-    pub threshold: String,
-    /// Resolution of the trace's event timestamps, ns (text `trace_pipe`: 1000; payload
-    /// fields `expires`/`now` are exact ns).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp_resolution_ns: Option<i64>,
-    /// Trace events read.
-    pub events_read: u64,
-    /// Trace events the kernel dropped (ring overrun).
-    pub events_lost: u64,
-    /// Events per second traced, over the traced time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events_per_s: Option<f64>,
-    /// Per thread.
-    pub threads: Vec<ThreadCauses>,
-    /// The worst late wake-ups, broken down, worst first.
-    pub breakdowns: Vec<Breakdown>,
-    /// `--on-late` hits, the first [`HITS_KEPT`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub captures: Vec<CaptureRecord>,
-    /// `--on-late` hits acted on but not kept in `captures` (beyond [`HITS_KEPT`]).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub hits_not_kept: u64,
-    /// With `--rounds N` (N ≥ 2): odd runs are traced, even ones not; the difference.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observer: Option<ObserverEffect>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-/// At most this many `--on-late` hits are kept in the document, so that memory stays
-/// bounded when every wake-up is late for days (`monitor`); later hits are still acted on
-/// and counted in [`ExplainSection::hits_not_kept`].
-pub const HITS_KEPT: usize = 1000;
-
-/// Traced minus untraced runs (`--rounds`): what tracing did to the measurement.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ObserverEffect {
-    /// Runs traced and not traced.
-    pub traced_runs: u32,
-    /// Runs not traced.
-    pub untraced_runs: u32,
-    /// Mean p50 of the traced runs minus that of the untraced ones, ns.
-    pub p50_delta_ns: f64,
-    /// The same for p99, ns.
-    pub p99_delta_ns: f64,
-    /// The same for the maximum, ns.
-    pub max_delta_ns: f64,
-}
-
 /// A late wake-up waiting for the trace to catch up.
 struct Pending {
     sample: LateSample,
@@ -191,9 +92,23 @@ struct Pending {
     rules: Vec<usize>,
 }
 
-/// The `--explain` sink.
-pub struct ExplainSink {
+/// What the controller asks of the program around it.
+#[derive(Debug, Clone, Copy)]
+pub struct Hooks {
+    /// Writes a capture bundle as `dir/name/` and returns that directory.
+    ///
+    /// # Errors
+    /// The OS error of writing it.
+    pub write_capture: fn(dir: &Path, name: &str, bundle: &Bundle) -> std::io::Result<PathBuf>,
+    /// The newest window's `/proc` context, if one was read (for a capture bundle).
+    pub latest_context: fn() -> Option<WindowContext>,
+}
+
+/// The `--explain` controller: owns the trace instance, the late wake-ups waiting for the
+/// trace, the section being filled and the running `--on-late` commands.
+pub struct Controller {
     opts: ExplainOptions,
+    hooks: Hooks,
     stop: Arc<AtomicBool>,
     trace: Option<TraceInstance>,
     note: String,
@@ -230,10 +145,10 @@ const WAIT_AT_MOST: Duration = Duration::from_secs(5);
 /// At most this many late wake-ups wait for the trace; beyond, they are counted unexplained.
 const PENDING_CAP: usize = 20_000;
 
-impl ExplainSink {
+impl Controller {
     /// Prepares `--explain`: in trace mode (or auto, when permitted) creates the private trace
     /// instance now, before the first wake-up, and the capture directory when a rule
-    /// captures. Returns the sink and, for auto, a note on the fallback.
+    /// captures. Returns the controller and, for auto, a note on the fallback.
     ///
     /// # Errors
     /// With [`Mode::Trace`], [`Unavailable`] saying why tracing cannot be used and how to
@@ -242,6 +157,7 @@ impl ExplainSink {
         opts: ExplainOptions,
         stop: Arc<AtomicBool>,
         virtualized: bool,
+        hooks: Hooks,
     ) -> Result<(Self, Option<String>), Unavailable> {
         let captures = opts
             .rules
@@ -251,13 +167,13 @@ impl ExplainSink {
             std::fs::create_dir_all(&opts.capture_dir).map_err(|e| {
                 Unavailable(format!(
                     "cannot create the capture directory {}: {e}",
-                    crate::quoted(&opts.capture_dir)
+                    quoted(&opts.capture_dir)
                 ))
             })?;
         }
         let log = match &opts.log {
             Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(
-                |e| Unavailable(format!("--explain-log {}: {e}", crate::quoted(p))),
+                |e| Unavailable(format!("--explain-log {}: {e}", quoted(p))),
             )?)),
             None => None,
         };
@@ -309,7 +225,7 @@ impl ExplainSink {
                 .to_string(),
         };
         let threshold = match opts.threshold {
-            Threshold::Fixed(ns) => crate::units::ns_i(ns),
+            Threshold::Fixed(ns) => tickscope_engine::units::ns_i(ns),
             Threshold::P99 => "p99".into(),
         };
         let section = ExplainSection {
@@ -325,8 +241,9 @@ impl ExplainSink {
             ..Default::default()
         };
         Ok((
-            ExplainSink {
+            Controller {
                 opts,
+                hooks,
                 stop,
                 trace,
                 note,
@@ -370,7 +287,7 @@ impl ExplainSink {
         };
         let text = String::from_utf8_lossy(&self.buf[..=end]).into_owned();
         self.buf.drain(..=end);
-        for e in text.lines().filter_map(tickscope_explain::parse_line) {
+        for e in text.lines().filter_map(crate::parse_line) {
             self.window.push(e);
         }
     }
@@ -465,7 +382,7 @@ impl ExplainSink {
 
     /// Runs the actions of the rules a late wake-up hit, in order, stopping at the first
     /// failure (as rtla's `--on-threshold`).
-    fn act(&mut self, p: &Pending, found: Option<&(Breakdown, Vec<tickscope_explain::Event>)>) {
+    fn act(&mut self, p: &Pending, found: Option<&(Breakdown, Vec<crate::Event>)>) {
         let s = p.sample;
         self.hits += 1;
         let cause = found
@@ -539,7 +456,7 @@ impl ExplainSink {
     fn capture(
         &mut self,
         s: &LateSample,
-        found: Option<&(Breakdown, Vec<tickscope_explain::Event>)>,
+        found: Option<&(Breakdown, Vec<crate::Event>)>,
         record: &mut CaptureRecord,
     ) -> Result<String, String> {
         if self.hits > self.opts.capture_limit {
@@ -554,7 +471,7 @@ impl ExplainSink {
         {
             return Ok("skipped: cool-down".into());
         }
-        let bundle = crate::capture::Bundle {
+        let bundle = Bundle {
             sample: *s,
             breakdown: found.map(|(b, _)| b.clone()),
             events: found.map(|(_, e)| e.clone()).unwrap_or_default(),
@@ -562,18 +479,18 @@ impl ExplainSink {
                 Some(_) => None,
                 None => Some(self.note.clone()),
             },
-            context: crate::sink::context::latest(),
+            context: (self.hooks.latest_context)(),
             settings: self.run_settings.clone(),
         };
         let name = format!("capture-{:04}", self.hits);
-        let path = crate::capture::write(&self.opts.capture_dir, &name, &bundle)
+        let path = (self.hooks.write_capture)(&self.opts.capture_dir, &name, &bundle)
             .map_err(|e| format!("capture: {e}"))?;
         self.last_capture = Some(Instant::now());
         record.path = path.display().to_string();
         Ok("ok".into())
     }
 
-    /// Starts an `exec` action's command (bounded, see [`super::on_late_exec`]).
+    /// Starts an `exec` action's command (bounded, see [`crate::on_late_exec`]).
     fn exec(
         &mut self,
         key: (usize, usize),
@@ -629,26 +546,24 @@ fn method_waits(method: &str) -> (Vec<i64>, Vec<String>) {
     (nrs, functions.iter().map(|s| s.to_string()).collect())
 }
 
-impl RunSink for ExplainSink {
-    fn needs(&self) -> SinkNeeds {
-        SinkNeeds {
-            raw_samples: true,
-            ..SinkNeeds::default()
-        }
-    }
-
-    fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {
+/// The run's events, in the order the report crate's sink receives them (its `RunSink`):
+/// the controller needs every raw sample.
+impl Controller {
+    /// A run's threads are set up and about to start: run `index` (from 0) of a plan of
+    /// `rounds` rounds, with `config` and the settings `applied`. Starts tracing this run
+    /// (with several rounds, every second run is not traced: the observer effect).
+    pub fn started(&mut self, config: &RunConfig, rounds: u32, index: usize, applied: &Applied) {
         self.pump(true);
         let tids: Vec<i32> = applied.threads.iter().map(|t| t.tid).collect();
         let method = applied.method.name();
         let (nrs, functions) = method_waits(method);
         self.setting = Some(Setting {
-            period: ctx.config.period_ns,
+            period: config.period_ns,
             virtualized: self.virtualized,
             wait_syscalls: nrs.clone(),
             timer_functions: functions,
         });
-        self.run_settings = serde_json::json!({ "config": ctx.config, "applied": applied });
+        self.run_settings = serde_json::json!({ "config": config, "applied": applied });
         self.thresholds = vec![P99_START; tids.len()];
         for t in &applied.threads {
             if self.section.threads.len() <= t.thread {
@@ -661,7 +576,7 @@ impl RunSink for ExplainSink {
             self.section.threads[t.thread].tid = t.tid;
         }
         // The observer effect, stated: with several rounds every second run is not traced.
-        self.traced_now = self.trace.is_some() && !(ctx.rounds > 1 && ctx.index % 2 == 1);
+        self.traced_now = self.trace.is_some() && !(rounds > 1 && index % 2 == 1);
         if let (Some(trace), false) = (self.trace.as_ref(), self.traced_now) {
             trace.freeze();
         }
@@ -684,7 +599,9 @@ impl RunSink for ExplainSink {
         self.applied = Some(applied.clone());
     }
 
-    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
+    /// A window (one second) is complete: updates the p99 thresholds and attributes what the
+    /// trace has caught up with.
+    pub fn window(&mut self, second: &SecondWindows) {
         for (t, w) in &second.threads {
             if let (Some(p99), Some(slot)) = (w.latency_p99, self.thresholds.get_mut(*t)) {
                 *slot = p99.max(1);
@@ -693,7 +610,8 @@ impl RunSink for ExplainSink {
         self.pump(false);
     }
 
-    fn samples(&mut self, thread: usize, samples: &[RawSample]) {
+    /// The next raw wake-ups of one thread, in order: the late ones wait for the trace.
+    pub fn samples(&mut self, thread: usize, samples: &[RawSample]) {
         let threshold = self.threshold_for(thread);
         let tid = self.section.threads.get(thread).map(|t| t.tid).unwrap_or(0);
         if let Some(last) = samples.last() {
@@ -738,7 +656,8 @@ impl RunSink for ExplainSink {
         self.pump(false);
     }
 
-    fn annotate(&mut self, doc: &mut RunDocument) {
+    /// The section as it stands (the result document's `explain`).
+    pub fn section(&mut self) -> ExplainSection {
         self.execs.poll(&mut self.section.captures);
         if let (Some(since), true) = (self.traced_since, self.window.seen > 0) {
             let secs = since.elapsed().as_secs_f64();
@@ -747,54 +666,39 @@ impl RunSink for ExplainSink {
         self.section.observer = observer_effect(&self.rounds);
         self.section.events_read = self.window.seen;
         self.section.events_lost = self.window.lost;
-        doc.explain = Some(self.section.clone());
+        self.section.clone()
     }
 
-    fn run_finished(&mut self, _ctx: &RunContext<'_>, doc: &RunDocument) -> Result<(), SinkError> {
+    /// A run ended with this merged latency (p50, p99, max, ns; `None` without wake-ups):
+    /// attributes everything still waiting and ends the commands still running.
+    pub fn run_finished(&mut self, latency: Option<(i64, i64, i64)>) {
         // The last wake-ups' events are in the buffer by now.
         std::thread::sleep(Duration::from_millis(20));
         self.pump(true);
         // Commands still running end with the run (after a short grace).
         self.execs.stop_all(&mut self.section.captures);
-        let summary = &doc.runs.last().unwrap_or(doc.first()).summary;
-        if let Some(l) = &summary.latency_ns {
-            self.rounds.push((self.traced_now, l.p50, l.p99, l.max));
+        if let Some((p50, p99, max)) = latency {
+            self.rounds.push((self.traced_now, p50, p99, max));
         }
-        Ok(())
     }
 
-    fn finish(&mut self, doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
+    /// The last run ended: attributes what is left, flushes `--explain-log`, removes the
+    /// trace instance and ends the commands still running.
+    ///
+    /// # Errors
+    /// The `--explain-log` file cannot be written (one sentence).
+    pub fn finish(&mut self) -> Result<(), String> {
         self.pump(true);
         if let Some(w) = self.log.as_mut() {
             use std::io::Write;
-            w.flush()
-                .map_err(|e| SinkError(format!("--explain-log: {e}")))?;
+            w.flush().map_err(|e| format!("--explain-log: {e}"))?;
         }
         self.trace = None; // the instance is removed here
         self.execs.stop_all(&mut self.section.captures);
-        if let Some(section) = &doc.explain {
-            let dropped: u64 = doc.first().threads.iter().map(|t| t.samples_dropped).sum();
-            let mut lines = crate::explain_text::report(section, 3);
-            if dropped > 0 {
-                lines.push(format!(
-                    "note: {dropped} wake-ups were dropped from the sample stream (collector \
-                     behind); they are in the statistics but were not explained"
-                ));
-            }
-            if section.events_lost > 0 {
-                lines.push(format!(
-                    "note: the trace lost {} events (ring overrun); wake-ups near them are \
-                     flagged 'events lost', never guessed",
-                    section.events_lost
-                ));
-            }
-            notes.extend(lines);
-        }
         Ok(())
     }
 }
-
-impl Drop for ExplainSink {
+impl Drop for Controller {
     fn drop(&mut self) {
         self.trace = None;
         self.execs.stop_all(&mut self.section.captures);

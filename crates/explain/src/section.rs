@@ -1,0 +1,110 @@
+//! The result document's `explain` section: what `--explain` found, per thread and per
+//! late wake-up, and what the `--on-late` actions did (schema: `docs/result-schema.md`).
+//! Filled by the [`crate::controller`], rendered by the report crate.
+
+use crate::table::CauseTable;
+use crate::Breakdown;
+use serde::{Deserialize, Serialize};
+
+/// One thread's causes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadCauses {
+    /// Thread index.
+    pub thread: usize,
+    /// Kernel thread id.
+    pub tid: i32,
+    /// Wake-ups later than the threshold.
+    pub late: u64,
+    /// Counted per cause.
+    #[serde(flatten)]
+    pub causes: CauseTable,
+}
+
+/// What an action did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionStatus {
+    /// `mark`, `capture`, `stop`, `exec`.
+    pub name: String,
+    /// `ok`, `skipped: …`, or the error; for `exec`, how the command ended (`exit 0 in
+    /// 12.0 ms`, `failed: exit 3 in …`, `failed: killed after 10.0 s (timeout)`, `stopped
+    /// at the end of the run after …`, see [`crate::on_late_exec`]), `running` while it runs.
+    pub status: String,
+}
+
+/// One `--on-late` hit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaptureRecord {
+    /// Hit number, from 1.
+    pub index: u32,
+    /// Thread index.
+    pub thread: usize,
+    /// Wake-up number.
+    pub seq: u64,
+    /// Bundle directory (empty without a capture).
+    pub path: String,
+    /// Latency, ns.
+    pub latency_ns: i64,
+    /// Cause found.
+    pub cause: String,
+    /// Actions, in order.
+    pub actions: Vec<ActionStatus>,
+}
+
+/// The result document's `explain` section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExplainSection {
+    /// `tracefs` or `context`.
+    pub backend: String,
+    /// What the backend could and could not do, in one sentence.
+    pub note: String,
+    /// The threshold as given (`100 µs`, `p99`).
+    pub threshold: String,
+    /// Resolution of the trace's event timestamps, ns (text `trace_pipe`: 1000; payload
+    /// fields `expires`/`now` are exact ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_resolution_ns: Option<i64>,
+    /// Trace events read.
+    pub events_read: u64,
+    /// Trace events the kernel dropped (ring overrun).
+    pub events_lost: u64,
+    /// Events per second traced, over the traced time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_per_s: Option<f64>,
+    /// Per thread.
+    pub threads: Vec<ThreadCauses>,
+    /// The worst late wake-ups, broken down, worst first.
+    pub breakdowns: Vec<Breakdown>,
+    /// `--on-late` hits, the first [`HITS_KEPT`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<CaptureRecord>,
+    /// `--on-late` hits acted on but not kept in `captures` (beyond [`HITS_KEPT`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hits_not_kept: u64,
+    /// With `--rounds N` (N ≥ 2): odd runs are traced, even ones not; the difference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer: Option<ObserverEffect>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// At most this many `--on-late` hits are kept in the document, so that memory stays
+/// bounded when every wake-up is late for days (`monitor`); later hits are still acted on
+/// and counted in [`ExplainSection::hits_not_kept`].
+pub const HITS_KEPT: usize = 1000;
+
+/// Traced minus untraced runs (`--rounds`): what tracing did to the measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObserverEffect {
+    /// Runs traced and not traced.
+    pub traced_runs: u32,
+    /// Runs not traced.
+    pub untraced_runs: u32,
+    /// Mean p50 of the traced runs minus that of the untraced ones, ns.
+    pub p50_delta_ns: f64,
+    /// The same for p99, ns.
+    pub p99_delta_ns: f64,
+    /// The same for the maximum, ns.
+    pub max_delta_ns: f64,
+}
