@@ -114,7 +114,7 @@ macro_rules! tasks_help {
 }
 
 /// The help of every `--tasks` option (`plan`, `run`): one syntax, parsed by
-/// `cmd::task_spec::parse_tasks`.
+/// `tickscope_session::tasks::spec::parse_tasks`.
 pub const TASKS_HELP: &str = tasks_help!();
 
 /// Options of `tickscope plan`.

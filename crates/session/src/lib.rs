@@ -17,6 +17,8 @@ pub mod error;
 pub mod housekeeping;
 pub mod load;
 pub mod session;
+pub mod tasks;
+pub mod text;
 pub mod trace;
 
 pub use error::Error;

@@ -15,5 +15,4 @@ pub mod scenario;
 pub mod signals;
 pub mod sinks;
 pub mod stat_lines;
-pub mod task_spec;
 pub mod tasks;

@@ -3,11 +3,11 @@
 //! coincidence table — from the library's `Plan` (`tickscope::Plan`, which cites
 //! the analysis it implements).
 
-use super::task_spec::parse_tasks;
 use crate::cli::PlanArgs;
 use crate::exit::Failure;
 use tickscope::{Plan, Task};
 use tickscope_report::executive::{plan_text, PlanRow, PlanView};
+use tickscope_session::tasks::spec::parse_tasks;
 
 /// The report's view of a plan.
 pub fn plan_view(tasks: &[Task], plan: &Plan) -> PlanView {

@@ -15,9 +15,9 @@
 //! default 0, then rate-monotonic), `overrun=skip|catch-up`, `name=`. Each field at most once
 //! (`+PHASE` and `phase=` are one field, as are a bare duration and `budget=`); a value is
 //! one duration (`1ms 2ms` is refused: tasks are separated by commas). The help of `plan` and
-//! `run --tasks` is [`crate::cli::TASKS_HELP`].
+//! `run --tasks` is the command line's (`TASKS_HELP` in the CLI crate).
 
-use crate::options::{parse_duration, parse_interval};
+use crate::text::{parse_duration, parse_interval};
 use tickscope::Task;
 use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::time::{Nanos, NS_PER_US};
