@@ -297,7 +297,7 @@ fn policy_names() -> Vec<&'static str> {
 
 /// The built-in scenarios' names.
 fn scenario_names() -> Vec<&'static str> {
-    crate::scenario::builtin::BUILTIN
+    tickscope_session::scenario::builtin::BUILTIN
         .iter()
         .map(|(n, _)| *n)
         .collect()

@@ -15,8 +15,8 @@ mod exit;
 mod http;
 mod options;
 mod output_path;
-mod scenario;
 mod session_args;
+mod step_options;
 mod textfile;
 
 use clap::Parser;

@@ -16,6 +16,7 @@ mod deliver;
 pub mod error;
 pub mod housekeeping;
 pub mod load;
+pub mod scenario;
 pub mod session;
 pub mod tasks;
 pub mod text;

@@ -7,13 +7,6 @@ use crate::cli::{ScenarioCommand, ScenarioRunArgs, StepClocks, StepRun};
 use crate::console;
 use crate::exit::Failure;
 use crate::output_path::{finish, prepare_outputs};
-use crate::scenario::actions::{ActionSink, Planned};
-use crate::scenario::builtin::{self, BUILTIN};
-use crate::scenario::document::{ScenarioDocument, StepRecord, SCENARIO_SCHEMA};
-use crate::scenario::format::{Scenario, Step, StepKind};
-use crate::scenario::metrics::StepData;
-use crate::scenario::review::review;
-use crate::scenario::table::{render, this_machine};
 use clap::Parser;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -26,6 +19,13 @@ use tickscope_engine::time::NS_PER_SEC;
 use tickscope_report::document::rfc3339;
 use tickscope_report::sink::RunSink;
 use tickscope_report::{escaped, quoted, ToolInfo};
+use tickscope_session::scenario::actions::{ActionSink, Planned};
+use tickscope_session::scenario::builtin::{self, BUILTIN};
+use tickscope_session::scenario::document::{ScenarioDocument, StepRecord, SCENARIO_SCHEMA};
+use tickscope_session::scenario::format::{Scenario, Step, StepKind};
+use tickscope_session::scenario::metrics::StepData;
+use tickscope_session::scenario::review::review;
+use tickscope_session::scenario::table::{render, this_machine};
 
 /// Runs a `scenario` subcommand.
 ///
@@ -52,7 +52,7 @@ pub fn execute(c: ScenarioCommand) -> Result<(), Failure> {
         }
         ScenarioCommand::Show { scenario } => {
             let (s, text, _) = read(&scenario)?;
-            let warnings = review(&s).show_lines();
+            let warnings = review(&s, &crate::step_options::CommandLine).show_lines();
             for w in &warnings {
                 console::line(w);
             }
@@ -252,7 +252,7 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     let (s, _, from) = read(&a.scenario)?;
     // Before anything else runs: what the file would do besides measuring needs consent.
     let named = quoted(Path::new(&a.scenario));
-    let reviewed = review(&s);
+    let reviewed = review(&s, &crate::step_options::CommandLine);
     if let Some(m) = reviewed.refusal(&named, a.allow_exec, a.allow_paths) {
         return Err(Failure::Usage(m));
     }

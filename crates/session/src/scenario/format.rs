@@ -225,7 +225,7 @@ impl Scenario {
             }
             for a in &s.actions {
                 for at in std::iter::once(&a.at).chain(a.quick_at.as_ref()) {
-                    crate::options::parse_duration(at, "at", tickscope_engine::time::NS_PER_SEC)
+                    crate::text::parse_duration(at, "at", tickscope_engine::time::NS_PER_SEC)
                         .map_err(|e| (format!("step '{}': {e}", s.name), q(at)))?;
                 }
                 if !["fifo", "rr", "other"].contains(&a.policy.as_str()) {

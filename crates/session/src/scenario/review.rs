@@ -11,13 +11,10 @@
 //! is judged by the path's text: a symbolic link under it that leads elsewhere is the user's own
 //! doing and is followed.
 
-use crate::cli::{StepClocks, StepRun};
+use crate::load::spec::LoadSpec;
 use crate::scenario::format::{Scenario, Step, StepKind};
-use clap::Parser;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 use tickscope_report::{escaped, quoted};
-use tickscope_session::load::spec::LoadSpec;
 
 /// One thing a step would do: the step's name and a description (`load exec:"sleep 1"`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,13 +70,31 @@ fn short(text: &str) -> String {
     }
 }
 
-/// Reviews every step of `s`, its normal and its `--quick` options.
-pub fn review(s: &Scenario) -> Review {
+/// What a step's options would do besides measuring, as the command line reads them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepEffects {
+    /// The load the options give (`--load`), if any.
+    pub load: Option<String>,
+    /// The `--on-late` rules, as written.
+    pub on_late: Vec<String>,
+    /// The files the options write, each with the flag that names it.
+    pub paths: Vec<(&'static str, PathBuf)>,
+}
+
+/// Reads a step's options: the command line's parser, which the scenario does not know.
+pub trait StepOptions {
+    /// What `args` (a step of `kind`'s options, as written) would do; `None` when they do
+    /// not parse (the step is then refused before anything runs).
+    fn effects(&self, kind: StepKind, args: &[String]) -> Option<StepEffects>;
+}
+
+/// Reviews every step of `s`, its normal and its `--quick` options, read by `options`.
+pub fn review(s: &Scenario, options: &dyn StepOptions) -> Review {
     let mut r = Review::default();
     for step in &s.steps {
         let sets = std::iter::once(&step.args).chain(step.quick_args.as_ref());
         for args in sets {
-            review_step(step, args, &mut r);
+            review_step(step, args, options, &mut r);
         }
     }
     r
@@ -114,7 +129,8 @@ fn of_interest(args: &[String]) -> bool {
     })
 }
 
-fn review_step(step: &Step, args: &[String], r: &mut Review) {
+/// Adds what `step` with `args` would do to `r`.
+fn review_step(step: &Step, args: &[String], options: &dyn StepOptions, r: &mut Review) {
     if step.load.is_none() && !of_interest(args) {
         return;
     }
@@ -122,42 +138,16 @@ fn review_step(step: &Step, args: &[String], r: &mut Review) {
         step: step.name.clone(),
         what,
     };
+    let parsed = options.effects(step.kind, args);
     let mut load = step.load.clone();
-    let mut paths: Vec<(&'static str, std::path::PathBuf)> = Vec::new();
-    let mut rules: Vec<String> = Vec::new();
-    let argv = std::iter::once(String::new()).chain(args.iter().cloned());
-    let parsed = match step.kind {
-        StepKind::Run => StepRun::try_parse_from(argv).ok().map(|p| {
-            let a = p.args;
-            if a.load.is_some() {
-                load = a.load.clone();
-            }
-            rules = a.explain.on_late.clone();
-            let e = &a.exports;
-            // A step's --json is refused when the steps are checked: its result goes into
-            // the scenario's document.
-            for (flag, p) in [
-                ("--histogram-file", &e.histogram_file),
-                ("--csv", &e.csv),
-                ("--samples", &e.samples),
-                ("--hlog", &e.hlog),
-                ("--capture-dir", &a.explain.capture_dir),
-            ] {
-                if let Some(p) = p {
-                    paths.push((flag, p.clone()));
-                }
-            }
-            for spec in &e.export {
-                // As `run` reads it: PATH is everything after the first `=`.
-                let bytes = spec.as_bytes();
-                if let Some(at) = bytes.iter().position(|&b| b == b'=') {
-                    let path = std::ffi::OsStr::from_bytes(&bytes[at + 1..]);
-                    paths.push(("--export", path.into()));
-                }
-            }
-        }),
-        StepKind::Clocks => StepClocks::try_parse_from(argv).ok().map(|_| ()),
-    };
+    let (mut rules, mut paths) = (Vec::new(), Vec::new());
+    if let Some(e) = &parsed {
+        if e.load.is_some() {
+            load = e.load.clone();
+        }
+        rules = e.on_late.clone();
+        paths = e.paths.clone();
+    }
     if parsed.is_none() {
         // Options that do not parse are refused before anything runs; until then, any word
         // that looks like a command counts as one.
@@ -275,94 +265,5 @@ mod tests {
         for p in ["x", "a/b.hlog", "./x", "a/../x", "-", "a/./b"] {
             assert!(!outside_working_dir(Path::new(p)), "{p}");
         }
-    }
-
-    fn scenario(steps: &str) -> Scenario {
-        let text = format!(
-            "name = \"s\"\nabout = \"a\"\n[source]\ntitle = \"t\"\nauthor = \"a\"\nyear = 1\n\
-             {steps}\n[table]\ntitle = \"t\"\nrows = [{{label = \"m\", metric = \"latency.max\"}}]\n\
-             columns = [\"a\"]\n"
-        );
-        Scenario::parse(&text, "f").unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    #[test]
-    fn commands_and_outside_paths_are_found_in_args_load_and_quick_args() {
-        let s = scenario(
-            "[[steps]]\nname = \"a\"\nargs = [\"-l\", \"5\", \"--on-late\", \"1us:mark,exec=touch x\"]\n\
-             quick_args = [\"-l\", \"5\", \"--hlog\", \"/tmp/a.hlog\", \"--export=csv=../b.csv\"]\n\
-             load = 'exec:\"sleep 1\"'\n\
-             [[steps]]\nname = \"b\"\nargs = [\"--load=stress-ng:--cpu 1\", \"--csv\", \"ok/c.csv\"]\n\
-             [[steps]]\nname = \"c\"\nkind = \"clocks\"\nargs = [\"-D\", \"1s\"]\nload = \"cpu:1\"\n",
-        );
-        let r = review(&s);
-        let cmds: Vec<String> = r.commands.iter().map(ToString::to_string).collect();
-        assert_eq!(
-            cmds,
-            [
-                "step 'a': load exec:sleep 1",
-                "step 'a': --on-late exec=touch x",
-                "step 'b': load stress-ng --cpu 1",
-            ]
-        );
-        let out: Vec<String> = r.outside.iter().map(ToString::to_string).collect();
-        assert_eq!(
-            out,
-            [
-                "step 'a': --hlog '/tmp/a.hlog'",
-                "step 'a': --export '../b.csv'",
-            ]
-        );
-        let line = r.refusal("'f.toml'", false, false).unwrap();
-        assert!(!line.contains('\n'));
-        assert!(line.contains("--allow-exec --allow-paths"), "{line}");
-        let line = r.refusal("'f.toml'", true, false).unwrap();
-        assert!(!line.contains("--allow-exec") && line.contains("--allow-paths"));
-        assert_eq!(r.refusal("'f.toml'", true, true), None);
-        assert_eq!(r.show_lines().len(), 2 + 3 + 2);
-    }
-
-    #[test]
-    fn a_long_refusal_names_the_first_steps_and_counts_the_rest() {
-        let steps: String = (0..20)
-            .map(|i| {
-                format!(
-                    "[[steps]]\nname = \"{}\"\nargs = [\"-l\", \"5\"]\nload = \"exec:true\"\n",
-                    if i == 0 {
-                        "a".to_string()
-                    } else {
-                        format!("s{i}")
-                    }
-                )
-            })
-            .collect();
-        let r = review(&scenario(&steps));
-        assert_eq!(r.commands.len(), 20);
-        let line = r.refusal("f", false, true).unwrap();
-        assert!(
-            line.contains("step 's7'") && !line.contains("step 's8'"),
-            "{line}"
-        );
-        assert!(line.contains("and 12 more"), "{line}");
-        assert_eq!(r.show_lines().len(), 21);
-    }
-
-    #[test]
-    fn named_loads_and_relative_outputs_need_nothing() {
-        let s = scenario(
-            "[[steps]]\nname = \"a\"\nargs = [\"-l\", \"5\", \"--hlog\", \"a.hlog\", \"--on-late\", \"1ms:capture\"]\nload = \"cpu:1\"\n",
-        );
-        assert_eq!(review(&s), Review::default());
-        assert!(review(&s).show_lines().is_empty());
-    }
-
-    #[test]
-    fn a_command_with_control_characters_is_shown_escaped() {
-        let s = scenario(
-            "[[steps]]\nname = \"a\"\nargs = [\"-l\", \"5\"]\n[[steps]]\nname = \"b\\u001b[2J\"\nargs = [\"-l\", \"5\"]\nload = \"exec:printf '\\u001b]0;x\\u0007'\"\n",
-        );
-        let line = review(&s).refusal("f", false, false).unwrap();
-        assert!(!line.chars().any(char::is_control), "{line}");
-        assert!(line.contains("\\u{1b}"), "{line}");
     }
 }
