@@ -1,0 +1,198 @@
+//! Reading a baseline or candidate file into a [`Series`]: tickscope's JSON results (every
+//! schema version: `tickscope.run/1` and `/2`), HdrHistogram interval logs (tickscope's
+//! `--hlog`, `tickscope hlog merge` of a fleet, other writers), cyclictest `--json` and
+//! jitterdebugger results. The format is recognised from the content, as `tickscope
+//! compare` does ([`tickscope_report::import`]).
+
+use crate::series::{Series, Window, WindowKind};
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+use tickscope_engine::time::Nanos;
+use tickscope_report::document::RunDocument;
+use tickscope_report::import::{self, hlog::Reader, open_input};
+use tickscope_report::quoted;
+
+/// Reads `path` (`-` for standard input).
+///
+/// # Errors
+/// One line naming the file: unreadable, of no known format, malformed, holding several
+/// runs (a `--methods`/`--rounds` comparison: the gate compares one run per file) or no
+/// wake-ups.
+pub fn read(path: &Path) -> Result<Series, String> {
+    let name = path.display().to_string();
+    let fail = |p: String| format!("{}: {p}", quoted(path));
+    let mut input = open_input(path).map_err(|e| e.to_string())?;
+    let series = if input.is_hlog().map_err(|e| e.to_string())? {
+        read_hlog(input.into_reader(), name).map_err(|p| fail(format!("interval log: {p}")))?
+    } else {
+        let text = input.into_text().map_err(|e| e.to_string())?;
+        let json: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| fail(format!("not valid JSON: {e}")))?;
+        if json.get("schema").is_some() {
+            let doc = RunDocument::from_json_value(json)
+                .map_err(|p| fail(format!("tickscope result: {p}")))?;
+            import::validate::check(&doc).map_err(|p| fail(format!("tickscope result: {p}")))?;
+            from_document(&doc, name).map_err(fail)?
+        } else {
+            let stem = path
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+            let found = import::parse(&name, &stem, &text).map_err(|e| e.to_string())?;
+            from_tool(found, name).map_err(fail)?
+        }
+    };
+    if series.samples == 0 {
+        return Err(fail("no wake-ups in the file".into()));
+    }
+    Ok(series)
+}
+
+/// A tickscope document's single run: its merged histogram, overruns and windows.
+fn from_document(doc: &RunDocument, source: String) -> Result<Series, String> {
+    let runs = doc.each_run();
+    if runs.len() != 1 {
+        return Err(format!(
+            "holds {} runs (--methods or --rounds); the gate compares one run per file",
+            runs.len()
+        ));
+    }
+    let run = &runs[0];
+    let summary = &run.summary;
+    let total = summary
+        .latency_ns
+        .as_ref()
+        .map(|l| l.histogram.buckets.clone())
+        .unwrap_or_default();
+    let windows_of = if summary.windows.is_empty() && run.threads.len() == 1 {
+        &run.threads[0].windows
+    } else {
+        &summary.windows
+    };
+    let windows: Vec<Window> = windows_of
+        .iter()
+        .filter(|w| w.samples > 0)
+        .map(|w| Window {
+            samples: w.samples,
+            overruns: Some(w.overruns),
+            p99: w.latency_p99,
+            histogram: Vec::new(),
+        })
+        .collect();
+    let mut notes = Vec::new();
+    if run.interrupted {
+        notes.push("the run was interrupted: the figures cover what ran".into());
+    }
+    let window_kind = if windows.is_empty() {
+        notes.push("the result keeps no windows".into());
+        WindowKind::None
+    } else {
+        WindowKind::Summaries
+    };
+    Ok(Series {
+        source,
+        format: "tickscope",
+        samples: total.iter().map(|b| b.1).sum(),
+        total,
+        overruns: Some(summary.overruns),
+        windows,
+        window_kind,
+        notes,
+    })
+}
+
+/// Another tool's result (cyclictest, jitterdebugger): its threads' histograms merged.
+/// Wake-ups beyond the histogram's range are placed at the largest latency the tool
+/// recorded, so a tail quantile among them is the run's maximum.
+fn from_tool(found: Vec<import::Measurement>, source: String) -> Result<Series, String> {
+    let [m] = <[import::Measurement; 1]>::try_from(found)
+        .map_err(|f| format!("holds {} runs; the gate compares one per file", f.len()))?;
+    let mut total = BTreeMap::<Nanos, u64>::new();
+    let mut notes = m.notes.clone();
+    let mut overflow = 0u64;
+    for (_, t) in &m.threads {
+        let Some(l) = &t.latency_ns else { continue };
+        let held: u64 = l.histogram.buckets.iter().map(|b| b.1).sum();
+        for &(v, c) in &l.histogram.buckets {
+            *total.entry(v).or_default() += c;
+        }
+        if t.samples > held {
+            *total.entry(l.max).or_default() += t.samples - held;
+            overflow += t.samples - held;
+        }
+    }
+    if overflow > 0 {
+        notes.push(format!(
+            "{overflow} wake-ups beyond the histogram's range counted at the thread's maximum"
+        ));
+    }
+    let total: Vec<(Nanos, u64)> = total.into_iter().collect();
+    Ok(Series {
+        source,
+        format: m.format.name(),
+        samples: total.iter().map(|b| b.1).sum(),
+        total,
+        overruns: None,
+        windows: Vec::new(),
+        window_kind: WindowKind::None,
+        notes,
+    })
+}
+
+/// Which intervals of a log make the windows: tag `all` (tickscope's merge of its threads),
+/// else the untagged intervals, else every tag but the `.early` ones, merged per start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Class {
+    All,
+    Untagged,
+    Others,
+}
+
+/// An interval log's windows: one per interval start (ms), histograms of the chosen tag.
+fn read_hlog<R: BufRead>(src: R, source: String) -> Result<Series, String> {
+    let mut reader = Reader::new(src);
+    let mut found: BTreeMap<(Class, i64), BTreeMap<Nanos, u64>> = BTreeMap::new();
+    let mut all_seen = false;
+    while let Some(head) = reader.next_head()? {
+        let class = match head.tag.as_str() {
+            "all" => Class::All,
+            import::hlog::UNTAGGED => Class::Untagged,
+            t if t.ends_with(".early") => continue,
+            _ => Class::Others,
+        };
+        all_seen |= class == Class::All;
+        if all_seen && class != Class::All {
+            continue;
+        }
+        let h = reader.histogram()?;
+        let window = found
+            .entry((class, (head.start * 1000.0).round() as i64))
+            .or_default();
+        for v in h.iter_recorded() {
+            let value = Nanos::try_from(v.value_iterated_to()).unwrap_or(Nanos::MAX);
+            *window.entry(value).or_default() += v.count_at_value();
+        }
+    }
+    let class = found
+        .keys()
+        .map(|k| k.0)
+        .min()
+        .ok_or("the log has no intervals")?;
+    let mut notes = reader.warnings().to_vec();
+    notes.push(match class {
+        Class::All => "windows: intervals tagged 'all'".to_string(),
+        Class::Untagged => "windows: the untagged intervals".to_string(),
+        Class::Others => "windows: every tag's intervals merged per start".to_string(),
+    });
+    let windows = found
+        .into_iter()
+        .filter(|(k, _)| k.0 == class)
+        .map(|(_, h)| Window {
+            histogram: h.into_iter().collect(),
+            ..Window::default()
+        })
+        .collect();
+    Ok(Series::from_histogram_windows(
+        source, "hlog", windows, notes,
+    ))
+}

@@ -1,0 +1,241 @@
+//! Everything one `tickscope gate` call decided, and its three renderings: a table for
+//! people that says why, JSON (`--json`, schema `tickscope.gate/1`) and JUnit XML
+//! (`--junit FILE`, what CI systems read).
+
+use crate::finding::{Decision, Finding};
+use crate::rules::Rules;
+use crate::verdict::{Outcome, Verdict};
+use comfy_table::{presets, CellAlignment};
+use serde::Serialize;
+use tickscope_report::units;
+
+/// The schema name of the JSON report.
+pub const SCHEMA: &str = "tickscope.gate/1";
+
+/// The verdicts on every candidate against one baseline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// [`SCHEMA`].
+    pub schema: &'static str,
+    /// The worst outcome of all candidates (what the exit status says).
+    pub outcome: Outcome,
+    /// The baseline's file.
+    pub baseline: String,
+    /// The baseline's format.
+    pub baseline_format: &'static str,
+    /// Wake-ups in the baseline.
+    pub baseline_samples: u64,
+    /// Windows in the baseline.
+    pub baseline_windows: usize,
+    /// Remarks on how the baseline was read.
+    pub baseline_notes: Vec<String>,
+    /// The rules decided by.
+    pub rules: Rules,
+    /// One verdict per candidate, in the order given.
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Report {
+    /// The report of `verdicts` on `baseline`.
+    pub fn new(baseline: &crate::series::Series, rules: &Rules, verdicts: Vec<Verdict>) -> Report {
+        Report {
+            schema: SCHEMA,
+            outcome: verdicts
+                .iter()
+                .map(|v| v.outcome)
+                .max()
+                .unwrap_or(Outcome::Pass),
+            baseline: baseline.source.clone(),
+            baseline_format: baseline.format,
+            baseline_samples: baseline.samples,
+            baseline_windows: baseline.windows.len(),
+            baseline_notes: baseline.notes.clone(),
+            rules: rules.clone(),
+            verdicts,
+        }
+    }
+
+    /// The report as pretty-printed JSON.
+    pub fn to_json(&self) -> String {
+        // Every field is a plain value: serialization cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    /// The table for people: per candidate, one row per test, then why it failed.
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "baseline {} ({}, {} wake-ups, {} windows)\n",
+            self.baseline, self.baseline_format, self.baseline_samples, self.baseline_windows
+        );
+        for n in &self.baseline_notes {
+            out += &format!("  baseline: {n}\n");
+        }
+        for v in &self.verdicts {
+            out += &format!(
+                "\ncandidate {} ({}, {} wake-ups, {} windows): {}\n",
+                v.candidate,
+                v.format,
+                v.samples,
+                v.windows,
+                v.outcome.word()
+            );
+            let mut table = comfy_table::Table::new();
+            table.load_style(presets::UTF8_FULL_CONDENSED);
+            table.set_header(vec![
+                "test", "baseline", "candidate", "change", "interval", "allowed", "p", "level",
+                "result",
+            ]);
+            for f in &v.findings {
+                table.add_row(row(f));
+            }
+            for (i, col) in table.column_iter_mut().enumerate() {
+                if (1..8).contains(&i) {
+                    col.set_cell_alignment(CellAlignment::Right);
+                }
+            }
+            out += &tickscope_report::fit::table(&table);
+            out.push('\n');
+            for r in &v.reasons {
+                out += &format!("  why: {r}\n");
+            }
+            for n in &v.notes {
+                out += &format!("  note: {n}\n");
+            }
+            for f in &v.findings {
+                if f.decision != Decision::NotRun {
+                    out += &format!("  {}: {}\n", f.name, f.method);
+                } else {
+                    out += &format!("  {}: not run: {}\n", f.name, f.method);
+                }
+            }
+        }
+        out += &format!(
+            "\noutcome: {} (confidence {} for all tests of a candidate together, Holm)\n",
+            self.outcome.word(),
+            self.rules.confidence
+        );
+        out
+    }
+
+    /// The report as JUnit XML: a test suite per candidate, a test case per test; a
+    /// regression is a `<failure>`, an inconclusive or not-run test `<skipped>`.
+    pub fn to_junit(&self) -> String {
+        let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let count = |d: Decision| {
+            self.verdicts
+                .iter()
+                .flat_map(|v| &v.findings)
+                .filter(|f| f.decision == d)
+                .count()
+        };
+        let total: usize = self.verdicts.iter().map(|v| v.findings.len()).sum();
+        out += &format!(
+            "<testsuites name=\"tickscope gate\" tests=\"{total}\" failures=\"{}\" skipped=\"{}\">\n",
+            count(Decision::Regression),
+            count(Decision::Inconclusive) + count(Decision::NotRun)
+        );
+        for v in &self.verdicts {
+            let failures = v
+                .findings
+                .iter()
+                .filter(|f| f.decision == Decision::Regression)
+                .count();
+            out += &format!(
+                "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">\n",
+                xml(&v.candidate),
+                v.findings.len()
+            );
+            for f in &v.findings {
+                let detail = row(f).join(" | ");
+                out += &format!(
+                    "    <testcase classname=\"tickscope.gate\" name=\"{}\">",
+                    xml(&f.name)
+                );
+                match f.decision {
+                    Decision::Regression => {
+                        out += &format!(
+                            "<failure message=\"{}\">{}</failure>",
+                            xml(&format!("{} regressed", f.name)),
+                            xml(&detail)
+                        )
+                    }
+                    Decision::Inconclusive => {
+                        out += &format!(
+                            "<skipped message=\"{}\"/>",
+                            xml(f.inconclusive.as_deref().unwrap_or("inconclusive"))
+                        )
+                    }
+                    Decision::NotRun => {
+                        out += &format!("<skipped message=\"{}\"/>", xml(&f.method))
+                    }
+                    Decision::Pass | Decision::Improvement => {
+                        out += &format!("<system-out>{}</system-out>", xml(&detail))
+                    }
+                }
+                out += "</testcase>\n";
+            }
+            out += "  </testsuite>\n";
+        }
+        out += "</testsuites>\n";
+        out
+    }
+}
+
+/// A finding's table row.
+fn row(f: &Finding) -> Vec<String> {
+    let value = |v: Option<f64>| match (v, f.unit) {
+        (Some(v), "ns") => units::ns(v),
+        (Some(v), "per wake-up") => format!("{v:.3e}"),
+        (Some(v), _) => format!("{v:.3}"),
+        (None, _) => String::new(),
+    };
+    let rel = f.unit != "KS distance";
+    let change = |c: f64| {
+        if !rel {
+            format!("{c:.3}")
+        } else if c.is_finite() {
+            format!("{:+.1} %", c * 100.0)
+        } else {
+            "+∞".into()
+        }
+    };
+    vec![
+        f.name.clone(),
+        value(f.baseline),
+        value(f.candidate),
+        f.change.map(change).unwrap_or_default(),
+        f.interval
+            .map(|(lo, hi)| format!("{} .. {}", change(lo), change(hi)))
+            .unwrap_or_default(),
+        if f.decision == Decision::NotRun {
+            String::new()
+        } else if rel {
+            format!("≤ {:+.0} %", f.allowed * 100.0)
+        } else {
+            format!("≤ {:.3}", f.allowed)
+        },
+        f.p_regression
+            .filter(|_| f.inconclusive.is_none())
+            .map(|p| format!("{p:.4}"))
+            .unwrap_or_default(),
+        f.level.map(|l| format!("{l:.4}")).unwrap_or_default(),
+        f.decision.word().to_string(),
+    ]
+}
+
+/// Text escaped for XML attributes and content.
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
