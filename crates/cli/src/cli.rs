@@ -44,6 +44,48 @@ pub enum Command {
     /// tickscope can set itself. Exit status 0 when the machine can be measured.
     #[command(after_help = DOCTOR_EXIT)]
     Doctor(DoctorArgs),
+    /// Regression gate: judge candidate runs against a baseline on whole distributions
+    /// (tail quantiles with intervals, shape, overruns), one-second windows as the unit.
+    #[command(after_help = GATE_EXIT)]
+    Gate(GateArgs),
+}
+
+/// The EXIT STATUS section of `tickscope gate --help` (and its manual page).
+pub const GATE_EXIT: &str = "Exit status (the worst of all candidates):
+  0  pass (or improvement): no test showed a change beyond the allowed one
+  1  regression: a test showed a candidate worse by more than allowed
+  2  bad input (one line on standard error)
+  3  inconclusive: not enough data to judge a test (too few windows or wake-ups)
+
+Statistics, rules and the default run length: docs/gate.md.
+Examples:
+  tickscope gate base.hlog cand.hlog                    judge one candidate
+  tickscope gate --rules gate.toml --junit gate.xml fleet.hlog host1.hlog host2.hlog";
+
+/// Options of `tickscope gate`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// The baseline: a tickscope result, an interval log (a `tickscope hlog merge` of a
+    /// fleet too), a cyclictest --json or a jitterdebugger file.
+    #[arg(value_name = "BASELINE")]
+    pub baseline: std::path::PathBuf,
+
+    /// Candidates, each judged against the baseline (same formats).
+    #[arg(value_name = "CANDIDATE", required = true)]
+    pub candidates: Vec<std::path::PathBuf>,
+
+    /// Rules as TOML (quantiles, allowed change, confidence; docs/gate.md). Default: the
+    /// built-in rules.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<std::path::PathBuf>,
+
+    /// Print the report as JSON (schema tickscope.gate/1) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write the verdicts as JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<std::path::PathBuf>,
 }
 
 /// The EXIT STATUS section of `tickscope doctor --help` (and its manual page).

@@ -66,6 +66,7 @@ fn main() -> ExitCode {
         cli::Command::Monitor(args) => cmd::monitor::execute(&args),
         cli::Command::Hlog(c) => cmd::hlog::execute(&c),
         cli::Command::Doctor(args) => return cmd::doctor::main(&args),
+        cli::Command::Gate(args) => return cmd::gate::main(&args),
     };
     exit::status(console::settle(result))
 }

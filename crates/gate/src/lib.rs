@@ -26,6 +26,7 @@ pub mod report;
 pub mod rules;
 pub mod series;
 pub mod shape;
+pub mod synthetic;
 pub mod verdict;
 
 pub use report::Report;

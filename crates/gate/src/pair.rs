@@ -2,7 +2,7 @@
 //! ([`crate::grid`]), the run length they are compared at and the block length.
 
 use crate::bootstrap::default_block_len;
-use crate::grid::Grid;
+use crate::grid::{Grid, Indexed};
 use crate::rules::Rules;
 use crate::series::{Series, WindowKind};
 
@@ -10,7 +10,7 @@ use crate::series::{Series, WindowKind};
 #[derive(Debug, Clone)]
 pub struct Side {
     /// Each window's histogram on the grid.
-    pub windows: Vec<Vec<(u32, u64)>>,
+    pub windows: Vec<Indexed>,
     /// Each window's wake-ups.
     pub weights: Vec<u64>,
 }

@@ -53,21 +53,22 @@ pub fn windowed(base: &Series, cand: &Series, pair: &Pair, rules: &Rules, rng: &
         .collect();
     let few_windows = pair.windows() < rules.min_windows;
     if !few_windows && judged.iter().any(|&j| j) {
-        let mut b = Counts::new(pair.grid.len());
-        let mut c = Counts::new(pair.grid.len());
+        let mut b = Counts::new(&pair.grid);
+        let mut c = Counts::new(&pair.grid);
         for _ in 0..rules.resamples {
             b.clear();
             c.clear();
             draw(&pair.base.weights, pair.length, pair.block, rng, |i| {
-                b.add(&pair.base.windows[i])
+                b.add(i, &pair.base.windows[i])
             });
             draw(&pair.cand.weights, pair.length, pair.block, rng, |i| {
-                c.add(&pair.cand.windows[i])
+                c.add(i, &pair.cand.windows[i])
             });
             for (k, r) in rules.quantiles.iter().enumerate() {
-                if let (Some(qb), Some(qc)) = (b.quantile_index(r.quantile), c.quantile_index(r.quantile)) {
-                    let (vb, vc) = (positive(pair.grid.value(qb)), positive(pair.grid.value(qc)));
-                    ratios[k].push((vc / vb).ln());
+                let qb = b.quantile(r.quantile, &pair.grid, &pair.base.windows);
+                let qc = c.quantile(r.quantile, &pair.grid, &pair.cand.windows);
+                if let (Some(qb), Some(qc)) = (qb, qc) {
+                    ratios[k].push((positive(qc) / positive(qb)).ln());
                 }
             }
         }

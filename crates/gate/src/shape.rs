@@ -20,7 +20,7 @@
 
 use crate::bootstrap::{draw, GateRng};
 use crate::finding::{Decision, Finding};
-use crate::grid::Counts;
+use crate::grid::{Counts, Indexed};
 use crate::pair::{Pair, Side};
 use crate::rules::Rules;
 
@@ -28,7 +28,7 @@ use crate::rules::Rules;
 /// "the windows' p99").
 pub fn shape(pair: &Pair, rules: &Rules, what: &str, rng: &mut GateRng) -> Finding {
     let method = format!(
-        "one-sided KS distance of {what}, null from {} block-bootstrap pseudo-pairs over the \
+        "one-sided KS distance of {what} (bins 5 % wide), null from {} block-bootstrap pseudo-pairs over the \
          pooled windows",
         rules.resamples
     );
@@ -44,14 +44,13 @@ pub fn shape(pair: &Pair, rules: &Rules, what: &str, rng: &mut GateRng) -> Findi
             ),
         );
     }
-    let len = pair.grid.len();
     let whole = |s: &Side| {
-        let mut c = Counts::new(len);
-        s.windows.iter().for_each(|w| c.add(w));
+        let mut c = Counts::new(&pair.grid);
+        s.windows.iter().enumerate().for_each(|(i, w)| c.add(i, w));
         c
     };
     let (observed, _) = whole(&pair.base).ks_distance(&whole(&pair.cand));
-    let pooled: Vec<&Vec<(u32, u64)>> = pair.base.windows.iter().chain(&pair.cand.windows).collect();
+    let pooled: Vec<&Indexed> = pair.base.windows.iter().chain(&pair.cand.windows).collect();
     let weights: Vec<u64> = pair
         .base
         .weights
@@ -59,14 +58,14 @@ pub fn shape(pair: &Pair, rules: &Rules, what: &str, rng: &mut GateRng) -> Findi
         .chain(&pair.cand.weights)
         .copied()
         .collect();
-    let (mut a, mut b) = (Counts::new(len), Counts::new(len));
+    let (mut a, mut b) = (Counts::new(&pair.grid), Counts::new(&pair.grid));
     let threshold = observed - rules.shape.max_distance;
     let mut at_least = 0usize;
     for _ in 0..rules.resamples {
         a.clear();
         b.clear();
-        draw(&weights, pair.length, pair.block, rng, |i| a.add(pooled[i]));
-        draw(&weights, pair.length, pair.block, rng, |i| b.add(pooled[i]));
+        draw(&weights, pair.length, pair.block, rng, |i| a.add(i, pooled[i]));
+        draw(&weights, pair.length, pair.block, rng, |i| b.add(i, pooled[i]));
         if a.ks_distance(&b).0 >= threshold {
             at_least += 1;
         }

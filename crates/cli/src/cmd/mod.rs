@@ -5,6 +5,7 @@ pub mod compare;
 pub mod completions;
 pub mod doctor;
 pub mod explain;
+pub mod gate;
 pub mod hlog;
 pub mod man;
 pub mod monitor;
