@@ -81,16 +81,19 @@ pub fn windowed(base: &Series, cand: &Series, pair: &Pair, rules: &Rules, rng: &
         .map(|((rule, mut r), judged)| {
             let name = quantile_name(rule.quantile);
             if few_windows {
-                return Finding::inconclusive(
-                    name,
-                    "ns",
-                    method.clone(),
-                    format!(
-                        "{} windows, fewer than the {} needed",
-                        pair.windows(),
-                        rules.min_windows
-                    ),
-                );
+                return Finding {
+                    allowed: rule.max_increase,
+                    ..Finding::inconclusive(
+                        name,
+                        "ns",
+                        method.clone(),
+                        format!(
+                            "{} windows, fewer than the {} needed",
+                            pair.windows(),
+                            rules.min_windows
+                        ),
+                    )
+                };
             }
             if !judged || r.is_empty() {
                 return too_short(name, method.clone(), pair.length, rule, rules);
@@ -134,7 +137,7 @@ fn figures(name: String, base: &Series, cand: &Series, rule: &QuantileRule, meth
 
 fn too_short(name: String, method: String, n: u64, rule: &QuantileRule, rules: &Rules) -> Finding {
     let need = (rules.min_tail_samples as f64 / (1.0 - rule.quantile)).ceil();
-    Finding::inconclusive(
+    let f = Finding::inconclusive(
         name.clone(),
         "ns",
         method,
@@ -143,7 +146,11 @@ fn too_short(name: String, method: String, n: u64, rule: &QuantileRule, rules: &
              ({} beyond it)",
             rules.min_tail_samples
         ),
-    )
+    );
+    Finding {
+        allowed: rule.max_increase,
+        ..f
+    }
 }
 
 /// One standard error of the log of quantile `q` of `hist` (ascending `(value, count)`, `n`

@@ -101,12 +101,21 @@ impl Report {
             for n in &v.notes {
                 out += &format!("  note: {n}\n");
             }
+            // How each test was computed, tests sharing a method on one line.
+            let mut methods: Vec<(Vec<&str>, String)> = Vec::new();
             for f in &v.findings {
-                if f.decision != Decision::NotRun {
-                    out += &format!("  {}: {}\n", f.name, f.method);
+                let m = if f.decision == Decision::NotRun {
+                    format!("not run: {}", f.method)
                 } else {
-                    out += &format!("  {}: not run: {}\n", f.name, f.method);
+                    f.method.clone()
+                };
+                match methods.iter_mut().find(|(_, x)| *x == m) {
+                    Some((names, _)) => names.push(&f.name),
+                    None => methods.push((vec![&f.name], m)),
                 }
+            }
+            for (names, m) in methods {
+                out += &format!("  {}: {m}\n", names.join(", "));
             }
         }
         out += &format!(
@@ -216,7 +225,13 @@ fn row(f: &Finding) -> Vec<String> {
         },
         f.p_regression
             .filter(|_| f.inconclusive.is_none())
-            .map(|p| format!("{p:.4}"))
+            .map(|p| {
+                if p < 1e-4 {
+                    "< 0.0001".to_string()
+                } else {
+                    format!("{p:.4}")
+                }
+            })
             .unwrap_or_default(),
         f.level.map(|l| format!("{l:.4}")).unwrap_or_default(),
         f.decision.word().to_string(),

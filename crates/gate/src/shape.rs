@@ -33,7 +33,7 @@ pub fn shape(pair: &Pair, rules: &Rules, what: &str, rng: &mut GateRng) -> Findi
         rules.resamples
     );
     if pair.windows() < rules.min_windows {
-        return Finding::inconclusive(
+        let f = Finding::inconclusive(
             "shape".into(),
             "KS distance",
             method,
@@ -43,6 +43,10 @@ pub fn shape(pair: &Pair, rules: &Rules, what: &str, rng: &mut GateRng) -> Findi
                 rules.min_windows
             ),
         );
+        return Finding {
+            allowed: rules.shape.max_distance,
+            ..f
+        };
     }
     let whole = |s: &Side| {
         let mut c = Counts::new(&pair.grid);

@@ -128,13 +128,13 @@ pub fn judge(base: &Series, cand: &Series, rules: &Rules) -> Verdict {
             Decision::Regression => reasons.push(match (f.unit, f.change) {
                 ("KS distance", Some(d)) => format!(
                     "shape: the candidate's distribution lies higher by a KS distance of {d:.3}, \
-                     more than the allowed {:.3} (p = {:.4} ≤ {:.4})",
+                     more than the allowed {:.3} (p = {:.2e} ≤ {:.4})",
                     f.allowed,
                     f.p_regression.unwrap_or(1.0),
                     f.level.unwrap_or(0.0)
                 ),
                 (_, change) => format!(
-                    "{}: {} {}, more than the allowed {} (p = {:.4} ≤ {:.4})",
+                    "{}: {} {}, more than the allowed {} (p = {:.2e} ≤ {:.4})",
                     f.name,
                     change.map_or("appeared".to_string(), |c| format!("changed {}", pct(c))),
                     f.interval

@@ -12,6 +12,7 @@ mod doctor;
 mod early_signals;
 mod executive;
 mod explain;
+mod gate;
 mod hlog;
 mod inputs;
 mod install;
