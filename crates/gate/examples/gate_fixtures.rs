@@ -48,8 +48,10 @@ fn write_cyclictest(path: &Path, windows: &[Histogram<u64>]) -> std::io::Result<
             max = max.max(value / 1000);
         }
     }
-    let histogram: serde_json::Map<String, serde_json::Value> =
-        us.iter().map(|(k, c)| (k.to_string(), (*c).into())).collect();
+    let histogram: serde_json::Map<String, serde_json::Value> = us
+        .iter()
+        .map(|(k, c)| (k.to_string(), (*c).into()))
+        .collect();
     let doc = serde_json::json!({
         "file_version": 1,
         "cmdline:": "cyclictest (gate fixture, synthetic model) -h 10000",
@@ -66,7 +68,10 @@ fn write_cyclictest(path: &Path, windows: &[Histogram<u64>]) -> std::io::Result<
             "node": 0
         }}
     });
-    std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n")
+    std::fs::write(
+        path,
+        serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n",
+    )
 }
 
 fn main() -> std::io::Result<()> {
@@ -96,6 +101,9 @@ fn main() -> std::io::Result<()> {
     write_hlog(&dir.join("short.hlog"), &short.histograms(6))?;
     write_cyclictest(&dir.join("base.cyclictest.json"), &m.histograms(1))?;
     write_cyclictest(&dir.join("same.cyclictest.json"), &m.histograms(2))?;
-    write_cyclictest(&dir.join("tail.cyclictest.json"), &scaled(2.0).histograms(4))?;
+    write_cyclictest(
+        &dir.join("tail.cyclictest.json"),
+        &scaled(2.0).histograms(4),
+    )?;
     Ok(())
 }

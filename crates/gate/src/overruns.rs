@@ -16,7 +16,7 @@
 
 use crate::finding::{Decision, Finding};
 use crate::rules::Rules;
-use statrs::distribution::{Beta, Binomial, DiscreteCDF, ContinuousCDF};
+use statrs::distribution::{Beta, Binomial, ContinuousCDF, DiscreteCDF};
 
 /// The Clopper–Pearson interval of a binomial proportion, `k` successes of `n`, two-sided at
 /// level `alpha`. `None` when `n` is 0.
@@ -33,7 +33,9 @@ pub fn clopper_pearson(k: u64, n: u64, alpha: f64) -> Option<(f64, f64)> {
     let hi = if k == n {
         1.0
     } else {
-        Beta::new(kf + 1.0, nf - kf).ok()?.inverse_cdf(1.0 - alpha / 2.0)
+        Beta::new(kf + 1.0, nf - kf)
+            .ok()?
+            .inverse_cdf(1.0 - alpha / 2.0)
     };
     Some((lo, hi))
 }
@@ -99,7 +101,10 @@ mod tests {
         assert!((hi - 0.30850).abs() < 1e-4, "{hi}");
         // 5 of 10: 0.1871 .. 0.8129 (Clopper & Pearson's tables; R binom.test).
         let (lo, hi) = clopper_pearson(5, 10, 0.05).unwrap();
-        assert!((lo - 0.18709).abs() < 1e-4 && (hi - 0.81291).abs() < 1e-4, "{lo} {hi}");
+        assert!(
+            (lo - 0.18709).abs() < 1e-4 && (hi - 0.81291).abs() < 1e-4,
+            "{lo} {hi}"
+        );
         assert_eq!(clopper_pearson(1, 0, 0.05), None);
     }
 

@@ -39,13 +39,20 @@ fn enough(n: u64, q: f64, min_tail: u64) -> bool {
 
 /// The quantile tests of a pair with window histograms, all quantiles on the same
 /// resamples.
-pub fn windowed(base: &Series, cand: &Series, pair: &Pair, rules: &Rules, rng: &mut GateRng) -> Vec<Finding> {
+pub fn windowed(
+    base: &Series,
+    cand: &Series,
+    pair: &Pair,
+    rules: &Rules,
+    rng: &mut GateRng,
+) -> Vec<Finding> {
     let method = format!(
         "stationary block bootstrap of {} resamples over one-second windows (mean block {:.0} \
          windows), both runs at {} wake-ups",
         rules.resamples, pair.block, pair.length
     );
-    let mut ratios: Vec<Vec<f64>> = vec![Vec::with_capacity(rules.resamples); rules.quantiles.len()];
+    let mut ratios: Vec<Vec<f64>> =
+        vec![Vec::with_capacity(rules.resamples); rules.quantiles.len()];
     let judged: Vec<bool> = rules
         .quantiles
         .iter()
@@ -115,7 +122,13 @@ pub fn windowed(base: &Series, cand: &Series, pair: &Pair, rules: &Rules, rng: &
 }
 
 /// A finding with the whole runs' quantiles and their ratio, to be completed by the test.
-fn figures(name: String, base: &Series, cand: &Series, rule: &QuantileRule, method: String) -> Finding {
+fn figures(
+    name: String,
+    base: &Series,
+    cand: &Series,
+    rule: &QuantileRule,
+    method: String,
+) -> Finding {
     let qb = quantile_of(&base.total, rule.quantile).map(positive);
     let qc = quantile_of(&cand.total, rule.quantile).map(positive);
     Finding {
@@ -193,8 +206,11 @@ pub fn unwindowed(base: &Series, cand: &Series, rules: &Rules, why: &str) -> Vec
                 return too_short(name, method.clone(), n, rule, rules);
             }
             let mut f = figures(name.clone(), base, cand, rule, method.clone());
-            let ses = log_se(&base.total, base.samples, rule.quantile)
-                .zip(log_se(&cand.total, cand.samples, rule.quantile));
+            let ses = log_se(&base.total, base.samples, rule.quantile).zip(log_se(
+                &cand.total,
+                cand.samples,
+                rule.quantile,
+            ));
             let (Some((sb, sc)), Some(change)) = (ses, f.change) else {
                 return Finding::inconclusive(name, "ns", method.clone(), "empty histogram".into());
             };

@@ -82,7 +82,14 @@ impl Report {
             let mut table = comfy_table::Table::new();
             table.load_style(presets::UTF8_FULL_CONDENSED);
             table.set_header(vec![
-                "test", "baseline", "candidate", "change", "interval", "allowed", "p", "level",
+                "test",
+                "baseline",
+                "candidate",
+                "change",
+                "interval",
+                "allowed",
+                "p",
+                "level",
                 "result",
             ]);
             for f in &v.findings {

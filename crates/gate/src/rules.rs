@@ -204,8 +204,7 @@ impl Rules {
                 ));
             }
         }
-        if !(self.shape.max_distance.is_finite() && (0.0..1.0).contains(&self.shape.max_distance))
-        {
+        if !(self.shape.max_distance.is_finite() && (0.0..1.0).contains(&self.shape.max_distance)) {
             return Err("shape.max_distance must be in 0 ..< 1".into());
         }
         if !fraction(self.overruns.max_increase) {

@@ -116,7 +116,11 @@ mod tests {
         let s = Series::from_histogram_windows(
             "x".into(),
             "hlog",
-            vec![w(vec![(10, 99), (50, 1)]), w(vec![]), w(vec![(10, 1), (20, 3)])],
+            vec![
+                w(vec![(10, 99), (50, 1)]),
+                w(vec![]),
+                w(vec![(10, 1), (20, 3)]),
+            ],
             vec![],
         );
         assert_eq!(s.windows.len(), 2);

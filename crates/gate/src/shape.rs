@@ -68,8 +68,12 @@ pub fn shape(pair: &Pair, rules: &Rules, what: &str, rng: &mut GateRng) -> Findi
     for _ in 0..rules.resamples {
         a.clear();
         b.clear();
-        draw(&weights, pair.length, pair.block, rng, |i| a.add(i, pooled[i]));
-        draw(&weights, pair.length, pair.block, rng, |i| b.add(i, pooled[i]));
+        draw(&weights, pair.length, pair.block, rng, |i| {
+            a.add(i, pooled[i])
+        });
+        draw(&weights, pair.length, pair.block, rng, |i| {
+            b.add(i, pooled[i])
+        });
         if a.ks_distance(&b).0 >= threshold {
             at_least += 1;
         }

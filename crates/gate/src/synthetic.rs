@@ -14,8 +14,8 @@
 //!
 //! `stall_scale` multiplies every stall: the planted interference of the power bench.
 
-use crate::series::{Series, Window};
 use crate::bootstrap::{rng, GateRng};
+use crate::series::{Series, Window};
 use hdrhistogram::Histogram;
 use rand::RngExt;
 use tickscope_engine::time::Nanos;

@@ -75,7 +75,11 @@ fn pct(x: f64) -> String {
 /// seeded from `rules.seed`.
 pub fn judge(base: &Series, cand: &Series, rules: &Rules) -> Verdict {
     let mut rng = rng(rules.seed);
-    let mut notes: Vec<String> = cand.notes.iter().map(|n| format!("candidate: {n}")).collect();
+    let mut notes: Vec<String> = cand
+        .notes
+        .iter()
+        .map(|n| format!("candidate: {n}"))
+        .collect();
     let weaker = |s: &Series| match s.window_kind {
         WindowKind::Histograms => None,
         WindowKind::Summaries => Some(format!(
@@ -191,7 +195,10 @@ fn decide(findings: &mut [Finding], alpha: f64) {
     let tested: Vec<usize> = (0..findings.len())
         .filter(|&i| findings[i].p_regression.is_some() && findings[i].inconclusive.is_none())
         .collect();
-    let p: Vec<f64> = tested.iter().map(|&i| findings[i].p_regression.unwrap_or(1.0)).collect();
+    let p: Vec<f64> = tested
+        .iter()
+        .map(|&i| findings[i].p_regression.unwrap_or(1.0))
+        .collect();
     for (&i, (rejected, level)) in tested.iter().zip(holm(&p, alpha)) {
         findings[i].level = Some(level);
         findings[i].decision = if rejected {
@@ -205,7 +212,10 @@ fn decide(findings: &mut [Finding], alpha: f64) {
         .copied()
         .filter(|&i| findings[i].decision == Decision::Pass && findings[i].p_improvement.is_some())
         .collect();
-    let p: Vec<f64> = better.iter().map(|&i| findings[i].p_improvement.unwrap_or(1.0)).collect();
+    let p: Vec<f64> = better
+        .iter()
+        .map(|&i| findings[i].p_improvement.unwrap_or(1.0))
+        .collect();
     for (&i, (rejected, _)) in better.iter().zip(holm(&p, alpha)) {
         if rejected {
             findings[i].decision = Decision::Improvement;

@@ -26,9 +26,8 @@ fn execute(args: &GateArgs) -> Result<u8, Failure> {
     let rules = match &args.rules {
         Some(path) => {
             let text = read_input(path).map_err(|e| usage(e.to_string()))?;
-            Rules::from_toml(&text).map_err(|e| {
-                usage(format!("{}: {e}", tickscope_report::quoted(path)))
-            })?
+            Rules::from_toml(&text)
+                .map_err(|e| usage(format!("{}: {e}", tickscope_report::quoted(path))))?
         }
         None => Rules::default(),
     };

@@ -58,15 +58,24 @@ fn gate_fails_a_planted_tail_regression_and_says_why() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("candidate") && text.contains("REGRESSION"), "{text}");
+    assert!(
+        text.contains("candidate") && text.contains("REGRESSION"),
+        "{text}"
+    );
     assert!(text.contains("why: p99.99: changed +"), "{text}");
     // The body did not move: p50 and p99 pass.
-    for line in text.lines().filter(|l| l.contains("p50 ") || l.contains("p99 ")) {
+    for line in text
+        .lines()
+        .filter(|l| l.contains("p50 ") || l.contains("p99 "))
+    {
         assert!(line.contains("pass"), "{line}");
     }
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.starts_with("<?xml"), "{xml}");
-    assert!(xml.contains("<failure message=\"p99.99 regressed\""), "{xml}");
+    assert!(
+        xml.contains("<failure message=\"p99.99 regressed\""),
+        "{xml}"
+    );
     assert!(xml.contains("<testcase classname=\"tickscope.gate\" name=\"p50\"><system-out>"));
 }
 
@@ -82,7 +91,10 @@ fn gate_reports_an_improvement_with_status_0() {
 fn gate_is_inconclusive_on_a_short_candidate() {
     let (code, out) = pair("base.hlog", "short.hlog");
     assert_eq!(code, 3, "{out}");
-    assert!(out.contains("20 windows, fewer than the 30 needed"), "{out}");
+    assert!(
+        out.contains("20 windows, fewer than the 30 needed"),
+        "{out}"
+    );
     // A rule asking for less is judged on the same data.
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("rules.toml");
@@ -125,7 +137,10 @@ fn gate_accepts_a_fleet_baseline_merged_by_hlog_merge() {
     let (code, out) = gate(&[fleet.as_os_str(), fixture("same.hlog").as_os_str()]);
     assert_eq!(code, 0, "{out}");
     // Both hosts' wake-ups are in the baseline; the comparison is at the candidate's length.
-    assert!(out.contains("(hlog, 300000 wake-ups, 150 windows)"), "{out}");
+    assert!(
+        out.contains("(hlog, 300000 wake-ups, 150 windows)"),
+        "{out}"
+    );
     assert!(out.contains("both runs at 150000 wake-ups"), "{out}");
     let (code, out) = gate(&[fleet.as_os_str(), fixture("tail.hlog").as_os_str()]);
     assert_eq!(code, 1, "{out}");
