@@ -277,11 +277,14 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     if sys_exit.is_none() {
         flags.push("no_sys_exit".to_string());
     }
-    let lost = events.iter().any(|e| {
-        matches!(e.kind, Kind::Lost { .. })
-            && cpu.is_none_or(|c| c == e.cpu)
-            && e.ts >= expiry - setting.period.max(0) - 2 * US
-            && e.ts <= woke + US
+    // A loss spans from the CPU's last event before it (`since`) to the marker's own time.
+    let lost = events.iter().any(|e| match e.kind {
+        Kind::Lost { since, .. } => {
+            cpu.is_none_or(|c| c == e.cpu)
+                && e.ts >= expiry - setting.period.max(0) - 2 * US
+                && since.unwrap_or(e.ts) <= woke + US
+        }
+        _ => false,
     });
     if lost {
         flags.push("lost_events".to_string());

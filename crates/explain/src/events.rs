@@ -137,6 +137,11 @@ pub enum Kind {
     Lost {
         /// How many.
         count: u64,
+        /// Time of the CPU's last event before the loss, ns: the lost events lie between it
+        /// and this marker's own time (the next event after the loss). Set by
+        /// [`crate::window::EventWindow`]; absent when not known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since: Option<Nanos>,
     },
     /// An event `--explain` does not use.
     Other {
@@ -166,7 +171,7 @@ pub fn parse_line(line: &str) -> Option<Event> {
             cpu: cpu.parse().ok()?,
             pid: -1,
             comm: String::new(),
-            kind: Kind::Lost { count },
+            kind: Kind::Lost { count, since: None },
         });
     }
     let open = find_cpu_column(line)?;
@@ -420,7 +425,16 @@ mod tests {
             }
         );
         let e = parse_line("CPU:1 [LOST 42 EVENTS]").unwrap();
-        assert_eq!((e.cpu, e.kind), (1, Kind::Lost { count: 42 }));
+        assert_eq!(
+            (e.cpu, e.kind),
+            (
+                1,
+                Kind::Lost {
+                    count: 42,
+                    since: None
+                }
+            )
+        );
     }
 
     #[test]

@@ -44,7 +44,7 @@ impl EventWindow {
 
     /// Takes one event in.
     pub fn push(&mut self, mut e: Event) {
-        if let Kind::Lost { count } = e.kind {
+        if let Kind::Lost { count, .. } = e.kind {
             self.lost += count;
             *self.unstamped_lost.entry(e.cpu).or_default() += count;
             return;
@@ -53,8 +53,9 @@ impl EventWindow {
         self.newest = self.newest.max(e.ts);
         let q = self.per_cpu.entry(e.cpu).or_default();
         if let Some(count) = self.unstamped_lost.remove(&e.cpu) {
+            let since = q.back().map(|b| b.ts);
             q.push_back(Event {
-                kind: Kind::Lost { count },
+                kind: Kind::Lost { count, since },
                 ..e.clone()
             });
         }
@@ -80,15 +81,21 @@ impl EventWindow {
         self.newest
     }
 
-    /// Every event with `from <= ts <= to`, all CPUs, in time order (stable per CPU). Each
-    /// CPU's events are in time order, so the range is found by binary search: the cost is
-    /// that of the events returned, not of the window.
+    /// Every event with `from <= ts <= to`, all CPUs, in time order (stable per CPU), and a
+    /// loss marker stamped after `to` whose loss began at or before it (the events of the
+    /// range may be among those lost). Each CPU's events are in time order, so the range is
+    /// found by binary search: the cost is that of the events returned, not of the window.
     pub fn range(&self, from: Nanos, to: Nanos) -> Vec<Event> {
         let mut out: Vec<Event> = Vec::new();
         for q in self.per_cpu.values() {
             let a = q.partition_point(|e| e.ts < from);
             let b = q.partition_point(|e| e.ts <= to);
             out.extend(q.range(a..b.max(a)).cloned());
+            if let Some(e) = q.get(b.max(a)) {
+                if matches!(e.kind, Kind::Lost { since, .. } if since.is_none_or(|s| s <= to)) {
+                    out.push(e.clone());
+                }
+            }
         }
         out.sort_by_key(|e| e.ts);
         out
@@ -117,14 +124,47 @@ mod tests {
         }
         assert_eq!(w.range(0, 1000).len(), 3, "cap");
         w.push(Event {
-            kind: Kind::Lost { count: 7 },
+            kind: Kind::Lost {
+                count: 7,
+                since: None,
+            },
             ..ev(0, 1)
         });
         w.push(ev(300, 1));
         let r = w.range(0, 1000);
         assert!(r.iter().all(|e| e.ts >= 200));
-        assert!(matches!(r[0].kind, Kind::Lost { count: 7 }));
+        assert!(matches!(
+            r[0].kind,
+            Kind::Lost {
+                count: 7,
+                since: Some(150)
+            }
+        ));
         assert_eq!(w.lost, 7);
+    }
+
+    #[test]
+    fn a_loss_that_began_inside_a_range_is_returned_with_it() {
+        let mut w = EventWindow::new(1_000, 100);
+        w.push(ev(100, 1));
+        w.push(Event {
+            kind: Kind::Lost {
+                count: 5,
+                since: None,
+            },
+            ..ev(0, 1)
+        });
+        w.push(ev(900, 1));
+        let r = w.range(200, 300);
+        assert_eq!(r.len(), 1, "only the loss marker: {r:?}");
+        assert!(matches!(
+            r[0].kind,
+            Kind::Lost {
+                count: 5,
+                since: Some(100)
+            }
+        ));
+        assert!(w.range(0, 50).is_empty(), "the loss began after that range");
     }
 
     #[test]

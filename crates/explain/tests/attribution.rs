@@ -512,7 +512,10 @@ fn lost_events_are_a_flag_never_a_guess() {
             cpu: CPU,
             pid: 0,
             comm: String::new(),
-            kind: Kind::Lost { count: 12 },
+            kind: Kind::Lost {
+                count: 12,
+                since: None,
+            },
         },
     );
     let b = attribute(&sample(EXPIRY + 803_000), &setting(true), &ev);
@@ -790,4 +793,24 @@ fn a_thread_that_preempts_on_the_way_back_to_user_mode_is_named() {
     assert_eq!(b.cause.category, "other thread");
     assert_eq!(b.cause.detail.as_deref(), Some("spin99"));
     assert_eq!(b.segments[5].details[0].name, "spin99");
+}
+
+#[test]
+fn a_wake_up_inside_a_loss_is_events_lost_not_unexplained() {
+    // The ring buffer lost everything from 2 ms before the expiry to 5 ms after it: the
+    // marker comes after the wake-up, but the loss it reports began before it.
+    let ev = vec![Event {
+        ts: EXPIRY + 5_000_000,
+        cpu: CPU,
+        pid: -1,
+        comm: String::new(),
+        kind: Kind::Lost {
+            count: 900,
+            since: Some(EXPIRY - 2_000_000),
+        },
+    }];
+    let b = attribute(&sample(EXPIRY + 300_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "events lost");
+    assert!(b.flags.iter().any(|f| f == "lost_events"));
 }
