@@ -23,6 +23,12 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Before any thread exists, so that every thread inherits the block and itimer's
+    // process-directed SIGALRM reaches its measuring thread directly, with no hop.
+    if let Err(e) = tickscope_engine::wait::reserve_alarm() {
+        eprintln!("tickscope: cannot block SIGALRM: {e}");
+        return ExitCode::from(1);
+    }
     // First of all, so that a signal in the first milliseconds is handled like any other.
     if let Err(e) = cmd::signals::install() {
         eprintln!("tickscope: cannot handle signals: {e}");

@@ -20,7 +20,7 @@ use super::registry::MethodDescriptor;
 use super::{signals, MethodKind, WakeMethod};
 use crate::time::{read_clock, Nanos, NS_PER_US};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
 
 /// `itimer` in the registry ([`super::registry`]): CLOCK_MONOTONIC, one measuring thread,
 /// whole µs, and SIGALRM blocked in the coordinating thread for the run ([`AlarmBlock`]).
@@ -53,6 +53,22 @@ static IN_USE: AtomicBool = AtomicBool::new(false);
 static TARGET_TID: AtomicI32 = AtomicI32::new(0);
 /// The wake time the handler read last (ns on CLOCK_MONOTONIC); 0 before the first.
 static STAMP: AtomicI64 = AtomicI64::new(0);
+/// SIGALRMs that landed on another thread and were passed on since the last `Itimer::new`.
+static FORWARDED: AtomicU64 = AtomicU64::new(0);
+
+/// Blocks SIGALRM in the calling thread for the rest of the process's life, so that every
+/// thread created after this call (from this thread or from its descendants) starts with it
+/// blocked (`pthread_create(3)`: a new thread inherits its creator's signal mask) and the
+/// kernel delivers the process's SIGALRM to the one thread that unblocks it: `itimer`'s
+/// measuring thread, inside `sigsuspend(2)` (`signal(7)`). Call first thing in `main`,
+/// before any thread is started. Child processes are unaffected: the standard library's
+/// `Command` gives them an empty signal mask.
+///
+/// # Errors
+/// The error of `pthread_sigmask`.
+pub fn reserve_alarm() -> io::Result<()> {
+    signals::block(libc::SIGALRM).map(|_| ())
+}
 
 /// The SIGALRM handler: on the measuring thread, reads the clock (the rt 2013 post's point of
 /// measurement); on any other thread, passes the signal on. Async-signal-safe: only
@@ -64,6 +80,7 @@ extern "C" fn on_alarm(_sig: libc::c_int) {
     if tid == target {
         STAMP.store(read_clock(libc::CLOCK_MONOTONIC), Ordering::Release);
     } else if target != 0 {
+        FORWARDED.fetch_add(1, Ordering::Relaxed);
         // SAFETY: plain system call; a failure (the thread is gone) loses one signal.
         unsafe { libc::tgkill(pid, target, libc::SIGALRM) };
     }
@@ -141,6 +158,7 @@ impl Itimer {
         let tid = crate::setup::gettid();
         TARGET_TID.store(tid, Ordering::Relaxed);
         STAMP.store(0, Ordering::Relaxed);
+        FORWARDED.store(0, Ordering::Relaxed);
         // SAFETY: sigaction is plain data; the handler is an extern "C" fn(c_int) and the
         // flags say it is not an sa_sigaction handler.
         let old_action = unsafe {
@@ -246,6 +264,13 @@ impl WakeMethod for Itimer {
 
     fn granularity_ns(&self) -> Nanos {
         NS_PER_US
+    }
+
+    fn report(&self) -> super::MethodObservations {
+        super::MethodObservations {
+            signals_forwarded: Some(FORWARDED.load(Ordering::Relaxed)),
+            ..super::MethodObservations::default()
+        }
     }
 }
 

@@ -31,7 +31,7 @@ mod timerfd;
 pub use busy::Busy;
 pub use epoll::{Epoll, EpollForm};
 pub use hybrid::Hybrid;
-pub use itimer::{AlarmBlock, Itimer};
+pub use itimer::{reserve_alarm, AlarmBlock, Itimer};
 pub use limits::{check, explain_setup_error};
 pub use margin::{Margin, MarginStats, MarginTuner};
 pub use nanosleep::Nanosleep;
@@ -128,6 +128,11 @@ pub struct MethodObservations {
     /// beyond one per notification), beside the engine's own count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_overruns: Option<u64>,
+    /// `itimer`: SIGALRMs that the kernel delivered to another thread of the process and
+    /// that were passed on to the measuring thread with `tgkill(2)` (0 when every other
+    /// thread blocks SIGALRM, as in the `tickscope` binary: see [`reserve_alarm`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signals_forwarded: Option<u64>,
 }
 
 impl MethodObservations {
@@ -140,6 +145,7 @@ impl MethodObservations {
         for r in reports {
             out.naps = add_counts(out.naps, r.naps);
             out.timer_overruns = add_counts(out.timer_overruns, r.timer_overruns);
+            out.signals_forwarded = add_counts(out.signals_forwarded, r.signals_forwarded);
             if let Some(m) = &r.margin {
                 if out.margin.as_ref().is_none_or(|o| m.final_ns > o.final_ns) {
                     out.margin = Some(m.clone());
