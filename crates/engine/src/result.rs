@@ -97,12 +97,22 @@ pub struct WindowStats {
     /// CPU used by the measuring thread(s) while the window was collected, % of one core;
     /// sampled by the collector, so its edges are those of the collector's reads.
     pub cpu_percent: Option<f64>,
-    /// The thread's scheduling policy as read back from `/proc/self/task/TID/stat` when the
-    /// window closed (`fifo:90`, `other`, `other nice 5`), so that a change made from
+    /// The thread's scheduling policy as read back from the kernel (`sched_getattr(2)`) when
+    /// the window closed (`fifo:90`, `other`, `other nice 5`), so that a change made from
     /// outside (`chrt -p`) shows in the window it happened; absent for merged windows, runs
-    /// on virtual time and wherever it could not be read. See `sched(7)`, `proc_pid_stat(5)`.
+    /// on virtual time and wherever it could not be read. See `sched(7)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
+    /// The window's latency distribution, ns, in HdrHistogram's buckets with exact counts
+    /// (the measuring loop's own window histogram, [`crate::window_histogram`]), when the run
+    /// was asked for it ([`RunConfig::window_histograms`](crate::run::RunConfig::window_histograms));
+    /// for the outputs that need a distribution per window (`--hlog`, `monitor`) without
+    /// every wake-up. Never written to result files.
+    #[serde(skip)]
+    pub latency_buckets: Option<HistogramBuckets>,
+    /// The same for the period deviation dt − nominal period, ns.
+    #[serde(skip)]
+    pub deviation_buckets: Option<HistogramBuckets>,
 }
 
 /// Everything measured for one measuring thread, or for all threads merged.

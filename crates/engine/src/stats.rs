@@ -82,7 +82,16 @@ pub fn window_stats<C: Count>(
         period_max: r.period.max(),
         cpu_percent,
         policy: None,
+        latency_buckets: None,
+        deviation_buckets: None,
     }
+}
+
+/// Attaches the window's histograms of `r` to `stats` ([`WindowStats::latency_buckets`],
+/// [`WindowStats::deviation_buckets`]): one pass over the counters the window used.
+pub fn attach_buckets<C: Count>(stats: &mut WindowStats, r: &WindowRecord<C>) {
+    stats.latency_buckets = Some(r.latency_hist.buckets());
+    stats.deviation_buckets = Some(r.period_dev_hist.buckets());
 }
 
 #[cfg(test)]

@@ -246,6 +246,7 @@ mod tests {
             .collect();
         SecondWindows {
             index: 2,
+            first_expiry: 0,
             merged: per[0].1.clone(),
             threads: per,
         }

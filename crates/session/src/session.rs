@@ -138,6 +138,7 @@ impl<'a> Session<'a> {
             .fold(SinkNeeds::default(), |n, s| n.union(s.needs()));
         let base = RunConfig {
             stream_samples: needs.raw_samples,
+            window_histograms: needs.window_histograms,
             keep_windows: needs.windows || self.keep_windows,
             ..self.plan.config.clone()
         };

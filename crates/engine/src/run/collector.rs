@@ -6,7 +6,7 @@ use super::{Applied, AppliedThread, RunConfig, RunEvent, SecondWindows};
 use crate::record::WindowRecord;
 use crate::result::{ThreadStats, WindowStats};
 use crate::sample::RawSample;
-use crate::stats::{latency_stats, period_stats, window_stats};
+use crate::stats::{attach_buckets, latency_stats, period_stats, window_stats};
 use crate::time::{read_clock, Nanos};
 use crate::wait::MethodObservations;
 use crate::worker::CollectorLink;
@@ -35,6 +35,10 @@ pub(super) struct Collector {
     period: Nanos,
     window: Nanos,
     keep_windows: bool,
+    /// Attach each window's histograms ([`RunConfig::window_histograms`]).
+    window_histograms: bool,
+    /// The run's first expiry (absolute ns), passed on with every second.
+    first_expiry: Nanos,
     /// Per thread, the tid whose policy each window reads back
     /// ([`crate::setup::read_back`]); `None` for a thread that is not one of this process's
     /// (virtual time).
@@ -46,6 +50,7 @@ impl Collector {
         cfg: &RunConfig,
         reports: &[ThreadSetup],
         links: Vec<(CollectorLink, Option<rtrb::Consumer<RawSample>>)>,
+        first_expiry: Nanos,
     ) -> Self {
         let (links, sample_rings) = links.into_iter().unzip();
         Collector {
@@ -66,6 +71,8 @@ impl Collector {
             period: cfg.period_ns,
             window: cfg.window_ns,
             keep_windows: cfg.keep_windows,
+            window_histograms: cfg.window_histograms,
+            first_expiry,
             // Virtual time's threads have made-up tids: nothing to read back.
             policy_tids: reports
                 .iter()
@@ -137,6 +144,10 @@ impl Collector {
                     if self.keep_windows {
                         acc.windows.push(stats.clone());
                     }
+                    // After the copy kept above: the kept windows carry no histograms.
+                    if self.window_histograms {
+                        attach_buckets(&mut stats, &rec);
+                    }
                     let entry = self.pending.entry(rec.index).or_default();
                     if threads > 1 {
                         // Merged record for the second, allocated only when there is
@@ -170,21 +181,25 @@ impl Collector {
             }
             let (index, (mut per_thread, merged_rec)) = entry.remove_entry();
             per_thread.sort_by_key(|(t, _)| *t);
-            let merged = match merged_rec {
+            let mut merged = match &merged_rec {
                 Some(rec) => {
                     let cpu = per_thread
                         .iter()
                         .filter_map(|(_, w)| w.cpu_percent)
                         .reduce(|a, b| a + b);
-                    window_stats(&rec, self.window, self.period, cpu)
+                    window_stats(rec, self.window, self.period, cpu)
                 }
                 None => per_thread[0].1.clone(),
             };
             if self.keep_windows && threads > 1 {
                 self.summary_windows.push(merged.clone());
             }
+            if let (Some(rec), true) = (&merged_rec, self.window_histograms) {
+                attach_buckets(&mut merged, rec);
+            }
             let report = SecondWindows {
                 index,
+                first_expiry: self.first_expiry,
                 threads: per_thread,
                 merged,
             };

@@ -74,6 +74,14 @@ pub struct RunConfig {
     /// [`ThreadStats::windows`]: crate::result::ThreadStats::windows
     #[serde(skip, default = "keep_windows_default")]
     pub keep_windows: bool,
+    /// Attach each window's histograms to the windows reported
+    /// ([`WindowStats::latency_buckets`]), for outputs that need a distribution per window
+    /// (`--hlog`, `monitor`): built by the collector from the loop's window records, once a
+    /// window, so the measuring loop does the same work with or without them. Off by default.
+    ///
+    /// [`WindowStats::latency_buckets`]: crate::result::WindowStats::latency_buckets
+    #[serde(skip)]
+    pub window_histograms: bool,
     /// What the run measures with (the real system unless a test asks for virtual time);
     /// not written to result files.
     #[serde(skip)]
@@ -106,6 +114,7 @@ impl RunConfig {
             window_ns: NS_PER_SEC,
             stream_samples: false,
             keep_windows: true,
+            window_histograms: false,
             backend: super::Backend::System,
         }
     }

@@ -64,6 +64,9 @@ pub struct AppliedThread {
 pub struct SecondWindows {
     /// Window index.
     pub index: u64,
+    /// The run's first expiry (absolute ns on the run's clock): window k starts at
+    /// `first_expiry + k·window`.
+    pub first_expiry: Nanos,
     /// Each thread's statistics for the window, by thread index (a thread whose window is
     /// missing — it stopped early — is left out).
     pub threads: Vec<(usize, WindowStats)>,

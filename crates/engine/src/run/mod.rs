@@ -62,7 +62,7 @@ pub fn run(
     for w in &workers {
         let _ = w.go.send(Start::Go { first_expiry });
     }
-    let mut collector = Collector::new(cfg, &reports, collectors);
+    let mut collector = Collector::new(cfg, &reports, collectors, first_expiry);
     collector.start_cpu_clocks();
     // Mock threads never block, and no wake-up signal handler is installed for them.
     let kick = !cfg.backend.is_mock();

@@ -112,3 +112,61 @@ fn mock_runs_are_deterministic_and_stream_samples() {
         .sum();
     assert_eq!(streamed, 4000, "every wake-up streamed");
 }
+
+/// Window histograms (what `--hlog` and `monitor` ask for) are built by the collector from
+/// the loop's own window records: on virtual time the loop gets no sample ring, the events
+/// and outcome are those of a plain run, and each second carries exactly the histogram of
+/// its wake-ups (per thread and merged).
+#[test]
+fn window_histograms_leave_the_measuring_loop_alone() {
+    let script = vec![20 * NS_PER_US, 1_500, 300 * NS_PER_US, -2_000, 7_777];
+    let plain = mock(2, 3, script.clone());
+    let with = RunConfig {
+        window_histograms: true,
+        ..plain.clone()
+    };
+    let (a, events_a) = run_collecting(&plain, false);
+    let (b, events_b) = run_collecting(&with, false);
+    assert_eq!(events_a, events_b);
+    assert!(!events_b.iter().any(|e| e.starts_with("samples")));
+    assert_eq!(a, b, "the same outcome, and no histogram in the kept windows");
+    assert!(b.threads.iter().all(|t| t.samples_dropped == 0));
+
+    let mut seconds = Vec::new();
+    run(&with, &Arc::new(AtomicBool::new(false)), &mut |e| {
+        if let RunEvent::Second(s) = e {
+            seconds.push(s.clone());
+        }
+    })
+    .unwrap();
+    assert_eq!(seconds.len(), 3);
+    for s in &seconds {
+        assert_eq!(s.first_expiry, MOCK_FIRST_EXPIRY);
+        // Wake-ups k of window w: 1000 w ..= 1000 w + 999, latency script[k % len].
+        let mut want = crate::window_histogram::WindowHistogram::new();
+        for k in s.index * 1000..(s.index + 1) * 1000 {
+            want.record(script[k as usize % script.len()]);
+        }
+        for (_, w) in &s.threads {
+            assert_eq!(w.latency_buckets.as_ref(), Some(&want.buckets()));
+            assert!(w.deviation_buckets.is_some());
+        }
+        let mut both = want.clone();
+        both.add(&want);
+        assert_eq!(s.merged.latency_buckets.as_ref(), Some(&both.buckets()));
+    }
+    let plain_seconds = {
+        let mut v = Vec::new();
+        run(&plain, &Arc::new(AtomicBool::new(false)), &mut |e| {
+            if let RunEvent::Second(s) = e {
+                v.push(s.clone());
+            }
+        })
+        .unwrap();
+        v
+    };
+    assert!(plain_seconds
+        .iter()
+        .all(|s| s.merged.latency_buckets.is_none()
+            && s.threads.iter().all(|(_, w)| w.latency_buckets.is_none())));
+}

@@ -16,7 +16,7 @@ mod wake_signal;
 pub use affinity::{allowed_cpus, format_cpu_list, parse_cpu_list, AffinityGuard};
 pub use mlock::MlockGuard;
 pub use pm_qos::{PmQosGuard, PM_QOS_PATH};
-pub use policy::{current_policy, read_back, Policy, PolicyGuard};
+pub use policy::{current_policy, policy_text, read_back, Policy, PolicyGuard};
 pub use slack::{current_timer_slack, TimerSlackGuard};
 pub use stack::{prefault_stack, PREFAULT_BYTES, THREAD_STACK_BYTES};
 pub use wake_signal::{kick, WakeSignalGuard, WAKE_SIGNAL};

@@ -140,13 +140,15 @@ struct SchedAttr {
     period: u64,
 }
 
-fn get_attr() -> io::Result<SchedAttr> {
+/// `sched_getattr(2)` of thread `tid` (0: the calling thread).
+fn get_attr(tid: i32) -> io::Result<SchedAttr> {
     let mut a = SchedAttr::default();
-    // SAFETY: pid 0 is the calling thread; `a` is writable and its size is passed.
+    // SAFETY: `tid` is a thread id (0: the calling thread); `a` is writable and its size is
+    // passed.
     let r = unsafe {
         libc::syscall(
             libc::SYS_sched_getattr,
-            0,
+            tid,
             &mut a as *mut SchedAttr,
             std::mem::size_of::<SchedAttr>() as u32,
             0,
@@ -172,41 +174,38 @@ fn set_attr(a: &SchedAttr) -> io::Result<()> {
 /// # Errors
 /// The OS error of `sched_getattr`.
 pub fn current_policy() -> io::Result<Policy> {
-    get_attr().map(|a| Policy::from_attr(&a))
+    get_attr(0).map(|a| Policy::from_attr(&a))
 }
 
-/// The policy of this process's thread `tid` as read back from `/proc/self/task/TID/stat`
-/// (fields 19 `nice`, 40 `rt_priority` and 41 `policy`, `proc_pid_stat(5)`; policy numbers
-/// from `sched(7)`), written as `fifo:90`, `rr:5`, `other`, `other nice 5`, `batch`,
-/// `idle`, `deadline` — the words `tickscope_explain`'s context uses. `None` when `tid` is
-/// not a thread of this process (any more) or the file cannot be parsed.
+/// The policy of this process's thread `tid` as read back from the kernel with
+/// `sched_getattr(2)` — one system call, no file to open or parse, so that the collector
+/// can read it back every window — written as `fifo:90`, `rr:5`, `other`, `other nice 5`,
+/// `batch`, `idle`, `deadline` ([`policy_text`]; policy numbers from `sched(7)`), the words
+/// `tickscope_explain`'s context uses. `None` when `tid` is not a live thread (any more).
 pub fn read_back(tid: i32) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
-    policy_from_stat(&stat)
+    if tid <= 0 {
+        return None;
+    }
+    get_attr(tid)
+        .ok()
+        .map(|a| policy_text(&Policy::from_attr(&a)))
 }
 
-/// The policy text of a `/proc/…/stat` line (see [`read_back`]).
-fn policy_from_stat(stat: &str) -> Option<String> {
-    // Fields from 3 on follow the command name's closing parenthesis.
-    let fields: Vec<&str> = stat
-        .get(stat.rfind(')')? + 1..)?
-        .split_whitespace()
-        .collect();
-    let field = |n: usize| fields.get(n - 3)?.parse::<i64>().ok();
-    let (nice, rt_priority, policy) = (field(19)?, field(40)?, field(41)?);
-    let with_nice = |name: &str| match nice {
+/// A policy as [`read_back`] writes it: `fifo:90`, `rr:5`, `other`, `other nice 5`,
+/// `batch`, `batch nice 5`, `idle`, `deadline`.
+pub fn policy_text(p: &Policy) -> String {
+    let with_nice = |name: &str, nice: i32| match nice {
         0 => name.to_string(),
         n => format!("{name} nice {n}"),
     };
-    Some(match policy {
-        0 => with_nice("other"),
-        1 => format!("fifo:{rt_priority}"),
-        2 => format!("rr:{rt_priority}"),
-        3 => with_nice("batch"),
-        5 => "idle".into(),
-        6 => "deadline".into(),
-        _ => return None,
-    })
+    match *p {
+        Policy::Other { nice } => with_nice("other", nice),
+        Policy::Batch { nice } => with_nice("batch", nice),
+        Policy::Fifo { priority } => format!("fifo:{priority}"),
+        Policy::Rr { priority } => format!("rr:{priority}"),
+        Policy::Idle => "idle".into(),
+        Policy::Deadline { .. } => "deadline".into(),
+    }
 }
 
 /// Sets the calling thread's policy; restores the previous one when dropped.
@@ -224,7 +223,7 @@ impl PolicyGuard {
     /// `EBUSY` when SCHED_DEADLINE admission control refuses the bandwidth, `EINVAL` for
     /// parameters out of range.
     pub fn apply(policy: Policy) -> io::Result<Self> {
-        let mut saved = get_attr()?;
+        let mut saved = get_attr(0)?;
         saved.size = std::mem::size_of::<SchedAttr>() as u32;
         set_attr(&policy.to_attr())?;
         Ok(PolicyGuard { saved })
@@ -242,31 +241,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_policy_is_read_back_from_proc() {
-        let line = |nice: i32, prio: u32, policy: u32| {
-            let mut f: Vec<String> = (3..=52).map(|_| "0".to_string()).collect();
-            f[19 - 3] = nice.to_string();
-            f[40 - 3] = prio.to_string();
-            f[41 - 3] = policy.to_string();
-            format!("42 (a (b) c) {}", f.join(" "))
-        };
-        assert_eq!(
-            policy_from_stat(&line(0, 90, 1)).as_deref(),
-            Some("fifo:90")
-        );
-        assert_eq!(
-            policy_from_stat(&line(5, 0, 0)).as_deref(),
-            Some("other nice 5")
-        );
-        assert_eq!(policy_from_stat(&line(0, 0, 0)).as_deref(), Some("other"));
-        assert_eq!(policy_from_stat("garbage"), None);
+    fn the_policy_is_read_back_from_the_kernel() {
+        assert_eq!(policy_text(&Policy::Fifo { priority: 90 }), "fifo:90");
+        assert_eq!(policy_text(&Policy::Other { nice: 5 }), "other nice 5");
+        assert_eq!(policy_text(&Policy::Other { nice: 0 }), "other");
+        assert_eq!(policy_text(&Policy::Batch { nice: -2 }), "batch nice -2");
         // SAFETY: gettid has no preconditions.
         let me = unsafe { libc::gettid() };
-        assert!(
-            read_back(me).is_some(),
-            "this thread's own policy reads back"
-        );
+        let mine = current_policy().map(|p| policy_text(&p)).ok();
+        assert!(mine.is_some());
+        assert_eq!(read_back(me), mine, "this thread's own policy reads back");
         assert_eq!(read_back(-1), None);
+        assert_eq!(read_back(0), None);
     }
 
     #[test]

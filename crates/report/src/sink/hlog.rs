@@ -11,11 +11,14 @@
 //! crate's `IntervalLogWriter`. `StartTime` is the wall-clock time of the run's first expiry;
 //! each interval's start is relative to it. Interval_Max is in ns (no MaxValueDivisor).
 //!
-//! The values come from the raw-sample stream ([`SinkNeeds::raw_samples`]): the engine's
-//! window reports carry summaries, not histograms, and this keeps the measuring loop as it
-//! is. A window is written once every thread has delivered a sample of a later window (so
-//! none of its samples can still arrive), or when the run ends; at most a few windows are
-//! open at a time, so memory does not grow with the run.
+//! The values come from the engine's window histograms ([`SinkNeeds::window_histograms`]):
+//! the collector hands over each window's latency distribution, counted by the measuring
+//! loop in HdrHistogram's own buckets (see [`tickscope_engine::window_histogram`]), so the
+//! loop does the same work with or without `--hlog` and no wake-up goes through a ring.
+//! The counts are exact: each bucket's count is recorded at a value of that bucket, which
+//! gives the same histogram (and the same encoded bytes) as recording every wake-up. A
+//! window is written as soon as every thread has delivered it; a record that covers several
+//! windows (a collector held up) is written as one interval of that length.
 //!
 //! A write that fails (a full disk, a lost mount) is said at once on stderr — one line, the
 //! first error only — and the log stops there; the run goes on (its other outputs are not
@@ -28,12 +31,10 @@ use crate::quoted;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, SystemTime};
 use tickscope_engine::histogram::{HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES};
 use tickscope_engine::run::{Applied, SecondWindows};
-use tickscope_engine::sample::RawSample;
 use tickscope_engine::time::{read_clock, Nanos};
 
 /// The legend line HdrHistogram's Java `HistogramLogWriter.outputLegend()` writes (the
@@ -108,13 +109,10 @@ pub struct HlogSink {
     header: Option<String>,
     window: Nanos,
     clock: libc::clockid_t,
-    t0: Option<Nanos>,
-    /// The wall-clock time of `t0`, whole ms (the precision of the log's StartTime line).
+    /// The wall-clock time of the run's first expiry, whole ms (the precision of the log's
+    /// StartTime line).
     start: Option<SystemTime>,
     threads: usize,
-    /// Per thread, the latest window it delivered a sample of.
-    latest: Vec<Option<u64>>,
-    open: BTreeMap<u64, Vec<Option<Open>>>,
     written: u64,
 }
 
@@ -149,32 +147,24 @@ impl HlogSink {
             header: None,
             window: 1_000_000_000,
             clock: libc::CLOCK_MONOTONIC,
-            t0: None,
             start: None,
             threads: 0,
-            latest: Vec::new(),
-            open: BTreeMap::new(),
             written: 0,
         })
     }
 
-    /// Writes every open window up to and including `through`.
-    fn flush_through(&mut self, through: u64) {
-        while let Some(entry) = self.open.first_entry() {
-            if *entry.key() > through {
-                break;
-            }
-            let (w, threads) = entry.remove_entry();
-            if let Err(e) = self.write_window(w, threads) {
-                if self.error.is_none() {
-                    (self.warn)(&format!(
-                        "--hlog: {e}; the interval log stops here, the run goes on and will \
-                         fail at its end"
-                    ));
-                }
-                self.error.get_or_insert(e);
-                self.stream = None;
-            }
+    /// Writes window `w` (covering `span` windows) of every thread that delivered it.
+    fn write_or_stop(&mut self, w: u64, span: u64, threads: Vec<Option<Open>>) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Err(e) = self.write_window(w, span, threads) {
+            (self.warn)(&format!(
+                "--hlog: {e}; the interval log stops here, the run goes on and will fail at \
+                 its end"
+            ));
+            self.error = Some(e);
+            self.stream = None;
         }
     }
 
@@ -190,7 +180,12 @@ impl HlogSink {
         Ok(())
     }
 
-    fn write_window(&mut self, w: u64, threads: Vec<Option<Open>>) -> Result<(), String> {
+    fn write_window(
+        &mut self,
+        w: u64,
+        span: u64,
+        threads: Vec<Option<Open>>,
+    ) -> Result<(), String> {
         self.open()?;
         let Some(stream) = &mut self.stream else {
             return Ok(());
@@ -203,7 +198,7 @@ impl HlogSink {
             builder.add_comment(&comments).with_start_time(start);
         }
         let start = Duration::from_nanos(w * self.window as u64);
-        let length = Duration::from_nanos(self.window as u64);
+        let length = Duration::from_nanos(self.window as u64 * span.max(1));
         let mut all = new_histogram();
         {
             let mut writer = builder
@@ -252,7 +247,7 @@ impl HlogSink {
 impl RunSink for HlogSink {
     fn needs(&self) -> SinkNeeds {
         SinkNeeds {
-            raw_samples: true,
+            window_histograms: true,
             ..SinkNeeds::default()
         }
     }
@@ -261,8 +256,6 @@ impl RunSink for HlogSink {
         self.window = ctx.config.window_ns;
         self.clock = ctx.config.clock.raw();
         self.threads = applied.threads.len();
-        self.latest = vec![None; self.threads];
-        self.t0 = None;
         self.start = None;
         let cpus: Vec<String> = applied
             .threads
@@ -294,53 +287,37 @@ impl RunSink for HlogSink {
         ));
     }
 
-    fn samples(&mut self, thread: usize, samples: &[RawSample]) {
-        if self.error.is_some() || thread >= self.threads {
-            return;
+    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
+        if self.start.is_none() {
+            self.start = Some(wall_clock_of(second.first_expiry, self.clock));
         }
-        for s in samples {
-            if self.t0.is_none() {
-                self.t0 = Some(s.expiry);
-                self.start = Some(wall_clock_of(s.expiry, self.clock));
-            }
-            let t0 = self.t0.unwrap_or(s.expiry);
-            let w = ((s.expiry - t0).max(0) / self.window) as u64;
-            let slots = self
-                .open
-                .entry(w)
-                .or_insert_with(|| std::iter::repeat_with(|| None).take(self.threads).collect());
-            let o = slots[thread].get_or_insert_with(|| Open {
+        let mut threads: Vec<Option<Open>> =
+            std::iter::repeat_with(|| None).take(self.threads).collect();
+        let mut span = 1;
+        for (t, w) in &second.threads {
+            let (Some(slot), Some(buckets)) = (threads.get_mut(*t), &w.latency_buckets) else {
+                continue;
+            };
+            span = span.max(w.span);
+            let mut o = Open {
                 latency: new_histogram(),
                 early: new_histogram(),
-            });
-            let lat = s.woke - s.expiry;
-            let (h, v) = match lat >= 0 {
-                true => (&mut o.latency, lat as u64),
-                false => {
-                    self.early_tags.insert(thread);
-                    (&mut o.early, lat.unsigned_abs())
-                }
             };
-            h.saturating_record(v.min(HIGHEST_TRACKABLE));
-            self.latest[thread] = Some(self.latest[thread].map_or(w, |l| l.max(w)));
+            for &(value, count) in &buckets.buckets {
+                // A bucket's value lies in the bucket: the same counts as every wake-up's.
+                let (h, v) = match value >= 0 {
+                    true => (&mut o.latency, value as u64),
+                    false => (&mut o.early, value.unsigned_abs()),
+                };
+                h.saturating_record_n(v.min(HIGHEST_TRACKABLE), count);
+            }
+            if !o.early.is_empty() {
+                self.early_tags.insert(*t);
+            }
+            *slot = Some(o);
         }
-    }
-
-    fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
-        // Every thread past window w: none of w's samples can still come.
-        let safe = self
-            .latest
-            .iter()
-            .map(|l| l.map(|w| w.checked_sub(1)))
-            .min();
-        let through = match safe {
-            Some(Some(Some(w))) => Some(w),
-            _ => None,
-        };
-        // A thread that stopped delivering must not hold windows open forever.
-        let stale = second.index.checked_sub(2);
-        if let Some(t) = through.max(stale) {
-            self.flush_through(t);
+        if threads.iter().any(Option::is_some) {
+            self.write_or_stop(second.index, span, threads);
         }
     }
 
@@ -357,13 +334,7 @@ impl RunSink for HlogSink {
         doc.hlog = Some(s);
     }
 
-    fn run_finished(&mut self, _ctx: &RunContext<'_>, _doc: &RunDocument) -> Result<(), SinkError> {
-        self.flush_through(u64::MAX);
-        Ok(())
-    }
-
     fn finish(&mut self, _doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
-        self.flush_through(u64::MAX);
         if self.error.is_none() {
             if let Err(e) = self.open() {
                 self.error = Some(e); // no window at all: an empty log

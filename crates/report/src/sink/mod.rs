@@ -45,6 +45,10 @@ pub struct SinkNeeds {
     /// that renders the windows after the run (CSV) asks for it; the JSON document spools
     /// them instead.
     pub windows: bool,
+    /// Each window's latency and period-deviation histograms
+    /// ([`RunConfig::window_histograms`]): built once a window by the collector from the
+    /// measuring loop's own records, so the loop's work does not change.
+    pub window_histograms: bool,
 }
 
 impl SinkNeeds {
@@ -53,6 +57,7 @@ impl SinkNeeds {
         SinkNeeds {
             raw_samples: self.raw_samples || other.raw_samples,
             windows: self.windows || other.windows,
+            window_histograms: self.window_histograms || other.window_histograms,
         }
     }
 }

@@ -6,7 +6,7 @@ use tickscope_engine::record::WindowRecord;
 use tickscope_engine::run::{Applied, AppliedThread, RunConfig, SecondWindows};
 use tickscope_engine::sample::RawSample;
 use tickscope_engine::setup::Policy;
-use tickscope_engine::stats::window_stats;
+use tickscope_engine::stats::{attach_buckets, window_stats};
 use tickscope_engine::system::SystemInfo;
 use tickscope_engine::time::{ClockId, Nanos};
 use tickscope_engine::wait::MethodKind;
@@ -102,7 +102,9 @@ pub fn run(threads: usize, windows: u64, per_window: u64) -> Run {
                 s.push(RawSample { seq, expiry, woke });
             }
             rec.overruns = u64::from(w % 3 == 1);
-            stats.push((t, window_stats(&rec, WINDOW, PERIOD, Some(1.0))));
+            let mut st = window_stats(&rec, WINDOW, PERIOD, Some(1.0));
+            attach_buckets(&mut st, &rec);
+            stats.push((t, st));
             totals[t].merge(&rec);
             merged.merge(&rec);
             merged.index = w;
@@ -113,8 +115,13 @@ pub fn run(threads: usize, windows: u64, per_window: u64) -> Run {
             samples,
             report: SecondWindows {
                 index: w,
+                first_expiry: t0,
                 threads: stats,
-                merged: window_stats(&merged, WINDOW, PERIOD, None),
+                merged: {
+                    let mut m = window_stats(&merged, WINDOW, PERIOD, None);
+                    attach_buckets(&mut m, &merged);
+                    m
+                },
             },
         });
     }

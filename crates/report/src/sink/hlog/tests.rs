@@ -276,3 +276,74 @@ fn a_full_disk_is_said_at_the_first_failed_window_once() {
     assert!(warned[0].contains("the run goes on"), "{warned:?}");
     assert!(end.0.starts_with("cannot write '/dev/full': "), "{end:?}");
 }
+
+/// The log is built from the engine's window histograms, not from the wake-ups: fed only
+/// the windows (no sample at all), it holds for every window and tag exactly the histogram
+/// the window's wake-ups give — read back with the `hdrhistogram` crate's own interval-log
+/// reader and deserializer — and the sink asks the engine for no raw sample.
+#[test]
+fn the_windows_alone_give_the_histograms_of_the_samples() {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use base64::Engine;
+    use hdrhistogram::serialization::Deserializer;
+    use std::collections::BTreeMap;
+    let run = synthetic::run(2, 4, 700);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.hlog");
+    let mut sink = HlogSink::new(Output::prepare(&path).unwrap()).unwrap();
+    assert!(!sink.needs().raw_samples && sink.needs().window_histograms);
+    let ctx = run.ctx();
+    sink.started(&ctx, &run.applied);
+    for w in &run.windows {
+        sink.window(&ctx, &w.report);
+    }
+    let doc = run.document();
+    sink.finish(&doc, &mut Vec::new()).unwrap();
+    let text = std::fs::read(&path).unwrap();
+    let mut got: BTreeMap<(u64, String), Histogram<u64>> = BTreeMap::new();
+    let mut de = Deserializer::new();
+    for entry in IntervalLogIterator::new(&text) {
+        let LogEntry::Interval(i) = entry.unwrap() else {
+            continue;
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(i.encoded_histogram())
+            .unwrap();
+        let h: Histogram<u64> = de.deserialize(&mut bytes.as_slice()).unwrap();
+        let tag = i.tag().map_or("", |t| t.as_str()).to_string();
+        got.insert((i.start_timestamp().as_secs_f64().round() as u64, tag), h);
+    }
+    let mut want: BTreeMap<(u64, String), Histogram<u64>> = BTreeMap::new();
+    for (w, window) in run.windows.iter().enumerate() {
+        let mut all = new_histogram();
+        for (t, samples) in window.samples.iter().enumerate() {
+            let (mut lat, mut early) = (new_histogram(), new_histogram());
+            for s in samples {
+                let l = s.woke - s.expiry;
+                match l >= 0 {
+                    true => lat.record(l as u64).unwrap(),
+                    false => early.record(l.unsigned_abs()).unwrap(),
+                }
+            }
+            all.add(&lat).unwrap();
+            want.insert((w as u64, format!("T{t}")), lat);
+            if !early.is_empty() {
+                want.insert((w as u64, format!("T{t}.early")), early);
+            }
+        }
+        want.insert((w as u64, "all".into()), all);
+    }
+    // Interval starts are relative to StartTime: shift them to window indices.
+    let origin = got.keys().map(|k| k.0).min().unwrap();
+    let got: BTreeMap<_, _> = got
+        .into_iter()
+        .map(|((t, tag), h)| ((t - origin, tag), h))
+        .collect();
+    assert_eq!(got.len(), want.len());
+    for (key, h) in &want {
+        let g = got.get(key).unwrap_or_else(|| panic!("{key:?} missing"));
+        assert_eq!(g, h, "{key:?}");
+        assert_eq!(g.max(), h.max(), "{key:?}");
+        assert_eq!(g.len(), h.len(), "{key:?}");
+    }
+}
