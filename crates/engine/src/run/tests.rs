@@ -129,7 +129,10 @@ fn window_histograms_leave_the_measuring_loop_alone() {
     let (b, events_b) = run_collecting(&with, false);
     assert_eq!(events_a, events_b);
     assert!(!events_b.iter().any(|e| e.starts_with("samples")));
-    assert_eq!(a, b, "the same outcome, and no histogram in the kept windows");
+    assert_eq!(
+        a, b,
+        "the same outcome, and no histogram in the kept windows"
+    );
     assert!(b.threads.iter().all(|t| t.samples_dropped == 0));
 
     let mut seconds = Vec::new();

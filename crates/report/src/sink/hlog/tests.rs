@@ -283,8 +283,8 @@ fn a_full_disk_is_said_at_the_first_failed_window_once() {
 /// reader and deserializer — and the sink asks the engine for no raw sample.
 #[test]
 fn the_windows_alone_give_the_histograms_of_the_samples() {
-    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use base64::Engine;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use hdrhistogram::serialization::Deserializer;
     use std::collections::BTreeMap;
     let run = synthetic::run(2, 4, 700);
