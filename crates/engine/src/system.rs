@@ -202,8 +202,10 @@ fn virtualization(cpuinfo: &str) -> Option<String> {
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn cpuid_hypervisor() -> Option<String> {
     // CPUID leaf 0x40000000 is the hypervisor vendor leaf, present when the "hypervisor"
-    // flag is set.
-    let r = std::arch::x86_64::__cpuid(0x4000_0000);
+    // flag is set. `__cpuid` is safe from Rust 1.94 on, `unsafe` before (rust-version).
+    // SAFETY: every x86_64 CPU has the CPUID instruction, which reads no memory.
+    #[allow(unused_unsafe)]
+    let r = unsafe { std::arch::x86_64::__cpuid(0x4000_0000) };
     let mut id = Vec::with_capacity(12);
     for reg in [r.ebx, r.ecx, r.edx] {
         id.extend_from_slice(&reg.to_le_bytes());

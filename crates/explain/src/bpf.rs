@@ -16,7 +16,7 @@
 //! Dropping the guard detaches and unloads every program and frees the maps (they are file
 //! descriptors of this process, so an immediate exit or a kill frees them too: nothing
 //! outlives tickscope). Loading needs `CAP_BPF` and `CAP_PERFMON` (or root), "BPF
-//! permissions", https://docs.kernel.org/bpf/ and capabilities(7).
+//! permissions", <https://docs.kernel.org/bpf/> and capabilities(7).
 
 use crate::bpf_records::{parse_dump, Decoder, Dump};
 use crate::events::Event;

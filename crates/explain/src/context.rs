@@ -1,6 +1,6 @@
 //! What happened around the measured threads in one window, from `/proc` (no root needed).
 //!
-//! Sources (proc(5), The Linux man-pages project, https://man7.org/linux/man-pages/man5/proc.5.html
+//! Sources (proc(5), The Linux man-pages project, <https://man7.org/linux/man-pages/man5/proc.5.html>
 //! and `proc_pid_stat.5`, `proc_stat.5`, `proc_interrupts.5`, `proc_softirqs.5`; and
 //! `Documentation/filesystems/proc.rst`):
 //! * `/proc/stat` per-CPU `steal`, `irq`, `softirq` (8th, 6th, 7th numbers), in USER_HZ ticks

@@ -1,7 +1,7 @@
 //! The trace events `--explain` reads, decoded from the text of a tracefs `trace_pipe`.
 //!
 //! Line format (ftrace's default output, `kernel/trace/trace_output.c`,
-//! `trace_print_context()`; The Linux kernel, https://docs.kernel.org/trace/ftrace.html
+//! `trace_print_context()`; The Linux kernel, <https://docs.kernel.org/trace/ftrace.html>
 //! "The File System"): `COMM-PID [CPU] FLAGS SECS.USECS: EVENT: PAYLOAD`, where COMM may itself
 //! contain `-` and spaces (the PID is after the last `-` before the `[CPU]` column). With
 //! `trace_clock=mono` the timestamp is CLOCK_MONOTONIC printed at **µs resolution**; the

@@ -1,12 +1,12 @@
 //! The one guard that owns tickscope's private tracefs instance.
 //!
 //! A trace instance (`instances/NAME`, "Instances" in The Linux kernel's ftrace
-//! documentation, https://docs.kernel.org/trace/ftrace.html) has its own ring buffer, clock,
+//! documentation, <https://docs.kernel.org/trace/ftrace.html>) has its own ring buffer, clock,
 //! CPU mask, events and filters, so the global buffer, `current_tracer` and other users are
 //! never touched. [`TraceInstance::create`] makes `instances/tickscope-PID` with
 //! `trace_clock=mono` (CLOCK_MONOTONIC, `ktime_get_mono_fast_ns`), a per-CPU buffer size, a
 //! CPU mask, and the events with field filters ("Event filtering",
-//! https://docs.kernel.org/trace/events.html §5); dropping it stops tracing and removes the
+//! <https://docs.kernel.org/trace/events.html> §5); dropping it stops tracing and removes the
 //! instance. An immediate exit (second Ctrl-C) runs no destructors, so every live instance is
 //! also listed, with its open files, for [`remove_all_now`]: the kernel refuses to remove an
 //! instance while any of its files is open (`rmdir` fails with EBUSY, `__remove_instance` in

@@ -60,12 +60,11 @@ impl TscFrequency {
 pub fn available(with_p: bool) -> Result<(), String> {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::__cpuid;
-        if __cpuid(1).edx & (1 << 4) == 0 {
+        if cpuid(1).edx & (1 << 4) == 0 {
             return Err("the CPU has no TSC".into());
         }
         if with_p
-            && (__cpuid(0x8000_0000).eax < 0x8000_0001 || __cpuid(0x8000_0001).edx & (1 << 27) == 0)
+            && (cpuid(0x8000_0000).eax < 0x8000_0001 || cpuid(0x8000_0001).edx & (1 << 27) == 0)
         {
             return Err("the CPU has no rdtscp instruction".into());
         }
@@ -146,19 +145,27 @@ pub fn known_frequency() -> Option<(u64, TscFrequencySource, String)> {
     cpuid_frequency()
 }
 
+/// CPUID leaf `leaf` (`std::arch::x86_64::__cpuid`). The function is safe from Rust 1.94 on
+/// and `unsafe` before; the block keeps the declared oldest compiler (`rust-version`) building.
+#[cfg(target_arch = "x86_64")]
+#[allow(unused_unsafe)]
+fn cpuid(leaf: u32) -> std::arch::x86_64::CpuidResult {
+    // SAFETY: every x86_64 CPU has the CPUID instruction, which reads no memory.
+    unsafe { std::arch::x86_64::__cpuid(leaf) }
+}
+
 #[cfg(target_arch = "x86_64")]
 fn cpuid_frequency() -> Option<(u64, TscFrequencySource, String)> {
-    use std::arch::x86_64::__cpuid;
-    if __cpuid(0).eax >= 0x15 {
-        let r = __cpuid(0x15);
+    if cpuid(0).eax >= 0x15 {
+        let r = cpuid(0x15);
         if r.eax != 0 && r.ebx != 0 && r.ecx != 0 {
             let hz = r.ecx as u64 * r.ebx as u64 / r.eax as u64;
             let detail = format!("CPUID 0x15: crystal {} Hz × {}/{}", r.ecx, r.ebx, r.eax);
             return Some((hz, TscFrequencySource::Cpuid15, detail));
         }
     }
-    if __cpuid(1).ecx & (1 << 31) != 0 && __cpuid(0x4000_0000).eax >= 0x4000_0010 {
-        let khz = __cpuid(0x4000_0010).eax as u64;
+    if cpuid(1).ecx & (1 << 31) != 0 && cpuid(0x4000_0000).eax >= 0x4000_0010 {
+        let khz = cpuid(0x4000_0010).eax as u64;
         if khz > 0 {
             let detail = format!("CPUID 0x40000010: {khz} kHz");
             return Some((khz * 1000, TscFrequencySource::HypervisorCpuid, detail));
@@ -176,8 +183,7 @@ fn cpuid_frequency() -> Option<(u64, TscFrequencySource, String)> {
 pub fn invariant() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::__cpuid;
-        __cpuid(0x8000_0000).eax >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0
+        cpuid(0x8000_0000).eax >= 0x8000_0007 && cpuid(0x8000_0007).edx & (1 << 8) != 0
     }
     #[cfg(not(target_arch = "x86_64"))]
     false

@@ -4,7 +4,7 @@
 //! [`Check`] each, registered by one line in [`CHECKS`]) turns facts into [`Finding`]s with
 //! a severity in the format of the kernel's real-time checklist
 //! (Documentation/core-api/real-time/kernel-configuration.rst,
-//! https://docs.kernel.org/core-api/real-time/kernel-configuration.html). [`measure`] turns
+//! <https://docs.kernel.org/core-api/real-time/kernel-configuration.html>). [`measure`] turns
 //! the knobs tickscope can set for itself and measures whether they help.
 //!
 //! Rendering is the `tickscope-report` crate's job (`tickscope_report::doctor`).

@@ -9,7 +9,7 @@
 //! One file per concern: [`kernel`] (preemption model, high-resolution timers, HZ, NO_HZ,
 //! isolation boot parameters), [`irq`], [`sched`], [`power`], [`memory`], [`time`], [`virt`],
 //! [`privileges`]. File formats are those of the kernel's `Documentation/filesystems/proc.rst`
-//! and `Documentation/ABI/` (https://docs.kernel.org/filesystems/proc.html).
+//! and `Documentation/ABI/` (<https://docs.kernel.org/filesystems/proc.html>).
 
 pub mod irq;
 pub mod kernel;

@@ -15,7 +15,7 @@ pub const PF_KTHREAD: u64 = 0x0020_0000;
 
 /// Programs that move interrupts or sample hardware in ways known to disturb a measurement:
 /// irqbalance (moves IRQs), tuned, telegraf (its intel_powerstat plugin raised cyclictest
-/// latency: https://github.com/influxdata/telegraf/issues/13828).
+/// latency: <https://github.com/influxdata/telegraf/issues/13828>).
 pub const AGENTS: &[&str] = &["irqbalance", "tuned", "telegraf"];
 
 /// A task seen in `/proc`.

@@ -42,7 +42,7 @@ use thread::{worker_thread, Start, ThreadSetup, WorkerEnd, WorkerPorts};
 /// # Errors
 /// [`ErrorKind::InvalidConfig`](crate::error::ErrorKind) for an invalid configuration,
 /// [`ErrorKind::Permission`](crate::error::ErrorKind), `Unsupported` or `Setup` (with the
-/// [`Facility`](crate::error::Facility)) when an explicitly requested setting
+/// [`Facility`]) when an explicitly requested setting
 /// (policy, CPU, PM QoS) cannot be applied — the message says what is missing,
 /// [`ErrorKind::Os`](crate::error::ErrorKind) when a thread cannot be created.
 pub fn run(

@@ -48,7 +48,7 @@ pub enum Unresolved {
     /// A link the rule forbids.
     Forbidden(Forbidden),
     /// An I/O error: a link that cannot be read, a directory that cannot be examined, or
-    /// more than [`MAX_LINKS`] links (`ELOOP`).
+    /// more than `MAX_LINKS` (40) links (`ELOOP`).
     Io(io::Error),
 }
 

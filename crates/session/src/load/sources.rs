@@ -1,6 +1,6 @@
 //! The named load sources and the stress-ng arguments each stands for: one line per source
 //! in [`SOURCES`]. stress-ng is the field's standard load generator (Colin Ian King,
-//! stress-ng(1), https://github.com/ColinIanKing/stress-ng); tickscope drives it rather than
+//! stress-ng(1), <https://github.com/ColinIanKing/stress-ng>); tickscope drives it rather than
 //! generating load itself.
 
 /// One named load source.

@@ -1,4 +1,4 @@
-//! The scenario file: a small TOML document (TOML v1.0.0, https://toml.io/en/v1.0.0) read
+//! The scenario file: a small TOML document (TOML v1.0.0, <https://toml.io/en/v1.0.0>) read
 //! with serde and the `toml` crate. Field by field: `docs/scenarios.md`.
 
 use serde::{Deserialize, Serialize};

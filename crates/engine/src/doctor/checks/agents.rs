@@ -1,4 +1,4 @@
-//! Running agents known to disturb a measurement: irqbalance moves interrupts, tuned retunes, telegraf's intel_powerstat reads MSRs (https://github.com/influxdata/telegraf/issues/13828).
+//! Running agents known to disturb a measurement: irqbalance moves interrupts, tuned retunes, telegraf's intel_powerstat reads MSRs (<https://github.com/influxdata/telegraf/issues/13828>).
 
 use super::super::{Check, Context, Finding, Severity};
 #[allow(unused_imports)]
