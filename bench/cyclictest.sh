@@ -13,8 +13,10 @@ set -euo pipefail
 secs=${1:-10}
 rounds=${2:-2}
 here=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --profile profiling --manifest-path "$here/Cargo.toml" -q
-ts="$here/target/profiling/tickscope"
+# The program as it is shipped (docs/dist.md), and how stale its start-up layout is.
+"$here/scripts/dist.sh"
+ts="$here/target/dist/tickscope"
+"$here/bench/layout-staleness.sh" "$ts"
 command -v cyclictest >/dev/null || { echo "cyclictest missing: apt-get install rt-tests" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

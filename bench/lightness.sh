@@ -15,8 +15,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 for tool in valgrind cyclictest /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install valgrind rt-tests time" >&2; exit 2; }
 done
-cargo build --profile profiling --manifest-path "$here/Cargo.toml" -q -p tickscope-cli
-ts="$here/target/profiling/tickscope"
+# The program as it is shipped (docs/dist.md), and how stale its start-up layout is.
+"$here/scripts/dist.sh"
+ts="$here/target/dist/tickscope"
+"$here/bench/layout-staleness.sh" "$ts"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -8,19 +8,20 @@
 # made 2.6 MB of the program resident; laid out together it makes about 1.1 MB resident
 # (bench/README.md, "Lighter than cyclictest?").
 #
-# How: callgrind lists every function the profiling build executes in a few typical runs; the
+# How: callgrind lists every function the shipped build (scripts/dist.sh) executes in a few typical runs; the
 # script turns each into section patterns (Rust puts every function in its own section,
 # `.text.<symbol>`). Symbols are in the v0 scheme (.cargo/config.toml), which spells out
 # generic arguments, so a pattern names one instantiation. The parts that change from build
 # to build or between profiles — crate disambiguators `Cs…_`, back-references `B…_`, LLVM's
-# `.llvm.<n>` suffix — become `*`, so the script stays valid for the release build and after
-# unrelated changes. A function renamed or added later just lands in the ordinary `.text`:
+# `.llvm.<n>` suffix — become `*`, so the script stays valid after unrelated changes. A function renamed or added later just lands in the ordinary `.text`:
 # the layout degrades, nothing breaks. glibc's functions, linked into the program, are named
 # by archive member (`*libc.a:malloc.o(...)`), from the linker's map. Rerun after large changes
 # to start-up or the run path.
 #
 # Usage: bench/startup-text.sh        Needs: root (SCHED_FIFO 90), valgrind, nm, python3, and
 #                                    glibc linked statically with lld (Rust's default linker).
+# It ends by linking target/dist/tickscope with the new script and printing its staleness
+# (bench/layout-staleness.sh), which should then be nil.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 for tool in valgrind nm python3; do
@@ -28,11 +29,11 @@ for tool in valgrind nm python3; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Built without the layout: it is what is being written (symbol names do not depend on it).
-# The linker's map says which archive member holds each of glibc's functions (below).
-TICKSCOPE_NO_TEXT_LAYOUT=1 cargo rustc --profile profiling --manifest-path "$here/Cargo.toml" -q \
-  -p tickscope-cli --bin tickscope -- -C link-arg=-Wl,-Map="$work/map"
-ts="$here/target/profiling/tickscope"
+# The shipped program (scripts/dist.sh), built without the layout: it is what is being
+# written (symbol names do not depend on it). The linker's map says which archive member holds
+# each of glibc's functions (below).
+"$here/scripts/dist.sh" --no-layout --map "$work/map"
+ts="$here/target/dist/tickscope"
 
 # The runs whose code is laid out: quiet, with the terminal summary, with result files, and
 # two threads; each longer than a statistics window (1 s), so that the per-second paths run.
@@ -139,3 +140,5 @@ print("} INSERT BEFORE .text;")
 PY
 cp "$work/startup-text.ld" "$here/crates/cli/link/startup-text.ld"
 echo "wrote crates/cli/link/startup-text.ld" >&2
+"$here/scripts/dist.sh"
+"$here/bench/layout-staleness.sh" "$ts"

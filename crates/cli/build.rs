@@ -1,5 +1,10 @@
-//! How the `tickscope` program is linked, so that less of it becomes resident (the peak RSS
-//! of a run; `bench/README.md`, "Lighter than cyclictest?"):
+//! How the shipped `tickscope` program is linked, so that less of it becomes resident (the
+//! peak RSS of a run; `bench/README.md`, "Lighter than cyclictest?"). Only a build of the
+//! `dist` profile (`scripts/dist.sh`) is linked this way; development, test and ordinary
+//! release builds are linked as cargo links any program. The layout names
+//! functions by their v0 symbol names, so a dist build without
+//! `-C symbol-mangling-version=v0` in its RUSTFLAGS stops here with the reason, rather than
+//! linking a program whose layout matches nothing (docs/dist.md).
 //!
 //! - `link/startup-text.ld` places the functions a `tickscope run` executes together before
 //!   the rest of the code. Linux maps up to 64 KiB of file pages around every page fault
@@ -55,8 +60,26 @@ fn main() {
     println!("cargo:rerun-if-changed=link/startup-text.ld");
     println!("cargo:rerun-if-env-changed=TICKSCOPE_NO_TEXT_LAYOUT");
     let var = |name: &str| env::var(name).unwrap_or_default();
-    if var("CARGO_CFG_TARGET_OS") != "linux" {
+    // Cargo tells a build script only "debug" or "release" (PROFILE); the profile's own name
+    // is the folder it builds in: OUT_DIR is `<target>[/<triple>]/dist/build/<package>/out`.
+    let out_dir = var("OUT_DIR");
+    let profile = Path::new(&out_dir)
+        .ancestors()
+        .nth(3)
+        .and_then(Path::file_name);
+    if profile.is_none_or(|p| p != "dist") || var("CARGO_CFG_TARGET_OS") != "linux" {
         return;
+    }
+    let v0 = var("CARGO_ENCODED_RUSTFLAGS")
+        .split('\x1f')
+        .any(|flag| flag.ends_with("symbol-mangling-version=v0"));
+    if !v0 {
+        eprintln!(
+            "the dist profile is built without '-C symbol-mangling-version=v0' in RUSTFLAGS : the \
+             start-up layout (link/startup-text.ld) would match none of the program's \
+             functions. Build with scripts/dist.sh, which adds it to RUSTFLAGS."
+        );
+        std::process::exit(1);
     }
     if env::var_os("TICKSCOPE_NO_TEXT_LAYOUT").is_none() {
         let script = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("link/startup-text.ld");
@@ -70,22 +93,18 @@ fn main() {
         println!("cargo:rustc-link-arg-bin=tickscope=-Wl,-z,pack-relative-relocs");
     }
     println!("cargo:rerun-if-env-changed=TICKSCOPE_DYNAMIC_GLIBC");
-    // How glibc was linked, for the test that checks it (`tests/cli/layout.rs`).
-    let glibc = if !native_gnu {
-        "dynamic: not a glibc build for the building machine"
-    } else if env::var_os("TICKSCOPE_DYNAMIC_GLIBC").is_some() {
-        "dynamic: TICKSCOPE_DYNAMIC_GLIBC is set"
-    } else {
+    if native_gnu && env::var_os("TICKSCOPE_DYNAMIC_GLIBC").is_none() {
         let dir = Path::new(&var("OUT_DIR")).join("static-glibc");
         if shadow_libraries(&dir).is_some() {
             println!("cargo:rustc-link-arg-bin=tickscope=-static-pie");
             println!("cargo:rustc-link-arg-bin=tickscope=-L{}", dir.display());
-            "static"
         } else {
-            "dynamic: the C compiler finds no libc.a, libgcc_eh.a or rcrt1.o (libc6-dev, glibc-static)"
+            println!(
+                "cargo:warning=glibc is linked dynamically: the C compiler finds no libc.a, \
+                 libgcc_eh.a or rcrt1.o (libc6-dev, glibc-static)"
+            );
         }
-    };
-    println!("cargo:rustc-env=TICKSCOPE_GLIBC_LINK={glibc}");
+    }
 }
 
 /// Writes into `dir` one linker script per library of [`SHADOWED`], naming its static

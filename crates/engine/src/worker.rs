@@ -185,6 +185,10 @@ pub struct LoopEnd {
 /// `current` is the record to start with; the method must already be armed. With `stream`,
 /// every wake-up is also pushed to that ring; when it is full the sample is counted in
 /// [`WindowRecord::samples_dropped`] instead of waiting.
+// Never inlined: called once per measuring thread, so it costs no call per wake-up, and it
+// keeps a symbol of its own, which the shipped program's start-up layout places and its test
+// finds (crates/cli/link/startup-text.ld, docs/dist.md).
+#[inline(never)]
 pub fn measure<M: WakeMethod + ?Sized>(
     method: &mut M,
     params: &LoopParams,

@@ -1,9 +1,21 @@
 //! The start-up code layout (`crates/cli/link/startup-text.ld`, written by
-//! `bench/startup-text.sh`, linked by `crates/cli/build.rs`): the script is well formed and
-//! names the measuring loop, and the program was linked with it; glibc is linked statically
-//! where `build.rs` could.
+//! `bench/startup-text.sh`, linked by `crates/cli/build.rs` into the shipped program that
+//! `scripts/dist.sh` builds, `target/dist/tickscope`): the script is well formed and names the
+//! measuring loop; and in the linked program — read from its own section and symbol tables —
+//! tickscope's hot functions lie in the hot section, and glibc is linked statically where
+//! `build.rs` could. The program checks skip, saying why, when no dist build exists.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Functions that run on every wake-up of a default `tickscope run`, by parts of their v0
+/// symbol names: the worker's measuring loop for the default method
+/// (`worker::measure::<NanosleepAbs>`) and the collector's drain of the rings
+/// (`Collector::drain`). Both are `#[inline(never)]`, so that they keep their symbols.
+const HOT: [&[&str]; 2] = [
+    &["6worker7measure", "12NanosleepAbs"],
+    &["9Collector5drain"],
+];
 
 const SCRIPT: &str = include_str!("../../link/startup-text.ld");
 
@@ -16,14 +28,10 @@ fn patterns() -> Vec<&'static str> {
         .collect()
 }
 
-/// What `readelf OPTIONS` prints about the program; `None`, with the reason printed, when
+/// What `readelf OPTIONS` prints about `program`; `None`, with the reason printed, when
 /// binutils is not installed.
-fn readelf(options: &str) -> Option<String> {
-    let Ok(out) = Command::new("readelf")
-        .arg(options)
-        .arg(super::common::bin())
-        .output()
-    else {
+fn readelf(options: &str, program: &Path) -> Option<String> {
+    let Ok(out) = Command::new("readelf").arg(options).arg(program).output() else {
         eprintln!("skipped: readelf (binutils) is not installed");
         return None;
     };
@@ -47,10 +55,12 @@ fn the_layout_script_is_well_formed_and_names_the_measuring_loop() {
             "{p}"
         );
     }
-    for needle in ["6worker7measure", "9Collector5drain"] {
+    for parts in HOT {
         assert!(
-            patterns.iter().any(|p| p.contains(needle)),
-            "no pattern for {needle}: rerun bench/startup-text.sh"
+            patterns
+                .iter()
+                .any(|p| parts.iter().all(|part| p.contains(part))),
+            "no pattern for {parts:?}: rerun bench/startup-text.sh"
         );
     }
     // glibc's code and the C start file, named by file: `*libc.a:malloc.o(.text .text.*)`.
@@ -77,13 +87,21 @@ fn the_layout_script_is_well_formed_and_names_the_measuring_loop() {
     }
 }
 
-/// Whether `build.rs` linked glibc statically; if not, says that `what` is skipped and why.
-fn glibc_is_static(what: &str) -> bool {
-    let how = env!("TICKSCOPE_GLIBC_LINK");
-    if how != "static" {
-        eprintln!("skipped, {what}: glibc is linked {how}");
+/// The program `scripts/dist.sh` built, beside the test build (`target/dist/tickscope`);
+/// `None`, saying so, when there is none.
+fn dist_program(what: &str) -> Option<PathBuf> {
+    let test_build = super::common::bin();
+    let target = test_build.parent()?.parent()?;
+    let program = target.join("dist/tickscope");
+    if program.is_file() {
+        Some(program)
+    } else {
+        eprintln!(
+            "skipping {what}: no {} (build it with scripts/dist.sh)",
+            program.display()
+        );
+        None
     }
-    how == "static"
 }
 
 /// The address range `[start, end)` of section `name` in `readelf -SW`'s table.
@@ -98,15 +116,22 @@ fn section_range(sections: &str, name: &str) -> Option<(u64, u64)> {
     Some((address, address + size))
 }
 
-#[test]
-fn the_program_is_linked_with_the_layout() {
-    if std::env::var_os("TICKSCOPE_NO_TEXT_LAYOUT").is_some() {
-        eprintln!("skipped: TICKSCOPE_NO_TEXT_LAYOUT is set, the program was linked without it");
-        return;
-    }
-    let Some(sections) = readelf("-SW") else {
-        return;
-    };
+/// The functions of `readelf -sW`'s symbol table: name and address.
+fn functions(symbols: &str) -> Vec<(&str, u64)> {
+    // Num: Value Size Type Bind Vis Ndx Name
+    symbols
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 8 && f[3] == "FUNC")
+                .then(|| Some((f[7], u64::from_str_radix(f[1], 16).ok()?)))?
+        })
+        .collect()
+}
+
+/// The hot section's range in the dist program, checked to come before `.text`.
+fn hot_section(program: &Path) -> Option<(u64, u64)> {
+    let sections = readelf("-SW", program)?;
     let (start, end) =
         section_range(&sections, ".text.startup_hot").expect("a .text.startup_hot section");
     assert!(end > start, "an empty .text.startup_hot");
@@ -116,22 +141,76 @@ fn the_program_is_linked_with_the_layout() {
         .filter(|n| n.starts_with(".text"))
         .collect();
     assert_eq!(order, [".text.startup_hot", ".text"], "placed before .text");
+    Some((start, end))
+}
 
-    // glibc's functions are laid out by archive member: malloc runs in every run.
-    if !glibc_is_static("glibc's part of the layout") {
-        return;
-    }
-    let Some(symbols) = readelf("-sW") else {
+#[test]
+fn tickscopes_hot_functions_lie_in_the_hot_section_of_the_dist_program() {
+    let Some(program) = dist_program("the hot-section check") else {
         return;
     };
-    // Num: Value Size Type Bind Vis Ndx Name
-    let malloc = symbols
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() == 8 && f[7] == "malloc").then(|| u64::from_str_radix(f[1], 16).ok())?
-        })
-        .next()
+    let Some((start, end)) = hot_section(&program) else {
+        return;
+    };
+    let Some(symbols) = readelf("-sW", &program) else {
+        return;
+    };
+    let functions = functions(&symbols);
+    for parts in HOT {
+        let found: Vec<&(&str, u64)> = functions
+            .iter()
+            .filter(|(name, _)| name.starts_with("_R") && parts.iter().all(|p| name.contains(p)))
+            .collect();
+        assert!(
+            !found.is_empty(),
+            "no function named like {parts:?} in {}: renamed, inlined, or not built with v0 \
+             symbol names (scripts/dist.sh)",
+            program.display()
+        );
+        for (name, address) in found {
+            assert!(
+                (start..end).contains(address),
+                "{name} at {address:#x}, outside .text.startup_hot [{start:#x}, {end:#x}): \
+                 rerun bench/startup-text.sh"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_dist_program_links_glibc_statically_with_its_code_in_the_layout() {
+    let Some(program) = dist_program("the static-glibc check") else {
+        return;
+    };
+    let Some(text) = readelf("-dlW", &program) else {
+        return;
+    };
+    if text.contains("(NEEDED)") {
+        eprintln!(
+            "skipping the static-glibc check: {} links shared libraries (no static archives \
+             when it was built, or TICKSCOPE_DYNAMIC_GLIBC was set)",
+            program.display()
+        );
+        return;
+    }
+    assert!(
+        !text.contains(" INTERP "),
+        "a dynamic loader is named:\n{text}"
+    );
+    // Still a position-independent executable with full RELRO.
+    assert!(text.contains("Flags: NOW PIE"), "{text}");
+    assert!(text.contains(" GNU_RELRO "), "{text}");
+    // glibc's functions are laid out by archive member: malloc runs in every run.
+    let Some((start, end)) = hot_section(&program) else {
+        return;
+    };
+    let Some(symbols) = readelf("-sW", &program) else {
+        return;
+    };
+    let malloc = functions(&symbols)
+        .into_iter()
+        .find(|(name, _)| *name == "malloc")
+        .map(|(_, address)| address)
         .expect("a malloc symbol");
     assert!(
         (start..end).contains(&malloc),
@@ -140,22 +219,12 @@ fn the_program_is_linked_with_the_layout() {
 }
 
 #[test]
-fn the_program_needs_no_shared_library_when_glibc_is_linked_statically() {
-    if !glibc_is_static("the check") {
-        return;
-    }
-    let Some(text) = readelf("-dlW") else {
+fn development_builds_are_linked_without_the_layout() {
+    let Some(sections) = readelf("-SW", &super::common::bin()) else {
         return;
     };
     assert!(
-        !text.contains("(NEEDED)"),
-        "a shared library is needed:\n{text}"
+        !sections.contains(".text.startup_hot"),
+        "the test build carries the dist layout"
     );
-    assert!(
-        !text.contains(" INTERP "),
-        "a dynamic loader is named:\n{text}"
-    );
-    // Still a position-independent executable with full RELRO.
-    assert!(text.contains("Flags: NOW PIE"), "{text}");
-    assert!(text.contains(" GNU_RELRO "), "{text}");
 }
