@@ -234,7 +234,7 @@ impl MarginTuner {
         }
         let slot = self.next;
         let block = &mut self.blocks[slot / UPDATE_EVERY];
-        if slot % UPDATE_EVERY == 0 {
+        if slot.is_multiple_of(UPDATE_EVERY) {
             // The block's slots are all overwritten from here on: its summary starts afresh.
             *block = Block::EMPTY;
         }
@@ -269,7 +269,7 @@ impl MarginTuner {
     /// slot, since its summary covers only its new values.
     fn coverable_quantile(&self) -> Option<Nanos> {
         let cap = self.cap();
-        let partial = (self.next % UPDATE_EVERY != 0).then_some(self.next / UPDATE_EVERY);
+        let partial = (!self.next.is_multiple_of(UPDATE_EVERY)).then_some(self.next / UPDATE_EVERY);
         let mut top = [Nanos::MIN; TOP];
         let mut n = 0;
         for (b, block) in self.blocks.iter().enumerate() {

@@ -1,5 +1,5 @@
 //! Scenarios: the classic experiments (and a user's own) as one command each. A scenario is
-//! a TOML file ([`format`]); built-ins are embedded from `scenarios/*.toml` ([`builtin`]);
+//! a TOML file ([`format`](mod@format)); built-ins are embedded from `scenarios/*.toml` ([`builtin`]);
 //! each step is a `run` (or `clocks`) with the options as on the command line, optionally a
 //! load and timed actions ([`actions`]); the table ([`table`]) shows the source's numbers
 //! beside this machine's, from named figures ([`metrics`]). A file is reviewed before it runs
