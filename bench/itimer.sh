@@ -36,7 +36,7 @@ import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 print(f"{'program':<10} {'round':>5} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>9}  forwarded")
 for r in rows:
-    fwd = r[7] if len(r) > 7 else "-"
+    fwd = r[6] if len(r) > 6 else "-"
     print(f"{r[0]:<10} {r[1]:>5} {int(r[2])/1e3:>8.1f} {int(r[3])/1e3:>8.1f} {int(r[4])/1e3:>9.1f}  {fwd}")
 for i, name in ((2, "p50"), (3, "p99"), (4, "max")):
     col = {p: [int(r[i]) / 1e3 for r in rows if r[0] == p] for p in ("reference", "tickscope")}
