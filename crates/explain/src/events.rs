@@ -123,6 +123,25 @@ pub enum Kind {
         /// Idle state index, or `None` for the exit (printed as 4294967295).
         state: Option<u32>,
     },
+    /// `timer:hrtimer_cancel`: a timer taken off its queue before it fired (a wait that
+    /// ended early: an event, a signal).
+    HrtimerCancel {
+        /// The timer's address.
+        timer: u64,
+    },
+    /// `raw_syscalls:sys_enter`: a system call starts; `args` are its six register
+    /// arguments as printed (hexadecimal in the text output).
+    SysEnter {
+        /// System call number.
+        nr: i64,
+        /// The raw arguments.
+        args: [u64; 6],
+    },
+    /// `sched:sched_process_exit`: task `pid` exits.
+    TaskExit {
+        /// The exiting task (thread) id.
+        pid: i32,
+    },
     /// `raw_syscalls:sys_exit`: a system call returns to user space.
     SysExit {
         /// System call number.
@@ -270,6 +289,18 @@ fn softirq_action(payload: &str) -> String {
         .unwrap_or_else(|| payload.to_string())
 }
 
+/// `NR 230 (1, 1, 7ffd…, 0, 0, 0)` → the six arguments (hexadecimal without `0x`).
+fn syscall_args(payload: &str) -> Option<[u64; 6]> {
+    let inner = payload.split_once('(')?.1.split_once(')')?.0;
+    let mut args = [0u64; 6];
+    let mut n = 0;
+    for (slot, text) in args.iter_mut().zip(inner.split(',')) {
+        *slot = u64::from_str_radix(text.trim(), 16).ok()?;
+        n += 1;
+    }
+    (n == 6).then_some(args)
+}
+
 fn decode(name: &str, p: &str) -> Option<Kind> {
     Some(match name {
         "hrtimer_start" => Kind::HrtimerStart {
@@ -285,6 +316,21 @@ fn decode(name: &str, p: &str) -> Option<Kind> {
         },
         "hrtimer_expire_exit" => Kind::HrtimerExpireExit {
             timer: hex(p, "hrtimer")?,
+        },
+        "hrtimer_cancel" => Kind::HrtimerCancel {
+            timer: hex(p, "hrtimer")?,
+        },
+        "sys_enter" => Kind::SysEnter {
+            nr: p
+                .strip_prefix("NR ")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?,
+            args: syscall_args(p)?,
+        },
+        "sched_process_exit" => Kind::TaskExit {
+            pid: spaced_field(p, "pid", "prio")?.parse().ok()?,
         },
         "irq_handler_entry" => Kind::IrqEntry {
             irq: num(p, "irq")?,

@@ -13,6 +13,8 @@
 //! * [`tracefs`] is the one guard that owns a private trace instance;
 //! * [`bpf`] is the one guard that owns the BPF capture programs (the lean backend), and
 //!   [`bpf_records`] decodes what they send into [`events::Event`]s;
+//! * [`wakeups`] joins another program's armed expiries with its wake-ups and [`infer`]
+//!   finds its periodic threads (`tickscope attach`);
 //! * [`on_late`] parses `--on-late THRESHOLD:ACTION[,ACTION…]`; [`on_late_exec`] runs
 //!   their commands, bounded;
 //! * [`controller`] runs all of it on the collector thread during a run: the trace
@@ -30,11 +32,13 @@ pub mod bundle;
 pub mod context;
 pub mod controller;
 pub mod events;
+pub mod infer;
 pub mod on_late;
 pub mod on_late_exec;
 pub mod section;
 pub mod table;
 pub mod tracefs;
+pub mod wakeups;
 pub mod window;
 
 pub use attribution::{attribute, Breakdown, Cause, LateSample, Setting};
