@@ -10,12 +10,14 @@ mod collector;
 mod config;
 pub mod defaults;
 mod events;
+mod observed;
 mod thread;
 
 pub use backend::{Backend, MOCK_FIRST_EXPIRY, MOCK_TID_BASE};
 pub use config::{loops_span_ns, PolicyRequest, RunConfig, MAX_PERIOD_NS, MAX_RUN_NS};
 pub use defaults::AUTO_PRIORITY;
 pub use events::{Applied, AppliedThread, RunEvent, RunOutcome, SecondWindows};
+pub use observed::Observed;
 
 use crate::error::{Error, Facility};
 use crate::sample::SAMPLE_RING;
