@@ -91,6 +91,9 @@ pub struct RunDocument {
     pub doctor: Option<Vec<tickscope_engine::doctor::Finding>>,
     /// True when the machine's identity was removed for sharing ([`RunDocument::redact`]).
     pub redacted: bool,
+    /// `tickscope attach`: the program measured (pid, command, threads); absent for
+    /// `tickscope run`.
+    pub target: Option<crate::target::Target>,
 }
 
 /// One finished run: one method in one round — what the engine's
@@ -188,6 +191,8 @@ struct RunFile {
     doctor: Option<Vec<tickscope_engine::doctor::Finding>>,
     #[serde(default)]
     redacted: bool,
+    #[serde(default)]
+    target: Option<crate::target::Target>,
 }
 
 impl From<RunFile> for RunDocument {
@@ -224,6 +229,7 @@ impl From<RunFile> for RunDocument {
             hlog: f.hlog,
             doctor: f.doctor,
             redacted: f.redacted,
+            target: f.target,
         }
     }
 }
@@ -261,6 +267,8 @@ struct RunFileRef<'a> {
     doctor: &'a Option<Vec<tickscope_engine::doctor::Finding>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     redacted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: &'a Option<crate::target::Target>,
 }
 
 impl Serialize for RunDocument {
@@ -289,6 +297,7 @@ impl Serialize for RunDocument {
             hlog: &self.hlog,
             doctor: &self.doctor,
             redacted: self.redacted,
+            target: &self.target,
         }
         .serialize(s)
     }
@@ -330,6 +339,7 @@ impl RunDocument {
             hlog: None,
             doctor: None,
             redacted: false,
+            target: None,
         }
     }
 

@@ -42,6 +42,7 @@ pub mod plot;
 pub mod procstat;
 pub mod sink;
 pub mod statistics;
+pub mod target;
 pub mod terminal;
 
 pub use document::{MethodRun, RunDocument, ToolInfo, RUN_SCHEMA, RUN_SCHEMA_V1};
