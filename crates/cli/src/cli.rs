@@ -48,6 +48,9 @@ pub enum Command {
     /// (tail quantiles with intervals, shape, overruns), one-second windows as the unit.
     #[command(after_help = GATE_EXIT)]
     Gate(GateArgs),
+    /// Measure (and explain) the wake-ups of a program that is already running, from kernel
+    /// trace events, without touching it (root).
+    Attach(AttachArgs),
 }
 
 /// The EXIT STATUS section of `tickscope gate --help` (and its manual page).
@@ -101,6 +104,65 @@ Examples:
   tickscope doctor && tickscope run -D 1m       measure only where measuring makes sense
   tickscope doctor --fail-on high               fail a CI job on any high or fatal finding
   tickscope doctor --measure --rounds 7         what each knob is worth here, tested";
+
+/// Examples after `tickscope attach --help`.
+pub const ATTACH_EXAMPLES: &str = "Examples:
+  tickscope attach --pid $(pidof cyclictest) -D 10s             its periodic threads, measured
+  tickscope attach --pid 4242 --list                            which threads are periodic
+  tickscope attach --pid 4242 --tid 4250 --explain --json a.json   why one thread is late
+  tickscope attach --pid 4242 -q -h 400                         cyclictest's histogram of it
+
+\"Woke\" is the wait's return to user space (its sys_exit), µs resolution: docs/attach.md.";
+
+/// Options of `tickscope attach`. `-h` is cyclictest's histogram here, so help is `--help`.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true, after_help = ATTACH_EXAMPLES)]
+pub struct AttachArgs {
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+
+    /// The process to attach to.
+    #[arg(long, value_name = "PID")]
+    pub pid: i32,
+
+    /// Measure this thread of PID (repeatable). Default: every thread found periodic.
+    #[arg(long, value_name = "TID")]
+    pub tid: Vec<i32>,
+
+    /// Measure this long (10s, 5m), then detach. Default: until Ctrl-C or the target exits.
+    #[arg(short = 'D', long, value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// How long to watch the threads before choosing: the periodic ones need at least five
+    /// wake-ups in it.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub discover: String,
+
+    /// List the threads with their period, wait and clock, then detach.
+    #[arg(long)]
+    pub list: bool,
+
+    /// Write the result as JSON (schema tickscope.run/2, with a `target` section) to FILE.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub json: Option<std::path::PathBuf>,
+
+    /// Print only the summary, then cyclictest's line per thread.
+    #[arg(short = 'q', long, help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Leave the host name and the kernel command line out of the result files.
+    #[arg(long, help_heading = "Output")]
+    pub redact: bool,
+
+    /// Files exported (histogram, CSV, raw samples, hlog), as for `tickscope run`.
+    #[command(flatten)]
+    pub exports: ExportArgs,
+
+    /// Why wake-ups were late: `--explain` options, as for `tickscope run`.
+    #[command(flatten)]
+    pub explain: ExplainArgs,
+}
 
 /// Options of `tickscope doctor`.
 #[derive(Debug, Args)]

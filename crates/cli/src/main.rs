@@ -39,7 +39,10 @@ fn main() -> ExitCode {
         Err(e) => return exit::clap_error(e),
     };
     let measures = match &cli.command {
-        cli::Command::Run(_) | cli::Command::Clocks(_) | cli::Command::Monitor(_) => true,
+        cli::Command::Run(_)
+        | cli::Command::Clocks(_)
+        | cli::Command::Monitor(_)
+        | cli::Command::Attach(_) => true,
         cli::Command::Scenario(c) => matches!(c, cli::ScenarioCommand::Run(_)),
         cli::Command::Doctor(a) => a.measure,
         _ => false,
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         cli::Command::Hlog(c) => cmd::hlog::execute(&c),
         cli::Command::Doctor(args) => return cmd::doctor::main(&args),
         cli::Command::Gate(args) => return cmd::gate::main(&args),
+        cli::Command::Attach(args) => cmd::attach::execute(args),
     };
     exit::status(console::settle(result))
 }

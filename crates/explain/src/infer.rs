@@ -233,7 +233,11 @@ mod tests {
         assert_eq!(p[0].period_ns, 1_000_000);
         assert_eq!(p[1].period_ns, 2_000_000);
         // Relative: the 3 ms sleep plus the loop's own time.
-        assert!((3_000_000..3_200_000).contains(&p[2].period_ns), "{:?}", p[2]);
+        assert!(
+            (3_000_000..3_200_000).contains(&p[2].period_ns),
+            "{:?}",
+            p[2]
+        );
         assert_eq!(p[0].syscalls, vec![libc::SYS_clock_nanosleep]);
         assert_eq!(p[1].syscalls, vec![libc::SYS_read]);
         assert!(p.iter().all(|p| clock_name(p.clock) == "monotonic"));

@@ -72,6 +72,31 @@ pub struct InstanceSpec {
     pub events: Vec<EventSpec>,
 }
 
+/// The events `tickscope attach` reads from the tasks it follows ([`TraceInstance::follow`]):
+/// the timers they arm and cancel, their system calls' entries and exits (only `wait_nrs`
+/// once the waits are known; every call while they are being found: empty), and their exits.
+pub fn attach_events(wait_nrs: &[i64]) -> Vec<EventSpec> {
+    let nrs = (!wait_nrs.is_empty()).then(|| {
+        wait_nrs
+            .iter()
+            .map(|n| format!("id == {n}"))
+            .collect::<Vec<_>>()
+            .join(" || ")
+    });
+    let e = |path, filter: Option<String>| EventSpec {
+        path,
+        filter,
+        required: true,
+    };
+    vec![
+        e("timer/hrtimer_start", None),
+        e("timer/hrtimer_cancel", None),
+        e("raw_syscalls/sys_enter", nrs.clone()),
+        e("raw_syscalls/sys_exit", nrs),
+        e("sched/sched_process_exit", None),
+    ]
+}
+
 /// The events `--explain` needs for threads `tids` waiting in system calls `wait_nrs`
 /// (empty: any system call of the threads): the timer, the CPU's interrupts and softirqs,
 /// scheduling and idle, all unfiltered but limited by the CPU mask, except the two high-rate
@@ -216,7 +241,7 @@ fn alive(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// Removes `tickscope-PID` instances under `instances` whose process is gone; returns
+/// Removes `tickscope-PID` (and `tickscope-PID-TAG`) instances under `instances` whose process is gone; returns
 /// their names.
 pub fn remove_stale(instances: &Path) -> Vec<String> {
     let mut removed = Vec::new();
@@ -227,7 +252,7 @@ pub fn remove_stale(instances: &Path) -> Vec<String> {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(pid) = name
             .strip_prefix(PREFIX)
-            .and_then(|p| p.parse::<i32>().ok())
+            .and_then(|p| p.split('-').next()?.parse::<i32>().ok())
         else {
             continue;
         };
@@ -289,11 +314,27 @@ impl TraceInstance {
     /// [`Unavailable`] when tracing is not permitted or tracefs is missing, or when a
     /// required event or filter cannot be set (the instance is removed again).
     pub fn create(spec: &InstanceSpec) -> Result<(TraceInstance, Vec<String>), Unavailable> {
+        Self::create_named(spec, None)
+    }
+
+    /// [`TraceInstance::create`] for a second instance of this process, named
+    /// `tickscope-<pid>-<tag>` (`tickscope attach` reads the target's wake-ups from one while
+    /// `--explain` reads its own).
+    ///
+    /// # Errors
+    /// As [`TraceInstance::create`].
+    pub fn create_named(
+        spec: &InstanceSpec,
+        tag: Option<&str>,
+    ) -> Result<(TraceInstance, Vec<String>), Unavailable> {
         check_available()?;
         let mounted = ensure_mounted()?;
         let instances = Path::new(TRACEFS).join("instances");
         let stale = remove_stale(&instances);
-        let dir = instances.join(format!("{PREFIX}{}", std::process::id()));
+        let dir = instances.join(match tag {
+            Some(t) => format!("{PREFIX}{}-{t}", std::process::id()),
+            None => format!("{PREFIX}{}", std::process::id()),
+        });
         if dir.exists() {
             let _ = std::fs::remove_dir(&dir);
         }
@@ -393,6 +434,24 @@ impl TraceInstance {
             }
         }
         write(&d.join("tracing_on"), "1").map_err(|e| ctx("tracing_on", e))
+    }
+
+    /// Records only the events of tasks `pids` and of the threads and processes they
+    /// create from now on: tracefs' `set_event_pid` and its `event-fork` option (The Linux
+    /// kernel, https://docs.kernel.org/trace/ftrace.html, "set_event_pid"). Call before
+    /// [`TraceInstance::start`].
+    ///
+    /// # Errors
+    /// [`Unavailable`] when either file cannot be written (a kernel without them).
+    pub fn follow(&mut self, pids: &[i32]) -> Result<(), Unavailable> {
+        let list = pids
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        write(&self.dir.join("set_event_pid"), &list)
+            .and_then(|_| write(&self.dir.join("options/event-fork"), "1"))
+            .map_err(|e| Unavailable(format!("cannot follow process {list}: {e}")))
     }
 
     /// The instance's directory.
@@ -540,12 +599,22 @@ mod tests {
     fn stale_instances_of_dead_processes_are_removed() {
         let dir = tempfile::tempdir().unwrap();
         let dead = dir.path().join(format!("{PREFIX}999999999"));
+        let dead_tagged = dir.path().join(format!("{PREFIX}999999998-attach"));
+        std::fs::create_dir(&dead_tagged).unwrap();
         let live = dir.path().join(format!("{PREFIX}{}", std::process::id()));
         let other = dir.path().join("someone-else");
         for d in [&dead, &live, &other] {
             std::fs::create_dir(d).unwrap();
         }
-        assert_eq!(remove_stale(dir.path()), vec![format!("{PREFIX}999999999")]);
+        let mut removed = remove_stale(dir.path());
+        removed.sort();
+        assert_eq!(
+            removed,
+            vec![
+                format!("{PREFIX}999999998-attach"),
+                format!("{PREFIX}999999999")
+            ]
+        );
         assert!(live.exists() && other.exists() && !dead.exists());
     }
 }

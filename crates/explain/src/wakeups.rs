@@ -173,7 +173,9 @@ impl Tracker {
                 };
                 // Re-armed before it fired: the old expiry is gone. One that fired stays, to be
                 // answered by the wake-up it caused (a timerfd re-arms in its read).
-                state.armed.retain(|a| a.timer != *timer || a.expiry <= e.ts);
+                state
+                    .armed
+                    .retain(|a| a.timer != *timer || a.expiry <= e.ts);
                 if state.armed.len() >= ARMED_CAP {
                     state.armed.remove(0);
                 }
@@ -260,8 +262,14 @@ mod tests {
         let Seen::WakeUp(w) = &seen[0] else {
             panic!("{seen:?}")
         };
-        assert_eq!((w.tid, w.expiry, w.woke), (11977, 9887488565114, 9887488632000));
-        assert_eq!((w.nr, w.enter_args.map(|a| a[1]), w.clock), (230, Some(1), 1));
+        assert_eq!(
+            (w.tid, w.expiry, w.woke),
+            (11977, 9887488565114, 9887488632000)
+        );
+        assert_eq!(
+            (w.nr, w.enter_args.map(|a| a[1]), w.clock),
+            (230, Some(1), 1)
+        );
         assert_eq!((w.function, w.passed), ("hrtimer_wakeup", 0));
     }
 
@@ -276,9 +284,7 @@ mod tests {
             None,
         );
         assert_eq!(seen.len(), 1, "{seen:?}");
-        let Seen::WakeUp(w) = &seen[0] else {
-            panic!()
-        };
+        let Seen::WakeUp(w) = &seen[0] else { panic!() };
         assert_eq!((w.expiry, w.woke, w.nr), (9887490522741, 9887490556000, 0));
         assert_eq!(w.function, "timerfd_tmrproc");
     }
@@ -297,9 +303,7 @@ mod tests {
             Some(vec![232]),
         );
         assert_eq!(seen.len(), 2, "{seen:?}");
-        let Seen::WakeUp(w) = &seen[0] else {
-            panic!()
-        };
+        let Seen::WakeUp(w) = &seen[0] else { panic!() };
         assert_eq!((w.expiry, w.woke), (100005000000, 100006010000));
         assert_eq!(seen[1], Seen::Exit(5));
     }
@@ -326,6 +330,9 @@ mod tests {
         let Seen::WakeUp(w) = &seen[2] else {
             panic!("{seen:?}")
         };
-        assert_eq!((w.expiry, w.passed, w.clock), (50_002_000_000, 1, CLOCK_REALTIME));
+        assert_eq!(
+            (w.expiry, w.passed, w.clock),
+            (50_002_000_000, 1, CLOCK_REALTIME)
+        );
     }
 }

@@ -1,5 +1,7 @@
 //! One file per subcommand.
 
+pub mod attach;
+pub mod attach_proc;
 pub mod clocks;
 pub mod compare;
 pub mod completions;

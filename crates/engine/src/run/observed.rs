@@ -20,6 +20,7 @@ use std::time::SystemTime;
 
 /// One observed thread's totals and open windows.
 struct ObservedThread {
+    period: Nanos,
     open: BTreeMap<u64, Box<WindowRecord>>,
     total: Box<WindowRecord>,
     windows: Vec<WindowStats>,
@@ -38,10 +39,11 @@ pub struct Observed {
     threads: Vec<ObservedThread>,
     summary_windows: Vec<WindowStats>,
     last_woke: Option<Nanos>,
+    closed_through: Option<u64>,
 }
 
 impl Observed {
-    /// An observation with nominal `period_ns` (for the period deviation), windows of
+    /// An observation with nominal `period_ns` (for the merged period deviation), windows of
     /// `window_ns` counted from `t0` (ns, CLOCK_MONOTONIC); `keep_windows` keeps every
     /// window's statistics for the final document (as [`super::RunConfig::keep_windows`]).
     ///
@@ -57,12 +59,15 @@ impl Observed {
             threads: Vec::new(),
             summary_windows: Vec::new(),
             last_woke: None,
+            closed_through: None,
         }
     }
 
-    /// Adds a thread; returns its index.
-    pub fn add_thread(&mut self) -> usize {
+    /// Adds a thread whose own nominal period is `period_ns` (its period deviation is
+    /// counted from it); returns its index.
+    pub fn add_thread(&mut self, period_ns: Nanos) -> usize {
         self.threads.push(ObservedThread {
+            period: period_ns,
             open: BTreeMap::new(),
             total: Box::new(WindowRecord::new()),
             windows: Vec::new(),
@@ -81,9 +86,13 @@ impl Observed {
     /// # Panics
     /// When `thread` was not added.
     pub fn record(&mut self, thread: usize, expiry: Nanos, woke: Nanos, passed: u64) -> RawSample {
-        let (t0, window, period) = (self.t0, self.window, self.period);
+        let (t0, window) = (self.t0, self.window);
         let th = &mut self.threads[thread];
-        let k = ((expiry - t0).max(0) / window) as u64;
+        let period = th.period;
+        // A wake-up later than the margin its window was closed with counts in the first
+        // window still open.
+        let k =
+            (((expiry - t0).max(0) / window) as u64).max(self.closed_through.map_or(0, |c| c + 1));
         let rec = th.open.entry(k).or_insert_with(|| {
             let mut r = Box::new(WindowRecord::new());
             r.begin(k);
@@ -116,6 +125,9 @@ impl Observed {
     }
 
     fn close_through(&mut self, last: u64, observer: &mut dyn FnMut(RunEvent<'_>)) {
+        if last != u64::MAX {
+            self.closed_through = Some(self.closed_through.map_or(last, |c| c.max(last)));
+        }
         loop {
             let next = self
                 .threads
@@ -132,7 +144,7 @@ impl Observed {
                 let Some(mut rec) = th.open.remove(&k) else {
                     continue;
                 };
-                let stats = window_stats(&rec, self.window, self.period, None);
+                let stats = window_stats(&rec, self.window, th.period, None);
                 if self.keep_windows {
                     th.windows.push(stats.clone());
                 }
@@ -185,7 +197,7 @@ impl Observed {
             wall_max = wall_max.max(wall);
             let mut stats = thread_stats(
                 &th.total,
-                self.period,
+                th.period,
                 applied.threads.get(i),
                 (cpu, wall),
                 None,
@@ -253,7 +265,7 @@ mod tests {
     #[test]
     fn wake_ups_become_windows_and_totals() {
         let mut o = Observed::new(1_000_000, 10_000_000, 0, true);
-        let (a, b) = (o.add_thread(), o.add_thread());
+        let (a, b) = (o.add_thread(1_000_000), o.add_thread(2_000_000));
         let mut seconds = Vec::new();
         for k in 0..25i64 {
             let e = k * 1_000_000;

@@ -1,0 +1,116 @@
+//! What `tickscope attach` reads about the target from `/proc` (proc(5), The Linux
+//! man-pages project, https://man7.org/linux/man-pages/man5/proc.5.html): its command name,
+//! its threads, and per thread its policy, timer slack and CPU time. Nothing is written.
+
+use tickscope_engine::setup::Policy;
+use tickscope_engine::time::Nanos;
+
+/// `/proc/PID/comm` without its newline; `None` when the process does not exist.
+pub fn comm(pid: i32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|c| c.trim_end().to_string())
+}
+
+/// The comm of thread `tid` of `pid`, or an empty string once it is gone.
+pub fn thread_comm(pid: i32, tid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
+        .map(|c| c.trim_end().to_string())
+        .unwrap_or_default()
+}
+
+/// The thread ids of `pid`, ascending (`/proc/PID/task`); empty once it is gone.
+pub fn threads(pid: i32) -> Vec<i32> {
+    let mut v: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_unstable();
+    v
+}
+
+/// Whether process `pid` still exists (a zombie counts as gone).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Thread `tid`'s time on a CPU, ns: the first field of `/proc/TID/schedstat`
+/// (Documentation/scheduler/sched-stats.rst); `None` once it is gone.
+pub fn cpu_time(tid: i32) -> Option<Nanos> {
+    std::fs::read_to_string(format!("/proc/{tid}/schedstat"))
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Thread `tid`'s timer slack, ns (`/proc/TID/timerslack_ns`, readable by root); `None`
+/// when it cannot be read.
+pub fn timer_slack(tid: i32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{tid}/timerslack_ns"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Thread `tid`'s scheduling policy (sched_getscheduler(2), sched_getparam(2),
+/// getpriority(2) for the nice value); SCHED_OTHER nice 0 when it cannot be read.
+pub fn policy(tid: i32) -> Policy {
+    // SAFETY: plain system calls on a thread id; `param` is writable.
+    let (kind, prio, nice) = unsafe {
+        let kind = libc::sched_getscheduler(tid);
+        let mut param = libc::sched_param { sched_priority: 0 };
+        let prio = match libc::sched_getparam(tid, &mut param) {
+            0 => param.sched_priority,
+            _ => 0,
+        };
+        let nice = libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t);
+        (kind, prio, nice)
+    };
+    let priority = prio.clamp(1, 99) as u8;
+    match kind {
+        libc::SCHED_FIFO => Policy::Fifo { priority },
+        libc::SCHED_RR => Policy::Rr { priority },
+        libc::SCHED_BATCH => Policy::Batch { nice },
+        libc::SCHED_IDLE => Policy::Idle,
+        _ => Policy::Other { nice },
+    }
+}
+
+/// CLOCK_REALTIME, CLOCK_TAI and CLOCK_BOOTTIME minus CLOCK_MONOTONIC, ns, now.
+pub fn clock_offsets() -> tickscope_explain::wakeups::ClockOffsets {
+    use tickscope_engine::time::read_clock;
+    let mono = read_clock(libc::CLOCK_MONOTONIC);
+    tickscope_explain::wakeups::ClockOffsets {
+        realtime: read_clock(libc::CLOCK_REALTIME) - mono,
+        tai: read_clock(libc::CLOCK_TAI) - mono,
+        boottime: read_clock(libc::CLOCK_BOOTTIME) - mono,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_read() {
+        let me = std::process::id() as i32;
+        assert!(alive(me) && comm(me).is_some());
+        assert!(threads(me).contains(&me));
+        assert!(cpu_time(me).is_some_and(|c| c > 0));
+        assert!(!alive(i32::MAX) && comm(i32::MAX).is_none() && threads(i32::MAX).is_empty());
+        let o = clock_offsets();
+        assert!(o.realtime > 0 && o.boottime >= 0);
+    }
+}
