@@ -48,7 +48,7 @@ pub fn exit_status(path: &[&str]) -> Vec<(&'static str, &'static str)> {
                  timers, or the jiffies clocksource)",
             ),
         ],
-        ["run"] => vec![
+        ["run"] | ["attach"] => vec![
             OK,
             RUNTIME,
             USAGE,

@@ -5,6 +5,7 @@
 mod common;
 
 mod arguments;
+mod attach;
 mod clocks;
 mod cyclictest;
 mod doc_links;

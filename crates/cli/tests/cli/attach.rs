@@ -1,0 +1,167 @@
+//! `tickscope attach`: a periodic target (`tickscope run` itself, whose measuring thread
+//! sleeps to an absolute 1 ms grid) measured from outside. Counts and structure only.
+
+use super::common::{bin, result_json, tickscope};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One attach at a time in this binary (the instance check below counts every `-attach`).
+static ATTACHING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ATTACHING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn cannot_trace() -> Option<&'static str> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root");
+    }
+    if !Path::new("/sys/kernel/tracing").is_dir() {
+        return Some("no tracefs mount point");
+    }
+    None
+}
+
+/// `tickscope run -i 1ms -D SECS -q` as a target, and the tid of its measuring thread
+/// (`tickscope-0`), once it exists.
+fn target(secs: u32) -> (Child, i32) {
+    let child = Command::new(bin())
+        .args(["run", "-i", "1ms", "-D", &format!("{secs}s"), "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        for entry in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .flatten()
+        {
+            let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+            if comm.trim_end() == "tickscope-0" {
+                let tid = entry.file_name().to_str().unwrap().parse().unwrap();
+                return (child, tid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the target's measuring thread never appeared");
+}
+
+#[test]
+fn a_running_loop_is_measured_and_attach_ends_with_it() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipping a_running_loop_is_measured_and_attach_ends_with_it: {why}");
+        return;
+    }
+    let _one = serial();
+    let (mut child, tid) = target(4);
+    let pid = child.id();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("a.json");
+    let out = tickscope()
+        .args([
+            "attach",
+            "--pid",
+            &pid.to_string(),
+            "--tid",
+            &tid.to_string(),
+        ])
+        .args(["--discover", "500ms", "--explain", "--json"])
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    child.wait().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("process {pid} (tickscope) exited")),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("thread {tid} (tickscope-0): periodic, every 1.00 ms, clock_nanosleep(TIMER_ABSTIME) on monotonic")), "{stdout}");
+    let doc = result_json(&std::fs::read_to_string(&json).unwrap());
+    let t = &doc["target"];
+    assert_eq!(t["pid"], pid);
+    assert_eq!(t["comm"], "tickscope");
+    assert_eq!(t["woke_point"], "sys_exit");
+    assert_eq!(t["threads"][0]["tid"], tid);
+    assert_eq!(t["threads"][0]["period_ns"], 1_000_000);
+    assert_eq!(t["threads"][0]["wait"], "clock_nanosleep(TIMER_ABSTIME)");
+    assert_eq!(doc["applied"]["method"], "nanosleep-abs");
+    assert_eq!(doc["threads"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["threads"][0]["tid"], tid);
+    let samples = doc["threads"][0]["samples"].as_u64().unwrap();
+    // About 3.5 s of a 1 ms loop were watched; at least a second's worth is certain.
+    assert!((1000..5000).contains(&samples), "{samples}");
+    assert_eq!(doc["summary"]["samples"].as_u64().unwrap(), samples);
+    assert!(!doc["threads"][0]["windows"].as_array().unwrap().is_empty());
+    assert_eq!(doc["explain"]["backend"], "tracefs");
+    // attach's own instance is gone (no other attach runs in these tests at once).
+    let left: Vec<String> = tickscope_explain::tracefs::list_instances()
+        .into_iter()
+        .filter(|n| n.ends_with("-attach"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn list_names_the_periodic_thread_and_measures_nothing() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipping list_names_the_periodic_thread_and_measures_nothing: {why}");
+        return;
+    }
+    let _one = serial();
+    let (mut child, tid) = target(3);
+    let out = tickscope()
+        .args(["attach", "--pid", &child.id().to_string(), "--list"])
+        .args(["--discover", "500ms"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    child.wait().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("thread {tid} (tickscope-0): periodic")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("latency"), "{stdout}");
+}
+
+#[test]
+fn a_missing_process_or_thread_is_one_line_and_status_2() {
+    let out = tickscope()
+        .args(["attach", "--pid", "999999999"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--pid 999999999: no such process"), "{err}");
+    let me = std::process::id().to_string();
+    let out = tickscope()
+        .args(["attach", "--pid", &me, "--tid", "999999999"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--tid 999999999 is not a thread of process"),
+        "{err}"
+    );
+    let out = tickscope()
+        .args(["attach", "--pid", &me, "-D", "soon"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
