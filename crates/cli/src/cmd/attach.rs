@@ -305,13 +305,13 @@ pub fn execute(mut args: AttachArgs) -> Result<(), Failure> {
     let patterns: Vec<Pattern> = found.iter().filter_map(|(t, w)| infer(*t, w)).collect();
     let shown = !args.quiet || args.list;
     if shown {
-        console::line(&format!(
+        console::line(format!(
             "attached to process {pid} ({comm}), {} threads; woken by a timer in the first {}:",
             present.len(),
             args.discover
         ));
         for p in &patterns {
-            console::line(&format!("  {}", describe(pid, p)));
+            console::line(format!("  {}", describe(pid, p)));
         }
     }
     let chosen = choose(pid, &comm, &args.tid, &patterns, &args.discover)?;

@@ -27,7 +27,7 @@ fn cannot_trace() -> Option<&'static str> {
 /// `tickscope run -i 1ms -D SECS -q` as a target, and the tid of its measuring thread
 /// (`tickscope-0`), once it exists.
 fn target(secs: u32) -> (Child, i32) {
-    let child = Command::new(bin())
+    let mut child = Command::new(bin())
         .args(["run", "-i", "1ms", "-D", &format!("{secs}s"), "-q"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -48,6 +48,8 @@ fn target(secs: u32) -> (Child, i32) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the target's measuring thread never appeared");
 }
 
