@@ -24,4 +24,4 @@ pub mod trace;
 
 pub use error::Error;
 pub use housekeeping::Placement;
-pub use session::{Companion, Plan, Session};
+pub use session::{Companion, Plan, Runner, Session};

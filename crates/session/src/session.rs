@@ -22,7 +22,7 @@ use crate::load::LoadRequest;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tickscope_engine::run::{run, Applied, RunConfig};
+use tickscope_engine::run::{run, Applied, RunConfig, RunEvent, RunOutcome};
 use tickscope_engine::schedule::schedule;
 use tickscope_engine::system::SystemInfo;
 use tickscope_engine::wait::MethodKind;
@@ -47,6 +47,17 @@ impl Plan {
         self.methods.len() > 1 || self.rounds > 1
     }
 }
+
+/// What carries out one planned run: the engine's [`run`] for the commands that measure
+/// their own threads; `tickscope attach` observes another program's threads instead. Called
+/// with the run's configuration, the stop flag and the observer that hands every event to
+/// every sink; returns the run's outcome as the engine does.
+pub type Runner<'r> = dyn FnMut(
+        &RunConfig,
+        &Arc<AtomicBool>,
+        &mut dyn FnMut(RunEvent<'_>),
+    ) -> Result<RunOutcome, tickscope_engine::Error>
+    + 'r;
 
 /// A tool thread that runs beside the measurement (an HTTP endpoint, a file rewritten
 /// periodically) and ends when the last run ends, before the final document is built.
@@ -116,9 +127,26 @@ impl<'a> Session<'a> {
     /// when a measuring thread failed; [`Error::ThresholdHit`] when an on-late rule ended
     /// the run. Companions end and the load is stopped on every path.
     pub fn run(
+        self,
+        sinks: Vec<Box<dyn RunSink>>,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<RunDocument, Error> {
+        self.run_with(sinks, stop, &mut |cfg, stop, observer| {
+            run(cfg, stop, observer)
+        })
+    }
+
+    /// [`Session::run`] with each planned run carried out by `runner` instead of the
+    /// engine's measuring threads (everything else — sinks, documents, the order, the
+    /// folding of failures — the same).
+    ///
+    /// # Errors
+    /// As [`Session::run`].
+    pub fn run_with(
         mut self,
         mut sinks: Vec<Box<dyn RunSink>>,
         stop: &Arc<AtomicBool>,
+        runner: &mut Runner<'_>,
     ) -> Result<RunDocument, Error> {
         let mut running = match &self.load {
             Some(l) => match l.start(self.say) {
@@ -179,7 +207,7 @@ impl<'a> Session<'a> {
                 p.before_run();
             }
             let (placement, word) = (self.placement.as_ref(), self.word_notes);
-            let outcome = run(&cfg, stop, &mut |event| {
+            let outcome = runner(&cfg, stop, &mut |event| {
                 deliver(&mut sinks, &ctx, &event, placement, word)
             });
             let mut outcome = match outcome {

@@ -12,15 +12,17 @@
 //! written in every case. Nothing is changed in the target.
 
 use super::attach_proc as target;
-use super::run::{annotated, deliver};
 use super::signals::stoppable;
 use super::sinks::sinks;
 use crate::cli::{AttachArgs, RunArgs};
 use crate::console;
 use crate::exit::Failure;
 use crate::options::{parse_duration, run_plan};
+use crate::session_args::{outcome, say};
 use clap::{Args, FromArgMatches};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 use tickscope_engine::run::{Applied, AppliedThread, Observed, RunConfig, RunEvent};
@@ -31,9 +33,10 @@ use tickscope_explain::infer::{clock_name, infer, Pattern, Wait};
 use tickscope_explain::tracefs::{attach_events, InstanceSpec, TraceInstance};
 use tickscope_explain::wakeups::{Seen, Tracker, WakeUp, TS_RESOLUTION_NS};
 use tickscope_explain::Event;
-use tickscope_report::sink::{RunContext, RunSink};
+use tickscope_report::sink::RunSink;
 use tickscope_report::target::{Target, TargetThread};
-use tickscope_report::{MethodRun, RunDocument};
+use tickscope_report::RunDocument;
+use tickscope_session::{Plan, Session};
 
 /// How often the trace is read.
 const READ_EVERY: Duration = Duration::from_millis(20);
@@ -84,7 +87,7 @@ impl Reader {
 
 /// One line describing a thread's pattern.
 fn describe(pid: i32, p: &Pattern) -> String {
-    let period = tickscope_report::units::ns_i(p.period_ns);
+    let period = tickscope_engine::units::ns_i(p.period_ns);
     let what = match p.periodic {
         true => format!("periodic, every {period}"),
         false => format!(
@@ -267,7 +270,7 @@ pub fn execute(mut args: AttachArgs) -> Result<(), Failure> {
     }
     let run_args = run_args(&mut args)?;
     let stop = stoppable();
-    let mut sinks: Vec<Box<dyn RunSink>> = match args.list {
+    let sinks: Vec<Box<dyn RunSink>> = match args.list {
         true => Vec::new(),
         false => sinks(&run_args, false, &stop, true)?,
     };
@@ -327,7 +330,7 @@ pub fn execute(mut args: AttachArgs) -> Result<(), Failure> {
         trace,
         reader,
         tracker,
-        sinks: &mut sinks,
+        sinks,
         stop: &stop,
     })
 }
@@ -342,11 +345,22 @@ struct MeasureInput<'a> {
     trace: TraceInstance,
     reader: Reader,
     tracker: Tracker,
-    sinks: &'a mut Vec<Box<dyn RunSink>>,
+    sinks: Vec<Box<dyn RunSink>>,
     stop: &'a std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-/// The measurement proper, then the document and every sink's end (as `tickscope run`).
+/// Adds the `target` section to every document (first among the sinks, so that every other
+/// one sees it); the observation fills in its notes as it goes.
+struct TargetSink(Rc<RefCell<Target>>);
+
+impl RunSink for TargetSink {
+    fn annotate(&mut self, doc: &mut RunDocument) {
+        doc.target = Some(self.0.borrow().clone());
+    }
+}
+
+/// The measurement: one session ([`tickscope_session::Session::run_with`]) whose one run
+/// is the observation of the chosen threads.
 fn measure(m: MeasureInput<'_>) -> Result<(), Failure> {
     let MeasureInput {
         pid,
@@ -357,7 +371,7 @@ fn measure(m: MeasureInput<'_>) -> Result<(), Failure> {
         mut trace,
         mut reader,
         mut tracker,
-        sinks,
+        mut sinks,
         stop,
     } = m;
     let method = method_of(chosen[0].wait).expect("chosen threads have a method");
@@ -365,21 +379,14 @@ fn measure(m: MeasureInput<'_>) -> Result<(), Failure> {
     let mut nrs: Vec<i64> = chosen.iter().flat_map(|p| p.syscalls.clone()).collect();
     nrs.sort_unstable();
     nrs.dedup();
-    let plan = run_plan(
-        &RunArgs::from_arg_matches(
-            &RunArgs::augment_args(clap::Command::new("attach"))
-                .try_get_matches_from(["attach"])
-                .map_err(|e| Failure::Runtime(format!("internal: {e}")))?,
-        )
-        .map_err(|e| Failure::Runtime(format!("internal: {e}")))?,
+    let defaults = RunArgs::from_arg_matches(
+        &RunArgs::augment_args(clap::Command::new("attach"))
+            .try_get_matches_from(["attach"])
+            .map_err(|e| Failure::Runtime(format!("internal: {e}")))?,
     )
-    .map_err(Failure::Runtime)?;
-    let needs = sinks
-        .iter()
-        .fold(tickscope_report::sink::SinkNeeds::default(), |n, s| {
-            n.union(s.needs())
-        });
-    let cfg = RunConfig {
+    .map_err(|e| Failure::Runtime(format!("internal: {e}")))?;
+    let plan = run_plan(&defaults).map_err(Failure::Runtime)?;
+    let config = RunConfig {
         method,
         clock,
         period_ns: chosen[0].period_ns.max(1),
@@ -390,39 +397,119 @@ fn measure(m: MeasureInput<'_>) -> Result<(), Failure> {
         timer_slack_ns: None,
         pm_qos_us: None,
         pm_qos_required: false,
-        stream_samples: needs.raw_samples,
-        keep_windows: true,
         ..plan.config
     };
-    let system = tickscope_engine::system::detect();
-    let methods = [method];
-    let ctx = RunContext {
-        system: &system,
-        config: &cfg,
-        methods: &methods,
+    let target = Rc::new(RefCell::new(Target {
+        pid,
+        comm: comm.clone(),
+        threads: chosen
+            .iter()
+            .map(|p| TargetThread {
+                tid: p.tid,
+                comm: target::thread_comm(pid, p.tid),
+                period_ns: p.period_ns,
+                wait: p.wait.describe(),
+                clock: clock_name(p.clock).into(),
+                regular: p.regular,
+                periodic: p.periodic,
+            })
+            .collect(),
+        woke_point: "sys_exit".into(),
+        woke_resolution_ns: TS_RESOLUTION_NS,
+        wake_ups_ignored: 0,
+        notes: Vec::new(),
+    }));
+    sinks.insert(0, Box::new(TargetSink(Rc::clone(&target))));
+    let plan = Plan {
+        config,
+        methods: vec![method],
         rounds: 1,
-        index: 0,
-        total: 1,
     };
+    let mut session = Session::new(plan, tickscope_engine::system::detect(), &say);
+    session.keep_windows = true;
+    session.command_line = Some(std::env::args_os().collect());
+    session.redact = redact;
     let applied = applied(&chosen, method, clock);
-    deliver(sinks, &ctx, &RunEvent::Started(&applied), None);
+    let mut runner = |cfg: &RunConfig,
+                      stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+                      observer: &mut dyn FnMut(RunEvent<'_>)| {
+        Ok(observe(
+            Observation {
+                pid,
+                chosen: &chosen,
+                nrs: &nrs,
+                applied: applied.clone(),
+                trace: &mut trace,
+                reader: &mut reader,
+                tracker: &mut tracker,
+                target: &target,
+            },
+            cfg,
+            stop,
+            observer,
+        ))
+    };
+    let result = session.run_with(sinks, stop, &mut runner);
+    if target
+        .borrow()
+        .notes
+        .iter()
+        .any(|n| n.ends_with("exited; detached"))
+    {
+        eprintln!("tickscope: process {pid} ({comm}) exited; detached");
+    }
+    outcome(result)
+}
 
-    tracker.set_wait_syscalls(nrs.clone());
-    trace
+/// What one observation reads and where it reports.
+struct Observation<'a> {
+    pid: i32,
+    chosen: &'a [Pattern],
+    nrs: &'a [i64],
+    applied: Applied,
+    trace: &'a mut TraceInstance,
+    reader: &'a mut Reader,
+    tracker: &'a mut Tracker,
+    target: &'a Rc<RefCell<Target>>,
+}
+
+/// The run: narrows the trace to the chosen threads' waits, then reads it every
+/// [`READ_EVERY`], each wake-up into its window, until `stop`, `-D` or the target's exit.
+/// A failure to read the trace ends the run with it as the run's error.
+fn observe(
+    o: Observation<'_>,
+    cfg: &RunConfig,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    observer: &mut dyn FnMut(RunEvent<'_>),
+) -> tickscope_engine::run::RunOutcome {
+    let Observation {
+        pid,
+        chosen,
+        nrs,
+        applied,
+        trace,
+        reader,
+        tracker,
+        target: doc_target,
+    } = o;
+    observer(RunEvent::Started(&applied));
+    tracker.set_wait_syscalls(nrs.to_vec());
+    let mut error = trace
         .start(&InstanceSpec {
             buffer_kb: BUFFER_KB,
             cpus: Vec::new(),
-            events: attach_events(&nrs),
+            events: attach_events(nrs),
         })
-        .map_err(|e| Failure::Runtime(format!("attach: {e}")))?;
+        .err()
+        .map(|e| format!("attach: {e}"));
     let t0 = read_clock(libc::CLOCK_MONOTONIC);
     let started_at = SystemTime::now();
-    let end = duration_ns.map(|d| t0 + d);
+    let end = cfg.duration_ns.map(|d| t0 + d);
     let longest = chosen.iter().map(|p| p.period_ns).max().unwrap_or(0);
     let margin = 2 * longest + 50 * NS_PER_MS;
     let index: HashMap<i32, usize> = chosen.iter().enumerate().map(|(i, p)| (p.tid, i)).collect();
     let mut observed = Observed::new(cfg.period_ns, cfg.window_ns, t0, cfg.keep_windows);
-    for p in &chosen {
+    for p in chosen {
         observed.add_thread(p.period_ns.max(1));
     }
     let cpu_before: Vec<Option<Nanos>> = chosen.iter().map(|p| target::cpu_time(p.tid)).collect();
@@ -430,13 +517,20 @@ fn measure(m: MeasureInput<'_>) -> Result<(), Failure> {
     let mut ignored = 0u64;
     let mut notes: Vec<String> = Vec::new();
     let mut unmeasured: BTreeSet<i32> = BTreeSet::new();
-    let mut exited = false;
-    loop {
+    while error.is_none() {
         let now = read_clock(libc::CLOCK_MONOTONIC);
         let stopping = stop.load(Ordering::Relaxed);
         let gone = !target::alive(pid);
         let timed_out = end.is_some_and(|e| now >= e + margin);
-        for e in reader.read(&mut trace)? {
+        let events = match reader.read(trace) {
+            Ok(ev) => ev,
+            Err(Failure::Runtime(m)) | Err(Failure::Usage(m)) => {
+                error = Some(m);
+                Vec::new()
+            }
+            Err(_) => Vec::new(),
+        };
+        for e in events {
             match tracker.push(&e) {
                 Seen::WakeUp(w) => match index.get(&w.tid) {
                     Some(&i) if w.expiry >= t0 && end.is_none_or(|e| w.expiry < e) => {
@@ -463,30 +557,27 @@ fn measure(m: MeasureInput<'_>) -> Result<(), Failure> {
                 _ => {}
             }
         }
-        for (i, b) in batch.iter_mut().enumerate() {
-            if !b.is_empty() {
-                let ev = RunEvent::Samples {
-                    thread: i,
-                    samples: b,
-                };
-                deliver(sinks, &ctx, &ev, None);
-                b.clear();
+        if cfg.stream_samples {
+            for (i, b) in batch.iter_mut().enumerate() {
+                if !b.is_empty() {
+                    observer(RunEvent::Samples {
+                        thread: i,
+                        samples: b,
+                    });
+                }
             }
         }
-        observed.close_before(now - margin, &mut |ev| deliver(sinks, &ctx, &ev, None));
+        batch.iter_mut().for_each(Vec::clear);
+        observed.close_before(now - margin, observer);
         if gone {
-            exited = true;
+            notes.push(format!("process {pid} exited; detached"));
         }
         if stopping || gone || timed_out {
             break;
         }
         std::thread::sleep(READ_EVERY);
     }
-    drop(trace);
-    if exited {
-        eprintln!("tickscope: process {pid} ({comm}) exited; detached");
-        notes.push(format!("process {pid} exited"));
-    }
+    trace.freeze();
     let cpu: Vec<Nanos> = chosen
         .iter()
         .zip(&cpu_before)
@@ -495,63 +586,18 @@ fn measure(m: MeasureInput<'_>) -> Result<(), Failure> {
             _ => 0,
         })
         .collect();
-    let interrupted = stop.load(Ordering::Relaxed);
-    let outcome = observed.finish(
+    {
+        let mut t = doc_target.borrow_mut();
+        t.wake_ups_ignored = ignored;
+        t.notes = notes;
+    }
+    let mut outcome = observed.finish(
         applied,
         &cpu,
         (started_at, SystemTime::now()),
-        interrupted,
-        &mut |ev| deliver(sinks, &ctx, &ev, None),
+        stop.load(Ordering::Relaxed),
+        observer,
     );
-    let (run, error) = MethodRun::new(1, 0, outcome);
-    let mut doc = RunDocument::of_runs(system.clone(), cfg.clone(), vec![run], false, error);
-    doc.set_command_line(std::env::args_os());
-    if redact {
-        doc.redact();
-    }
-    doc.target = Some(Target {
-        pid,
-        comm,
-        threads: chosen
-            .iter()
-            .map(|p| TargetThread {
-                tid: p.tid,
-                comm: target::thread_comm(pid, p.tid),
-                period_ns: p.period_ns,
-                wait: p.wait.describe(),
-                clock: clock_name(p.clock).into(),
-                regular: p.regular,
-                periodic: p.periodic,
-            })
-            .collect(),
-        woke_point: "sys_exit".into(),
-        woke_resolution_ns: TS_RESOLUTION_NS,
-        wake_ups_ignored: ignored,
-        notes,
-    });
-    let checkpoint = annotated(sinks, doc.clone());
-    for s in sinks.iter_mut() {
-        s.run_finished(&ctx, &checkpoint)
-            .map_err(|e| Failure::Runtime(e.to_string()))?;
-    }
-    let doc = annotated(sinks, doc);
-    let mut lines: Vec<String> = Vec::new();
-    let mut failed: Option<String> = None;
-    for s in sinks.iter_mut() {
-        if let Err(e) = s.finish(&doc, &mut lines) {
-            if let Some(earlier) = failed.replace(e.to_string()) {
-                eprintln!("tickscope: {earlier}");
-            }
-        }
-    }
-    match (failed, doc.error) {
-        (Some(f), _) => Err(Failure::Runtime(f)),
-        (None, Some(e)) => Err(Failure::Runtime(e)),
-        (None, None) if tickscope_report::sink::explain::threshold_hit() => {
-            Err(Failure::ThresholdHit(
-                "stopped: a wake-up was later than the --on-late/--break threshold".into(),
-            ))
-        }
-        (None, None) => Ok(()),
-    }
+    outcome.error = error;
+    outcome
 }
