@@ -508,7 +508,12 @@ fn observe(
     let longest = chosen.iter().map(|p| p.period_ns).max().unwrap_or(0);
     let margin = 2 * longest + 50 * NS_PER_MS;
     let index: HashMap<i32, usize> = chosen.iter().enumerate().map(|(i, p)| (p.tid, i)).collect();
-    let mut observed = Observed::new(cfg.period_ns, cfg.window_ns, t0, cfg.keep_windows);
+    let mut observed = Observed::new(
+        cfg.period_ns,
+        cfg.window_ns,
+        t0,
+        (cfg.keep_windows, cfg.window_histograms),
+    );
     for p in chosen {
         observed.add_thread(p.period_ns.max(1));
     }

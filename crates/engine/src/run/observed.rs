@@ -13,7 +13,7 @@ use super::{Applied, RunEvent, RunOutcome, SecondWindows};
 use crate::record::WindowRecord;
 use crate::result::{ThreadStats, WindowStats};
 use crate::sample::RawSample;
-use crate::stats::window_stats;
+use crate::stats::{attach_buckets, window_stats};
 use crate::time::Nanos;
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -36,6 +36,7 @@ pub struct Observed {
     window: Nanos,
     t0: Nanos,
     keep_windows: bool,
+    window_histograms: bool,
     threads: Vec<ObservedThread>,
     summary_windows: Vec<WindowStats>,
     last_woke: Option<Nanos>,
@@ -45,17 +46,25 @@ pub struct Observed {
 impl Observed {
     /// An observation with nominal `period_ns` (for the merged period deviation), windows of
     /// `window_ns` counted from `t0` (ns, CLOCK_MONOTONIC); `keep_windows` keeps every
-    /// window's statistics for the final document (as [`super::RunConfig::keep_windows`]).
+    /// window's statistics for the final document (as [`super::RunConfig::keep_windows`]),
+    /// `window_histograms` hands each second's histograms to the sinks (as
+    /// [`super::RunConfig::window_histograms`]).
     ///
     /// # Panics
     /// When `window_ns` is not positive.
-    pub fn new(period_ns: Nanos, window_ns: Nanos, t0: Nanos, keep_windows: bool) -> Self {
+    pub fn new(
+        period_ns: Nanos,
+        window_ns: Nanos,
+        t0: Nanos,
+        (keep_windows, window_histograms): (bool, bool),
+    ) -> Self {
         assert!(window_ns > 0, "window length must be positive");
         Observed {
             period: period_ns,
             window: window_ns,
             t0,
             keep_windows,
+            window_histograms,
             threads: Vec::new(),
             summary_windows: Vec::new(),
             last_woke: None,
@@ -144,20 +153,29 @@ impl Observed {
                 let Some(mut rec) = th.open.remove(&k) else {
                     continue;
                 };
-                let stats = window_stats(&rec, self.window, th.period, None);
+                let mut stats = window_stats(&rec, self.window, th.period, None);
                 if self.keep_windows {
                     th.windows.push(stats.clone());
+                }
+                // After the copy kept above: the kept windows carry no histograms.
+                if self.window_histograms {
+                    attach_buckets(&mut stats, &*rec);
                 }
                 merged.merge(&rec);
                 per_thread.push((i, stats));
                 rec.drain_into(&mut th.total);
             }
-            let merged = window_stats(&merged, self.window, self.period, None);
+            let merged_rec = merged;
+            let mut merged = window_stats(&merged_rec, self.window, self.period, None);
             if self.keep_windows && self.threads.len() > 1 {
                 self.summary_windows.push(merged.clone());
             }
+            if self.window_histograms {
+                attach_buckets(&mut merged, &merged_rec);
+            }
             observer(RunEvent::Second(&SecondWindows {
                 index: k,
+                first_expiry: self.t0,
                 threads: per_thread,
                 merged,
             }));
@@ -264,7 +282,7 @@ mod tests {
 
     #[test]
     fn wake_ups_become_windows_and_totals() {
-        let mut o = Observed::new(1_000_000, 10_000_000, 0, true);
+        let mut o = Observed::new(1_000_000, 10_000_000, 0, (true, true));
         let (a, b) = (o.add_thread(1_000_000), o.add_thread(2_000_000));
         let mut seconds = Vec::new();
         for k in 0..25i64 {
@@ -275,6 +293,7 @@ mod tests {
             }
             o.close_before(e, &mut |ev| {
                 if let RunEvent::Second(s) = ev {
+                    assert!(s.merged.latency_buckets.is_some());
                     seconds.push((s.index, s.threads.len(), s.merged.samples));
                 }
             });
