@@ -13,12 +13,15 @@
 # For each: wake-ups compared, p50/p99 of both over the same wake-ups, and the offset of the
 # "woke" point (target's own latency − attach's, µs): the return to user space plus the
 # target's clock read, minus the trace's µs truncation. The load average is printed: figures
-# taken under load are noisy. Needs root, rt-tests (cyclictest), python3.
+# taken under load are noisy. Needs root, rt-tests (cyclictest), python3. TICKSCOPE=path uses
+# that binary instead of building the release one.
 set -euo pipefail
 secs=${1:-10}
 here=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --manifest-path "$here/Cargo.toml" -q -p tickscope-cli
-ts="$here/target/release/tickscope"
+if [ -n "${TICKSCOPE:-}" ]; then ts=$TICKSCOPE; else
+  cargo build --release --manifest-path "$here/Cargo.toml" -q -p tickscope-cli
+  ts="$here/target/release/tickscope"
+fi
 command -v cyclictest >/dev/null || { echo "cyclictest missing: apt-get install rt-tests" >&2; exit 2; }
 work=$(mktemp -d)
 pids=()
