@@ -438,7 +438,7 @@ impl TraceInstance {
 
     /// Records only the events of tasks `pids` and of the threads and processes they
     /// create from now on: tracefs' `set_event_pid` and its `event-fork` option (The Linux
-    /// kernel, https://docs.kernel.org/trace/ftrace.html, "set_event_pid"). Call before
+    /// kernel, <https://docs.kernel.org/trace/ftrace.html>, "set_event_pid"). Call before
     /// [`TraceInstance::start`].
     ///
     /// # Errors
