@@ -151,7 +151,10 @@ enum Class {
 /// An interval log's windows: one per interval start (ms), histograms of the chosen tag.
 fn read_hlog<R: BufRead>(src: R, source: String) -> Result<Series, String> {
     let mut reader = Reader::new(src);
-    let mut found: BTreeMap<(Class, i64), BTreeMap<Nanos, u64>> = BTreeMap::new();
+    // One sparse histogram per (class, start in ms): a day-long log holds 86 400 windows, so
+    // each is kept as a short sorted list, merged when a start repeats (several tags, or
+    // hosts merged by `hlog merge` at the same instant).
+    let mut found: BTreeMap<(Class, i64), Vec<(Nanos, u64)>> = BTreeMap::new();
     let mut all_seen = false;
     while let Some(head) = reader.next_head()? {
         let class = match head.tag.as_str() {
@@ -165,12 +168,24 @@ fn read_hlog<R: BufRead>(src: R, source: String) -> Result<Series, String> {
             continue;
         }
         let h = reader.histogram()?;
+        let buckets: Vec<(Nanos, u64)> = h
+            .iter_recorded()
+            .map(|v| {
+                let value = Nanos::try_from(v.value_iterated_to()).unwrap_or(Nanos::MAX);
+                (value, v.count_at_value())
+            })
+            .collect();
         let window = found
             .entry((class, (head.start * 1000.0).round() as i64))
             .or_default();
-        for v in h.iter_recorded() {
-            let value = Nanos::try_from(v.value_iterated_to()).unwrap_or(Nanos::MAX);
-            *window.entry(value).or_default() += v.count_at_value();
+        if window.is_empty() {
+            *window = buckets;
+        } else {
+            let mut merged: BTreeMap<Nanos, u64> = window.drain(..).collect();
+            for (v, c) in buckets {
+                *merged.entry(v).or_default() += c;
+            }
+            window.extend(merged);
         }
     }
     let class = found
@@ -187,8 +202,8 @@ fn read_hlog<R: BufRead>(src: R, source: String) -> Result<Series, String> {
     let windows = found
         .into_iter()
         .filter(|(k, _)| k.0 == class)
-        .map(|(_, h)| Window {
-            histogram: h.into_iter().collect(),
+        .map(|(_, histogram)| Window {
+            histogram,
             ..Window::default()
         })
         .collect();

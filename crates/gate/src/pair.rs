@@ -48,7 +48,8 @@ impl Pair {
             windows: s.windows.iter().map(|w| grid.index(&w.histogram)).collect(),
             weights: s.windows.iter().map(|w| w.samples).collect(),
         };
-        Some(Pair::new(grid.clone(), side(base), side(cand), rules))
+        let (b, c) = (side(base), side(cand));
+        Some(Pair::new(grid, b, c, rules))
     }
 
     /// The pair of two series compared by each window's p99 (one value per window, windows

@@ -89,17 +89,17 @@ pub fn judge(base: &Series, cand: &Series, rules: &Rules) -> Verdict {
         WindowKind::None => Some(format!("{} has no windows ({})", s.source, s.format)),
     };
     let why = weaker(base).or_else(|| weaker(cand));
-    let mut findings = match Pair::of_histograms(base, cand, rules) {
-        Some(pair) => quantile::windowed(base, cand, &pair, rules, &mut rng),
+    let histograms = Pair::of_histograms(base, cand, rules);
+    let mut findings = match &histograms {
+        Some(pair) => quantile::windowed(base, cand, pair, rules, &mut rng),
         None => quantile::unwindowed(base, cand, rules, why.as_deref().unwrap_or("")),
     };
     if let Some(w) = &why {
         notes.push(format!("reduced power: {w}"));
     }
     if rules.shape.enabled {
-        let histograms = Pair::of_histograms(base, cand, rules);
-        let f = match histograms {
-            Some(pair) => shape::shape(&pair, rules, "every wake-up", &mut rng),
+        let f = match &histograms {
+            Some(pair) => shape::shape(pair, rules, "every wake-up", &mut rng),
             None => match Pair::of_window_p99(base, cand, rules) {
                 Some(pair) => shape::shape(&pair, rules, "the windows' p99", &mut rng),
                 None => Finding::not_run(
