@@ -11,7 +11,8 @@
 # bench/oracle/score.py (Markdown on stdout and --md, JSON with --json). Everything the
 # script changes (RPS mask, trace instance, processes, RT bandwidth and CFS bandwidth slice
 # sysctls, the quota cgroup) is restored by a trap on every exit, Ctrl-C included.
-# TICKSCOPE=path uses that binary instead of building the release one.
+# TICKSCOPE=path uses that binary instead of building the release one. EXPLAIN=bpf|tracefs
+# picks --explain's backend (default trace: BPF where the kernel allows it, else tracefs).
 #
 # Plants, what counts as correct, and the threshold (fixed before attribution was changed):
 #   plant      cause created                         tickscope            threshold  correct top cause
@@ -58,6 +59,7 @@ done
 command -v gcc >/dev/null || { echo "oracle.sh: needs gcc (apt-get install -y gcc)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "oracle.sh: needs python3" >&2; exit 2; }
 secs=12; [ $quick = 1 ] && secs=6
+backend=${EXPLAIN:-trace}
 
 work=$(mktemp -d /tmp/tickscope-oracle.XXXXXX)
 tracing=/sys/kernel/tracing
@@ -125,7 +127,7 @@ run_plant() {
     local extra=()
     [ -n "$fixtures" ] && extra=(--explain-log-events)
     # shellcheck disable=SC2086
-    "$bin" run -q -a 1 -i 1ms -D "${secs}s" $targs --explain=trace --explain-threshold "$thr" \
+    "$bin" run -q -a 1 -i 1ms -D "${secs}s" $targs --explain="$backend" --explain-threshold "$thr" \
         --explain-log "$d/late.jsonl" "${extra[@]}" --json "$d/run.json" > "$d/out.txt" 2>&1 &
     local ts=$!
     pids+=("$ts")
@@ -178,8 +180,8 @@ measuring = {t["tid"] for t in doc["explain"]["threads"]}
 tids = {int(x) for x in open(d + "/tids.raw").read().split() if x.isdigit()} - measuring
 open(d + "/tids.txt", "w").write(" ".join(map(str, sorted(tids))))
 PY
-    printf '{"name":"%s","comm":"%s","correct":%s,"blame_forbidden":%s,"threshold":"%s","max_latency_ns":%s,"command":"tickscope run -q -a 1 -i 1ms -D %ss %s --explain=trace --explain-threshold %s"}\n' \
-        "$name" "$comm" "$correct" "$forbid" "$thr" "${MAX_LATENCY_NS:-0}" "$secs" "$targs" "$thr" > "$d/plant.json"
+    printf '{"name":"%s","comm":"%s","correct":%s,"blame_forbidden":%s,"threshold":"%s","max_latency_ns":%s,"command":"tickscope run -q -a 1 -i 1ms -D %ss %s --explain=%s --explain-threshold %s"}\n' \
+        "$name" "$comm" "$correct" "$forbid" "$thr" "${MAX_LATENCY_NS:-0}" "$secs" "$targs" "$backend" "$thr" > "$d/plant.json"
     dirs+=("$d")
     echo "oracle: $name: $(wc -l < "$d/late.jsonl") late wake-ups, $(wc -l < "$d/truth.txt") bursts" >&2
 }

@@ -701,14 +701,15 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Why was it late?")]
 pub struct ExplainArgs {
-    /// Break every late wake-up into its causes: trace (a private tracefs instance, root),
+    /// Break every late wake-up into its causes: trace (BPF programs, else a private tracefs
+    /// instance; root or CAP_BPF+CAP_PERFMON), bpf or tracefs (that backend or refuse),
     /// context (/proc counters per window only) or auto (trace when permitted).
     #[arg(
         long,
         value_name = "MODE",
         num_args = 0..=1,
         default_missing_value = "auto",
-        value_parser = ["auto", "trace", "context"]
+        value_parser = ["auto", "trace", "bpf", "tracefs", "context"]
     )]
     pub explain: Option<String>,
 

@@ -6,10 +6,12 @@
 // (a flight recorder: `rings`, RING_LEN records, overwritten in place, nothing sent).
 // When a measured thread returns from its wait later than its threshold (`sys_exit`
 // of a wait system call, compared with the hard expiry its own `hrtimer_start` armed),
-// the CPU's ring is marked; when that thread next leaves the CPU on its own (after its
-// clock read, so the copy is never inside a measured wake-up) the whole ring is copied
-// to the BPF ring buffer `dumps` with BPF_RB_NO_WAKEUP: nobody is woken, the collector
-// polls from a housekeeping CPU.
+// the thread is marked; when it next leaves the CPU on its own (after its clock read, so
+// the copy is never inside a measured wake-up) the whole ring is copied to the BPF ring
+// buffer `dumps` with BPF_RB_NO_WAKEUP: nobody is woken, the collector polls from a
+// housekeeping CPU. Copies are spaced: the next one waits until half the ring is new or
+// DUMP_AFTER_NS have passed since the late wake-up (its records are still in the ring then,
+// and a run where every wake-up is late sends a ring per half ring, not per wake-up).
 //
 // Programs are BTF-enabled raw tracepoints (tp_btf, "BPF_PROG_TYPE_TRACING",
 // https://docs.kernel.org/bpf/libbpf/program_types.html); their arguments are the
@@ -94,6 +96,7 @@ struct rec {
 };
 
 #define RING_LEN 256 // a power of two; 16 KiB per CPU
+#define DUMP_AFTER_NS 5000000ULL
 
 struct ring {
 	__u64 head;        // records written on this CPU since load (the "BPF hits" that record)
@@ -103,6 +106,7 @@ struct ring {
 	__u64 dump_woke;   // its sys_exit, ns
 	__u64 dumps;       // windows sent
 	__u64 dumps_lost;  // windows the ring buffer had no room for
+	__u64 dumped_head; // head at the last window sent
 	struct rec recs[RING_LEN];
 };
 
@@ -131,7 +135,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, 1 << 22);
 } dumps SEC(".maps");
 
 // The wait system calls whose return marks "running again" (-1 = unused; all -1: any).
@@ -238,7 +242,10 @@ int on_sched_switch(__u64 *ctx)
 	struct thread *th = bpf_map_lookup_elem(&threads, &prev_pid);
 	if (!th || !th->pending)
 		return 0;
+	if (r->head - r->dumped_head < RING_LEN / 2 && e->ts - th->late_woke < DUMP_AFTER_NS)
+		return 0;
 	th->pending = 0;
+	r->dumped_head = r->head;
 	r->dump_tid = prev_pid;
 	r->dump_cpu = bpf_get_smp_processor_id();
 	r->dump_expiry = th->late_expiry;

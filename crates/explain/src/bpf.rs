@@ -213,6 +213,16 @@ impl BpfCapture {
             .map_err(|e| format!("thread {tid}: {e}"))
     }
 
+    /// Stops watching every thread (their events are still recorded, no window is sent).
+    pub fn unwatch(&mut self) {
+        if let Ok(mut threads) = self.threads() {
+            let tids: Vec<u32> = threads.keys().filter_map(Result::ok).collect();
+            for tid in tids {
+                let _ = threads.remove(&tid);
+            }
+        }
+    }
+
     /// Late wake-ups the kernel side saw for `tid` (windows asked for).
     pub fn late_seen(&mut self, tid: i32) -> u64 {
         self.threads()

@@ -2,7 +2,7 @@
 //! [`crate::attribute`] explains them exactly as it explains the text of `trace_pipe`.
 //!
 //! A dump is one CPU's ring as the BPF program copied it to the ring buffer when a measured
-//! thread was late: a 48-byte header (see [`Dump`]) and [`RING_LEN`] records of 64 bytes,
+//! thread was late: a 56-byte header (see [`Dump`]) and [`RING_LEN`] records of 64 bytes,
 //! written in place from `head % RING_LEN`. Each record is `ts` (u64, CLOCK_MONOTONIC ns from
 //! `bpf_ktime_get_ns()`, "BPF helpers", man 7 bpf-helpers), `pid` (u32, the current task),
 //! `kind` (u16), 2 unused bytes and six u64 payload words whose meaning depends on the kind
@@ -22,7 +22,7 @@ pub const RING_LEN: usize = 256;
 /// Bytes per record.
 pub const RECORD_SIZE: usize = 64;
 /// Bytes of a dump's header.
-pub const HEADER_SIZE: usize = 48;
+pub const HEADER_SIZE: usize = 56;
 /// Bytes of one dump (`struct ring`).
 pub const DUMP_SIZE: usize = HEADER_SIZE + RING_LEN * RECORD_SIZE;
 

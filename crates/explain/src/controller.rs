@@ -13,25 +13,60 @@
 //! its [`ExplainSection`] into the result document; bundles are written through [`Hooks`].
 
 use crate::attribution::label_own_threads;
+use crate::backend::{Capture, CaptureCost};
+use crate::bpf::BpfCapture;
 use crate::bundle::Bundle;
 use crate::context::WindowContext;
 use crate::on_late::{Action, Rule};
 use crate::on_late_exec::ExecActions;
 use crate::section::HITS_KEPT;
-use crate::section::{ActionStatus, CaptureRecord, ExplainSection, ObserverEffect, ThreadCauses};
+use crate::section::{
+    ActionStatus, CaptureRecord, ExplainSection, ObserverEffect, ThreadCauses, TracingCost,
+};
+use crate::table::CauseTable;
 use crate::tracefs::{self, InstanceSpec, TraceInstance, Unavailable};
 use crate::window::EventWindow;
 use crate::{attribute, Breakdown, LateSample, Setting};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tickscope_engine::quote::quoted;
 use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
 use tickscope_engine::sample::RawSample;
 
 static THRESHOLD_HIT: AtomicBool = AtomicBool::new(false);
+
+/// What `--explain` has found so far, for `monitor`'s metrics (published after every window
+/// and at the end of the run; `None` without `--explain`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Published {
+    /// `bpf`, `tracefs` or `context`.
+    pub backend: String,
+    /// Per measuring thread, by thread index.
+    pub threads: Vec<PublishedThread>,
+}
+
+/// One thread's late wake-ups, as published.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PublishedThread {
+    /// Thread index.
+    pub thread: usize,
+    /// Wake-ups later than the threshold, received so far.
+    pub late: u64,
+    /// Of those, waiting for their events (not in `causes` yet).
+    pub pending: u64,
+    /// The others, by cause (every late wake-up is in exactly one row once attributed).
+    pub causes: CauseTable,
+}
+
+static PUBLISHED: Mutex<Option<Published>> = Mutex::new(None);
+
+/// The newest [`Published`] state of `--explain` in this process, if it runs.
+pub fn published() -> Option<Published> {
+    PUBLISHED.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
 
 /// True once a `stop` action ended the run (the CLI exits with status 3).
 pub fn threshold_hit() -> bool {
@@ -41,10 +76,14 @@ pub fn threshold_hit() -> bool {
 /// How late wake-ups are explained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Trace when permitted, else context.
+    /// Trace when permitted (BPF, else tracefs), else context.
     Auto,
-    /// Trace, or refuse.
+    /// Trace (BPF, else tracefs), or refuse.
     Trace,
+    /// The BPF backend, or refuse.
+    Bpf,
+    /// The tracefs text backend, or refuse.
+    Tracefs,
     /// `/proc` context only.
     Context,
 }
@@ -110,11 +149,14 @@ pub struct Controller {
     opts: ExplainOptions,
     hooks: Hooks,
     stop: Arc<AtomicBool>,
-    trace: Option<TraceInstance>,
+    trace: Option<Capture>,
     note: String,
+    /// Why the preferred backend (BPF) did not run.
+    fallback: String,
+    /// Collector CPU time spent reading the trace, ns.
+    read_cpu_ns: i64,
     virtualized: bool,
     window: EventWindow,
-    buf: Vec<u8>,
     applied: Option<Applied>,
     setting: Option<Setting>,
     thresholds: Vec<i64>,
@@ -185,9 +227,28 @@ impl Controller {
         if execs {
             notes.extend(ExecActions::prepare());
         }
-        let trace = match opts.mode {
-            Mode::Context => None,
-            Mode::Trace | Mode::Auto => {
+        let mut fallback = String::new();
+        let bpf = match opts.mode {
+            Mode::Context | Mode::Tracefs => None,
+            Mode::Trace | Mode::Auto | Mode::Bpf => match BpfCapture::load() {
+                Ok(cap) => Some(Capture::Bpf {
+                    cap: Box::new(cap),
+                    windows: Default::default(),
+                    dumps: Vec::new(),
+                }),
+                Err(e) if opts.mode == Mode::Bpf => {
+                    return Err(Unavailable(format!("--explain=bpf: {e}")))
+                }
+                Err(e) => {
+                    fallback = e.to_string();
+                    None
+                }
+            },
+        };
+        let trace = match (bpf, opts.mode) {
+            (Some(b), _) => Some(b),
+            (None, Mode::Context) => None,
+            (None, _) => {
                 let spec = InstanceSpec {
                     buffer_kb: opts.buffer_kb,
                     cpus: Vec::new(),
@@ -201,10 +262,20 @@ impl Controller {
                                 stale.join(", ")
                             ));
                         }
-                        Some(t)
+                        Some(Capture::Tracefs {
+                            inst: t,
+                            buf: Vec::new(),
+                        })
                     }
-                    Err(e) if opts.mode == Mode::Trace => {
-                        return Err(Unavailable(format!("--explain=trace: {e}")))
+                    Err(e) if matches!(opts.mode, Mode::Trace | Mode::Tracefs) => {
+                        let flag = match opts.mode {
+                            Mode::Tracefs => "tracefs",
+                            _ => "trace",
+                        };
+                        return Err(Unavailable(match fallback.is_empty() {
+                            true => format!("--explain={flag}: {e}"),
+                            false => format!("--explain={flag}: {fallback}; {e}"),
+                        }));
                     }
                     Err(e) => {
                         notes.push(format!(
@@ -215,11 +286,11 @@ impl Controller {
                 }
             }
         };
+        if let (Some(Capture::Tracefs { .. }), false) = (&trace, fallback.is_empty()) {
+            notes.push(format!("--explain: tracefs backend (fallback): {fallback}"));
+        }
         let note = match &trace {
-            Some(t) => format!(
-                "trace instance {} (event timestamps µs, timer fields ns)",
-                t.dir().display()
-            ),
+            Some(t) => t.describe(),
             None => "context mode: late wake-ups counted, causes need root and tracefs \
                      (sample-level attribution); see the per-window context"
                 .to_string(),
@@ -229,15 +300,10 @@ impl Controller {
             Threshold::P99 => "p99".into(),
         };
         let section = ExplainSection {
-            backend: if trace.is_some() {
-                "tracefs"
-            } else {
-                "context"
-            }
-            .into(),
+            backend: trace.as_ref().map_or("context", Capture::name).into(),
             note: note.clone(),
             threshold,
-            timestamp_resolution_ns: trace.as_ref().map(|_| 1000),
+            timestamp_resolution_ns: trace.as_ref().map(Capture::resolution_ns),
             ..Default::default()
         };
         Ok((
@@ -247,9 +313,10 @@ impl Controller {
                 stop,
                 trace,
                 note,
+                fallback,
+                read_cpu_ns: 0,
                 virtualized,
                 window: EventWindow::new(3_000_000_000, 1 << 20),
-                buf: Vec::new(),
                 applied: None,
                 setting: None,
                 thresholds: Vec::new(),
@@ -269,6 +336,29 @@ impl Controller {
         ))
     }
 
+    /// Publishes the causes counted so far (for `monitor`).
+    fn publish(&self) {
+        let threads = self
+            .section
+            .threads
+            .iter()
+            .map(|t| PublishedThread {
+                thread: t.thread,
+                late: t.late,
+                pending: self
+                    .pending
+                    .iter()
+                    .filter(|p| p.sample.thread == t.thread)
+                    .count() as u64,
+                causes: t.causes.clone(),
+            })
+            .collect();
+        *PUBLISHED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Published {
+            backend: self.section.backend.clone(),
+            threads,
+        });
+    }
+
     fn threshold_for(&self, thread: usize) -> i64 {
         match self.opts.threshold {
             Threshold::Fixed(ns) => ns,
@@ -278,17 +368,8 @@ impl Controller {
 
     /// Reads what the trace holds into the window.
     fn read_trace(&mut self) {
-        let Some(t) = self.trace.as_mut() else { return };
-        if t.read_available(&mut self.buf).is_err() {
-            return;
-        }
-        let Some(end) = self.buf.iter().rposition(|&b| b == b'\n') else {
-            return;
-        };
-        let text = String::from_utf8_lossy(&self.buf[..=end]).into_owned();
-        self.buf.drain(..=end);
-        for e in text.lines().filter_map(crate::parse_line) {
-            self.window.push(e);
+        if let Some(t) = self.trace.as_mut() {
+            self.read_cpu_ns += t.read(&mut self.window);
         }
     }
 
@@ -311,9 +392,18 @@ impl Controller {
         self.window.hold_from(hold);
         self.read_trace();
         while let Some(p) = self.pending.front() {
+            let s = &p.sample;
             let ready = force
-                || self.trace.is_none()
-                || self.window.newest() >= p.sample.woke + CATCH_UP_NS
+                || self.trace.as_ref().is_none_or(|t| {
+                    t.caught_up(
+                        &self.window,
+                        s.tid,
+                        s.expiry,
+                        s.woke,
+                        CATCH_UP_NS,
+                        self.received,
+                    )
+                })
                 || p.since.elapsed() >= WAIT_AT_MOST;
             if !ready {
                 break;
@@ -438,6 +528,7 @@ impl Controller {
 
     fn mark(&mut self, s: &LateSample) -> Result<String, String> {
         match self.trace.as_mut() {
+            Some(Capture::Bpf { .. }) => Ok("skipped: the BPF backend has no text trace".into()),
             Some(t) => t
                 .mark(&format!(
                     "tickscope: late wake-up T{} tid {} #{} latency {} ns expiry {}\n",
@@ -577,7 +668,7 @@ impl Controller {
         }
         // The observer effect, stated: with several rounds every second run is not traced.
         self.traced_now = self.trace.is_some() && !(rounds > 1 && index % 2 == 1);
-        if let (Some(trace), false) = (self.trace.as_ref(), self.traced_now) {
+        if let (Some(trace), false) = (self.trace.as_mut(), self.traced_now) {
             trace.freeze();
         }
         if let (Some(trace), true) = (self.trace.as_mut(), self.traced_now) {
@@ -587,7 +678,11 @@ impl Controller {
                 cpus: pinned.unwrap_or_default(),
                 events: tracefs::explain_events(&tids, &nrs),
             };
-            if let Err(e) = trace.start(&spec) {
+            let threshold = match self.opts.threshold {
+                Threshold::Fixed(ns) => ns,
+                Threshold::P99 => P99_START,
+            };
+            if let Err(e) = trace.start(&tids, &nrs, threshold, &spec) {
                 eprintln!("tickscope: --explain: {e}; this run is explained from context only");
                 self.trace = None;
                 self.section.backend = "context".into();
@@ -597,6 +692,7 @@ impl Controller {
             }
         }
         self.applied = Some(applied.clone());
+        self.publish();
     }
 
     /// A window (one second) is complete: updates the p99 thresholds and attributes what the
@@ -605,9 +701,17 @@ impl Controller {
         for (t, w) in &second.threads {
             if let (Some(p99), Some(slot)) = (w.latency_p99, self.thresholds.get_mut(*t)) {
                 *slot = p99.max(1);
+                if let (Threshold::P99, Some(trace), Some(row)) = (
+                    self.opts.threshold,
+                    self.trace.as_mut(),
+                    self.section.threads.get(*t),
+                ) {
+                    trace.set_threshold(row.tid, *slot);
+                }
             }
         }
         self.pump(false);
+        self.publish();
     }
 
     /// The next raw wake-ups of one thread, in order: the late ones wait for the trace.
@@ -666,17 +770,36 @@ impl Controller {
         self.section.observer = observer_effect(&self.rounds);
         self.section.events_read = self.window.seen;
         self.section.events_lost = self.window.lost;
+        if let (Some(t), Some(since)) = (self.trace.as_ref(), self.traced_since) {
+            let secs = since.elapsed().as_secs_f64();
+            let c: CaptureCost = t.cost(&self.window, self.read_cpu_ns);
+            let per_s = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
+            self.section.cost = Some(TracingCost {
+                backend: t.name().into(),
+                fallback: self.fallback.clone(),
+                events_per_s: per_s(c.events as f64),
+                events_lost: c.lost,
+                windows: c.windows,
+                read_cpu_ns: c.read_cpu_ns,
+                read_cpu_percent: per_s(c.read_cpu_ns as f64 / 1e7),
+            });
+            if let Capture::Bpf { .. } = t {
+                self.section.events_lost = c.lost;
+            }
+        }
         self.section.clone()
     }
 
     /// A run ended with this merged latency (p50, p99, max, ns; `None` without wake-ups):
-    /// attributes everything still waiting and ends the commands still running.
+    /// attributes everything still waiting, ends the commands still running and publishes
+    /// the final counts.
     pub fn run_finished(&mut self, latency: Option<(i64, i64, i64)>) {
         // The last wake-ups' events are in the buffer by now.
         std::thread::sleep(Duration::from_millis(20));
         self.pump(true);
         // Commands still running end with the run (after a short grace).
         self.execs.stop_all(&mut self.section.captures);
+        self.publish();
         if let Some((p50, p99, max)) = latency {
             self.rounds.push((self.traced_now, p50, p99, max));
         }

@@ -11,6 +11,7 @@
 //! * [`context`] reads `/proc` counters per window (steal, interrupts, softirqs, the
 //!   thread's switches, migrations, CPU, policy and priority) and their deltas;
 //! * [`tracefs`] is the one guard that owns a private trace instance;
+//! * [`backend`] is where the events come from: BPF, or tracefs text as the fallback;
 //! * [`bpf`] is the one guard that owns the BPF capture programs (the lean backend), and
 //!   [`bpf_records`] decodes what they send into [`events::Event`]s;
 //! * [`wakeups`] joins another program's armed expiries with its wake-ups and [`infer`]
@@ -26,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod attribution;
+pub mod backend;
 pub mod bpf;
 pub mod bpf_records;
 pub mod bundle;

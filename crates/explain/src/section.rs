@@ -53,7 +53,7 @@ pub struct CaptureRecord {
 /// The result document's `explain` section.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExplainSection {
-    /// `tracefs` or `context`.
+    /// `bpf`, `tracefs` or `context`.
     pub backend: String,
     /// What the backend could and could not do, in one sentence.
     pub note: String,
@@ -83,6 +83,31 @@ pub struct ExplainSection {
     /// With `--rounds N` (N ≥ 2): odd runs are traced, even ones not; the difference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<ObserverEffect>,
+    /// What tracing itself cost (absent in context mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<TracingCost>,
+}
+
+/// The observer cost of the trace backend, as measured during the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TracingCost {
+    /// `bpf` or `tracefs`.
+    pub backend: String,
+    /// Why this backend and not the preferred one (empty when BPF ran).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fallback: String,
+    /// Events written in the kernel per second of tracing (BPF: records into the per-CPU
+    /// rings, its "hits"; tracefs: events read).
+    pub events_per_s: f64,
+    /// Events lost (BPF: records of the windows the ring buffer had no room for; tracefs:
+    /// ring-buffer overruns).
+    pub events_lost: u64,
+    /// Windows sent for late wake-ups (BPF).
+    pub windows: u64,
+    /// CPU time the collector spent reading and decoding the trace, ns (thread CPU clock).
+    pub read_cpu_ns: i64,
+    /// That time as a share of one CPU over the traced time, percent.
+    pub read_cpu_percent: f64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -104,6 +104,23 @@ pub fn breakdown(b: &Breakdown) -> String {
     out
 }
 
+/// The observer cost of tracing in one line: backend (and why a fallback), events per
+/// second written in the kernel, events lost, windows sent, the collector's CPU share.
+pub fn cost_line(c: &tickscope_explain::section::TracingCost) -> String {
+    let mut s = format!(
+        "tracing cost ({}): {:.0} events/s in the kernel · {} lost",
+        c.backend, c.events_per_s, c.events_lost
+    );
+    if c.backend == "bpf" {
+        s.push_str(&format!(" · {} windows sent", c.windows));
+    }
+    s.push_str(&format!(" · reading {:.2} % of a CPU", c.read_cpu_percent));
+    if !c.fallback.is_empty() {
+        s.push_str(&format!(" (fallback: {})", c.fallback));
+    }
+    s
+}
+
 /// Everything `--explain` prints after the summary.
 pub fn report(section: &ExplainSection, worst: usize) -> Vec<String> {
     let mut lines = Vec::new();
@@ -142,6 +159,9 @@ pub fn report(section: &ExplainSection, worst: usize) -> Vec<String> {
                 .unwrap_or_default()
         ));
     }
+    if let Some(c) = &section.cost {
+        lines.push(cost_line(c));
+    }
     // Every hit is in the document; the terminal gets the first few.
     const HITS_SHOWN: usize = 20;
     for c in section.captures.iter().take(HITS_SHOWN) {
@@ -176,4 +196,31 @@ pub fn report(section: &ExplainSection, worst: usize) -> Vec<String> {
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickscope_explain::section::TracingCost;
+
+    #[test]
+    fn the_cost_line_names_backend_rate_loss_and_fallback() {
+        let mut c = TracingCost {
+            backend: "bpf".into(),
+            events_per_s: 19_000.4,
+            events_lost: 0,
+            windows: 3,
+            read_cpu_ns: 1,
+            read_cpu_percent: 0.126,
+            ..Default::default()
+        };
+        assert_eq!(
+            cost_line(&c),
+            "tracing cost (bpf): 19000 events/s in the kernel · 0 lost · 3 windows sent · reading 0.13 % of a CPU"
+        );
+        c.backend = "tracefs".into();
+        c.fallback = "BPF backend: no BTF".into();
+        assert!(cost_line(&c).ends_with("(fallback: BPF backend: no BTF)"));
+        assert!(!cost_line(&c).contains("windows"));
+    }
 }

@@ -41,6 +41,8 @@ pub fn sinks(
     }
     let mode = match e.explain.as_deref() {
         Some("trace") => Mode::Trace,
+        Some("bpf") => Mode::Bpf,
+        Some("tracefs") => Mode::Tracefs,
         Some("context") => Mode::Context,
         _ => Mode::Auto,
     };

@@ -74,6 +74,17 @@ fn the_thread_that_held_the_cpu_is_named() {
         return;
     }
     let _one = serial();
+    // Both backends: BPF (the default where the kernel has BTF) and the tracefs fallback.
+    for backend in ["bpf", "tracefs"] {
+        if backend == "bpf" && !Path::new("/sys/kernel/btf/vmlinux").exists() {
+            eprintln!("skipping the BPF backend: the kernel has no BTF");
+            continue;
+        }
+        held_cpu_named_by(backend);
+    }
+}
+
+fn held_cpu_named_by(backend: &str) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let caps = dir.path().join("caps");
@@ -88,7 +99,7 @@ fn the_thread_that_held_the_cpu_is_named() {
             "90",
             "-D",
             "3s",
-            "--explain",
+            &format!("--explain={backend}"),
             "--on-late",
             "1ms:capture",
         ])
@@ -110,7 +121,9 @@ fn the_thread_that_held_the_cpu_is_named() {
     assert!(stdout.contains("causes of wake-ups > 100 µs"), "{stdout}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let ex = &doc["explain"];
-    assert_eq!(ex["backend"], "tracefs");
+    assert_eq!(ex["backend"], backend);
+    assert_eq!(ex["cost"]["backend"], backend);
+    assert!(ex["cost"]["events_per_s"].as_f64().unwrap() > 0.0);
     // The cause table counts every late wake-up (the breakdowns keep only the worst 20,
     // which other users of this CPU may fill).
     let named = ex["threads"][0]["causes"]["other thread"]["details"]["spin99"]
@@ -269,7 +282,7 @@ fn no_instance_remains_after_any_end() {
     let was_mounted = Path::new(INSTANCES).is_dir();
     let run = |args: &[&str]| {
         Command::new(bin())
-            .args(["run", "--explain=trace", "-q"])
+            .args(["run", "--explain=tracefs", "-q"])
             .args(args)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -499,7 +512,7 @@ fn a_second_ctrl_c_at_once_leaves_no_instance() {
     let _one = serial();
     for gap_ms in [0, 2, 10, 20] {
         let mut child = Command::new(bin())
-            .args(["run", "--explain=trace", "-q", "-D", "30s"])
+            .args(["run", "--explain=tracefs", "-q", "-D", "30s"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -521,6 +534,68 @@ fn a_second_ctrl_c_at_once_leaves_no_instance() {
             "gap {gap_ms} ms: {status:?}"
         );
         assert!(!left_by(pid), "gap {gap_ms} ms: instance left");
+    }
+}
+
+/// tickscope's BPF programs loaded now (by their names), or `None` without bpftool.
+fn bpf_programs() -> Option<usize> {
+    let out = Command::new("bpftool")
+        .args(["prog", "show"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(
+        text.lines()
+            .filter(|l| l.contains(" name on_sched_switch ") || l.contains(" name on_sys_exit "))
+            .count(),
+    )
+}
+
+#[test]
+fn no_bpf_program_remains_after_a_kill_or_a_double_ctrl_c() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipping no_bpf_program_remains: {why}");
+        return;
+    }
+    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        eprintln!("skipping no_bpf_program_remains: the kernel has no BTF");
+        return;
+    }
+    let Some(before) = bpf_programs() else {
+        eprintln!("skipping no_bpf_program_remains: bpftool is not installed");
+        return;
+    };
+    let _one = serial();
+    let gone = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while bpf_programs().unwrap_or(0) > before {
+            assert!(Instant::now() < deadline, "BPF programs left {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    for end in ["sigkill", "double ctrl-c"] {
+        let mut child = Command::new(bin())
+            .args(["run", "--explain=bpf", "-q", "-D", "30s"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while bpf_programs().unwrap_or(0) <= before {
+            assert!(Instant::now() < deadline, "the programs never appeared");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        match end {
+            "sigkill" => child.kill().unwrap(),
+            _ => {
+                // SAFETY: signals to our own child, by PID.
+                unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+                unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            }
+        }
+        child.wait().unwrap();
+        gone(&format!("after {end}"));
     }
 }
 

@@ -548,3 +548,143 @@ fn hlog_unit_leaves_tickscopes_own_logs_exact() {
     assert_eq!(max(&["--hlog-unit", "ms"]), ns);
     assert_eq!(max(&["--hlog-unit", "us"]), ns);
 }
+
+/// The value of the one sample of `name{…}` whose labels contain `with`, summed over series,
+/// in Prometheus text.
+fn text_sum(text: &str, name: &str, with: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")) && l.contains(with))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+fn prom_query(port: u16, query: &str) -> f64 {
+    let body = wait_for(port, &format!("/api/v1/query?query={query}"));
+    let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+    json["data"]["result"][0]["value"][1]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+#[test]
+fn monitor_explain_cause_counters_add_up() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping monitor_explain_cause_counters_add_up: not root (--explain traces)");
+        return;
+    }
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists()
+        && !std::path::Path::new("/sys/kernel/tracing").is_dir()
+    {
+        eprintln!("skipping monitor_explain_cause_counters_add_up: neither BTF nor tracefs");
+        return;
+    }
+    let Some(prometheus) = which("prometheus") else {
+        eprintln!("skipping monitor_explain_cause_counters_add_up: the 'prometheus' binary is not installed (Debian package prometheus)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (tport, pport) = (free_port(), free_port());
+    let textfile = dir.path().join("tickscope.prom");
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tickscope\n    \
+             static_configs:\n      - targets: ['127.0.0.1:{tport}']\n"
+        ),
+    )
+    .unwrap();
+    let prom = Command::new(prometheus)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{pport}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _prom = Killed(prom);
+    wait_for(pport, "/-/ready");
+    // Late = above 10 µs (a bucket edge, so the histogram counts the same wake-ups; `le` is
+    // 0.00001 as exposed, 1e-05 once Prometheus 3 normalises it).
+    let monitor = Command::new(bin())
+        .args([
+            "monitor", "-q", "-a", "1", "-p", "90", "-i", "1ms", "-D", "8s",
+        ])
+        .args(["--explain", "--explain-threshold", "10us"])
+        .args(["--listen", &format!("127.0.0.1:{tport}"), "--textfile"])
+        .arg(&textfile)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut monitor = Killed(monitor);
+    wait_for(tport, "/healthz");
+    std::thread::sleep(Duration::from_secs(5));
+    // Scraped while running: the backend, and causes + pending never above the late
+    // wake-ups the histogram has (the causes are published once per window, so they lag it
+    // by at most a window or two of wake-ups).
+    let backend = wait_for(pport, "/api/v1/query?query=tickscope_explain_info");
+    assert!(
+        backend.contains("\"backend\":\"bpf\"") || backend.contains("\"backend\":\"tracefs\""),
+        "{backend}"
+    );
+    let explained = prom_query(
+        pport,
+        "sum(tickscope_late_wakeups_total)%2Bsum(tickscope_late_pending)",
+    );
+    let late = prom_query(
+        pport,
+        "sum(tickscope_wakeup_latency_seconds_count)-sum(tickscope_wakeup_latency_seconds_bucket%7Ble%3D~%220.00001%7C1e-05%22%7D)",
+    );
+    assert!(
+        explained <= late && late - explained <= 2000.0,
+        "{explained} vs {late}"
+    );
+    let status = monitor.0.wait().unwrap();
+    let mut err = String::new();
+    if let Some(mut e) = monitor.0.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    assert!(status.success(), "{err}");
+    // The textfile's last write: every late wake-up counted under exactly one cause.
+    let text = std::fs::read_to_string(&textfile).unwrap();
+    let by_cause = text_sum(&text, "tickscope_late_wakeups_total", "cause=");
+    let pending = text_sum(&text, "tickscope_late_pending", "thread=");
+    let late = text_sum(&text, "tickscope_wakeup_latency_seconds_count", "thread=")
+        - text_sum(
+            &text,
+            "tickscope_wakeup_latency_seconds_bucket",
+            "le=\"0.00001\"",
+        );
+    assert_eq!(pending, 0.0, "{text}");
+    assert_eq!(by_cause, late, "{text}");
+    if late == 0.0 {
+        eprintln!("note: no wake-up was later than 10 µs; the counters add up trivially");
+    }
+    let causes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("tickscope_late_wakeups_total{"))
+        .filter_map(|l| l.split("cause=\"").nth(1)?.split('"').next())
+        .collect();
+    let closed = [
+        "timer_slack",
+        "interrupt_delivery",
+        "hypervisor",
+        "exit_from_idle",
+        "cannot_tell",
+        "cpu_busy",
+        "hrtimer_queue",
+        "other_thread",
+        "irq",
+        "softirq",
+        "kernel_path",
+        "return_to_user",
+        "events_lost",
+        "unexplained",
+    ];
+    assert!(causes.iter().all(|c| closed.contains(c)), "{causes:?}");
+}

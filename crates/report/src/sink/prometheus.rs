@@ -102,6 +102,7 @@ struct ThreadState {
 /// Updates the metrics from a run's events (see the module docs).
 pub struct PrometheusSink {
     metrics: Metrics,
+    why: why::Why,
     threads: Vec<ThreadState>,
     period: Nanos,
     window: Nanos,
@@ -221,8 +222,10 @@ impl PrometheusSink {
             ),
             last_window,
         };
+        let why = why::Why::register(&registry, &THREAD_LABELS);
         let sink = PrometheusSink {
             metrics,
+            why,
             threads: Vec::new(),
             period: config.period_ns,
             window: config.window_ns,
@@ -355,10 +358,30 @@ impl RunSink for PrometheusSink {
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
         self.metrics.last_window.set(now);
+        self.update_why();
+    }
+
+    fn run_finished(
+        &mut self,
+        _ctx: &RunContext<'_>,
+        _doc: &crate::document::RunDocument,
+    ) -> Result<(), super::SinkError> {
+        // The explain sink (before this one) has attributed every late wake-up by now.
+        self.update_why();
+        Ok(())
+    }
+}
+
+impl PrometheusSink {
+    fn update_why(&mut self) {
+        let threads = &self.threads;
+        self.why
+            .update(|t| threads.get(t).map(|s| s.labels.to_vec()));
     }
 }
 
 pub mod openmetrics;
+pub mod why;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,260 @@
+//! Where `--explain`'s events come from: the BPF backend ([`crate::bpf`], preferred) or the
+//! text of a private tracefs instance ([`crate::tracefs`], the fallback), behind one type.
+//!
+//! Both fill the same [`EventWindow`] with the same [`crate::Event`]s, so attribution is the
+//! same code whichever ran. What differs is the cost on the measured CPU and when a late
+//! wake-up's events are complete:
+//!
+//! * `tracefs` writes every event (≈ 19 per wake-up at 1 kHz, ≈ 0.29 µs each when hot,
+//!   kernel `CONFIG_TRACEPOINT_BENCHMARK` help) and the collector reads and parses all of
+//!   them as text; a wake-up is complete once the trace has run 2 ms past it.
+//! * `bpf` records each event as 64 bytes in a per-CPU ring and sends a CPU's ring only when
+//!   a watched thread was late; a wake-up is complete once its window has arrived (or
+//!   [`BPF_WAIT_NS`] after it was received, when the kernel side did not find it late).
+
+use crate::bpf::BpfCapture;
+use crate::bpf_records::Dump;
+use crate::events::Nanos;
+use crate::tracefs::{InstanceSpec, TraceInstance, Unavailable};
+use crate::window::EventWindow;
+use std::collections::HashMap;
+
+/// The kernel side's threshold is this fraction (×1/4 … ×3/4) of the user's: its "woke" is
+/// the return from the wait, a little before the thread's clock read, so a wake-up just over
+/// the user's threshold must not be missed.
+const KERNEL_SHARE: (i64, i64) = (3, 4);
+
+/// How long a late wake-up waits for its BPF window after the collector received it, ns
+/// (the window is sent when the thread next sleeps, i.e. within about one period).
+pub const BPF_WAIT_NS: i64 = 20_000_000;
+
+/// The events' source.
+#[derive(Debug)]
+pub enum Capture {
+    /// BPF programs; `windows` holds, per thread, the newest late wake-up's return (ns) whose
+    /// window has arrived.
+    Bpf {
+        /// The programs (boxed: the loader's state is large).
+        cap: Box<BpfCapture>,
+        /// Per tid, the `woke` of the newest window received.
+        windows: HashMap<i32, Nanos>,
+        /// Reused per poll.
+        dumps: Vec<Dump>,
+    },
+    /// A tracefs instance read as text.
+    Tracefs {
+        /// The instance.
+        inst: TraceInstance,
+        /// Bytes read but not yet parsed (an incomplete last line).
+        buf: Vec<u8>,
+    },
+}
+
+/// What the backend costs and did, for the result.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CaptureCost {
+    /// Events written in the kernel on the traced CPUs (BPF: records into the per-CPU rings;
+    /// tracefs: events read).
+    pub events: u64,
+    /// Events lost: BPF windows the ring buffer had no room for (× their records), tracefs
+    /// ring overruns.
+    pub lost: u64,
+    /// Windows sent for late wake-ups (BPF only).
+    pub windows: u64,
+    /// CPU time the collector spent reading and decoding, ns (CLOCK_THREAD_CPUTIME_ID).
+    pub read_cpu_ns: i64,
+}
+
+/// The kernel side's threshold for a user threshold, ns.
+pub fn kernel_threshold(threshold_ns: i64) -> i64 {
+    threshold_ns.max(0) * KERNEL_SHARE.0 / KERNEL_SHARE.1
+}
+
+fn thread_cpu_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec the call writes.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    match rc {
+        0 => ts.tv_sec * 1_000_000_000 + ts.tv_nsec,
+        _ => 0,
+    }
+}
+
+impl Capture {
+    /// `bpf` or `tracefs`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Capture::Bpf { .. } => "bpf",
+            Capture::Tracefs { .. } => "tracefs",
+        }
+    }
+
+    /// Resolution of event timestamps, ns.
+    pub fn resolution_ns(&self) -> i64 {
+        match self {
+            Capture::Bpf { .. } => 1,
+            Capture::Tracefs { .. } => 1000,
+        }
+    }
+
+    /// One sentence for the result's note.
+    pub fn describe(&self) -> String {
+        match self {
+            Capture::Bpf { cap, .. } => {
+                let mut s = format!(
+                    "BPF: {} tracepoint programs keep each CPU's recent events in a ring; a \
+                     late wake-up's CPU ring is sent (event timestamps ns)",
+                    cap.attached
+                );
+                if !cap.missing.is_empty() {
+                    s.push_str(&format!("; not on this kernel: {}", cap.missing.join(", ")));
+                }
+                s
+            }
+            Capture::Tracefs { inst, .. } => format!(
+                "trace instance {} (event timestamps µs, timer fields ns)",
+                inst.dir().display()
+            ),
+        }
+    }
+
+    /// Starts capturing for threads `tids` waiting in `wait_nrs`, threshold `threshold_ns`
+    /// (tracefs: the events of `spec`, on its CPUs).
+    ///
+    /// # Errors
+    /// [`Unavailable`] when the kernel refuses.
+    pub fn start(
+        &mut self,
+        tids: &[i32],
+        wait_nrs: &[i64],
+        threshold_ns: i64,
+        spec: &InstanceSpec,
+    ) -> Result<(), Unavailable> {
+        match self {
+            Capture::Bpf { cap, .. } => cap
+                .watch(tids, wait_nrs, kernel_threshold(threshold_ns))
+                .map_err(|e| Unavailable(format!("BPF backend: {e}"))),
+            Capture::Tracefs { inst, .. } => inst.start(spec),
+        }
+    }
+
+    /// Sets one thread's threshold (BPF; the text path records everything anyway).
+    pub fn set_threshold(&mut self, tid: i32, threshold_ns: i64) {
+        if let Capture::Bpf { cap, .. } = self {
+            // A refused update keeps the previous threshold.
+            let _ = cap.set_threshold(tid, kernel_threshold(threshold_ns));
+        }
+    }
+
+    /// Stops recording (a run that is not traced, with `--rounds`).
+    pub fn freeze(&mut self) {
+        match self {
+            Capture::Bpf { cap, .. } => cap.unwatch(),
+            Capture::Tracefs { inst, .. } => inst.freeze(),
+        }
+    }
+
+    /// Moves what the backend holds into `window`; returns the CPU time it took, ns.
+    pub fn read(&mut self, window: &mut EventWindow) -> i64 {
+        let t0 = thread_cpu_ns();
+        match self {
+            Capture::Bpf {
+                cap,
+                windows,
+                dumps,
+            } => {
+                let mut events = Vec::new();
+                cap.poll(&mut events, dumps);
+                for e in events {
+                    window.push(e);
+                }
+                for d in dumps.drain(..) {
+                    let w = windows.entry(d.tid).or_insert(d.woke);
+                    *w = (*w).max(d.woke);
+                }
+            }
+            Capture::Tracefs { inst, buf } => {
+                if inst.read_available(buf).is_ok() {
+                    if let Some(end) = buf.iter().rposition(|&b| b == b'\n') {
+                        let text = String::from_utf8_lossy(&buf[..=end]).into_owned();
+                        buf.drain(..=end);
+                        for e in text.lines().filter_map(crate::parse_line) {
+                            window.push(e);
+                        }
+                    }
+                }
+            }
+        }
+        thread_cpu_ns() - t0
+    }
+
+    /// Whether the events of thread `tid`'s wake-up `[expiry, woke]` are complete: tracefs
+    /// when the trace has run `catch_up_ns` past it, BPF when its window (or a later one of
+    /// the thread) has arrived or `received_ns` (the newest wake-up the collector has) is
+    /// [`BPF_WAIT_NS`] past it.
+    pub fn caught_up(
+        &self,
+        window: &EventWindow,
+        tid: i32,
+        expiry: Nanos,
+        woke: Nanos,
+        catch_up_ns: i64,
+        received_ns: Option<Nanos>,
+    ) -> bool {
+        match self {
+            Capture::Bpf { windows, .. } => {
+                windows.get(&tid).is_some_and(|&w| w >= expiry)
+                    || received_ns.is_some_and(|r| r >= woke + BPF_WAIT_NS)
+            }
+            Capture::Tracefs { .. } => window.newest() >= woke + catch_up_ns,
+        }
+    }
+
+    /// Writes a line into the trace (tracefs `trace_marker`); the BPF backend has no text
+    /// trace and says so.
+    ///
+    /// # Errors
+    /// The write's error.
+    pub fn mark(&mut self, text: &str) -> std::io::Result<bool> {
+        match self {
+            Capture::Bpf { .. } => Ok(false),
+            Capture::Tracefs { inst, .. } => inst.mark(text).map(|_| true),
+        }
+    }
+
+    /// The backend's counters (`window` supplies tracefs' events read and lost).
+    pub fn cost(&self, window: &EventWindow, read_cpu_ns: i64) -> CaptureCost {
+        match self {
+            Capture::Bpf { cap, .. } => {
+                let s = cap.stats();
+                CaptureCost {
+                    events: s.records,
+                    lost: s.dumps_lost * crate::bpf_records::RING_LEN as u64,
+                    windows: s.dumps,
+                    read_cpu_ns,
+                }
+            }
+            Capture::Tracefs { .. } => CaptureCost {
+                events: window.seen,
+                lost: window.lost,
+                windows: 0,
+                read_cpu_ns,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_threshold_is_below_the_users() {
+        assert_eq!(kernel_threshold(100_000), 75_000);
+        assert_eq!(kernel_threshold(-5), 0);
+        assert!(kernel_threshold(i64::MAX / 4) < i64::MAX / 4);
+    }
+}
