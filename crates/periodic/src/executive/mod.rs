@@ -22,6 +22,7 @@
 
 mod plan;
 pub mod queue;
+mod rate;
 mod record;
 mod run;
 mod task;

@@ -34,6 +34,7 @@
 //!   (a dispatch costs tens of ns, see `bench/README.md`) and the wake-up latency are not
 //!   included — add them to the budgets.
 
+use super::rate::release_offset;
 use super::task::{short_duration, Task, TaskId};
 use tickscope_engine::time::{Nanos, NS_PER_SEC};
 
@@ -173,7 +174,7 @@ impl Plan {
 /// Non-preemptive response time of `ranked[i]` (see the module documentation).
 fn response_time(ranked: &[&Task], i: usize, blocking: Nanos) -> Option<Nanos> {
     let c = |t: &Task| t.budget.unwrap_or(0);
-    let (ci, ti) = (c(ranked[i]), ranked[i].period);
+    let (ci, ti) = (c(ranked[i]), min_gap(ranked[i]));
     let hp = &ranked[..i];
     // Level-i busy period, from the budgets of i and everything above it.
     let mut t = blocking + ranked[..=i].iter().map(|t| c(t)).sum::<Nanos>();
@@ -184,7 +185,7 @@ fn response_time(ranked: &[&Task], i: usize, blocking: Nanos) -> Option<Nanos> {
         let next = blocking
             + ranked[..=i]
                 .iter()
-                .map(|j| ceil_div(t, j.period) * c(j))
+                .map(|j| ceil_div(t, min_gap(j)) * c(j))
                 .sum::<Nanos>();
         if next > MAX_ANALYSIS_NS {
             return None;
@@ -200,7 +201,10 @@ fn response_time(ranked: &[&Task], i: usize, blocking: Nanos) -> Option<Nanos> {
         let base = blocking + q * ci;
         let mut w = base;
         loop {
-            let next = base + hp.iter().map(|j| (w / j.period + 1) * c(j)).sum::<Nanos>();
+            let next = base
+                + hp.iter()
+                    .map(|j| (w / min_gap(j) + 1) * c(j))
+                    .sum::<Nanos>();
             if next > MAX_ANALYSIS_NS {
                 return None;
             }
@@ -214,6 +218,13 @@ fn response_time(ranked: &[&Task], i: usize, blocking: Nanos) -> Option<Nanos> {
     Some(worst)
 }
 
+/// The shortest time between two releases of `t`, ns: its period, or for a period given as a
+/// rate (a/b ns, releases rounded to the ns) ⌊a/b⌋, so the analysis stays pessimistic.
+fn min_gap(t: &Task) -> Nanos {
+    let (a, b) = t.exact_period_ns();
+    a / b
+}
+
 /// The least common multiple of the periods, or why it is not enumerated.
 fn hyperperiod(tasks: &[Task]) -> Result<Nanos, String> {
     let names = || {
@@ -223,10 +234,14 @@ fn hyperperiod(tasks: &[Task]) -> Result<Nanos, String> {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    // A period given as a rate is the reduced fraction a/b ns; release k is at round(k·a/b),
+    // so the pattern repeats after a whole number of ns that is a multiple of a/b: the least
+    // common multiple of the numerators a (equal to the periods when b = 1).
     let mut h: Nanos = 1;
     for t in tasks {
-        let g = gcd(h, t.period);
-        h = match (h / g).checked_mul(t.period) {
+        let (a, _) = t.exact_period_ns();
+        let g = gcd(h, a);
+        h = match (h / g).checked_mul(a) {
             Some(v) if v <= MAX_HYPERPERIOD_NS => v,
             _ => {
                 return Err(format!(
@@ -237,7 +252,7 @@ fn hyperperiod(tasks: &[Task]) -> Result<Nanos, String> {
             }
         };
     }
-    let releases: u64 = tasks.iter().map(|t| (h / t.period) as u64).sum();
+    let releases: u64 = tasks.iter().map(|t| releases_in(t, h)).sum();
     if releases > MAX_PLAN_RELEASES {
         return Err(format!(
             "the hyperperiod of {} ({}) holds {releases} releases, more than the \
@@ -249,13 +264,20 @@ fn hyperperiod(tasks: &[Task]) -> Result<Nanos, String> {
     Ok(h)
 }
 
+/// Releases of `t` in a hyperperiod `h` (a multiple of its exact period): `h·b/a`.
+fn releases_in(t: &Task, h: Nanos) -> u64 {
+    let (a, b) = t.exact_period_ns();
+    (i128::from(h) * i128::from(b) / i128::from(a)) as u64
+}
+
 /// Instants of `[0, h)` with two or more tasks due; `order` lists task indices by rank.
 fn coincidences(tasks: &[Task], order: &[usize], h: Nanos) -> Vec<Coincidence> {
     let mut due: Vec<(Nanos, usize)> = Vec::new();
     for (rank, &i) in order.iter().enumerate() {
         let t = &tasks[i];
-        for k in 0..h / t.period {
-            due.push(((t.phase + k * t.period) % h, rank));
+        let (a, b) = t.exact_period_ns();
+        for k in 0..releases_in(t, h) {
+            due.push(((t.phase + release_offset(k, a.into(), b.into())) % h, rank));
         }
     }
     due.sort_unstable();
@@ -375,6 +397,22 @@ mod tests {
         assert_eq!(p.tasks[0].id, TaskId(1), "explicit priority first");
         assert!(p.tasks.iter().any(|t| t.response_ns.is_none()));
         assert!(!p.schedulable());
+    }
+
+    #[test]
+    fn rates_given_in_hz_have_an_exact_hyperperiod() {
+        // 30 Hz and 85 Hz: periods 10⁸/3 and 2·10⁸/17 ns; H = lcm(10⁸, 2·10⁸) = 200 ms, with
+        // 6 + 17 releases; beside 1 ms, all three coincide at 0 only, and the 1 ms task with
+        // 30 Hz at 100 ms (round(3·10⁸/3) = 10⁸).
+        let p = Plan::of(&[Task::new(MS), Task::hz(30), Task::hz(85)]);
+        assert_eq!(p.hyperperiod_ns, Some(200 * MS));
+        let offsets: Vec<Nanos> = p.coincidences.iter().map(|c| c.offset_ns).collect();
+        assert_eq!(offsets, vec![0, 100 * MS]);
+        assert_eq!(p.coincidences[0].tasks.len(), 3);
+        // The rounded 85 Hz period (11 764 706 ns) would give a hyperperiod of 5.9 ks.
+        assert!(Plan::of(&[Task::new(MS), Task::new(11_764_706)])
+            .hyperperiod_ns
+            .is_none());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use super::plan::Plan;
 use super::queue::{ExpiryQueue, HeapQueue, ScanQueue};
+use super::rate::RateGrid;
 use super::record::{Sample, TaskRecord, TaskStats};
 use super::task::{Control, Release, Task, TaskId};
 use crate::error::Error;
@@ -11,7 +12,6 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tickscope_engine::grid::Grid;
 use tickscope_engine::time::{read_clock, ClockId, Nanos};
 use tickscope_engine::wait::{self, MethodObservations, WakeMethod};
 
@@ -53,7 +53,7 @@ struct Slot<'a> {
     task: Task,
     rank: u32,
     callback: Callback<'a>,
-    grid: Option<Grid>,
+    grid: Option<RateGrid>,
     first_expiry: Nanos,
     record: TaskRecord,
 }
@@ -318,7 +318,13 @@ impl<'a> Executive<'a> {
             let s = &mut self.slots[i];
             s.rank = rank as u32;
             s.first_expiry = t0 + s.task.phase;
-            s.grid = Some(Grid::new(s.first_expiry, s.task.period, s.task.overrun));
+            let (num, den) = s.task.exact_period_ns();
+            s.grid = Some(RateGrid::new(
+                s.first_expiry,
+                num.into(),
+                den.into(),
+                s.task.overrun,
+            ));
             queue.q().push(i as u32, s.first_expiry, s.rank);
         }
         self.queue = Some(queue);
@@ -386,10 +392,11 @@ impl<'a> Executive<'a> {
             };
             let slot = &mut self.slots[task as usize];
             let grid = slot.grid.as_mut().expect("started");
+            let index = grid.index();
             let overruns = grid.advance(start);
             let release = Release {
                 task: TaskId(task as usize),
-                index: ((expiry - slot.first_expiry) / slot.task.period) as u64,
+                index,
                 expiry,
                 start,
                 latency: start - expiry,
@@ -444,7 +451,7 @@ impl<'a> Executive<'a> {
 
     /// The next expiry of task `id` (absolute ns), once the executive has run.
     pub fn next_expiry(&self, id: TaskId) -> Option<Nanos> {
-        self.slots.get(id.0)?.grid.as_ref().map(Grid::expiry)
+        self.slots.get(id.0)?.grid.as_ref().map(RateGrid::expiry)
     }
 
     /// Wall time since the statistics started, ns (0 before the first run).

@@ -25,6 +25,8 @@ use tickscope_engine::time::Nanos;
 pub struct Task {
     pub(crate) name: String,
     pub(crate) period: Nanos,
+    /// The exact period `num / den` ns (reduced) when given as a rate; `None`: `period`.
+    pub(crate) exact: Option<(i64, i64)>,
     pub(crate) phase: Nanos,
     pub(crate) deadline: Option<Nanos>,
     pub(crate) budget: Option<Nanos>,
@@ -40,12 +42,50 @@ impl Task {
         Task {
             name: String::new(),
             period,
+            exact: None,
             phase: 0,
             deadline: None,
             budget: None,
             priority: 0,
             overrun: OverrunPolicy::Skip,
         }
+    }
+
+    /// A task released `hz` times a second, exactly: release `k` is at
+    /// `t0 + phase + round(k·10⁹/hz)` ns, so a rate whose period is not a whole number of ns
+    /// (30 Hz, 85 Hz) keeps its rate with no drift, where `Task::new` with the rounded period
+    /// would drift (85 Hz: 10 ns a second). `hz` is 1 ..= 10⁹ (checked when added).
+    pub fn hz(hz: u64) -> Task {
+        Task::hz_ratio(hz, 1)
+    }
+
+    /// A task released `num / den` times a second, exactly (0.5 Hz is `hz_ratio(1, 2)`):
+    /// release `k` is at `t0 + phase + round(k·10⁹·den/num)` ns, rounded half up, each
+    /// computed from `k` in integer arithmetic. [`Task::period_ns`] is the rounded period,
+    /// used for ranks, names and the plan. The period must be 1 ns ..= 1 hour (checked when
+    /// added); a zero `num` or `den` gives an invalid task.
+    pub fn hz_ratio(num: u64, den: u64) -> Task {
+        let (n, d) = (1_000_000_000i128 * i128::from(den), i128::from(num));
+        if n == 0 || d == 0 {
+            return Task::new(0);
+        }
+        let g = gcd(n, d);
+        let (n, d) = (n / g, d / g);
+        let rounded = (2 * n + d) / (2 * d);
+        match (Nanos::try_from(rounded), i64::try_from(n), i64::try_from(d)) {
+            (Ok(period), Ok(n), Ok(d)) if d > 1 => Task {
+                exact: Some((n, d)),
+                ..Task::new(period)
+            },
+            (Ok(period), _, _) if d == 1 => Task::new(period),
+            _ => Task::new(Nanos::MAX),
+        }
+    }
+
+    /// The period as the fraction `(num, den)` ns it is kept as: `(period, 1)` unless the
+    /// task was given as a rate whose period is not a whole number of ns.
+    pub fn exact_period_ns(&self) -> (i64, i64) {
+        self.exact.unwrap_or((self.period, 1))
     }
 
     /// Offset of the first expiry after `t0`, ns (0 ..= [`MAX_PERIOD_NS`]).
@@ -156,6 +196,13 @@ impl Task {
     }
 }
 
+fn gcd(mut a: i128, mut b: i128) -> i128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// `ns` written with the largest unit that keeps it short: `2.5ms`, `40us`, `10s`, `7ns`.
 pub(crate) fn short_duration(ns: Nanos) -> String {
     for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
@@ -179,7 +226,8 @@ pub struct TaskId(pub usize);
 pub struct Release {
     /// The task released.
     pub task: TaskId,
-    /// Position on the task's grid: `expiry = t0 + phase + index·period`.
+    /// Position on the task's grid: `expiry = t0 + phase + index·period` (rounded to the ns
+    /// for a period given as a rate, [`Task::hz`]).
     pub index: u64,
     /// The expiry this release is for.
     pub expiry: Nanos,
@@ -225,5 +273,15 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("deadline"), "{e}");
         assert_eq!(Task::new(5).deadline_ns(), 5);
+        let t = Task::hz(85);
+        assert_eq!(
+            (t.period_ns(), t.exact_period_ns()),
+            (11_764_706, (200_000_000, 17))
+        );
+        assert_eq!(Task::hz(1000), Task::new(1_000_000));
+        assert_eq!(Task::hz_ratio(1, 2), Task::new(2_000_000_000));
+        assert_eq!(Task::hz(30).exact_period_ns(), (100_000_000, 3));
+        assert!(Task::hz(0).validate().is_err());
+        assert!(Task::hz_ratio(1, 4000).validate().is_err());
     }
 }

@@ -346,3 +346,50 @@ proptest! {
         }
     }
 }
+
+/// 85 Hz and 30 Hz (periods not whole ns) beside 1 ms, dispatched on the mock clock: every
+/// release is at `t0 + round(k·10⁹/f)`; after 10⁹ skipped periods of the 1 ms task (a jump of
+/// 10⁶ s, a multiple of the 200 ms hyperperiod) all three grids land exactly on it.
+#[test]
+fn rates_that_are_not_whole_ns_stay_exact() {
+    let clock = VClock::default();
+    let log: Log = Rc::default();
+    let mut ex = executive(&clock, vec![0], QueueKind::Heap);
+    let fast = ex.add(Task::new(MS), logger(&log, &clock, 0)).unwrap();
+    let hz85 = ex.add(Task::hz(85), logger(&log, &clock, 0)).unwrap();
+    let hz30 = ex.add(Task::hz(30), logger(&log, &clock, 0)).unwrap();
+    // 200 ms: 200 + 17 + 6 releases, then the first ones of the next hyperperiod.
+    assert_eq!(ex.run_until(223 + 3).unwrap(), 226);
+    let t0 = ex.t0().unwrap();
+    for r in log.borrow().iter() {
+        let f: i128 = if r.task == hz85 {
+            85
+        } else if r.task == hz30 {
+            30
+        } else {
+            1000
+        };
+        let exact2 = 2 * i128::from(r.index) * 1_000_000_000; // 2·f·(exact offset)
+        let offset = i128::from(r.expiry - t0);
+        assert!((2 * f * offset - exact2).abs() <= f, "{r:?}");
+        assert_eq!(r.overruns, 0);
+    }
+    let l = log.borrow();
+    let last_of = |t| l.iter().rev().find(|r| r.task == t).unwrap().index;
+    assert_eq!((last_of(fast), last_of(hz85), last_of(hz30)), (200, 17, 6));
+    drop(l);
+    let hyper = 200 * MS;
+    let jump: Nanos = 5_000_000 * hyper; // 10⁶ s: 10⁹ periods of the 1 ms task
+    clock.set(t0 + jump);
+    log.borrow_mut().clear();
+    assert_eq!(ex.run_until(6).unwrap(), 6);
+    let l = log.borrow();
+    // The late pending releases run first; then the three released at exactly t0 + jump.
+    let on_time: Vec<_> = l.iter().filter(|r| r.expiry == t0 + jump).collect();
+    assert_eq!(on_time.len(), 3, "{l:?}");
+    let index = |t| on_time.iter().find(|r| r.task == t).unwrap().index;
+    assert_eq!(
+        (index(fast), index(hz85), index(hz30)),
+        (1_000_000_000, 85_000_000, 30_000_000)
+    );
+}

@@ -116,6 +116,24 @@ fn two_values(value: &str) -> bool {
     false
 }
 
+/// A period written as a frequency (`85Hz`, `2.5kHz`, `0.5 Hz`), as the exact fraction
+/// `(num, den)` Hz; `None` for a duration or a value too long to hold exactly.
+fn exact_rate(period: &str) -> Option<(u64, u64)> {
+    let lower = period.trim().to_ascii_lowercase();
+    let (digits, scale) = match lower.strip_suffix("khz") {
+        Some(d) => (d, 1000u64),
+        None => (lower.strip_suffix("hz")?, 1),
+    };
+    let (int, frac) = digits.trim().split_once('.').unwrap_or((digits.trim(), ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if int.len() + frac.len() > 15 || !all_digits(int) || !all_digits(frac) {
+        return None;
+    }
+    let num: u64 = format!("{int}{frac}").parse().ok()?;
+    let den = 10u64.pow(frac.len() as u32);
+    Some((num.checked_mul(scale)?, den))
+}
+
 fn parse_one(item: &str) -> Result<TaskSpec, String> {
     let mut fields = item.split(':').map(str::trim);
     let head = fields.next().unwrap_or_default();
@@ -140,6 +158,10 @@ fn parse_one(item: &str) -> Result<TaskSpec, String> {
     };
     one(period, "the period")?;
     let mut task = Task::new(parse_interval(period)?);
+    if let Some((num, den)) = exact_rate(period) {
+        // Kept as written: release k at round(k·10⁹/f) ns, not k × the rounded period.
+        task = Task::hz_ratio(num, den);
+    }
     // Each field once: a bare duration is the budget, `+PHASE` the phase.
     let mut seen: Vec<&str> = Vec::new();
     let mut once = |key: &'static str| match seen.contains(&key) {
@@ -308,6 +330,19 @@ mod tests {
             parse_tasks("40 Hz").unwrap()[0].task.period_ns(),
             25_000_000
         );
+        // Rates are kept exact: 85 Hz is 2·10⁸/17 ns, not 11 764 706 ns.
+        let t = &parse_tasks("85Hz,30 Hz,2.5kHz,0.5Hz").unwrap();
+        let exact: Vec<_> = t.iter().map(|t| t.task.exact_period_ns()).collect();
+        assert_eq!(
+            exact,
+            vec![
+                (200_000_000, 17),
+                (100_000_000, 3),
+                (400_000, 1),
+                (2_000_000_000, 1)
+            ]
+        );
+        assert_eq!(t[0].task.period_ns(), 11_764_706);
         assert_eq!(
             parse_tasks("1ms:work=50 us").unwrap()[0].work_ns,
             Some(50_000)
