@@ -95,7 +95,7 @@ impl Error {
     }
 
     /// A setting out of range or inconsistent.
-    pub(crate) fn config(setting: Setting, message: impl Into<String>) -> Self {
+    pub fn config(setting: Setting, message: impl Into<String>) -> Self {
         Error {
             kind: ErrorKind::InvalidConfig { setting },
             message: message.into(),
@@ -106,11 +106,7 @@ impl Error {
     /// `facility` was refused with `source`; `message` says why and how to allow it. The
     /// kind follows the OS error: see [`ErrorKind::Permission`], [`ErrorKind::Unsupported`],
     /// [`ErrorKind::Setup`].
-    pub(crate) fn refused(
-        facility: Facility,
-        message: impl Into<String>,
-        source: io::Error,
-    ) -> Self {
+    pub fn refused(facility: Facility, message: impl Into<String>, source: io::Error) -> Self {
         let kind = match (source.raw_os_error(), source.kind()) {
             (Some(libc::EPERM | libc::EACCES), _) | (_, io::ErrorKind::PermissionDenied) => {
                 ErrorKind::Permission { facility }

@@ -23,20 +23,20 @@
 //! everything changed on the system; [`worker`] the measuring loop; [`grid`] the overrun
 //! rule; [`record`], [`histogram`], [`moments`] recording; [`stats`] summaries; [`run`](mod@run) the
 //! coordinator; [`schedule`] the order of a comparison of methods; [`significance`] whether an A/B
-//! difference is more than noise; [`system`] facts about
-//! the machine; [`mock`] a virtual clock for tests.
+//! difference is more than noise; [`probe`] the few system reads a
+//! refused setting is worded from; [`mock`] a virtual clock for tests. Machine facts,
+//! `doctor` and the clock comparison are the `tickscope-system` crate's: the C library
+//! links this crate alone.
 
 #![deny(missing_docs)]
 
 pub mod child;
-pub mod clocks;
-pub mod doctor;
 pub mod error;
-pub mod facts;
 pub mod grid;
 pub mod histogram;
 pub mod mock;
 pub mod moments;
+pub mod probe;
 pub mod quote;
 pub mod record;
 pub mod result;
@@ -46,7 +46,6 @@ pub mod schedule;
 pub mod setup;
 pub mod significance;
 pub mod stats;
-pub mod system;
 pub mod time;
 pub mod units;
 pub mod wait;

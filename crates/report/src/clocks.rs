@@ -10,11 +10,11 @@ use crate::units::{ns, ns_i};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
-use tickscope_engine::clocks::{
+use tickscope_system::clocks::{
     Access, ClockEntry, ClockKind, ClockMeasurement, ClockOutcome, ClocksConfig, ClocksResult,
     TscFrequency, TscFrequencySource,
 };
-use tickscope_engine::system::SystemInfo;
+use tickscope_system::system::SystemInfo;
 
 /// The schema identifier written into every clocks document.
 pub const CLOCKS_SCHEMA: &str = "tickscope.clocks/1";
@@ -128,7 +128,7 @@ pub fn header(system: &SystemInfo, cfg: &ClocksConfig, r: &ClocksResult) -> Stri
     );
     out += &format!(
         "cost:    median of the batch means (p10–p90), batches of {} reads timed with {}\n",
-        tickscope_engine::clocks::READS_PER_BATCH,
+        tickscope_system::clocks::READS_PER_BATCH,
         r.batch_clock
     );
     if let Some(t) = &r.tsc {
@@ -332,7 +332,7 @@ pub fn notes(clocks: &[ClockEntry]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tickscope_engine::clocks::{
+    use tickscope_system::clocks::{
         ClockMeasurement, ClocksPass, Condition, CostStats, DeltaStats, PairStats,
     };
 

@@ -5,9 +5,9 @@ use crate::document::ToolInfo;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use tickscope_engine::doctor::measure::KnobResult;
-use tickscope_engine::doctor::{fix_first, worst, Finding, Severity};
-use tickscope_engine::system::SystemInfo;
+use tickscope_system::doctor::measure::KnobResult;
+use tickscope_system::doctor::{fix_first, worst, Finding, Severity};
+use tickscope_system::system::SystemInfo;
 
 /// The schema identifier of the doctor document.
 pub const DOCTOR_SCHEMA: &str = "tickscope.doctor/1";
@@ -55,7 +55,7 @@ pub struct DoctorDocument {
     /// The CPUs checked as "measured".
     pub cpus: Vec<usize>,
     /// Every finding, most important first
-    /// ([`tickscope_engine::doctor::by_importance`]).
+    /// ([`tickscope_system::doctor::by_importance`]).
     pub findings: Vec<Finding>,
     /// Counts and exit status.
     pub summary: DoctorSummary,
@@ -220,7 +220,7 @@ pub fn measure_text(rows: &[KnobResult]) -> String {
         "p99 ratio",
     ]);
     for r in rows {
-        let cell = |f: fn(&tickscope_engine::doctor::measure::Side) -> i64| match (
+        let cell = |f: fn(&tickscope_system::doctor::measure::Side) -> i64| match (
             &r.without_stats,
             &r.with_stats,
         ) {

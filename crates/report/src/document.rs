@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
 use tickscope_engine::result::ThreadStats;
 use tickscope_engine::run::{Applied, RunConfig, RunOutcome};
-use tickscope_engine::system::SystemInfo;
+use tickscope_system::system::SystemInfo;
 
 /// The schema identifier written into every run document.
 pub const RUN_SCHEMA: &str = "tickscope.run/2";
@@ -88,7 +88,7 @@ pub struct RunDocument {
     pub hlog: Option<crate::sink::hlog::HlogSection>,
     /// The findings of `tickscope doctor` that bear on the run and are not ok, read before
     /// it started (docs/doctor-schema.md); absent in older files and mock runs.
-    pub doctor: Option<Vec<tickscope_engine::doctor::Finding>>,
+    pub doctor: Option<Vec<tickscope_system::doctor::Finding>>,
     /// True when the machine's identity was removed for sharing ([`RunDocument::redact`]).
     pub redacted: bool,
     /// `tickscope attach`: the program measured (pid, command, threads); absent for
@@ -188,7 +188,7 @@ struct RunFile {
     #[serde(default)]
     hlog: Option<crate::sink::hlog::HlogSection>,
     #[serde(default)]
-    doctor: Option<Vec<tickscope_engine::doctor::Finding>>,
+    doctor: Option<Vec<tickscope_system::doctor::Finding>>,
     #[serde(default)]
     redacted: bool,
     #[serde(default)]
@@ -264,7 +264,7 @@ struct RunFileRef<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     hlog: &'a Option<crate::sink::hlog::HlogSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    doctor: &'a Option<Vec<tickscope_engine::doctor::Finding>>,
+    doctor: &'a Option<Vec<tickscope_system::doctor::Finding>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     redacted: bool,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -39,7 +39,6 @@ pub mod load;
 pub mod methods_table;
 pub mod output;
 pub mod plot;
-pub mod procstat;
 pub mod sink;
 pub mod statistics;
 pub mod target;

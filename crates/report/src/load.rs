@@ -4,7 +4,7 @@
 //! OSADL, rteval and Linaro run cyclictest under loads they describe in prose or scripts;
 //! none records what the load achieved. This section does: the busy share of the load's
 //! CPUs, context switches and interrupts per second, read from `/proc/stat` (see
-//! [`crate::procstat`]). Field by field: `docs/result-schema.md`.
+//! [`tickscope_system::procstat`]). Field by field: `docs/result-schema.md`.
 
 use serde::{Deserialize, Serialize};
 

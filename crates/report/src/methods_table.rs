@@ -15,8 +15,8 @@ use crate::units::{interval, ns, ns_i};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use tickscope_engine::result::ThreadStats;
 use tickscope_engine::run::{Applied, RunConfig};
-use tickscope_engine::system::SystemInfo;
 use tickscope_engine::wait::MethodKind;
+use tickscope_system::system::SystemInfo;
 
 /// The header of a comparison: the methods and rounds, then the settings every run shares.
 pub fn comparison_header(

@@ -11,8 +11,8 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 use tickscope_engine::result::ThreadStats;
 use tickscope_engine::run::{Applied, RunConfig};
 use tickscope_engine::setup::Policy;
-use tickscope_engine::system::SystemInfo;
 use tickscope_engine::wait::{MarginStats, MethodObservations};
+use tickscope_system::system::SystemInfo;
 
 /// A policy as a person writes it: `fifo 90`, `other nice 0`, `deadline 100 µs/1.00 ms`.
 pub fn policy(p: &Policy) -> String {

@@ -9,11 +9,11 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tickscope_engine::run::{run, Backend, RunConfig, RunEvent};
-use tickscope_engine::system;
 use tickscope_report::output::Output;
 use tickscope_report::sink::json::JsonSink;
 use tickscope_report::sink::{RunContext, RunSink};
 use tickscope_report::RunDocument;
+use tickscope_system::system;
 
 /// Counts the bytes allocated now and the most ever allocated at once.
 struct Counting;

@@ -24,10 +24,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tickscope_engine::run::{run, Applied, RunConfig, RunEvent, RunOutcome};
 use tickscope_engine::schedule::schedule;
-use tickscope_engine::system::SystemInfo;
 use tickscope_engine::wait::MethodKind;
 use tickscope_report::sink::{RunContext, RunSink, SinkNeeds};
 use tickscope_report::{MethodRun, RunDocument};
+use tickscope_system::system::SystemInfo;
 
 /// What to measure: one configuration, run once per method and round.
 #[derive(Debug, Clone)]
@@ -74,8 +74,8 @@ pub trait Companion {
 pub struct Session<'a> {
     /// What to measure.
     pub plan: Plan,
-    /// The machine, as recorded in the document ([`tickscope_engine::system::detect`], or
-    /// [`tickscope_engine::system::mock`] on the mock backend).
+    /// The machine, as recorded in the document ([`tickscope_system::system::detect`], or
+    /// [`tickscope_system::system::mock`] on the mock backend).
     pub system: SystemInfo,
     /// Where tickscope's own threads run (`None`: where they are, e.g. on the mock backend).
     pub placement: Option<Placement>,

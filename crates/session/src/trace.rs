@@ -29,7 +29,7 @@ pub struct TraceSinks {
 /// One sentence when tracing was asked for explicitly and is not permitted here (it says
 /// why and how to allow it).
 pub fn sinks(opts: ExplainOptions, stop: &Arc<AtomicBool>) -> Result<TraceSinks, String> {
-    let virtualized = tickscope_engine::system::detect().virtualization.is_some();
+    let virtualized = tickscope_system::system::detect().virtualization.is_some();
     let (sink, note) =
         ExplainSink::new(opts, Arc::clone(stop), virtualized).map_err(|u| u.to_string())?;
     Ok(TraceSinks {

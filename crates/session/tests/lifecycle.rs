@@ -6,11 +6,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use tickscope_engine::run::{Applied, Backend, PolicyRequest, RunConfig, SecondWindows};
 use tickscope_engine::setup::Policy;
-use tickscope_engine::system;
 use tickscope_engine::wait::MethodKind;
 use tickscope_report::sink::{RunContext, RunSink, SinkError, SinkNeeds};
 use tickscope_report::RunDocument;
 use tickscope_session::{Companion, Error, Plan, Session};
+use tickscope_system::system;
 
 const MS: i64 = 1_000_000;
 const SEC: i64 = 1_000_000_000;

@@ -8,11 +8,11 @@ use crate::options::parse_duration;
 use crate::output_path::{finish, prepare_outputs};
 use std::sync::atomic::Ordering;
 use std::time::SystemTime;
-use tickscope_engine::clocks::{measure_until, ClocksConfig};
 use tickscope_engine::setup::{allowed_cpus, format_cpu_list};
-use tickscope_engine::system;
 use tickscope_engine::time::{Nanos, NS_PER_MS, NS_PER_SEC};
 use tickscope_report::clocks::{self as render, ClocksDocument};
+use tickscope_system::clocks::{measure_until, ClocksConfig};
+use tickscope_system::system;
 
 /// The budget without `--duration`, ns: 3 s, doubled with `--idle-compare` (three passes).
 pub const DEFAULT_BUDGET_NS: Nanos = 3 * NS_PER_SEC;

@@ -13,14 +13,14 @@ use crate::options::parse_duration;
 use crate::output_path::{finish, prepare_outputs};
 use std::process::ExitCode;
 use std::time::Duration;
-use tickscope_engine::doctor::measure::{measure, MeasureConfig};
-use tickscope_engine::doctor::{by_importance, context, run_checks, Severity};
-use tickscope_engine::facts::{Facts, Root};
 use tickscope_engine::setup::{format_cpu_list, parse_cpu_list};
-use tickscope_engine::system::{self, SystemInfo};
 use tickscope_engine::time::NS_PER_SEC;
 use tickscope_report::doctor::{findings_text, measure_text, summary_line, DoctorDocument};
 use tickscope_report::quoted;
+use tickscope_system::doctor::measure::{measure, MeasureConfig};
+use tickscope_system::doctor::{by_importance, context, run_checks, Severity};
+use tickscope_system::facts::{Facts, Root};
+use tickscope_system::system::{self, SystemInfo};
 
 /// Runs `tickscope doctor` and returns its exit status (see the module docs).
 pub fn main(args: &DoctorArgs) -> ExitCode {

@@ -22,11 +22,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tickscope_engine::setup::format_cpu_list;
-use tickscope_engine::system;
 use tickscope_engine::time::NS_PER_SEC;
 use tickscope_report::sink::prometheus::{Exposition, PrometheusSink};
 use tickscope_report::Output;
 use tickscope_session::{Companion, Plan, Session};
+use tickscope_system::system;
 
 /// Refuses the flags of `run` that monitor would ignore ([`crate::cli::MONITOR_REFUSES`]).
 ///

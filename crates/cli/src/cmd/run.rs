@@ -16,9 +16,9 @@ use crate::options::run_plan;
 use crate::session_args::{load, outcome, placement, say};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use tickscope_engine::system;
 use tickscope_report::sink::RunSink;
 use tickscope_session::{Plan, Session};
+use tickscope_system::system;
 
 /// Runs the measurement described by `args`: plan, sinks, then one session
 /// ([`tickscope_session::Session::run`]) over every run of the plan.

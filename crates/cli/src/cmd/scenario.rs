@@ -13,8 +13,6 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
-use tickscope_engine::clocks::measure_until;
-use tickscope_engine::system;
 use tickscope_engine::time::NS_PER_SEC;
 use tickscope_report::document::rfc3339;
 use tickscope_report::sink::RunSink;
@@ -26,6 +24,8 @@ use tickscope_session::scenario::format::{Scenario, Step, StepKind};
 use tickscope_session::scenario::metrics::StepData;
 use tickscope_session::scenario::review::review;
 use tickscope_session::scenario::table::{render, this_machine};
+use tickscope_system::clocks::measure_until;
+use tickscope_system::system;
 
 /// Runs a `scenario` subcommand.
 ///

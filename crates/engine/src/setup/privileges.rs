@@ -3,15 +3,14 @@
 //! Sources: `sched(7)` (RLIMIT_RTPRIO, CAP_SYS_NICE, RT throttling, SCHED_DEADLINE admission
 //! control and affinity), `capabilities(7)`, Documentation/scheduler/sched-rt-group.rst.
 //!
-//! The probes themselves are the readers of [`crate::facts`] (on the live root); this file
+//! The probes themselves are the readers of [`crate::probe`] (on the live root); this file
 //! only words their answers for a failed run.
 
 use super::Policy;
 use std::io;
 
-use crate::facts::memory::{soft_rlimit, Limit};
-use crate::facts::privileges::{capabilities, CAP_IPC_LOCK, CAP_SYS_NICE};
-use crate::facts::{sched, Root};
+use crate::probe::{self, capabilities, soft_rlimit, Limit, Root};
+use crate::probe::{CAP_IPC_LOCK, CAP_SYS_NICE};
 
 /// Whether the process's effective capabilities include bit `cap` (from `/proc/self/status`).
 pub fn has_capability(cap: u32) -> bool {
@@ -40,18 +39,18 @@ fn rlimit(resource: libc::__rlimit_resource_t) -> u64 {
 
 /// `/proc/sys/kernel/sched_rt_runtime_us`: µs per period RT tasks may use (-1: no limit).
 pub fn rt_runtime_us() -> Option<i64> {
-    sched::rt_runtime_us(&Root::live()).value().copied()
+    probe::rt_runtime_us(&Root::live()).value().copied()
 }
 
 /// `/proc/sys/kernel/sched_rt_period_us`: the RT throttling period in µs.
 pub fn rt_period_us() -> Option<i64> {
-    sched::rt_period_us(&Root::live()).value().copied()
+    probe::rt_period_us(&Root::live()).value().copied()
 }
 
 /// The RT runtime budget of this process's cgroup under RT group scheduling
 /// (cgroup v1 `cpu.rt_runtime_us`), where the kernel exposes one.
 fn cgroup_rt_runtime_us() -> Option<i64> {
-    sched::cgroup_rt_runtime_us(&Root::live()).value().copied()
+    probe::cgroup_rt_runtime_us(&Root::live()).value().copied()
 }
 
 /// One sentence saying why `policy` could not be applied and how to allow it.

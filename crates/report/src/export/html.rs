@@ -342,7 +342,7 @@ fn policy_short(p: &tickscope_engine::setup::Policy) -> String {
 
 /// Where the run ran, as the verdict says it: `a KVM guest without PREEMPT_RT`, `bare
 /// metal with PREEMPT_RT`; empty when the document does not say.
-fn machine_short(s: &tickscope_engine::system::SystemInfo) -> String {
+fn machine_short(s: &tickscope_system::system::SystemInfo) -> String {
     let machine = match s.virtualization.as_deref() {
         Some("none") => Some("bare metal".to_string()),
         Some("unknown hypervisor") => Some("a virtual machine".to_string()),

@@ -11,7 +11,7 @@
 
 use super::{RunSink, SinkError};
 use crate::document::RunDocument;
-use tickscope_engine::doctor::{Finding, Severity};
+use tickscope_system::doctor::{Finding, Severity};
 
 /// Adds the run's doctor findings to the document.
 pub struct DoctorSink {
@@ -34,7 +34,7 @@ impl RunSink for DoctorSink {
     fn annotate(&mut self, doc: &mut RunDocument) {
         let cpus = &self.cpus;
         let findings = self.findings.get_or_insert_with(|| {
-            tickscope_engine::doctor::findings_for_run(cpus)
+            tickscope_system::doctor::findings_for_run(cpus)
                 .into_iter()
                 .filter(|f| f.severity != Severity::Ok)
                 .collect()

@@ -5,9 +5,9 @@
 use super::{RunContext, RunSink};
 use crate::document::RunDocument;
 use crate::load::{LoadProcess, LoadSection, LoadTotal, LoadWindow};
-use crate::procstat::ProcStat;
 use std::sync::{Arc, Mutex};
 use tickscope_engine::run::{Applied, SecondWindows};
+use tickscope_system::procstat::ProcStat;
 
 /// Records the load achieved beside a measurement.
 pub struct LoadSink {

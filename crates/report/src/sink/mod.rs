@@ -32,8 +32,8 @@ pub mod terminal;
 use crate::document::RunDocument;
 use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
 use tickscope_engine::sample::RawSample;
-use tickscope_engine::system::SystemInfo;
 use tickscope_engine::wait::MethodKind;
+use tickscope_system::system::SystemInfo;
 
 /// What a sink needs the engine to deliver beyond the settings and the windows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -26,8 +26,8 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
 use tickscope_engine::sample::RawSample;
-use tickscope_engine::system::SystemInfo;
 use tickscope_engine::time::Nanos;
+use tickscope_system::system::SystemInfo;
 
 /// Upper bounds (`le`) of the classic histogram buckets, seconds: 1-2-5 steps from 1 µs to
 /// 100 ms (+Inf is implicit).

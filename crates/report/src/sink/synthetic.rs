@@ -7,9 +7,9 @@ use tickscope_engine::run::{Applied, AppliedThread, RunConfig, SecondWindows};
 use tickscope_engine::sample::RawSample;
 use tickscope_engine::setup::Policy;
 use tickscope_engine::stats::{attach_buckets, window_stats};
-use tickscope_engine::system::SystemInfo;
 use tickscope_engine::time::{ClockId, Nanos};
 use tickscope_engine::wait::MethodKind;
+use tickscope_system::system::SystemInfo;
 
 /// Period of the synthetic run, ns (1 ms).
 pub const PERIOD: Nanos = 1_000_000;
@@ -127,7 +127,7 @@ pub fn run(threads: usize, windows: u64, per_window: u64) -> Run {
     }
     Run {
         config,
-        system: tickscope_engine::system::detect(),
+        system: tickscope_system::system::detect(),
         applied,
         windows: out,
         totals,

@@ -9,10 +9,10 @@ use tickscope_engine::result::ThreadStats;
 use tickscope_engine::run::{Applied, AppliedThread, RunConfig};
 use tickscope_engine::setup::Policy;
 use tickscope_engine::stats::{latency_stats, period_stats, window_stats};
-use tickscope_engine::system::SystemInfo;
 use tickscope_engine::time::{ClockId, Nanos};
 use tickscope_engine::wait::MethodKind;
 use tickscope_report::{MethodRun, RunDocument, ToolInfo, RUN_SCHEMA};
+use tickscope_system::system::SystemInfo;
 
 /// Period of the synthetic runs: 1 ms.
 pub const PERIOD: Nanos = 1_000_000;

@@ -5,10 +5,10 @@ use super::actions::Outcome;
 use super::format::{Scenario, StepKind};
 use super::table::Rendered;
 use serde::Serialize;
-use tickscope_engine::clocks::ClocksResult;
-use tickscope_engine::system::SystemInfo;
 use tickscope_report::load::LoadProcess;
 use tickscope_report::{RunDocument, ToolInfo};
+use tickscope_system::clocks::ClocksResult;
+use tickscope_system::system::SystemInfo;
 
 /// The schema identifier of a scenario document.
 pub const SCENARIO_SCHEMA: &str = "tickscope.scenario/1";

@@ -1,8 +1,8 @@
 //! The figures a scenario's table can show, by name, from a step's result. Times are
 //! returned in ns, rates in Hz, shares in %.
 
-use tickscope_engine::clocks::ClocksResult;
 use tickscope_report::RunDocument;
+use tickscope_system::clocks::ClocksResult;
 
 /// What a step measured.
 #[derive(Debug, Clone)]

@@ -6,8 +6,8 @@ use super::metrics::{in_unit, show, value, StepData};
 use serde::Serialize;
 use std::collections::HashMap;
 use tickscope_engine::result::WindowStats;
-use tickscope_engine::system::SystemInfo;
 use tickscope_report::escaped;
+use tickscope_system::system::SystemInfo;
 
 /// The table as printed and as stored in the scenario document.
 #[derive(Debug, Clone, PartialEq, Serialize)]

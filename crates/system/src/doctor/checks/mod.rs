@@ -29,7 +29,7 @@ pub mod timer_migration;
 pub mod watchdog;
 pub mod workqueue;
 
-use crate::setup::format_cpu_list;
+use tickscope_engine::setup::format_cpu_list;
 
 /// `CPU 1` or `CPUs 0-3,5`, for a sentence.
 pub(crate) fn named(set: &[usize]) -> String {

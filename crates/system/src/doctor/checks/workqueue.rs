@@ -37,7 +37,7 @@ impl Check for Workqueue {
         } else {
             f.severity(Severity::Medium)
                 .effect("unbound kernel work (kworker/u*) may run on a measured CPU and delay the wake-up")
-                .fix(format!("echo {} > /sys/devices/virtual/workqueue/cpumask", crate::setup::format_cpu_list(&others)))
+                .fix(format!("echo {} > /sys/devices/virtual/workqueue/cpumask", tickscope_engine::setup::format_cpu_list(&others)))
         }]
     }
 }

@@ -3,9 +3,9 @@
 //! Clock semantics from `clock_gettime(2)`; the vDSO and its fallback to the system call from
 //! the kernel's `lib/vdso/gettimeofday.c`.
 
-use crate::time::{from_timespec, Nanos};
 use serde::{Deserialize, Serialize};
 use std::io;
+use tickscope_engine::time::{from_timespec, Nanos};
 
 /// A clock that can be read: one of the `clock_gettime(2)` clocks, or the x86-64 time-stamp
 /// counter read by an instruction.
@@ -150,7 +150,7 @@ pub fn read_clock_syscall(id: libc::clockid_t) -> Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::read_clock;
+    use tickscope_engine::time::read_clock;
 
     #[test]
     fn names_and_ids() {

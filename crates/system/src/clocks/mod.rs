@@ -20,7 +20,7 @@
 //!
 //! Layout: [`kind`] the clocks and how to read them; [`tsc`] the time-stamp counter and its
 //! frequency; [`stats`] the pure statistics; [`mod@measure`] the loops and the passes;
-//! [`spinner`] the bounded busy thread. Result types are here. The engine measures and never
+//! [`spinner`] the bounded busy thread. Result types are here. This crate measures and never
 //! formats: `tickscope-report` renders these types.
 
 pub mod kind;
@@ -29,8 +29,8 @@ pub mod spinner;
 pub mod stats;
 pub mod tsc;
 
-use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
+use tickscope_engine::time::Nanos;
 
 pub use kind::ClockKind;
 pub use measure::{measure, measure_clock, measure_until};

@@ -7,8 +7,8 @@
 //! digits, exact below 2048) allocated once, so recording them never allocates.
 
 use super::{Access, CostStats, DeltaStats, PairStats};
-use crate::histogram::SignedHistogram;
-use crate::time::Nanos;
+use tickscope_engine::histogram::SignedHistogram;
+use tickscope_engine::time::Nanos;
 
 /// The value of rank ⌈q·n⌉ (clamped to 1..=n) in `sorted` (ascending); `q` in 0.0..=1.0.
 ///

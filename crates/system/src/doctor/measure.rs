@@ -4,10 +4,10 @@
 //! Each row changes one knob from the settings an ordinary program gets — SCHED_OTHER, no
 //! PM QoS request, the default timer slack, unpinned, `clock_nanosleep(TIMER_ABSTIME)` —
 //! so that the row says what that one knob is worth here. Like a comparison of methods
-//! ([`crate::schedule`]), rounds alternate the order (round 1: without, with; round 2: with,
+//! ([`tickscope_engine::schedule`]), rounds alternate the order (round 1: without, with; round 2: with,
 //! without; …) so that drift of a noisy machine favours neither side. A knob is said to
 //! change p99 only when the rounds' p99s of the two sides differ significantly
-//! ([`crate::significance::mann_whitney`], two-sided, α = 0.05): with 5 rounds a side the
+//! ([`tickscope_engine::significance::mann_whitney`], two-sided, α = 0.05): with 5 rounds a side the
 //! smallest possible p is 2/252 ≈ 0.008, with 2 rounds 1/3 (never significant), so a
 //! single noisy round is "no measurable effect", not a finding. Every setting is held
 //! by the run's guards (policy and slack per measuring thread, PM QoS through an open file
@@ -16,16 +16,16 @@
 
 use super::Context;
 use crate::facts::Facts;
-use crate::histogram::SignedHistogram;
-use crate::result::LatencyStats;
-use crate::run::{run, PolicyRequest, RunConfig, AUTO_PRIORITY};
-use crate::setup::Policy;
-use crate::significance::{mann_whitney, median};
-use crate::time::{Nanos, NS_PER_MS};
-use crate::wait::MethodKind;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use tickscope_engine::histogram::SignedHistogram;
+use tickscope_engine::result::LatencyStats;
+use tickscope_engine::run::{run, PolicyRequest, RunConfig, AUTO_PRIORITY};
+use tickscope_engine::setup::Policy;
+use tickscope_engine::significance::{mann_whitney, median};
+use tickscope_engine::time::{Nanos, NS_PER_MS};
+use tickscope_engine::wait::MethodKind;
 
 /// The knobs, in the order they are measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,7 +124,7 @@ pub struct KnobResult {
     #[serde(default)]
     pub rounds_p99_with_ns: Vec<Nanos>,
     /// Two-sided Mann–Whitney p-value of the rounds' p99s without against with
-    /// ([`crate::significance::mann_whitney`]); `None` when not measured.
+    /// ([`tickscope_engine::significance::mann_whitney`]); `None` when not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p_value: Option<f64>,
     /// One sentence: what the knob did here ("no measurable effect" unless `p_value` <
@@ -161,7 +161,10 @@ fn sides(
         Knob::TimerSlack => {
             with.timer_slack_ns = Some(1);
             (
-                format!("default {} ns", crate::setup::current_timer_slack()),
+                format!(
+                    "default {} ns",
+                    tickscope_engine::setup::current_timer_slack()
+                ),
                 "1 ns".into(),
             )
         }

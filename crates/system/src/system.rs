@@ -82,7 +82,7 @@ pub fn detect() -> SystemInfo {
         .map(|(_, v)| v.trim().to_string());
     let cpu_count = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cpu_count = read_trim("/sys/devices/system/cpu/online")
-        .and_then(|s| crate::setup::parse_cpu_list(&s).ok())
+        .and_then(|s| tickscope_engine::setup::parse_cpu_list(&s).ok())
         .map_or(cpu_count, |v| v.len());
     SystemInfo {
         hostname,
@@ -98,14 +98,14 @@ pub fn detect() -> SystemInfo {
             .and_then(|s| s.parse().ok())
             .unwrap_or(50_000),
         cpuidle_driver: read_trim("/sys/devices/system/cpu/cpuidle/current_driver"),
-        rt_runtime_us: crate::setup::privileges::rt_runtime_us(),
-        rt_period_us: crate::setup::privileges::rt_period_us(),
+        rt_runtime_us: tickscope_engine::setup::privileges::rt_runtime_us(),
+        rt_period_us: tickscope_engine::setup::privileges::rt_period_us(),
         cmdline: read_trim("/proc/cmdline"),
     }
 }
 
 /// A made-up machine, the same everywhere, for runs on virtual time
-/// ([`crate::run::Backend::Mock`]) whose whole output tests pin.
+/// ([`tickscope_engine::run::Backend::Mock`]) whose whole output tests pin.
 pub fn mock() -> SystemInfo {
     SystemInfo {
         hostname: "mock".into(),

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
-use tickscope_engine::doctor::{context, run_checks, worst, Finding, Severity, CHECKS};
-use tickscope_engine::facts::memory::Limit;
-use tickscope_engine::facts::{Facts, Root};
+use tickscope_system::doctor::{context, run_checks, worst, Finding, Severity, CHECKS};
+use tickscope_system::facts::memory::Limit;
+use tickscope_system::facts::{Facts, Root};
 
 fn fixture(name: &str) -> Root {
     Root::at(
@@ -310,7 +310,7 @@ fn the_preemption_mode_can_come_from_the_kernel_log() {
 /// configuration, the kernel log; an unreadable log is skipped with its reason.
 #[test]
 fn the_preemption_model_names_its_source() {
-    use tickscope_engine::facts::kernel;
+    use tickscope_system::facts::kernel;
     let read = |name: &str| {
         let k = kernel::read(&fixture(name));
         let p = k.preemption.value().cloned().expect(name);
@@ -378,7 +378,7 @@ fn the_preemption_model_names_its_source() {
 /// both /dev/kmsg's and dmesg's formats.
 #[test]
 fn the_last_dynamic_preempt_line_wins() {
-    use tickscope_engine::facts::kernel::dynamic_preempt_in_log;
+    use tickscope_system::facts::kernel::dynamic_preempt_in_log;
     let log = "6,88,241589,-;Dynamic Preempt: none\n6,900,99,-;Dynamic Preempt: full\n";
     assert_eq!(dynamic_preempt_in_log(log).as_deref(), Some("full"));
     let dmesg = "[    0.241589] Dynamic Preempt: voluntary\n";
@@ -422,11 +422,11 @@ fn managed_irqs_are_reported_apart() {
 /// call medium, a µs high; a fixture (nothing to time) is unknown with the reason.
 #[test]
 fn clock_read_severities() {
-    use tickscope_engine::clocks::Access;
-    use tickscope_engine::doctor::checks::clock_read::ClockRead as Check;
-    use tickscope_engine::doctor::Check as _;
-    use tickscope_engine::facts::time::ClockRead;
-    use tickscope_engine::facts::Fact;
+    use tickscope_system::clocks::Access;
+    use tickscope_system::doctor::checks::clock_read::ClockRead as Check;
+    use tickscope_system::doctor::Check as _;
+    use tickscope_system::facts::time::ClockRead;
+    use tickscope_system::facts::Fact;
     let (mut f, m) = findings("this-vm", None);
     assert_eq!(sev(&m, "time.clock_read"), Severity::Unknown);
     let ctx = context(&f, None, false).unwrap();
@@ -474,9 +474,9 @@ fn debug_options_and_efi_runtime() {
 /// where tracefs is unreadable but the configuration has them is info with the reason.
 #[test]
 fn latency_tracers() {
-    use tickscope_engine::doctor::checks::latency_tracers::LatencyTracers;
-    use tickscope_engine::doctor::Check as _;
-    use tickscope_engine::facts::Fact;
+    use tickscope_system::doctor::checks::latency_tracers::LatencyTracers;
+    use tickscope_system::doctor::Check as _;
+    use tickscope_system::facts::Fact;
     let (mut f, m) = findings("rt-isolated", Some(vec![2, 3]));
     let t = &m["kernel.latency_tracers"];
     assert_eq!(t.severity, Severity::Medium);
@@ -537,7 +537,7 @@ fn fixes_are_commands_for_this_machine_not_templates() {
 /// check order. Only the no-high-resolution-timers and jiffies findings invalidate.
 #[test]
 fn findings_sort_most_important_first() {
-    use tickscope_engine::doctor::by_importance;
+    use tickscope_system::doctor::by_importance;
     let root = fixture("this-vm");
     let facts = Facts::gather(&root, Duration::ZERO);
     let ctx = context(&facts, None, false).unwrap();

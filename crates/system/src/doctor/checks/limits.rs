@@ -58,7 +58,7 @@ impl Check for Limits {
         if !p.may_lock_all() {
             missing.push("memory cannot be fully locked: a page fault in the measuring loop costs µs to ms ('ulimit -l unlimited', or '@realtime - memlock unlimited' in /etc/security/limits.conf)");
         }
-        if !p.may_set_rt(crate::run::AUTO_PRIORITY) {
+        if !p.may_set_rt(tickscope_engine::run::AUTO_PRIORITY) {
             missing.push("SCHED_FIFO 90 is not allowed ('ulimit -r 99', '@realtime - rtprio 99' in /etc/security/limits.conf, or 'setcap cap_sys_nice+ep \"$(command -v tickscope)\"')");
         }
         vec![if missing.is_empty() {

@@ -9,6 +9,7 @@
 
 use super::{cpu_list, Fact, Root};
 use serde::{Deserialize, Serialize};
+pub use tickscope_engine::probe::{cgroup_rt_runtime_us, rt_period_us, rt_runtime_us};
 
 /// `PF_KTHREAD` in `/proc/PID/stat` flags (include/linux/sched.h).
 pub const PF_KTHREAD: u64 = 0x0020_0000;
@@ -61,45 +62,6 @@ pub fn read(root: &Root) -> SchedFacts {
         agents,
         unreadable_tasks,
     }
-}
-
-/// `/proc/sys/kernel/sched_rt_runtime_us`.
-pub fn rt_runtime_us(root: &Root) -> Fact<i64> {
-    root.parsed("/proc/sys/kernel/sched_rt_runtime_us")
-}
-
-/// `/proc/sys/kernel/sched_rt_period_us`.
-pub fn rt_period_us(root: &Root) -> Fact<i64> {
-    root.parsed("/proc/sys/kernel/sched_rt_period_us")
-}
-
-/// The RT budget of this process's cgroup (`/proc/self/cgroup`'s `cpu` controller line, then
-/// `cpu.rt_runtime_us` under the v1 mount `/sys/fs/cgroup/cpu,cpuacct` or `/sys/fs/cgroup/cpu`).
-pub fn cgroup_rt_runtime_us(root: &Root) -> Fact<i64> {
-    let cgroups = match root.read("/proc/self/cgroup") {
-        Ok(s) => s,
-        Err(r) => return Fact::unknown(r, "/proc/self/cgroup"),
-    };
-    for line in cgroups.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        if controllers.split(',').any(|c| c == "cpu") {
-            let path = path.trim_end_matches('/');
-            for mount in ["/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"] {
-                let f = format!("{mount}{path}/cpu.rt_runtime_us");
-                if let Fact::Known { value, source } = root.parsed::<i64>(&f) {
-                    return Fact::known(value, source);
-                }
-            }
-        }
-    }
-    Fact::unknown(
-        "no cgroup v1 cpu.rt_runtime_us (RT group scheduling not exposed)",
-        "/proc/self/cgroup",
-    )
 }
 
 /// Command name and flags from a `/proc/PID/stat` line: `pid (comm) state ppid … flags …`.

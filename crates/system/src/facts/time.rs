@@ -44,7 +44,8 @@ pub struct ClockRead {
 
 /// The budget of the clock-read measurement, ns: 45 ms, so that with its last batch and
 /// pair it ends within 50 ms (measured here: 46 ms).
-pub const CLOCK_READ_BUDGET_NS: crate::time::Nanos = 45 * crate::time::NS_PER_MS;
+pub const CLOCK_READ_BUDGET_NS: tickscope_engine::time::Nanos =
+    45 * tickscope_engine::time::NS_PER_MS;
 
 /// Where [`TimeFacts::monotonic_read`] comes from.
 pub const CLOCK_READ_SOURCE: &str = "tickscope clocks (CLOCK_MONOTONIC alone, ≤ 50 ms)";

@@ -6,16 +6,7 @@
 
 use super::{Fact, Root};
 use serde::{Deserialize, Serialize};
-
-/// A soft resource limit: a number or unlimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Limit {
-    /// No limit (`RLIM_INFINITY`).
-    Unlimited,
-    /// The limit (bytes for RLIMIT_MEMLOCK, a priority 0..99 for RLIMIT_RTPRIO).
-    Value(u64),
-}
+pub use tickscope_engine::probe::{soft_rlimit, Limit};
 
 /// Memory facts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,21 +80,6 @@ pub fn limit(text: &str, name: &str) -> Result<Limit, String> {
             .map(Limit::Value)
             .map_err(|_| format!("unexpected soft limit {n:?}")),
         None => Err(format!("empty {name:?} row")),
-    }
-}
-
-/// The calling process's soft limit for `resource` (`getrlimit(2)`).
-pub fn soft_rlimit(resource: libc::__rlimit_resource_t) -> Limit {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `r` is a writable rlimit.
-    unsafe { libc::getrlimit(resource, &mut r) };
-    if r.rlim_cur == libc::RLIM_INFINITY {
-        Limit::Unlimited
-    } else {
-        Limit::Value(r.rlim_cur)
     }
 }
 

@@ -1,25 +1,15 @@
-//! Facts about the machine that bound wake-up latency, read from `/proc` and `/sys`.
+//! Reading the system the engine itself needs: where `/proc` and `/sys` are ([`Root`]: the
+//! live system or a fixture tree), a value read with its source or why it is unknown
+//! ([`Fact`]), and the few probes that word a refused setting
+//! ([`crate::setup::privileges`]): the effective capabilities, the soft resource limits and
+//! the RT throttling budget. The machine facts of `tickscope doctor` (crate
+//! `tickscope-system`) are built on the same types and readers.
 //!
-//! Every reader takes a [`Root`] — `/` on a live system, a fixture tree in tests — and
-//! returns typed facts. What cannot be read becomes [`Fact::Unknown`] with the reason
-//! (`needs root`, `absent`, `unexpected content …`); no reader panics on a missing or
-//! malformed source. The `tickscope doctor` checks ([`crate::doctor`]) turn these facts into
-//! findings; [`crate::setup::privileges`] uses the same readers to explain a refused setting.
-//!
-//! One file per concern: [`kernel`] (preemption model, high-resolution timers, HZ, NO_HZ,
-//! isolation boot parameters), [`irq`], [`sched`], [`power`], [`memory`], [`time`], [`virt`],
-//! [`privileges`]. File formats are those of the kernel's `Documentation/filesystems/proc.rst`
-//! and `Documentation/ABI/` (<https://docs.kernel.org/filesystems/proc.html>).
-
-pub mod irq;
-pub mod kernel;
-pub mod kernel_config;
-pub mod memory;
-pub mod power;
-pub mod privileges;
-pub mod sched;
-pub mod time;
-pub mod virt;
+//! Sources: `CapEff` of `/proc/self/status` (capabilities(7), bit numbers from
+//! `include/uapi/linux/capability.h`), `getrlimit(2)`, `/proc/sys/kernel/sched_rt_runtime_us`
+//! and `sched_rt_period_us`, the cgroup v1 `cpu.rt_runtime_us` of this process's cgroup
+//! (Documentation/scheduler/sched-rt-group.rst); file formats as in the kernel's
+//! `Documentation/filesystems/proc.rst`.
 
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -100,6 +90,13 @@ impl Root {
     /// Whether `abs` exists under this root.
     pub fn exists(&self, abs: &str) -> bool {
         self.path(abs).exists()
+    }
+}
+
+/// Path-independent convenience for tests and callers: `Path` to `Root`.
+impl From<&Path> for Root {
+    fn from(p: &Path) -> Self {
+        Root::at(p)
     }
 }
 
@@ -221,112 +218,81 @@ impl<T> Fact<T> {
     }
 }
 
-/// A CPU list (`0-3,8`) as in `Documentation/admin-guide/kernel-parameters.rst` "cpu lists";
-/// an empty string is the empty set.
-///
-/// # Errors
-/// The text, quoted, when it is not a CPU list.
-pub fn cpu_list(s: &str) -> Result<Vec<usize>, String> {
-    let s = s.trim();
-    if s.is_empty() {
-        return Ok(Vec::new());
-    }
-    crate::setup::parse_cpu_list(s).map_err(|_| format!("not a CPU list: {s:?}"))
+/// A soft resource limit: a number or unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Limit {
+    /// No limit (`RLIM_INFINITY`).
+    Unlimited,
+    /// The limit (bytes for RLIMIT_MEMLOCK, a priority 0..99 for RLIMIT_RTPRIO).
+    Value(u64),
 }
 
-/// A hexadecimal CPU mask as in `/proc/irq/*/smp_affinity` (`ff,ffffffff`): the CPUs set.
-///
-/// # Errors
-/// The text, quoted, when it is not a mask.
-pub fn cpu_mask(s: &str) -> Result<Vec<usize>, String> {
-    let hex: String = s.trim().chars().filter(|&c| c != ',').collect();
-    if hex.is_empty() || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(format!("not a CPU mask: {s:?}"));
+/// The calling process's soft limit for `resource` (`getrlimit(2)`).
+pub fn soft_rlimit(resource: libc::__rlimit_resource_t) -> Limit {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `r` is a writable rlimit.
+    unsafe { libc::getrlimit(resource, &mut r) };
+    if r.rlim_cur == libc::RLIM_INFINITY {
+        Limit::Unlimited
+    } else {
+        Limit::Value(r.rlim_cur)
     }
-    let mut cpus = Vec::new();
-    for (k, c) in hex.chars().rev().enumerate() {
-        let nibble = c.to_digit(16).unwrap_or(0);
-        for bit in 0..4 {
-            if nibble & (1 << bit) != 0 {
-                cpus.push(k * 4 + bit);
+}
+
+/// CAP_SYS_NICE's bit in the capability sets.
+pub const CAP_SYS_NICE: u32 = 23;
+/// CAP_IPC_LOCK's bit.
+pub const CAP_IPC_LOCK: u32 = 14;
+
+/// The effective capability mask from `/proc/self/status`.
+pub fn capabilities(root: &Root) -> Fact<u64> {
+    root.fact("/proc/self/status").and_then(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .ok_or_else(|| "no CapEff line".to_string())
+    })
+}
+
+/// `/proc/sys/kernel/sched_rt_runtime_us`.
+pub fn rt_runtime_us(root: &Root) -> Fact<i64> {
+    root.parsed("/proc/sys/kernel/sched_rt_runtime_us")
+}
+
+/// `/proc/sys/kernel/sched_rt_period_us`.
+pub fn rt_period_us(root: &Root) -> Fact<i64> {
+    root.parsed("/proc/sys/kernel/sched_rt_period_us")
+}
+
+/// The RT budget of this process's cgroup (`/proc/self/cgroup`'s `cpu` controller line, then
+/// `cpu.rt_runtime_us` under the v1 mount `/sys/fs/cgroup/cpu,cpuacct` or `/sys/fs/cgroup/cpu`).
+pub fn cgroup_rt_runtime_us(root: &Root) -> Fact<i64> {
+    let cgroups = match root.read("/proc/self/cgroup") {
+        Ok(s) => s,
+        Err(r) => return Fact::unknown(r, "/proc/self/cgroup"),
+    };
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if controllers.split(',').any(|c| c == "cpu") {
+            let path = path.trim_end_matches('/');
+            for mount in ["/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"] {
+                let f = format!("{mount}{path}/cpu.rt_runtime_us");
+                if let Fact::Known { value, source } = root.parsed::<i64>(&f) {
+                    return Fact::known(value, source);
+                }
             }
         }
     }
-    Ok(cpus)
-}
-
-/// Everything `tickscope doctor` reads, gathered once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Facts {
-    /// Kernel build and boot parameters.
-    pub kernel: kernel::KernelFacts,
-    /// Interrupts and their affinity.
-    pub irq: irq::IrqFacts,
-    /// Scheduler settings and kernel threads.
-    pub sched: sched::SchedFacts,
-    /// Idle states, PM QoS, frequency scaling.
-    pub power: power::PowerFacts,
-    /// THP, swap, memory-lock limit.
-    pub memory: memory::MemoryFacts,
-    /// Clocksource, SMT topology, lockup detector.
-    pub time: time::TimeFacts,
-    /// Hypervisor, haltpoll, steal time.
-    pub virt: virt::VirtFacts,
-    /// What this process may set.
-    pub privileges: privileges::PrivilegeFacts,
-}
-
-impl Facts {
-    /// Reads every fact under `root`; steal time is sampled over `steal_sample` (zero: a
-    /// single reading, rate unknown). Never fails: unreadable facts are [`Fact::Unknown`].
-    /// On the running system with a non-zero `steal_sample` (the full doctor, which may take
-    /// time) the cost of a clock read is measured too ([`time::measure_monotonic_read`], within 50 ms).
-    pub fn gather(root: &Root, steal_sample: std::time::Duration) -> Self {
-        let mut time = time::read(root);
-        if root.is_live() && !steal_sample.is_zero() {
-            time.monotonic_read = time::measure_monotonic_read();
-        }
-        Facts {
-            kernel: kernel::read(root),
-            irq: irq::read(root),
-            sched: sched::read(root),
-            power: power::read(root),
-            memory: memory::read(root),
-            time,
-            virt: virt::read(root, steal_sample),
-            privileges: privileges::read(root),
-        }
-    }
-}
-
-/// Path-independent convenience for tests and callers: `Path` to `Root`.
-impl From<&Path> for Root {
-    fn from(p: &Path) -> Self {
-        Root::at(p)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn masks_and_lists() {
-        assert_eq!(cpu_mask("3").unwrap(), vec![0, 1]);
-        assert_eq!(cpu_mask("00000000,00000100").unwrap(), vec![8]);
-        assert!(cpu_mask("xyz").is_err());
-        assert_eq!(cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
-        assert_eq!(cpu_list("\n").unwrap(), Vec::<usize>::new());
-        assert!(cpu_list("a-b").is_err());
-    }
-
-    #[test]
-    fn unreadable_is_unknown_with_reason() {
-        let root = Root::at("/nonexistent-tickscope-root");
-        let f = root.fact("/proc/cmdline");
-        assert_eq!(f.reason(), Some("absent"));
-        assert_eq!(f.source(), "/proc/cmdline");
-        let n: Fact<i64> = root.parsed("/proc/sys/kernel/sched_rt_runtime_us");
-        assert!(n.value().is_none());
-    }
+    Fact::unknown(
+        "no cgroup v1 cpu.rt_runtime_us (RT group scheduling not exposed)",
+        "/proc/self/cgroup",
+    )
 }

@@ -4,11 +4,11 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
-use tickscope_engine::doctor::context;
-use tickscope_engine::doctor::measure::{measure, Knob, MeasureConfig};
-use tickscope_engine::facts::{Facts, Root};
 use tickscope_engine::setup::{allowed_cpus, current_policy, current_timer_slack};
 use tickscope_engine::time::NS_PER_MS;
+use tickscope_system::doctor::context;
+use tickscope_system::doctor::measure::{measure, Knob, MeasureConfig};
+use tickscope_system::facts::{Facts, Root};
 
 fn pm_qos_fds() -> usize {
     std::fs::read_dir("/proc/self/fd")

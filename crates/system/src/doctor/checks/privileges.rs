@@ -23,7 +23,7 @@ impl Check for Privileges {
             return vec![f.effect("unknown")];
         }
         let yes = |b: bool| if b { "yes" } else { "no" };
-        let fifo = p.may_set_rt(crate::run::AUTO_PRIORITY);
+        let fifo = p.may_set_rt(tickscope_engine::run::AUTO_PRIORITY);
         let lock = p.may_lock_all();
         let qos = p.pm_qos_writable.value().copied();
         let euid = p.euid.value().map_or("?".into(), |u| u.to_string());

@@ -5,12 +5,12 @@
 //! reproduces that next to the measuring CPU. It spins with plain arithmetic rather than
 //! `pause`, which a hypervisor may turn into a VM exit (pause-loop exiting).
 
-use crate::setup::{allowed_cpus, parse_cpu_list, AffinityGuard};
-use crate::time::{read_clock, Nanos};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::{self, JoinHandle};
+use tickscope_engine::setup::{allowed_cpus, parse_cpu_list, AffinityGuard};
+use tickscope_engine::time::{read_clock, Nanos};
 
 /// A spinning thread pinned to one CPU. Dropping it stops the thread and waits for it; the
 /// thread also stops by itself when its time limit passes, whatever happens to the guard.

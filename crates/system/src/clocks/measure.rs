@@ -16,11 +16,11 @@ use super::{
     Access, ClockEntry, ClockKind, ClockMeasurement, ClockOutcome, ClocksConfig, ClocksPass,
     ClocksResult, Condition, CostStats, DeltaStats, PairStats, IDLE_GAP_NS, READS_PER_BATCH,
 };
-use crate::error::Error;
-use crate::setup::{AffinityGuard, PmQosGuard, PM_QOS_PATH};
-use crate::time::{read_clock, Nanos, NS_PER_MS, NS_PER_SEC};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use tickscope_engine::error::Error;
+use tickscope_engine::setup::{AffinityGuard, PmQosGuard, PM_QOS_PATH};
+use tickscope_engine::time::{read_clock, Nanos, NS_PER_MS, NS_PER_SEC};
 
 /// Budget weight of the library (or instruction) reads: cost and back-to-back deltas.
 pub const LIBRARY_WEIGHT: Nanos = 4;
@@ -83,7 +83,7 @@ pub fn measure(cfg: &ClocksConfig) -> Result<ClocksResult, Error> {
 pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResult, Error> {
     if cfg.budget_ns <= 0 {
         return Err(Error::config(
-            crate::error::Setting::Budget,
+            tickscope_engine::error::Setting::Budget,
             format!(
                 "the time budget must be positive (got {} ns)",
                 cfg.budget_ns
@@ -110,7 +110,7 @@ pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResu
         .map(|c| {
             AffinityGuard::pin(c).map_err(|e| {
                 let msg = format!("cannot pin the measurement to CPU {c}: {e}");
-                Error::refused(crate::error::Facility::Affinity, msg, e)
+                Error::refused(tickscope_engine::error::Facility::Affinity, msg, e)
             })
         })
         .transpose()?;
@@ -190,7 +190,7 @@ pub fn measure_until(cfg: &ClocksConfig, stop: &AtomicBool) -> Result<ClocksResu
 /// An invalid-config [`Error`] for a budget ≤ 0 or a clock read by an instruction (the TSC),
 /// which needs the calibration [`measure()`] does.
 pub fn measure_clock(clock: ClockKind, budget_ns: Nanos) -> Result<ClockOutcome, Error> {
-    let invalid = |msg: String| Error::config(crate::error::Setting::Budget, msg);
+    let invalid = |msg: String| Error::config(tickscope_engine::error::Setting::Budget, msg);
     if budget_ns <= 0 {
         return Err(invalid(format!(
             "the time budget must be positive (got {budget_ns} ns)"
@@ -433,7 +433,7 @@ mod tests {
         };
         assert!(matches!(
             measure(&bad).map_err(|e| e.kind().clone()),
-            Err(crate::error::ErrorKind::InvalidConfig { .. })
+            Err(tickscope_engine::error::ErrorKind::InvalidConfig { .. })
         ));
     }
 

@@ -9,8 +9,8 @@
 //! §18.7.3) or the hypervisor timing leaf 0x4000_0010, and last from a calibration against
 //! `CLOCK_MONOTONIC_RAW`.
 
-use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
+use tickscope_engine::time::Nanos;
 
 /// Where the TSC frequency came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,7 +196,7 @@ pub fn invariant() -> bool {
 pub fn calibrate(window_ns: Nanos) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
-        use crate::time::{read_clock, NS_PER_SEC};
+        use tickscope_engine::time::{read_clock, NS_PER_SEC};
         // The tightest of a few brackets, so that an interruption between the reads does
         // not shift the midpoint.
         let sample = || {

@@ -8,11 +8,7 @@
 use super::memory::Limit;
 use super::{Fact, Root};
 use serde::{Deserialize, Serialize};
-
-/// CAP_SYS_NICE's bit in the capability sets.
-pub const CAP_SYS_NICE: u32 = 23;
-/// CAP_IPC_LOCK's bit.
-pub const CAP_IPC_LOCK: u32 = 14;
+pub use tickscope_engine::probe::{capabilities, CAP_IPC_LOCK, CAP_SYS_NICE};
 
 /// Privilege facts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,16 +70,6 @@ pub fn read(root: &Root) -> PrivilegeFacts {
         memlock: mem.0,
         pm_qos_writable: writable(root, super::power::PM_QOS_DEVICE),
     }
-}
-
-/// The effective capability mask from `/proc/self/status`.
-pub fn capabilities(root: &Root) -> Fact<u64> {
-    root.fact("/proc/self/status").and_then(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("CapEff:"))
-            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-            .ok_or_else(|| "no CapEff line".to_string())
-    })
 }
 
 /// Whether the calling process may write `abs` under `root` (`faccessat(2)`, `AT_EACCESS`).

@@ -130,7 +130,7 @@ pub fn context(
 ) -> Result<Context, String> {
     let online = facts.kernel.online.value().cloned();
     let allowed = || {
-        live.then(crate::setup::allowed_cpus)
+        live.then(tickscope_engine::setup::allowed_cpus)
             .and_then(Result::ok)
             .filter(|v| !v.is_empty())
     };
@@ -147,7 +147,7 @@ pub fn context(
     if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
         return Err(format!(
             "CPU {bad} is not online (online: {})",
-            crate::setup::format_cpu_list(&online)
+            tickscope_engine::setup::format_cpu_list(&online)
         ));
     }
     Ok(Context { cpus, online })
