@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../engine/tests/fixtures/doctor")
+        .join("../system/tests/fixtures/doctor")
         .join(name)
 }
 
