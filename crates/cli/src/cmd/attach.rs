@@ -425,7 +425,7 @@ fn measure(m: MeasureInput<'_>) -> Result<(), Failure> {
         methods: vec![method],
         rounds: 1,
     };
-    let mut session = Session::new(plan, tickscope_engine::system::detect(), &say);
+    let mut session = Session::new(plan, tickscope_system::system::detect(), &say);
     session.keep_windows = true;
     session.command_line = Some(std::env::args_os().collect());
     session.redact = redact;
