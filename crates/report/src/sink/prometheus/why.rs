@@ -7,7 +7,7 @@
 //! top few are series); and `tickscope_explain_info{backend}` (`bpf`, `tracefs`, `context`:
 //! no privilege for causes, or `off`: no `--explain`).
 //!
-//! Counts come from the explain sink's published state ([`crate::sink::explain::published`])
+//! Counts come from the explain sink's published state ([`tickscope_explain::controller::published`])
 //! after each window and at the end; once nothing is pending, the cause counters add up to
 //! the wake-ups later than the threshold.
 
