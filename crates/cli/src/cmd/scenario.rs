@@ -22,10 +22,10 @@ use tickscope_session::scenario::builtin::{self, BUILTIN};
 use tickscope_session::scenario::document::{ScenarioDocument, StepRecord, SCENARIO_SCHEMA};
 use tickscope_session::scenario::format::{Scenario, Step, StepKind};
 use tickscope_session::scenario::metrics::StepData;
-use tickscope_session::scenario::review::review;
+use tickscope_session::scenario::review::{review, Review};
 use tickscope_session::scenario::table::{render, this_machine};
 use tickscope_system::clocks::measure_until;
-use tickscope_system::system;
+use tickscope_system::system::{self, SystemInfo};
 
 /// Runs a `scenario` subcommand.
 ///
@@ -248,6 +248,12 @@ fn check(s: &Scenario, from: &str, quick: bool) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `scenario run`: the file reviewed and checked, then every step in turn, then the
+/// document (with `--json`) and the table.
+///
+/// # Errors
+/// [`Failure::Usage`] for a file that is refused or does not check; [`Failure::Runtime`]
+/// when the document cannot be written.
 fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     let (s, _, from) = read(&a.scenario)?;
     // Before anything else runs: what the file would do besides measuring needs consent.
@@ -263,6 +269,43 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     };
     let stop = stoppable();
     let system = system::detect();
+    announce(&s, &reviewed, a.quick);
+    let started = SystemTime::now();
+    let (records, results) = run_steps(&s, a.quick, &stop)?;
+    let ended = SystemTime::now();
+    let table = render(&s, &results);
+    let text = table.text();
+    // The document first: nothing printed after the steps can lose it.
+    let written = match out {
+        Some(out) => {
+            let to = out.shown();
+            let doc = ScenarioDocument {
+                schema: SCENARIO_SCHEMA,
+                tool: ToolInfo::current(),
+                scenario: s.clone(),
+                from,
+                quick: a.quick,
+                started_at: rfc3339(started),
+                ended_at: rfc3339(ended),
+                interrupted: stop.load(Ordering::Relaxed),
+                system: system.clone(),
+                steps: records,
+                table,
+            };
+            let json = serde_json::to_string_pretty(&doc).map_err(|e| {
+                Failure::Runtime(format!("cannot encode the scenario document: {e}"))
+            })?;
+            finish(out, json.as_bytes())?;
+            Some(to)
+        }
+        None => None,
+    };
+    print_table(&s, &system, a.quick, &text, written);
+    Ok(())
+}
+
+/// What the scenario reproduces and what the user allowed it to do, before the steps.
+fn announce(s: &Scenario, reviewed: &Review, quick: bool) {
     let src = &s.source;
     console::line(format!(
         "scenario {} — {}",
@@ -280,7 +323,7 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
             format!(", {}", escaped(&src.url))
         }
     ));
-    if a.quick {
+    if quick {
         console::line("--quick: every step is shortened; the numbers are not comparable with the published ones");
     }
     // What the user allowed, said once more before it happens.
@@ -290,101 +333,97 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     for f in &reviewed.outside {
         console::line(format!("writes (--allow-paths): {f}"));
     }
-    let started = SystemTime::now();
+}
+
+/// A step's name and its data for the table (`None`: skipped or failed).
+type Named = (String, Option<StepData>);
+
+/// Every step in turn until the last or a stop: each one's record and, under its name, its
+/// data for the table.
+///
+/// # Errors
+/// As [`run_step`] and [`clocks_step`].
+fn run_steps(
+    s: &Scenario,
+    quick: bool,
+    stop: &Arc<std::sync::atomic::AtomicBool>,
+) -> Result<(Vec<StepRecord>, Vec<Named>), Failure> {
     let mut records = Vec::new();
-    let mut results: Vec<(String, Option<StepData>)> = Vec::new();
+    let mut results = Vec::new();
     for (i, step) in s.steps.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let args = step_args(step, a.quick);
-        let kind = match step.kind {
-            StepKind::Run => "run",
-            StepKind::Clocks => "clocks",
-        };
-        console::line(format!(
-            "\n== step {}/{}: {} — tickscope {kind} {}",
-            i + 1,
-            s.steps.len(),
-            escaped(&step.name),
-            escaped(&args.join(" "))
-        ));
-        // A quiet step prints nothing until it ends: say how long that is.
-        console::line(format!(
-            "   measuring for {}{}",
-            length_text(step_length_ns(step, a.quick)).trim_start_matches("≈ "),
-            if args.iter().any(|x| x == "-q" || x == "--quiet") {
-                "; -q: nothing is printed until the step ends"
-            } else {
-                ""
-            }
-        ));
-        let mut rec = StepRecord {
-            name: step.name.clone(),
-            kind: step.kind,
-            args: args.clone(),
-            skipped: None,
-            error: None,
-            actions: Vec::new(),
-            run: None,
-            clocks: None,
-            load: None,
-        };
+        let args = step_args(step, quick);
+        announce_step(s, i, step, &args, quick);
+        let mut rec = StepRecord::new(&step.name, step.kind, args.clone());
         let data = match step.kind {
-            StepKind::Run => run_step(step, &args, a.quick, &mut rec)?,
-            StepKind::Clocks => clocks_step(step, &args, &stop, &mut rec)?,
+            StepKind::Run => run_step(step, &args, quick, &mut rec)?,
+            StepKind::Clocks => clocks_step(step, &args, stop, &mut rec)?,
         };
-        if let Some(why) = &rec.skipped {
-            console::line(format!(
-                "step '{}' skipped: {}",
-                escaped(&step.name),
-                escaped(why)
-            ));
-        }
-        for o in &rec.actions {
-            console::line(match (&o.done_at_ns, &o.error) {
-                (Some(t), None) => format!(
-                    "action: {} on tids {:?} at {:.3} s",
-                    o.action,
-                    o.tids,
-                    *t as f64 / 1e9
-                ),
-                (Some(_), Some(e)) => format!("action: {} failed: {}", o.action, escaped(e)),
-                (None, _) => format!("action: {} not done: the step ended first", o.action),
-            });
-        }
+        report_step(step, &rec);
         results.push((step.name.clone(), data));
         records.push(rec);
     }
-    let ended = SystemTime::now();
-    let table = render(&s, &results);
-    let text = table.text();
-    let interrupted = stop.load(Ordering::Relaxed);
-    // The document first: nothing printed after the steps can lose it.
-    let written = match out {
-        Some(out) => {
-            let to = out.shown();
-            let doc = ScenarioDocument {
-                schema: SCENARIO_SCHEMA,
-                tool: ToolInfo::current(),
-                scenario: s.clone(),
-                from,
-                quick: a.quick,
-                started_at: rfc3339(started),
-                ended_at: rfc3339(ended),
-                interrupted,
-                system: system.clone(),
-                steps: records,
-                table,
-            };
-            let json = serde_json::to_string_pretty(&doc).map_err(|e| {
-                Failure::Runtime(format!("cannot encode the scenario document: {e}"))
-            })?;
-            finish(out, json.as_bytes())?;
-            Some(to)
-        }
-        None => None,
+    Ok((records, results))
+}
+
+/// The step's heading: its number, name and command line, and how long it measures.
+fn announce_step(s: &Scenario, i: usize, step: &Step, args: &[String], quick: bool) {
+    let kind = match step.kind {
+        StepKind::Run => "run",
+        StepKind::Clocks => "clocks",
     };
+    console::line(format!(
+        "\n== step {}/{}: {} — tickscope {kind} {}",
+        i + 1,
+        s.steps.len(),
+        escaped(&step.name),
+        escaped(&args.join(" "))
+    ));
+    // A quiet step prints nothing until it ends: say how long that is.
+    console::line(format!(
+        "   measuring for {}{}",
+        length_text(step_length_ns(step, quick)).trim_start_matches("≈ "),
+        if args.iter().any(|x| x == "-q" || x == "--quiet") {
+            "; -q: nothing is printed until the step ends"
+        } else {
+            ""
+        }
+    ));
+}
+
+/// Why the step was skipped, if it was, and what its actions did.
+fn report_step(step: &Step, rec: &StepRecord) {
+    if let Some(why) = &rec.skipped {
+        console::line(format!(
+            "step '{}' skipped: {}",
+            escaped(&step.name),
+            escaped(why)
+        ));
+    }
+    for o in &rec.actions {
+        console::line(match (&o.done_at_ns, &o.error) {
+            (Some(t), None) => format!(
+                "action: {} on tids {:?} at {:.3} s",
+                o.action,
+                o.tids,
+                *t as f64 / 1e9
+            ),
+            (Some(_), Some(e)) => format!("action: {} failed: {}", o.action, escaped(e)),
+            (None, _) => format!("action: {} not done: the step ended first", o.action),
+        });
+    }
+}
+
+/// The table beside the published numbers, the notes, and where the document went.
+fn print_table(
+    s: &Scenario,
+    system: &SystemInfo,
+    quick: bool,
+    text: &str,
+    written: Option<String>,
+) {
     console::line(format!(
         "\n{} — {}",
         escaped(&s.name),
@@ -398,8 +437,8 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
             escaped(&p.kernel)
         ));
     }
-    console::line(format!("  {}", this_machine(&system)));
-    if a.quick {
+    console::line(format!("  {}", this_machine(system)));
+    if quick {
         console::line("  (--quick: shortened steps)");
     }
     console::line(text);
@@ -409,7 +448,6 @@ fn run(a: &ScenarioRunArgs) -> Result<(), Failure> {
     if let Some(to) = written {
         console::line(format!("result written to {to}"));
     }
-    Ok(())
 }
 
 /// A `run` step: measured by `tickscope run`'s own code, with the actions as a sink.

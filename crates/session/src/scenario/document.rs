@@ -37,6 +37,24 @@ pub struct StepRecord {
     pub load: Option<LoadProcess>,
 }
 
+impl StepRecord {
+    /// A step about to run with `args` (its options as used, the load included): nothing
+    /// recorded yet.
+    pub fn new(name: &str, kind: StepKind, args: Vec<String>) -> StepRecord {
+        StepRecord {
+            name: name.to_string(),
+            kind,
+            args,
+            skipped: None,
+            error: None,
+            actions: Vec::new(),
+            run: None,
+            clocks: None,
+            load: None,
+        }
+    }
+}
+
 /// A scenario run.
 #[derive(Debug, Clone, Serialize)]
 pub struct ScenarioDocument {
