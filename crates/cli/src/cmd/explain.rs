@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use tickscope_explain::controller::ExplainOptions;
-use tickscope_explain::on_late::{break_rule, parse_latency, parse_rule};
+use tickscope_explain::on_late::{break_rule, parse_latency, parse_rule, Rule};
 use tickscope_report::sink::RunSink;
 use tickscope_session::trace::{Mode, Threshold};
 
@@ -46,28 +46,12 @@ pub fn sinks(
         Some("context") => Mode::Context,
         _ => Mode::Auto,
     };
-    let threshold = match e.explain_threshold.as_deref() {
-        None => Threshold::Fixed(100_000),
-        Some("p99") => Threshold::P99,
-        Some(t) => Threshold::Fixed(
-            parse_latency(t).map_err(|m| Failure::Usage(format!("--explain-threshold: {m}")))?,
-        ),
-    };
-    let mut rules = Vec::new();
-    for r in &e.on_late {
-        rules.push(parse_rule(r).map_err(|m| Failure::Usage(format!("--on-late: {m}")))?);
-    }
-    if let Some(us) = &e.break_us {
-        rules.push(break_rule(us).map_err(|m| Failure::Usage(format!("--break: {m}")))?);
-    }
-    let capture_dir = e.capture_dir.clone().unwrap_or_else(|| match &args.json {
-        Some(j) if j.as_os_str() != "-" => {
-            let mut p = j.clone().into_os_string();
-            p.push(".captures");
-            PathBuf::from(p)
-        }
-        _ => PathBuf::from("tickscope-captures"),
-    });
+    let threshold = threshold(e.explain_threshold.as_deref())?;
+    let rules = rules(&e.on_late, e.break_us.as_deref())?;
+    let capture_dir = e
+        .capture_dir
+        .clone()
+        .unwrap_or_else(|| default_capture_dir(args));
     let opts = ExplainOptions {
         mode,
         threshold,
@@ -85,4 +69,46 @@ pub fn sinks(
         eprintln!("tickscope: {n}");
     }
     Ok(Some(trace.sinks))
+}
+
+/// `--explain-threshold`: a latency (100 µs when not given) or `p99`.
+///
+/// # Errors
+/// [`Failure::Usage`] for a malformed latency.
+fn threshold(text: Option<&str>) -> Result<Threshold, Failure> {
+    Ok(match text {
+        None => Threshold::Fixed(100_000),
+        Some("p99") => Threshold::P99,
+        Some(t) => Threshold::Fixed(
+            parse_latency(t).map_err(|m| Failure::Usage(format!("--explain-threshold: {m}")))?,
+        ),
+    })
+}
+
+/// The `--on-late` rules in order, then `--break`'s.
+///
+/// # Errors
+/// [`Failure::Usage`] naming the flag of a malformed rule.
+fn rules(on_late: &[String], break_us: Option<&str>) -> Result<Vec<Rule>, Failure> {
+    let mut rules = Vec::new();
+    for r in on_late {
+        rules.push(parse_rule(r).map_err(|m| Failure::Usage(format!("--on-late: {m}")))?);
+    }
+    if let Some(us) = break_us {
+        rules.push(break_rule(us).map_err(|m| Failure::Usage(format!("--break: {m}")))?);
+    }
+    Ok(rules)
+}
+
+/// Where captures go without `--capture-dir`: beside the `--json` file
+/// (`FILE.captures`), else `tickscope-captures` in the working directory.
+fn default_capture_dir(args: &RunArgs) -> PathBuf {
+    match &args.json {
+        Some(j) if j.as_os_str() != "-" => {
+            let mut p = j.clone().into_os_string();
+            p.push(".captures");
+            PathBuf::from(p)
+        }
+        _ => PathBuf::from("tickscope-captures"),
+    }
 }
