@@ -115,32 +115,59 @@ pub const POLICIES: &[&str] = &[
     "auto", "other", "normal", "batch", "idle", "fifo", "rr", "deadline",
 ];
 
+/// An optional whole number given by `flag` that must be in `range` (`shown` in messages).
+///
+/// # Errors
+/// One sentence naming the flag when the text is not a whole number or is out of range.
+fn in_range<T>(
+    text: Option<&str>,
+    flag: &str,
+    range: std::ops::RangeInclusive<T>,
+    shown: &str,
+) -> Result<Option<T>, String>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
+{
+    text.map(|t| {
+        let v: T = parse_int(t, flag, shown)?;
+        match range.contains(&v) {
+            true => Ok(v),
+            false => Err(format!("{flag} must be {shown} (got {v})")),
+        }
+    })
+    .transpose()
+}
+
+/// SCHED_DEADLINE for `period`: the runtime given (`--deadline-runtime`) or a tenth of the
+/// period (at least 20 µs, at most the period); the deadline and period are the interval.
+///
+/// # Errors
+/// One sentence when the runtime is malformed, exceeds the interval, or is below the
+/// kernel's 1024 ns.
+fn deadline(runtime: Option<&str>, period: Nanos) -> Result<PolicyRequest, String> {
+    let runtime = match runtime {
+        Some(r) => parse_duration(r, "--deadline-runtime", NS_PER_US)?,
+        None => (period / 10).max(20 * NS_PER_US).min(period),
+    };
+    if runtime > period {
+        return Err(format!(
+            "--deadline-runtime ({runtime} ns) must not exceed the interval ({period} ns)"
+        ));
+    }
+    if runtime < 1024 {
+        return Err("--deadline-runtime must be at least 1024ns (a kernel limit)".into());
+    }
+    Ok(PolicyRequest::Exact(Policy::Deadline {
+        runtime_ns: runtime,
+        deadline_ns: period,
+        period_ns: period,
+    }))
+}
+
 /// Resolves the policy flags into a request.
 fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
-    let priority = a
-        .priority
-        .as_deref()
-        .map(|p| {
-            let v: u8 = parse_int(p, "--priority", "1..=99")?;
-            if (1..=99).contains(&v) {
-                Ok(v)
-            } else {
-                Err(format!("--priority must be 1..=99 (got {v})"))
-            }
-        })
-        .transpose()?;
-    let nice = a
-        .nice
-        .as_deref()
-        .map(|n| {
-            let v: i32 = parse_int(n, "--nice", "-20..=19")?;
-            if (-20..=19).contains(&v) {
-                Ok(v)
-            } else {
-                Err(format!("--nice must be -20..=19 (got {v})"))
-            }
-        })
-        .transpose()?;
+    let priority: Option<u8> = in_range(a.priority.as_deref(), "--priority", 1..=99, "1..=99")?;
+    let nice: Option<i32> = in_range(a.nice.as_deref(), "--nice", -20..=19, "-20..=19")?;
     let name = a.policy.trim().to_ascii_lowercase();
     let rt = matches!(name.as_str(), "fifo" | "rr");
     if priority.is_some() && !(rt || name == "auto") {
@@ -170,25 +197,7 @@ fn resolve_policy(a: &RunArgs, period: Nanos) -> Result<PolicyRequest, String> {
         "idle" => PolicyRequest::Exact(Policy::Idle),
         "fifo" => PolicyRequest::Exact(Policy::Fifo { priority: prio }),
         "rr" => PolicyRequest::Exact(Policy::Rr { priority: prio }),
-        "deadline" => {
-            let runtime = match a.deadline_runtime.as_deref() {
-                Some(r) => parse_duration(r, "--deadline-runtime", NS_PER_US)?,
-                None => (period / 10).max(20 * NS_PER_US).min(period),
-            };
-            if runtime > period {
-                return Err(format!(
-                    "--deadline-runtime ({runtime} ns) must not exceed the interval ({period} ns)"
-                ));
-            }
-            if runtime < 1024 {
-                return Err("--deadline-runtime must be at least 1024ns (a kernel limit)".into());
-            }
-            PolicyRequest::Exact(Policy::Deadline {
-                runtime_ns: runtime,
-                deadline_ns: period,
-                period_ns: period,
-            })
-        }
+        "deadline" => deadline(a.deadline_runtime.as_deref(), period)?,
         other => {
             return Err(format!(
                 "unknown policy '{other}'; use one of auto, other (or normal), batch, idle, fifo, rr, deadline"
@@ -438,6 +447,56 @@ fn mock_backend(script: &str) -> Result<tickscope_engine::run::Backend, String> 
     Ok(tickscope_engine::run::Backend::Mock { latencies })
 }
 
+/// `--timer-slack`, ns: at most the interval.
+///
+/// # Errors
+/// One sentence when it is not a whole number or is longer than `period`.
+fn timer_slack(text: &str, period: Nanos) -> Result<u64, String> {
+    let timer_slack: u64 = parse_int(text, "--timer-slack", "1..")?;
+    if timer_slack > period as u64 {
+        return Err(format!(
+            "--timer-slack {timer_slack} ns is longer than the interval ({}): the kernel may \
+             delay each wake-up by up to the slack, so periods would pass unmeasured and -D \
+             would be overshot; use at most the interval (default 1)",
+            ns_i(period)
+        ));
+    }
+    Ok(timer_slack)
+}
+
+/// `--pm-qos` / `--no-pm-qos`: the latency limit to hold, µs, and whether a failure to
+/// hold it is an error (only when given explicitly); by default 0 µs if allowed.
+///
+/// # Errors
+/// One sentence when the value is not a whole number of µs ≥ 0.
+fn pm_qos(text: Option<&str>, off: bool) -> Result<(Option<i32>, bool), String> {
+    Ok(match (text, off) {
+        (_, true) => (None, false),
+        (Some(v), false) => {
+            let us: i32 = parse_int(v, "--pm-qos", "0..=2000000000 (µs)")?;
+            if us < 0 {
+                return Err(format!("--pm-qos must be 0 or more µs (got {us})"));
+            }
+            (Some(us), true)
+        }
+        (None, false) => (Some(tickscope_engine::run::defaults::PM_QOS_US), false),
+    })
+}
+
+/// cyclictest's `-d`: only 0 (every thread the same interval).
+///
+/// # Errors
+/// One sentence for any other distance.
+fn check_distance(d: &str) -> Result<(), String> {
+    match parse_int::<u64>(d, "--distance", "0").ok() {
+        Some(0) => Ok(()),
+        _ => Err(format!(
+            "--distance {d}: every tickscope thread uses the same interval; only \
+             cyclictest's -d 0 is accepted (run one tickscope per interval instead)"
+        )),
+    }
+}
+
 /// Turns `tickscope run` flags into the configuration every run of `methods` shares (its
 /// `method` is set by [`run_plan`]).
 fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> {
@@ -464,12 +523,7 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
     let method_options = resolve_method_options(a, methods, period)?;
     let policy = resolve_policy(a, period)?;
     if let Some(d) = &a.distance {
-        if parse_int::<u64>(d, "--distance", "0").ok() != Some(0) {
-            return Err(format!(
-                "--distance {d}: every tickscope thread uses the same interval; only \
-                 cyclictest's -d 0 is accepted (run one tickscope per interval instead)"
-            ));
-        }
+        check_distance(d)?;
     }
     // cyclictest's -S: one pinned thread per CPU, the same as -t all (-a may name the CPUs).
     let threads = match a.smp {
@@ -486,26 +540,8 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
                 .into(),
         );
     }
-    let timer_slack: u64 = parse_int(&a.timer_slack, "--timer-slack", "1..")?;
-    if timer_slack > period as u64 {
-        return Err(format!(
-            "--timer-slack {timer_slack} ns is longer than the interval ({}): the kernel may \
-             delay each wake-up by up to the slack, so periods would pass unmeasured and -D \
-             would be overshot; use at most the interval (default 1)",
-            ns_i(period)
-        ));
-    }
-    let (pm_qos_us, pm_qos_required) = match (&a.pm_qos, a.no_pm_qos) {
-        (_, true) => (None, false),
-        (Some(v), false) => {
-            let us: i32 = parse_int(v, "--pm-qos", "0..=2000000000 (µs)")?;
-            if us < 0 {
-                return Err(format!("--pm-qos must be 0 or more µs (got {us})"));
-            }
-            (Some(us), true)
-        }
-        (None, false) => (Some(tickscope_engine::run::defaults::PM_QOS_US), false),
-    };
+    let timer_slack = timer_slack(&a.timer_slack, period)?;
+    let (pm_qos_us, pm_qos_required) = pm_qos(a.pm_qos.as_deref(), a.no_pm_qos)?;
     Ok(RunConfig {
         method: methods[0],
         method_options,
