@@ -7,9 +7,10 @@ use crate::exit::Failure;
 use crate::output_path::{finish, prepare_outputs};
 use std::path::{Path, PathBuf};
 use tickscope_report::export::html::HtmlReport;
+use tickscope_report::export::ExportError;
 use tickscope_report::export::Exporter;
 use tickscope_report::export::{foreign_html, hlog_bands};
-use tickscope_report::import::{ImportError, SourceFormat};
+use tickscope_report::import::{ImportError, Measurement, SourceFormat};
 use tickscope_report::plot::{plots_with, NamedPlot, PlotOptions};
 use tickscope_report::{quoted, RunDocument, RUN_SCHEMA};
 
@@ -78,72 +79,112 @@ pub fn execute(args: &ReportArgs) -> Result<(), Failure> {
         ));
     }
     let source = args.result.display().to_string();
-    let (html, plots, what) = match read_document(&args.result)? {
-        Input::Run(mut doc) => {
-            if args.redact {
-                doc.redact();
-            }
-            let mut plots = plots_with(&doc, &opts);
-            let mut notes = Vec::new();
-            let bands = hlog_bands::bands_plot(&doc, &args.result, args.hlog.as_deref());
-            match bands {
-                Some(Ok(p)) => plots.push(p),
-                Some(Err(why)) if args.hlog.is_some() => {
-                    return Err(Failure::Usage(format!("--hlog: {why}")))
-                }
-                Some(Err(why)) => {
-                    let note = format!(
-                        "the interval log the result names cannot be drawn ({why}); the \
-                         report has no per-interval bands"
-                    );
-                    eprintln!("tickscope: note: {note}");
-                    notes.push(format!("Note: {note}."));
-                }
-                None => {}
-            }
-            let extra = plots
-                .iter()
-                .filter(|p| p.stem == "bands")
-                .cloned()
-                .collect();
-            let html = HtmlReport {
-                source,
-                plots: opts,
-                extra,
-                notes,
-            }
-            .render(&doc);
-            (html, plots, "report".to_string())
-        }
-        Input::Foreign(found) => {
-            let mut plots: Vec<NamedPlot> = found
-                .iter()
-                .flat_map(|m| foreign_html::foreign_plots(m, &opts))
-                .collect();
-            // The bands of `--hlog FILE`, or of an interval log given on its own.
-            let stamp = |p: &Path| format!("{} · interval log", p.display());
-            let extra: Vec<NamedPlot> = match (&args.hlog, found[0].format) {
-                (Some(h), _) => vec![hlog_bands::log_bands(h, stamp(h))
-                    .map_err(|why| Failure::Usage(format!("--hlog: {why}")))?],
-                (None, SourceFormat::Hlog) if args.result.as_os_str() != "-" => {
-                    match hlog_bands::log_bands(&args.result, stamp(&args.result)) {
-                        Ok(p) => vec![p],
-                        Err(why) => {
-                            eprintln!("tickscope: note: no per-interval bands: {why}");
-                            Vec::new()
-                        }
-                    }
-                }
-                _ => Vec::new(),
-            };
-            plots.extend(extra.iter().cloned());
-            let html = foreign_html::render_with(&found, &source, &opts, &extra);
-            let what = format!("report of a {} result", found[0].format.name());
-            (html, plots, what)
-        }
+    let built = match read_document(&args.result)? {
+        Input::Run(doc) => run_report(args, *doc, source, opts)?,
+        Input::Foreign(found) => foreign_report(args, &found, &source, &opts)?,
     };
-    let html = html.map_err(|e| Failure::Runtime(format!("cannot render the report: {e}")))?;
-    write_report(args, &html, &plots, &what)
+    let html = built
+        .html
+        .map_err(|e| Failure::Runtime(format!("cannot render the report: {e}")))?;
+    write_report(args, &html, &built.plots, &built.what)
+}
+
+/// A report as rendered, before it is written.
+struct Built {
+    /// The HTML page, or why it could not be rendered.
+    html: Result<Vec<u8>, ExportError>,
+    /// The plots, also written beside the page.
+    plots: Vec<NamedPlot>,
+    /// What the page is, for the line that says where it went.
+    what: String,
+}
+
+/// The report of a tickscope result: its plots, the bands of the interval log it names
+/// (or `--hlog`), notes on what could not be drawn.
+///
+/// # Errors
+/// [`Failure::Usage`] when the `--hlog` given cannot be drawn.
+fn run_report(
+    args: &ReportArgs,
+    mut doc: RunDocument,
+    source: String,
+    opts: PlotOptions,
+) -> Result<Built, Failure> {
+    if args.redact {
+        doc.redact();
+    }
+    let mut plots = plots_with(&doc, &opts);
+    let mut notes = Vec::new();
+    let bands = hlog_bands::bands_plot(&doc, &args.result, args.hlog.as_deref());
+    match bands {
+        Some(Ok(p)) => plots.push(p),
+        Some(Err(why)) if args.hlog.is_some() => {
+            return Err(Failure::Usage(format!("--hlog: {why}")))
+        }
+        Some(Err(why)) => {
+            let note = format!(
+                "the interval log the result names cannot be drawn ({why}); the \
+                 report has no per-interval bands"
+            );
+            eprintln!("tickscope: note: {note}");
+            notes.push(format!("Note: {note}."));
+        }
+        None => {}
+    }
+    let extra = plots
+        .iter()
+        .filter(|p| p.stem == "bands")
+        .cloned()
+        .collect();
+    let html = HtmlReport {
+        source,
+        plots: opts,
+        extra,
+        notes,
+    }
+    .render(&doc);
+    Ok(Built {
+        html,
+        plots,
+        what: "report".to_string(),
+    })
+}
+
+/// The report of a foreign result (cyclictest, rtla, an interval log): its plots and the
+/// bands of `--hlog` or of the interval log itself.
+///
+/// # Errors
+/// [`Failure::Usage`] when the `--hlog` given cannot be drawn.
+fn foreign_report(
+    args: &ReportArgs,
+    found: &[Measurement],
+    source: &str,
+    opts: &PlotOptions,
+) -> Result<Built, Failure> {
+    let mut plots: Vec<NamedPlot> = found
+        .iter()
+        .flat_map(|m| foreign_html::foreign_plots(m, opts))
+        .collect();
+    // The bands of `--hlog FILE`, or of an interval log given on its own.
+    let stamp = |p: &Path| format!("{} · interval log", p.display());
+    let extra: Vec<NamedPlot> = match (&args.hlog, found[0].format) {
+        (Some(h), _) => vec![hlog_bands::log_bands(h, stamp(h))
+            .map_err(|why| Failure::Usage(format!("--hlog: {why}")))?],
+        (None, SourceFormat::Hlog) if args.result.as_os_str() != "-" => {
+            match hlog_bands::log_bands(&args.result, stamp(&args.result)) {
+                Ok(p) => vec![p],
+                Err(why) => {
+                    eprintln!("tickscope: note: no per-interval bands: {why}");
+                    Vec::new()
+                }
+            }
+        }
+        _ => Vec::new(),
+    };
+    plots.extend(extra.iter().cloned());
+    let html = foreign_html::render_with(found, source, opts, &extra);
+    let what = format!("report of a {} result", found[0].format.name());
+    Ok(Built { html, plots, what })
 }
 
 /// Prepares every output (the report first, checked before a plot directory is created),
