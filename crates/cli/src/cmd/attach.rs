@@ -269,6 +269,7 @@ pub fn execute(mut args: AttachArgs) -> Result<(), Failure> {
         ));
     }
     let run_args = run_args(&mut args)?;
+    keep_off(&present);
     let stop = stoppable();
     let sinks: Vec<Box<dyn RunSink>> = match args.list {
         true => Vec::new(),
@@ -333,6 +334,32 @@ pub fn execute(mut args: AttachArgs) -> Result<(), Failure> {
         sinks,
         stop: &stop,
     })
+}
+
+/// Moves every thread of tickscope (and those it starts later, which inherit the mask) to
+/// the CPUs the target's threads `present` may not use, so that the observer never runs on
+/// the observed CPUs (the housekeeping rule of `run`, docs/attach.md); when the target may
+/// run everywhere, says that they share its CPUs.
+fn keep_off(present: &[i32]) {
+    let target_cpus = target::cpus_of(present);
+    let free: Vec<usize> = tickscope_engine::setup::allowed_cpus()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| !target_cpus.contains(c))
+        .collect();
+    let placement = match free.is_empty() {
+        true => Err("the target may run on every CPU tickscope may use".to_string()),
+        false => Ok(free),
+    };
+    match tickscope_session::Placement::new(placement) {
+        Ok(p) => {
+            if let Some(failed) = p.after_start(&[]) {
+                eprintln!("tickscope: {failed}");
+            }
+            eprintln!("tickscope: {}", p.describe());
+        }
+        Err(e) => eprintln!("tickscope: cannot read tickscope's CPU affinity ({e})"),
+    }
 }
 
 /// What the measurement needs from the preparation.

@@ -99,6 +99,28 @@ pub fn clock_offsets() -> tickscope_explain::wakeups::ClockOffsets {
     }
 }
 
+/// The CPUs any of `tids` may run on (the union of their `sched_getaffinity(2)` masks,
+/// sched_getaffinity(2), The Linux man-pages project); threads already gone are skipped.
+pub fn cpus_of(tids: &[i32]) -> Vec<usize> {
+    let mut cpus = std::collections::BTreeSet::new();
+    for &tid in tids {
+        // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid cpu_set_t of the size passed.
+        let r = unsafe { libc::sched_getaffinity(tid, std::mem::size_of_val(&set), &mut set) };
+        if r != 0 {
+            continue;
+        }
+        for cpu in 0..libc::CPU_SETSIZE as usize {
+            // SAFETY: cpu < CPU_SETSIZE, the set's capacity.
+            if unsafe { libc::CPU_ISSET(cpu, &set) } {
+                cpus.insert(cpu);
+            }
+        }
+    }
+    cpus.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -84,6 +84,11 @@ fn a_running_loop_is_measured_and_attach_ends_with_it() {
         stderr.contains(&format!("process {pid} (tickscope) exited")),
         "{stderr}"
     );
+    // The observer's threads are placed (or the reason they share the target's CPUs given).
+    assert!(
+        stderr.contains("tickscope's own threads on CPU") || stderr.contains("not separated"),
+        "{stderr}"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(&format!("thread {tid} (tickscope-0): periodic, every 1.00 ms, clock_nanosleep(TIMER_ABSTIME) on monotonic")), "{stdout}");
     let doc = result_json(&std::fs::read_to_string(&json).unwrap());
