@@ -551,6 +551,26 @@ fn bpf_programs() -> Option<usize> {
     )
 }
 
+/// The BPF program ids process `pid` holds open (`prog_id:` in /proc/PID/fdinfo of its
+/// program and link descriptors).
+fn held_programs(pid: u32) -> Vec<u32> {
+    let mut ids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                .filter_map(|t| {
+                    t.lines()
+                        .find_map(|l| l.strip_prefix("prog_id:"))
+                        .and_then(|v| v.trim().parse().ok())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 #[test]
 fn no_bpf_program_remains_after_a_kill_or_a_double_ctrl_c() {
     if let Some(why) = cannot_trace() {
@@ -561,17 +581,18 @@ fn no_bpf_program_remains_after_a_kill_or_a_double_ctrl_c() {
         eprintln!("skipping no_bpf_program_remains: the kernel has no BTF");
         return;
     }
-    let Some(before) = bpf_programs() else {
+    if bpf_programs().is_none() {
         eprintln!("skipping no_bpf_program_remains: bpftool is not installed");
         return;
-    };
+    }
     let _one = serial();
-    let gone = |what: &str| {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while bpf_programs().unwrap_or(0) > before {
-            assert!(Instant::now() < deadline, "BPF programs left {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+    // Other tests (monitor, attach) load the same programs at the same time, so the check
+    // follows the ids this child held, not a machine-wide count.
+    let loaded = |id: u32| {
+        Command::new("bpftool")
+            .args(["prog", "show", "id", &id.to_string()])
+            .output()
+            .is_ok_and(|o| o.status.success())
     };
     for end in ["sigkill", "double ctrl-c"] {
         let mut child = Command::new(bin())
@@ -581,11 +602,13 @@ fn no_bpf_program_remains_after_a_kill_or_a_double_ctrl_c() {
             .spawn()
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
-        while bpf_programs().unwrap_or(0) <= before {
+        while held_programs(child.id()).is_empty() {
             assert!(Instant::now() < deadline, "the programs never appeared");
+            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
             std::thread::sleep(Duration::from_millis(50));
         }
         std::thread::sleep(Duration::from_millis(300));
+        let ids = held_programs(child.id());
         match end {
             "sigkill" => child.kill().unwrap(),
             _ => {
@@ -595,7 +618,14 @@ fn no_bpf_program_remains_after_a_kill_or_a_double_ctrl_c() {
             }
         }
         child.wait().unwrap();
-        gone(&format!("after {end}"));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while let Some(id) = ids.iter().find(|&&id| loaded(id)) {
+            assert!(
+                Instant::now() < deadline,
+                "BPF program {id} left after {end}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
