@@ -60,7 +60,8 @@ typedef struct ts_options {
    */
   ts_strategy strategy;
   /**
-   * After an overrun: a `TS_OVERRUN_*` value (default `TS_OVERRUN_SKIP`).
+   * After an overrun: `TS_OVERRUN_SKIP` (the default) or `TS_OVERRUN_CATCH_UP`
+   * (`TS_OVERRUN_RELATIVE` is for executive tasks and refused here).
    */
   ts_overrun overrun;
   /**
@@ -221,7 +222,8 @@ typedef struct ts_task_options {
    */
   int32_t priority;
   /**
-   * After an overrun: a `TS_OVERRUN_*` value (default `TS_OVERRUN_SKIP`).
+   * After an overrun: a `TS_OVERRUN_*` value (default `TS_OVERRUN_SKIP`;
+   * `TS_OVERRUN_RELATIVE` moves the task's grid to one period after the late release).
    */
   ts_overrun overrun;
 } ts_task_options;
@@ -378,6 +380,12 @@ typedef struct ts_plan {
  * Return every passed expiry in turn, at once and late (they are counted as overruns too).
  */
 #define TS_OVERRUN_CATCH_UP 1
+
+/**
+ * Move the grid: the next expiry is one period after the late wake-up (counted as
+ * overruns too).
+ */
+#define TS_OVERRUN_RELATIVE 2
 
 /**
  * `CLOCK_MONOTONIC` (the default).

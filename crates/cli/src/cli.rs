@@ -213,7 +213,7 @@ macro_rules! tasks_help {
          --interval (a bare number is µs); +PHASE delays the first expiry. FIELDs, each at most \
          once: work=D (synthetic busy work per release in run; the plan's budget when no budget \
          is given), budget=D (or a bare D), deadline=D, phase=D, prio=N (higher first among \
-         tasks due together), overrun=skip|catch-up, name=S. run refuses a budget without work."
+         tasks due together), overrun=skip|catch-up|relative, name=S. run refuses a budget without work."
     };
 }
 

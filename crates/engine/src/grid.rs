@@ -4,9 +4,10 @@
 //! cyclictest, which advances `next += interval` while `now > next` and drops those periods
 //! silently. tickscope counts every grid point that passed before the thread woke as a missed
 //! period, and then either skips to the first future grid point ([`OverrunPolicy::Skip`],
-//! cyclictest's behaviour) or wakes once for each missed expiry ([`OverrunPolicy::CatchUp`]).
-//! Both policies count the same missed periods for the same wake-up times: each grid point is
-//! counted at most once.
+//! cyclictest's behaviour), wakes once for each missed expiry ([`OverrunPolicy::CatchUp`]), or
+//! moves the grid so that the next expiry is one period after the late wake-up
+//! ([`OverrunPolicy::Relative`]). Every policy counts the same missed periods for the same
+//! wake-up times: each grid point is counted at most once.
 
 use crate::time::{to_timespec, Nanos, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,11 @@ pub enum OverrunPolicy {
     Skip,
     /// Wake for every missed grid point in turn (they return at once, late).
     CatchUp,
+    /// Move the grid: the next expiry is one period after the late wake-up, and the grid
+    /// goes on from there (OROCOS RTT and FreeRTOS `vTaskDelay` behave like this after an
+    /// overrun). The phase against the original grid is lost; the passed grid points are
+    /// counted as overruns as with the other policies.
+    Relative,
 }
 
 impl OverrunPolicy {
@@ -28,6 +34,7 @@ impl OverrunPolicy {
         match self {
             OverrunPolicy::Skip => "skip",
             OverrunPolicy::CatchUp => "catch-up",
+            OverrunPolicy::Relative => "relative",
         }
     }
 }
@@ -118,6 +125,7 @@ impl Grid {
         self.expiry = match self.policy {
             OverrunPolicy::Skip => last_passed + self.period,
             OverrunPolicy::CatchUp => next,
+            OverrunPolicy::Relative => woke + self.period,
         };
         self.expiry_ts = to_timespec(self.expiry);
         missed
@@ -158,6 +166,18 @@ mod tests {
         assert_eq!(g.expiry(), 1300);
     }
 
+    #[test]
+    fn relative_moves_the_grid_to_a_period_after_the_late_wake_up() {
+        let mut g = Grid::new(1000, 100, OverrunPolicy::Relative);
+        // Expiries 1100 and 1200 passed before waking at 1250: counted, then 1350.
+        assert_eq!(g.advance(1250), 2);
+        assert_eq!(g.expiry(), 1350);
+        // On time from there: the new grid.
+        assert_eq!(g.advance(1360), 0);
+        assert_eq!(g.expiry(), 1450);
+        assert!(ts_matches(&g));
+    }
+
     fn ts_matches(g: &Grid) -> bool {
         let t = to_timespec(g.expiry());
         (t.tv_sec, t.tv_nsec) == (g.expiry_ts().tv_sec, g.expiry_ts().tv_nsec)
@@ -165,15 +185,16 @@ mod tests {
 
     proptest! {
         /// The `timespec` expiry stays equal to the ns one, across second boundaries and
-        /// overruns, for either policy.
+        /// overruns, for every policy.
         #[test]
         fn timespec_expiry_follows_the_ns_expiry(
             first in 0i64..4_000_000_000,
             period in 1i64..2_500_000_000,
             delays in proptest::collection::vec(0i64..5_000_000_000, 1..60),
-            catch_up in any::<bool>(),
+            which in 0usize..3,
         ) {
-            let policy = if catch_up { OverrunPolicy::CatchUp } else { OverrunPolicy::Skip };
+            let policy = [OverrunPolicy::Skip, OverrunPolicy::CatchUp, OverrunPolicy::Relative]
+                [which];
             let mut g = Grid::new(first, period, policy);
             prop_assert!(ts_matches(&g));
             let mut last = 0;

@@ -43,6 +43,9 @@ pub type ts_overrun = i32;
 pub const TS_OVERRUN_SKIP: ts_overrun = 0;
 /// Return every passed expiry in turn, at once and late (they are counted as overruns too).
 pub const TS_OVERRUN_CATCH_UP: ts_overrun = 1;
+/// Move the grid: the next expiry is one period after the late wake-up (counted as
+/// overruns too).
+pub const TS_OVERRUN_RELATIVE: ts_overrun = 2;
 
 /// The clock of the grid: one of the `TS_CLOCK_*` values.
 pub type ts_clock = i32;
@@ -148,7 +151,8 @@ pub struct ts_options {
     pub period_ns: u64,
     /// How to wait: a `TS_STRATEGY_*` value.
     pub strategy: ts_strategy,
-    /// After an overrun: a `TS_OVERRUN_*` value (default `TS_OVERRUN_SKIP`).
+    /// After an overrun: `TS_OVERRUN_SKIP` (the default) or `TS_OVERRUN_CATCH_UP`
+    /// (`TS_OVERRUN_RELATIVE` is for executive tasks and refused here).
     pub overrun: ts_overrun,
     /// The clock: a `TS_CLOCK_*` value (default `TS_CLOCK_MONOTONIC`).
     pub clock: ts_clock,
@@ -226,6 +230,19 @@ pub(crate) fn strategy_from_c(
     })
 }
 
+/// The policy of a `TS_OVERRUN_*` value.
+pub(crate) fn overrun_from_c(v: ts_overrun) -> Result<OverrunPolicy, Error> {
+    match v {
+        TS_OVERRUN_SKIP => Ok(OverrunPolicy::Skip),
+        TS_OVERRUN_CATCH_UP => Ok(OverrunPolicy::CatchUp),
+        TS_OVERRUN_RELATIVE => Ok(OverrunPolicy::Relative),
+        v => Err(Error::InvalidArgument(format!(
+            "unknown overrun policy {v}: use TS_OVERRUN_SKIP (0), TS_OVERRUN_CATCH_UP (1) or \
+             TS_OVERRUN_RELATIVE (2)"
+        ))),
+    }
+}
+
 fn period_from_c(period_ns: u64) -> Result<Nanos, Error> {
     // Out-of-range values (also above i64::MAX) are refused by the builder.
     Ok(Nanos::try_from(period_ns).unwrap_or(Nanos::MAX))
@@ -233,15 +250,7 @@ fn period_from_c(period_ns: u64) -> Result<Nanos, Error> {
 
 fn new_loop(o: &ts_options) -> Result<Periodic, Error> {
     let strategy = strategy_from_c(o.strategy, o.busy_sleep_every, o.hybrid_margin_ns)?;
-    let overrun = match o.overrun {
-        TS_OVERRUN_SKIP => OverrunPolicy::Skip,
-        TS_OVERRUN_CATCH_UP => OverrunPolicy::CatchUp,
-        v => {
-            return Err(Error::InvalidArgument(format!(
-                "unknown overrun policy {v}: use TS_OVERRUN_SKIP (0) or TS_OVERRUN_CATCH_UP (1)"
-            )))
-        }
-    };
+    let overrun = overrun_from_c(o.overrun)?;
     let clock = match o.clock {
         TS_CLOCK_MONOTONIC => ClockId::Monotonic,
         TS_CLOCK_REALTIME => ClockId::Realtime,

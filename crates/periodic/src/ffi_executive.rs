@@ -12,12 +12,11 @@
 use crate::error::Error;
 use crate::executive::{Control, Executive, Release, Task};
 use crate::ffi::{
-    null, set_last_error, shielded, status, strategy_from_c, ts_overrun, ts_strategy,
-    TS_MARGIN_AUTO, TS_OVERRUN_CATCH_UP, TS_OVERRUN_SKIP,
+    null, overrun_from_c, set_last_error, shielded, status, strategy_from_c, ts_overrun,
+    ts_strategy, TS_MARGIN_AUTO,
 };
 use crate::strategy::DEFAULT_SLEEP_EVERY;
 use std::ffi::{c_int, c_void};
-use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::time::Nanos;
 
 /// An executive (opaque): several periodic tasks run in the calling thread. Create it with
@@ -66,7 +65,8 @@ pub struct ts_task_options {
     /// Among tasks due together, higher runs first; ties by shorter period (rate-monotonic),
     /// then the order added. Default 0.
     pub priority: i32,
-    /// After an overrun: a `TS_OVERRUN_*` value (default `TS_OVERRUN_SKIP`).
+    /// After an overrun: a `TS_OVERRUN_*` value (default `TS_OVERRUN_SKIP`;
+    /// `TS_OVERRUN_RELATIVE` moves the task's grid to one period after the late release).
     pub overrun: ts_overrun,
 }
 
@@ -137,15 +137,7 @@ fn task_from_c(o: &ts_task_options) -> Result<Task, Error> {
     let mut t = Task::new(as_ns("the period", o.period_ns)?)
         .phase(as_ns("the phase", o.phase_ns)?)
         .priority(o.priority)
-        .overrun(match o.overrun {
-            TS_OVERRUN_SKIP => OverrunPolicy::Skip,
-            TS_OVERRUN_CATCH_UP => OverrunPolicy::CatchUp,
-            v => {
-                return Err(Error::InvalidArgument(format!(
-                    "unknown overrun policy {v}: use TS_OVERRUN_SKIP (0) or TS_OVERRUN_CATCH_UP (1)"
-                )))
-            }
-        });
+        .overrun(overrun_from_c(o.overrun)?);
     if o.deadline_ns > 0 {
         t = t.deadline(as_ns("the deadline", o.deadline_ns)?);
     }

@@ -171,7 +171,8 @@ impl Builder {
     }
 
     /// What to do after a wake-up later than the next expiry (default
-    /// [`OverrunPolicy::Skip`]).
+    /// [`OverrunPolicy::Skip`]; [`OverrunPolicy::Relative`] is for executive tasks and is
+    /// refused by [`Builder::build`]: a loop's ticks are numbered on one fixed grid).
     pub fn overrun(mut self, overrun: OverrunPolicy) -> Self {
         self.overrun = overrun;
         self
@@ -211,8 +212,8 @@ impl Builder {
     /// affinity, policy, timer slack. The grid starts at the first [`Periodic::wait`].
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a period outside 1 ..= [`MAX_PERIOD_NS`] or a strategy
-    /// tunable out of range; [`Error::Unsupported`] for a strategy that cannot run on the
+    /// [`Error::InvalidArgument`] for a period outside 1 ..= [`MAX_PERIOD_NS`], a strategy
+    /// tunable out of range or [`OverrunPolicy::Relative`]; [`Error::Unsupported`] for a strategy that cannot run on the
     /// chosen clock;
     /// [`Error::Os`] if the wake-up method or a setting cannot be set up — settings already
     /// applied are then restored before returning.
@@ -222,6 +223,13 @@ impl Builder {
                 "the period must be 1 ..= {MAX_PERIOD_NS} ns (1 hour), not {}",
                 self.period
             )));
+        }
+        if self.overrun == OverrunPolicy::Relative {
+            return Err(Error::InvalidArgument(
+                "a Periodic loop skips or catches up after an overrun; the relative policy \
+                 (moving the grid) is for executive tasks (Task::overrun)"
+                    .into(),
+            ));
         }
         let (kind, options) = self.strategy.method(self.period)?;
         let method = wait::create(kind, self.clock, &options).map_err(|e| {
@@ -563,7 +571,7 @@ mod tests {
             // On a loaded machine the first tick itself may be late and skip some.
             let skipped_by_t0 = match policy {
                 OverrunPolicy::Skip => t0.overruns,
-                OverrunPolicy::CatchUp => 0,
+                _ => 0,
             };
             assert_eq!(late.index, 1 + skipped_by_t0);
             assert!(late.latency >= 2_500_000, "{late:?}");
@@ -571,13 +579,22 @@ mod tests {
             let next = p.wait().unwrap();
             match policy {
                 OverrunPolicy::Skip => assert_eq!(next.index, late.index + late.overruns + 1),
-                OverrunPolicy::CatchUp => {
+                _ => {
                     assert_eq!(next.index, 2);
                     assert!(next.latency > 0);
                 }
             }
             assert!(t0.index == 0 && p.stats().overruns >= 2);
         }
+    }
+
+    #[test]
+    fn the_relative_policy_is_refused_for_a_loop() {
+        let e = Periodic::builder(1_000_000)
+            .overrun(OverrunPolicy::Relative)
+            .build()
+            .unwrap_err();
+        assert_eq!(e.errno(), libc::EINVAL);
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //!
 //! The overrun rule is the one of [`tickscope_engine::grid::Grid`] (cyclictest's `now > next`),
 //! on indices instead of ns: every release that had passed before the wake-up is counted
-//! once, then skipped or released in turn according to the task's [`OverrunPolicy`].
+//! once, then skipped or released in turn according to the task's [`OverrunPolicy`]; with
+//! [`OverrunPolicy::Relative`] the grid itself moves (its `first` is shifted) so that the
+//! next release is one period after the late one started, and stays exact from there.
 
 use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::time::Nanos;
@@ -115,6 +117,13 @@ impl RateGrid {
         self.index = match self.policy {
             OverrunPolicy::Skip => last + 1,
             OverrunPolicy::CatchUp => self.index + 1,
+            OverrunPolicy::Relative => {
+                // Release `index` is taken to have been due at `woke`: the grid moves by the
+                // lateness, and release `index + 1` follows it by one period.
+                self.first += woke - self.at(self.index);
+                self.missed_through = self.index;
+                self.index + 1
+            }
         };
         self.expiry = self.at(self.index);
         missed
@@ -131,7 +140,11 @@ mod tests {
     #[test]
     fn whole_ns_periods_behave_like_the_engine_grid() {
         use tickscope_engine::grid::Grid;
-        for policy in [OverrunPolicy::Skip, OverrunPolicy::CatchUp] {
+        for policy in [
+            OverrunPolicy::Skip,
+            OverrunPolicy::CatchUp,
+            OverrunPolicy::Relative,
+        ] {
             let mut g = Grid::new(1000, 100, policy);
             let mut r = RateGrid::new(1000, 100, 1, policy);
             for woke in [1010, 1200, 1450, 1451, 1452, 1460, 1700, 2000, 2001] {
@@ -154,6 +167,23 @@ mod tests {
         assert_eq!(g.advance(30_000_001), 0);
         assert_eq!(g.advance(30_000_002), 0);
         assert_eq!(g.index(), 3);
+    }
+
+    #[test]
+    fn relative_moves_the_grid_and_keeps_the_rate_exact() {
+        // 85 Hz, release 0 at 0; release 0 starts at 30 ms, after releases 1 and 2 passed.
+        let mut g = RateGrid::new(0, S, 85, OverrunPolicy::Relative);
+        assert_eq!(g.advance(30_000_000), 2);
+        assert_eq!((g.index(), g.expiry()), (1, 30_000_000 + 11_764_706));
+        // From there the moved grid is exact: release k at 30 ms + round(k·10⁹/85).
+        for k in 1..1000u64 {
+            assert_eq!(g.advance(g.expiry()), 0);
+            assert_eq!(g.expiry(), 30_000_000 + release_offset(k + 1, S, 85));
+        }
+        // A second overrun counts only releases of the moved grid.
+        let late = g.expiry() + 3 * 11_764_706 + 5;
+        assert_eq!(g.advance(late), 3);
+        assert!((11_764_705..=11_764_706).contains(&(g.expiry() - late)));
     }
 
     /// A non-harmonic set with two rates whose period is not a whole number of ns: at every
@@ -210,6 +240,22 @@ mod tests {
                 prop_assert_eq!(g.expiry(), first + release_offset(i as u64, S, f));
                 let woke = g.expiry() + l; // ≤ 2 ns late: never past the next release
                 prop_assert_eq!(g.advance(woke), 0);
+            }
+        }
+
+        /// Relative: after every start, the next release is at most one period (rounded
+        /// up) after it, and never before it.
+        #[test]
+        fn relative_never_leaves_more_than_a_period(
+            f in 1i128..1000,
+            delays in proptest::collection::vec(0i64..5_000_000_000, 1..60),
+        ) {
+            let mut g = RateGrid::new(0, S, f, OverrunPolicy::Relative);
+            for &d in &delays {
+                let woke = g.expiry() + d;
+                g.advance(woke);
+                prop_assert!(g.expiry() >= woke);
+                prop_assert!(i128::from(g.expiry() - woke) <= S / f + 1);
             }
         }
 

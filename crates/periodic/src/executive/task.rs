@@ -238,7 +238,8 @@ pub struct Release {
     /// other tasks of the same instant).
     pub latency: Nanos,
     /// Later expiries of this task that had already passed at `start`, counted once each
-    /// (skipped, or released next and late with [`OverrunPolicy::CatchUp`]).
+    /// (skipped, released next and late with [`OverrunPolicy::CatchUp`], or left behind by
+    /// the moved grid with [`OverrunPolicy::Relative`]).
     pub overruns: u64,
 }
 

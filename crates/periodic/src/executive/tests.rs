@@ -238,6 +238,44 @@ fn deadlines_budgets_and_stop() {
     );
 }
 
+/// Relative: a release that works 2.5 periods makes the next two expiries pass (counted as
+/// overruns), and the grid moves so that the next release is one period after the late one
+/// started; the other task's grid does not move.
+#[test]
+fn relative_overrun_moves_only_the_late_task() {
+    let clock = VClock::default();
+    let log: Log = Rc::default();
+    let mut ex = executive(&clock, vec![0], QueueKind::Heap);
+    let c = clock.clone();
+    let (l1, mut k) = (log.clone(), 0);
+    let late = ex
+        .add(Task::new(MS).overrun(OverrunPolicy::Relative), move |r| {
+            l1.borrow_mut().push(*r);
+            k += 1;
+            c.work(if k == 2 { 2_500_000 } else { 10_000 });
+            Control::Continue
+        })
+        .unwrap();
+    let other = ex.add(Task::new(4 * MS), logger(&log, &clock, 0)).unwrap();
+    ex.run_for(10 * MS).unwrap();
+    let t0 = ex.t0().unwrap();
+    let l = log.borrow();
+    let mine: Vec<_> = l.iter().filter(|r| r.task == late).collect();
+    // Releases 0 and 1 on time; release 1 ends at t0 + 3.5 ms, so release 2 (t0 + 2 ms)
+    // starts 1.5 ms late with expiry t0 + 3 ms passed: 1 overrun, and the grid moves.
+    assert_eq!((mine[2].expiry, mine[2].overruns), (t0 + 2 * MS, 1));
+    assert_eq!(mine[2].start, t0 + 3_500_000);
+    assert_eq!(mine[3].expiry, t0 + 4_500_000);
+    assert_eq!(mine[4].expiry - mine[3].expiry, MS);
+    assert_eq!(ex.stats()[late.0].overruns, 1);
+    let theirs: Vec<_> = l
+        .iter()
+        .filter(|r| r.task == other)
+        .map(|r| r.expiry)
+        .collect();
+    assert_eq!(theirs[..3], [t0, t0 + 4 * MS, t0 + 8 * MS]);
+}
+
 #[test]
 fn bad_tasks_and_empty_sets_are_refused() {
     let mut ex = Executive::new(Strategy::Sleep);
@@ -253,50 +291,63 @@ fn bad_tasks_and_empty_sets_are_refused() {
 
 /// The naive reference: every task's grid as an explicit list of expiries (repeated
 /// addition), fixed-priority dispatch by scanning all tasks, missed releases counted by
-/// walking the list. Returns the releases in order.
+/// walking the list; a relative overrun moves the task's grid to start at the late start.
+/// Returns the releases in order.
 fn event_list_simulation(
     tasks: &[(Nanos, Nanos, OverrunPolicy, i32)], // period, work, policy, priority
     latencies: &[Nanos],
     releases: usize,
 ) -> Vec<(usize, Nanos, Nanos, u64)> {
     let t0 = START + tasks.iter().map(|t| t.0).min().unwrap();
+    // Where each task's grid starts (moved by relative overruns).
+    let mut base = vec![t0; tasks.len()];
     // Grid point k of task i, computed on demand: a starved low-priority task may fall any
     // number of periods behind.
-    let grid = |i: usize, k: usize| t0 + k as Nanos * tasks[i].0;
+    let grid = |base: &[Nanos], i: usize, k: usize| base[i] + k as Nanos * tasks[i].0;
     let mut next = vec![0usize; tasks.len()]; // index into the grid
     let mut counted = vec![0usize; tasks.len()]; // grid points up to here counted as overruns
     let (mut now, mut lat) = (START, 0usize);
     let mut out = Vec::new();
     while out.len() < releases {
-        let pick = |now: Nanos| {
+        let pick = |base: &[Nanos], now: Nanos| {
             (0..tasks.len())
-                .filter(|&i| grid(i, next[i]) <= now)
+                .filter(|&i| grid(base, i, next[i]) <= now)
                 .min_by_key(|&i| (std::cmp::Reverse(tasks[i].3), tasks[i].0, i))
         };
-        let (i, start) = match pick(now) {
+        let (i, start) = match pick(&base, now) {
             Some(i) => (i, now),
             None => {
-                let e = (0..tasks.len()).map(|i| grid(i, next[i])).min().unwrap();
+                let e = (0..tasks.len())
+                    .map(|i| grid(&base, i, next[i]))
+                    .min()
+                    .unwrap();
                 now = (e + latencies[lat]).max(now);
                 lat = (lat + 1) % latencies.len();
-                (pick(now).unwrap(), now)
+                (pick(&base, now).unwrap(), now)
             }
         };
         let k = next[i];
         let mut overruns = 0;
         let mut j = k + 1;
-        while grid(i, j) < start {
+        while grid(&base, i, j) < start {
             if j > counted[i] {
                 overruns += 1;
                 counted[i] = j;
             }
             j += 1;
         }
+        let expiry = grid(&base, i, k);
         next[i] = match tasks[i].2 {
             OverrunPolicy::Skip => j,
             OverrunPolicy::CatchUp => k + 1,
+            OverrunPolicy::Relative if j > k + 1 => {
+                base[i] = start - k as Nanos * tasks[i].0;
+                counted[i] = k;
+                k + 1
+            }
+            OverrunPolicy::Relative => k + 1,
         };
-        out.push((i, grid(i, k), start, overruns));
+        out.push((i, expiry, start, overruns));
         now = start + tasks[i].1;
     }
     out
@@ -309,7 +360,7 @@ proptest! {
     #[test]
     fn overrun_accounting_matches_an_event_list_simulation(
         tasks in proptest::collection::vec(
-            (1i64..40, 0i64..80, any::<bool>(), 0i32..2), 1..6),
+            (1i64..40, 0i64..80, 0usize..3, 0i32..2), 1..6),
         latencies in proptest::collection::vec(0i64..30_000, 1..5),
         heap in any::<bool>(),
     ) {
@@ -317,7 +368,8 @@ proptest! {
             .into_iter()
             .map(|(p, w, c, prio)| {
                 let period = p * 1_000;
-                let policy = if c { OverrunPolicy::CatchUp } else { OverrunPolicy::Skip };
+                let policy =
+                    [OverrunPolicy::Skip, OverrunPolicy::CatchUp, OverrunPolicy::Relative][c];
                 (period, w * period / 40, policy, prio)
             })
             .collect();

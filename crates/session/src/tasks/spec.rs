@@ -12,9 +12,9 @@
 //! synthetic busy work `run --tasks` does per release (and the budget the plan assumes when
 //! none is given);
 //! `budget=`, `deadline=`, `phase=`, `prio=` (higher runs first among tasks due together;
-//! default 0, then rate-monotonic), `overrun=skip|catch-up`, `name=`. Each field at most once
-//! (`+PHASE` and `phase=` are one field, as are a bare duration and `budget=`); a value is
-//! one duration (`1ms 2ms` is refused: tasks are separated by commas). The help of `plan` and
+//! default 0, then rate-monotonic), `overrun=skip|catch-up|relative`, `name=`. Each field
+//! at most once (`+PHASE` and `phase=` are one field, as are a bare duration and `budget=`);
+//! a value is one duration (`1ms 2ms` is refused: tasks are separated by commas). The help of `plan` and
 //! `run --tasks` is the command line's (`TASKS_HELP` in the CLI crate).
 
 use crate::text::{parse_duration, parse_interval};
@@ -211,7 +211,10 @@ fn parse_one(item: &str) -> Result<TaskSpec, String> {
                     task = task.overrun(match v.trim() {
                         "skip" => OverrunPolicy::Skip,
                         "catch-up" => OverrunPolicy::CatchUp,
-                        _ => return Err(format!("overrun '{v}' is not skip or catch-up")),
+                        "relative" => OverrunPolicy::Relative,
+                        _ => {
+                            return Err(format!("overrun '{v}' is not skip, catch-up or relative"))
+                        }
                     })
                 }
                 "name" if v.trim().chars().count() > MAX_NAME_CHARS => {
@@ -283,6 +286,8 @@ mod tests {
             (p.priority_value(), p.overrun_policy()),
             (1, OverrunPolicy::CatchUp)
         );
+        let t = parse_tasks("30Hz:overrun=relative").unwrap();
+        assert_eq!(t[0].task.overrun_policy(), OverrunPolicy::Relative);
         assert_eq!(p.display_name(), "planner");
         assert_eq!(
             parse_tasks("250").unwrap()[0].task.period_ns(),
@@ -299,7 +304,7 @@ mod tests {
             ("1ms,xyz", "task 2 'xyz'"),
             ("1ms:work=abc", "work 'abc'"),
             ("1ms:color=red", "unknown field 'color'"),
-            ("1ms:overrun=later", "skip or catch-up"),
+            ("1ms:overrun=later", "skip, catch-up or relative"),
             ("1ms:prio=high", "prio 'high'"),
             ("0ns", "greater than zero"),
             ("1ms:work=0us", "work must be"),
