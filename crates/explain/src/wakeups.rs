@@ -167,7 +167,14 @@ impl Tracker {
                 let state = self.threads.entry(e.pid).or_default();
                 let asked = softexpires.unwrap_or(*expires);
                 let clock = match state.enter {
-                    Some((nr, args)) if nr == libc::SYS_clock_nanosleep => args[0],
+                    // A relative sleep on CLOCK_REALTIME runs on the monotonic base
+                    // (`__hrtimer_setup()`, kernel/time/hrtimer.c): its expiry is monotonic.
+                    Some((nr, args)) if nr == libc::SYS_clock_nanosleep => {
+                        match args[0] == CLOCK_REALTIME && asked <= EPOCH_CLOCK_NS {
+                            true => CLOCK_MONOTONIC,
+                            false => args[0],
+                        }
+                    }
                     _ if asked > EPOCH_CLOCK_NS => CLOCK_REALTIME,
                     _ => CLOCK_MONOTONIC,
                 };
@@ -306,6 +313,32 @@ mod tests {
         let Seen::WakeUp(w) = &seen[0] else { panic!() };
         assert_eq!((w.expiry, w.woke), (100005000000, 100006010000));
         assert_eq!(seen[1], Seen::Exit(5));
+    }
+
+    #[test]
+    fn a_relative_realtime_sleep_is_on_the_monotonic_base() {
+        // glibc's usleep(): clock_nanosleep(CLOCK_REALTIME, 0, …), as cyclictest's main thread.
+        let mut t = Tracker::new(
+            ClockOffsets {
+                realtime: 1_700_000_000_000_000_000,
+                ..Default::default()
+            },
+            None,
+        );
+        let lines = [
+            "ct-7 [000] .....  60.000000: sys_enter: NR 230 (0, 0, 7ffcb07727c0, 0, 0, 0)",
+            "ct-7 [000] d..1.  60.000001: hrtimer_start: hrtimer=0000000000000003 function=hrtimer_wakeup expires=60010051000 softexpires=60010001000 mode=REL was_armed=0",
+            "ct-7 [000] .....  60.010060: sys_exit: NR 230 = 0",
+        ];
+        let seen: Vec<Seen> = lines
+            .iter()
+            .filter_map(|l| parse_line(l))
+            .map(|e| t.push(&e))
+            .collect();
+        let Seen::WakeUp(w) = &seen[2] else {
+            panic!("{seen:?}")
+        };
+        assert_eq!((w.expiry, w.woke, w.clock), (60_010_001_000, 60_010_060_000, CLOCK_MONOTONIC));
     }
 
     #[test]
