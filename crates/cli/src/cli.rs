@@ -126,7 +126,8 @@ pub struct AttachArgs {
     #[arg(long, value_name = "PID")]
     pub pid: i32,
 
-    /// Measure this thread of PID (repeatable). Default: every thread found periodic.
+    /// Measure this thread of PID (repeatable). Default: every thread found periodic, and
+    /// every one found periodic later.
     #[arg(long, value_name = "TID")]
     pub tid: Vec<i32>,
 

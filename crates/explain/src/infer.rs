@@ -24,6 +24,22 @@ pub const MIN_REGULAR: f64 = 0.8;
 /// Smallest tolerance of an interval around a whole number of periods, ns.
 const MIN_TOLERANCE_NS: Nanos = 20_000;
 
+/// The system calls whose timeout attach has a method for (see [`Wait`]): the waits a
+/// thread that appears while attached may use (`include/uapi/asm-generic/unistd.h`, x86-64
+/// numbers through `libc`).
+pub const WAIT_SYSCALLS: [i64; 10] = [
+    libc::SYS_clock_nanosleep,
+    libc::SYS_nanosleep,
+    libc::SYS_read,
+    libc::SYS_poll,
+    libc::SYS_ppoll,
+    libc::SYS_select,
+    libc::SYS_pselect6,
+    libc::SYS_epoll_wait,
+    libc::SYS_epoll_pwait,
+    libc::SYS_epoll_pwait2,
+];
+
 /// How a thread waits for its timer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Wait {

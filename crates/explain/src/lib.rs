@@ -15,7 +15,8 @@
 //! * [`bpf`] is the one guard that owns the BPF capture programs (the lean backend), and
 //!   [`bpf_records`] decodes what they send into [`events::Event`]s;
 //! * [`wakeups`] joins another program's armed expiries with its wake-ups and [`infer`]
-//!   finds its periodic threads (`tickscope attach`);
+//!   finds its periodic threads (`tickscope attach`); [`roster`] says which threads are
+//!   measured, following the ones found periodic later;
 //! * [`on_late`] parses `--on-late THRESHOLD:ACTION[,ACTION…]`; [`on_late_exec`] runs
 //!   their commands, bounded;
 //! * [`controller`] runs all of it on the collector thread during a run: the trace
@@ -37,6 +38,7 @@ pub mod events;
 pub mod infer;
 pub mod on_late;
 pub mod on_late_exec;
+pub mod roster;
 pub mod section;
 pub mod table;
 pub mod tracefs;

@@ -66,6 +66,17 @@ pub struct ClockOffsets {
 }
 
 impl ClockOffsets {
+    /// The offsets now (`clock_gettime(2)`, one read of each clock).
+    pub fn now() -> Self {
+        use tickscope_engine::time::read_clock;
+        let mono = read_clock(libc::CLOCK_MONOTONIC);
+        ClockOffsets {
+            realtime: read_clock(libc::CLOCK_REALTIME) - mono,
+            tai: read_clock(libc::CLOCK_TAI) - mono,
+            boottime: read_clock(libc::CLOCK_BOOTTIME) - mono,
+        }
+    }
+
     /// The offset of clock id `clock`, ns (0 for CLOCK_MONOTONIC and unknown ids).
     pub fn of(&self, clock: u64) -> Nanos {
         match clock {
@@ -338,7 +349,10 @@ mod tests {
         let Seen::WakeUp(w) = &seen[2] else {
             panic!("{seen:?}")
         };
-        assert_eq!((w.expiry, w.woke, w.clock), (60_010_001_000, 60_010_060_000, CLOCK_MONOTONIC));
+        assert_eq!(
+            (w.expiry, w.woke, w.clock),
+            (60_010_001_000, 60_010_060_000, CLOCK_MONOTONIC)
+        );
     }
 
     #[test]

@@ -27,7 +27,8 @@ pub struct Target {
     pub notes: Vec<String>,
 }
 
-/// One thread measured, as inferred before the measurement.
+/// One thread measured, as inferred when it was chosen: before the measurement, or when it
+/// began waking from a timer during it (the target's `notes` say when).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetThread {
     /// Kernel thread id.

@@ -10,8 +10,10 @@
 //!
 //! One concept per file: [`session`] (the lifecycle), [`deliver`](crate::session) (events and
 //! annotation), [`error`] (the folded outcome), [`housekeeping`] (placement), [`load`] (the
-//! load child), [`trace`] (the explain sinks).
+//! load child), [`trace`] (the explain sinks), [`attach`] (another program's wake-ups as a
+//! run).
 
+pub mod attach;
 mod deliver;
 pub mod error;
 pub mod housekeeping;

@@ -9,7 +9,9 @@
 //!   concern, over a [`facts::Root`] that is the live system or a fixture tree);
 //! * [`doctor`] — the checks that turn facts into findings, and the knob measurements;
 //! * [`clocks`] — what reading each clock costs and how finely it ticks;
-//! * [`procstat`] — `/proc/stat` snapshots and the load achieved between two of them.
+//! * [`procstat`] — `/proc/stat` snapshots and the load achieved between two of them;
+//! * [`target`] — another program's threads, policy, timer slack and CPU time
+//!   (`tickscope attach`).
 //!
 //! Rendering is the `tickscope-report` crate's job.
 
@@ -20,3 +22,4 @@ pub mod doctor;
 pub mod facts;
 pub mod procstat;
 pub mod system;
+pub mod target;

@@ -1,7 +1,6 @@
 //! One file per subcommand.
 
 pub mod attach;
-pub mod attach_proc;
 pub mod clocks;
 pub mod compare;
 pub mod completions;

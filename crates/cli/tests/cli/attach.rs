@@ -174,3 +174,142 @@ fn a_missing_process_or_thread_is_one_line_and_status_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Sleeps to an absolute grid of `period` on CLOCK_MONOTONIC until `until` returns true.
+fn tick(period: Duration, until: &dyn Fn() -> bool) {
+    let mut next = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `next` is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut next) };
+    while !until() {
+        next.tv_nsec += period.as_nanos() as i64;
+        while next.tv_nsec >= 1_000_000_000 {
+            next.tv_nsec -= 1_000_000_000;
+            next.tv_sec += 1;
+        }
+        // SAFETY: `next` is a valid timespec; no remainder is asked for.
+        unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &next,
+                std::ptr::null_mut(),
+            )
+        };
+    }
+}
+
+/// The target of `a_thread_started_later_is_measured_and_its_exit_noted`, run in a child
+/// process of this test binary (the variable names the file that starts its second loop):
+/// a 2 ms loop from the start; once the file exists, a 1 ms loop on a new thread for 1.5 s,
+/// which then exits; the process exits 1 s later (or after 30 s without the file).
+#[test]
+fn late_thread_target() {
+    let Some(go) = std::env::var_os("TICKSCOPE_LATE_THREAD_GO") else {
+        eprintln!("late_thread_target: the target of a test, idle unless that test starts it");
+        return;
+    };
+    let go = std::path::PathBuf::from(go);
+    let started = Instant::now();
+    tick(Duration::from_millis(2), &|| {
+        go.exists() || started.elapsed() > Duration::from_secs(30)
+    });
+    let late = std::thread::Builder::new()
+        .name("late-loop".into())
+        .spawn(|| {
+            let t = Instant::now();
+            tick(Duration::from_millis(1), &|| {
+                t.elapsed() > Duration::from_millis(1500)
+            });
+        })
+        .unwrap();
+    let t = Instant::now();
+    tick(Duration::from_millis(2), &|| {
+        t.elapsed() > Duration::from_millis(2500)
+    });
+    late.join().unwrap();
+}
+
+#[test]
+fn a_thread_started_later_is_measured_and_its_exit_noted() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipping a_thread_started_later_is_measured_and_its_exit_noted: {why}");
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "attach::late_thread_target", "--nocapture"])
+        .env("TICKSCOPE_LATE_THREAD_GO", &go)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let json = dir.path().join("a.json");
+    let mut attach = Command::new(bin())
+        .args(["attach", "--pid", &pid.to_string(), "--discover", "500ms"])
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The second loop starts once attach has chosen its threads (its list is printed).
+    let mut stdout = std::io::BufReader::new(attach.stdout.take().unwrap());
+    let mut listed = String::new();
+    while !listed.contains("periodic") {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut stdout, &mut line).unwrap() == 0 {
+            break;
+        }
+        listed += &line;
+    }
+    std::fs::write(&go, "").unwrap();
+    let rest = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = attach.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = attach.kill();
+            let _ = child.kill();
+            panic!("attach did not end with its target: {listed}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    child.wait().unwrap();
+    let stderr = std::io::read_to_string(attach.stderr.take().unwrap()).unwrap_or_default();
+    let _ = rest.join();
+    assert!(status.success(), "{listed}\n{stderr}");
+    assert!(stderr.contains("exited; detached"), "{stderr}");
+    let doc = result_json(&std::fs::read_to_string(&json).unwrap());
+    let threads = doc["target"]["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2, "{}", doc["target"]);
+    assert_eq!(threads[0]["period_ns"], 2_000_000);
+    assert_eq!(threads[1]["period_ns"], 1_000_000);
+    assert_eq!(threads[1]["comm"], "late-loop");
+    let late_tid = threads[1]["tid"].as_i64().unwrap();
+    assert_eq!(doc["threads"][1]["tid"], late_tid);
+    // 1.5 s of a 1 ms loop; some hundreds at least, whatever the load.
+    let late = doc["threads"][1]["samples"].as_u64().unwrap();
+    assert!((100..=1600).contains(&late), "{late}");
+    let notes: Vec<&str> = doc["target"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    let began = format!("thread {late_tid} (late-loop) began waking from a timer");
+    assert!(notes.iter().any(|n| n.starts_with(&began)), "{notes:?}");
+    let exited = format!("thread {late_tid} (T1) exited after");
+    assert!(notes.iter().any(|n| n.starts_with(&exited)), "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.ends_with("exited; detached")),
+        "{notes:?}"
+    );
+}

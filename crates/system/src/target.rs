@@ -1,5 +1,5 @@
-//! What `tickscope attach` reads about the target from `/proc` (proc(5), The Linux
-//! man-pages project, https://man7.org/linux/man-pages/man5/proc.5.html): its command name,
+//! What `tickscope attach` reads about the program it observes (its target) from `/proc` (proc(5), The Linux
+//! man-pages project, <https://man7.org/linux/man-pages/man5/proc.5.html>): its command name,
 //! its threads, and per thread its policy, timer slack and CPU time. Nothing is written.
 
 use tickscope_engine::setup::Policy;
@@ -88,17 +88,6 @@ pub fn policy(tid: i32) -> Policy {
     }
 }
 
-/// CLOCK_REALTIME, CLOCK_TAI and CLOCK_BOOTTIME minus CLOCK_MONOTONIC, ns, now.
-pub fn clock_offsets() -> tickscope_explain::wakeups::ClockOffsets {
-    use tickscope_engine::time::read_clock;
-    let mono = read_clock(libc::CLOCK_MONOTONIC);
-    tickscope_explain::wakeups::ClockOffsets {
-        realtime: read_clock(libc::CLOCK_REALTIME) - mono,
-        tai: read_clock(libc::CLOCK_TAI) - mono,
-        boottime: read_clock(libc::CLOCK_BOOTTIME) - mono,
-    }
-}
-
 /// The CPUs any of `tids` may run on (the union of their `sched_getaffinity(2)` masks,
 /// sched_getaffinity(2), The Linux man-pages project); threads already gone are skipped.
 pub fn cpus_of(tids: &[i32]) -> Vec<usize> {
@@ -132,7 +121,5 @@ mod tests {
         assert!(threads(me).contains(&me));
         assert!(cpu_time(me).is_some_and(|c| c > 0));
         assert!(!alive(i32::MAX) && comm(i32::MAX).is_none() && threads(i32::MAX).is_empty());
-        let o = clock_offsets();
-        assert!(o.realtime > 0 && o.boottime >= 0);
     }
 }
