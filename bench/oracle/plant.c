@@ -22,6 +22,13 @@
  *   ipi    on CPU (not the measured one): membarrier(PRIVATE_EXPEDITED) in a loop; the
  *          kernel sends the IPI only to CPUs running this process, so a SCHED_OTHER helper
  *          thread spins on the measured CPU (PRIO) during each burst and sleeps between
+ *   quota  SCHED_OTHER on CPU (not the measured one), in a cpu cgroup (v1) with a CFS quota
+ *          shared with the measuring thread; QUOTA_STAT names that group's cpu.stat. A
+ *          burst spins until the group has been throttled and refilled once: it reads its
+ *          own CPU time (CLOCK_THREAD_CPUTIME_ID, which makes the kernel account it, so the
+ *          quota is spent exactly rather than at the next tick) and ends when it runs again
+ *          after cpu.stat's nr_throttled went up (the period timer that refilled the quota
+ *          also ran the measuring thread again). BURST_US is only the upper bound.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -87,6 +94,16 @@ static int slow_filter(int loops) {
   return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof a);
 }
 
+/* nr_throttled of a cgroup-v1 cpu.stat (kernel/sched/core.c, cpu_cfs_stat_show()), -1 on error. */
+static long nr_throttled(int fd) {
+  char buf[512];
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  char *p = strstr(buf, "nr_throttled ");
+  return p ? atol(p + 13) : -1;
+}
+
 static int helper_cpu;
 static volatile int bursting;
 static void *helper(void *arg) {
@@ -117,7 +134,7 @@ int main(int argc, char **argv) {
   snprintf(name, sizeof name, "plant-%s", mode);
   prctl(PR_SET_NAME, name);
   if (mlockall(MCL_CURRENT | MCL_FUTURE)) perror("mlockall");
-  int sock = -1, file = -1, rxs = -1;
+  int sock = -1, file = -1, rxs = -1, stat = -1;
   char data[4096];
   struct sockaddr_in to = {.sin_family = AF_INET};
   static char payload[1400];
@@ -155,6 +172,13 @@ int main(int argc, char **argv) {
     socklen_t l = sizeof to;
     getsockname(rx, (struct sockaddr *)&to, &l);
 
+  } else if (!strcmp(mode, "quota")) {
+    const char *path = getenv("QUOTA_STAT");
+    stat = path ? open(path, O_RDONLY) : -1;
+    if (stat < 0 || nr_throttled(stat) < 0) {
+      fprintf(stderr, "plant quota: QUOTA_STAT must name a readable cpu.stat\n");
+      return 3;
+    }
   } else if (!strcmp(mode, "kernel")) {
     kbytes = (size_t)(burst / 1000) * 1024;
     snprintf(data, sizeof data, "%s.data", log);
@@ -182,6 +206,13 @@ int main(int argc, char **argv) {
       while (got < sent && now() - b < 50000000)
         got += recv(rxs, payload, sizeof payload, MSG_DONTWAIT) > 0;
       b = now();
+    } else if (!strcmp(mode, "quota")) {
+      long n0 = nr_throttled(stat);
+      struct timespec cpu_time;
+      while ((b = now()) - a < burst) {
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_time);
+        if (nr_throttled(stat) > n0) break;
+      }
     } else if (!strcmp(mode, "ipi")) {
       bursting = 1;
       while ((b = now()) - a < burst)

@@ -387,6 +387,11 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         if end > b5 {
             let me = events[x].comm.clone();
             segments[5].details = cpu_details(events, c, x, None, b5, end, tid, Some((tid, me)));
+            if let Some(t) = throttled_on_exit(events, c, x, tid, b5, end, segments[5].ns) {
+                let passed: Vec<Option<i32>> = t.1.iter().map(|p| Some(*p)).collect();
+                segments[5].details.retain(|d| !passed.contains(&d.pid));
+                segments[5].details.insert(0, t.0);
+            }
         }
     }
     let cause = main_cause(&segments, residual, lost);
@@ -704,7 +709,9 @@ const BANDWIDTH_TIMERS: [&str; 5] = [
 ///   (Documentation/scheduler/sched-deadline.rst, "dl_server") → `rt_throttled`;
 /// * a fair thread, while the CPU stayed idle and a CFS bandwidth timer ran before it was
 ///   switched in (its group's `cpu.cfs_quota_us` spent until the period timer refilled it,
-///   Documentation/scheduler/sched-bwc.rst) → `cfs_throttled`.
+///   Documentation/scheduler/sched-bwc.rst) → `cfs_throttled`; or, whoever held the CPU,
+///   when it was switched in as the first thing after a CFS bandwidth timer on that CPU
+///   ([`released_by_cfs_timer`]): the tasks that ran meanwhile ran because of the throttling.
 ///
 /// Passed-over time must fill at least half of S3. The detail names the bandwidth timer
 /// seen between the wake-up and the switch-in, if any.
@@ -730,6 +737,11 @@ fn throttled(
         }
         _ => None,
     });
+    // A fair thread switched in as the first thing its CPU did after a CFS bandwidth timer
+    // ran there was released by it, whoever held the CPU meanwhile.
+    let released = (!rt)
+        .then(|| released_by_cfs_timer(events, cpu, entry, si))
+        .flatten();
     // (pid, prio, chosen after the wake-up)
     let mut task = (events[entry].pid, None::<i32>, false);
     let (mut idle, mut lower, mut last) = (0, 0, b3);
@@ -743,6 +755,8 @@ fn throttled(
         if task.0 == 0 {
             idle += t;
         } else if rt && task.2 && task.1.is_some_and(|p| p >= 100) {
+            lower += t;
+        } else if !rt {
             lower += t;
         }
     };
@@ -762,7 +776,36 @@ fn throttled(
         }
     }
     account(&task, last, end);
-    let passed = idle + lower;
+    if !rt {
+        if let Some(f) = released {
+            // Everything that held the CPU while the thread waited for its quota.
+            let ran = events[entry..si]
+                .iter()
+                .filter(|e| e.cpu == cpu)
+                .filter_map(|e| match e.kind {
+                    Kind::SchedSwitch { next_pid, .. } => Some(next_pid),
+                    _ => None,
+                })
+                .chain(std::iter::once(events[entry].pid))
+                .filter(|&p| p != 0);
+            for p in ran {
+                if !pids.contains(&p) {
+                    pids.push(p);
+                }
+            }
+            let passed = (idle + lower).min(ns);
+            return (ns > 0 && 2 * passed >= ns).then(|| {
+                let d = Detail {
+                    kind: "cfs_throttled".into(),
+                    name: f,
+                    pid: None,
+                    ns: passed,
+                };
+                (d, pids)
+            });
+        }
+    }
+    let passed = if rt { idle + lower } else { idle };
     if ns <= 0 || 2 * passed < ns {
         return None;
     }
@@ -784,6 +827,94 @@ fn throttled(
         },
         pids,
     ))
+}
+
+/// CFS bandwidth timers: the period timer refills a group's quota and unthrottles its run
+/// queues; the slack timer hands back unused runtime (`kernel/sched/fair.c`,
+/// `sched_cfs_period_timer()`, `sched_cfs_slack_timer()`).
+const CFS_TIMERS: [&str; 2] = ["sched_cfs_period_timer", "sched_cfs_slack_timer"];
+
+/// The CFS bandwidth timer that released the task switched in at `si` on `cpu`: one ran on
+/// that CPU after `from` and no other switch happened there between it and `si` — the
+/// unthrottled run queue's task was chosen as the first thing after the refill
+/// (`distribute_cfs_runtime()` → `unthrottle_cfs_rq()` → `resched_curr()`).
+fn released_by_cfs_timer(events: &[Event], cpu: u32, from: usize, si: usize) -> Option<String> {
+    let mut timer = None;
+    for e in events[from + 1..si].iter().filter(|e| e.cpu == cpu) {
+        match &e.kind {
+            Kind::HrtimerExpireEntry { function, .. }
+                if CFS_TIMERS.contains(&function.as_str()) =>
+            {
+                timer = Some(function.clone())
+            }
+            Kind::SchedSwitch { .. } => timer = None,
+            _ => {}
+        }
+    }
+    timer
+}
+
+/// A fair thread throttled on its way back to user mode (S5, `[b5, end]`, `ns` long), with
+/// the tasks that ran in its place. Since Linux 6.18 a throttled CFS group's tasks are taken
+/// off the CPU when they next return to user mode (task work, `throttle_cfs_rq_work()` in
+/// `kernel/sched/fair.c`; the task-based throttle series of Valentin Schneider and Aaron Lu,
+/// 2025), so the thread returns from
+/// its wait (`sys_exit`), is switched out while runnable, and runs again only when a period
+/// timer refills the quota (seen so on this machine's 6.18 kernel). Evidence: the switch-out still runnable after the wait's
+/// `sys_exit` (`from`), then the switch-in released by a CFS bandwidth timer on that CPU
+/// ([`released_by_cfs_timer`]); the time in between must fill at least half of S5.
+fn throttled_on_exit(
+    events: &[Event],
+    cpu: u32,
+    from: usize,
+    tid: i32,
+    b5: Nanos,
+    end: Nanos,
+    ns: Nanos,
+) -> Option<(Detail, Vec<i32>)> {
+    let mut out: Option<(usize, Nanos)> = None;
+    let mut pids = Vec::new();
+    for (k, e) in events.iter().enumerate().skip(from + 1) {
+        if e.cpu != cpu {
+            continue;
+        }
+        if e.ts > end + US {
+            break;
+        }
+        let Kind::SchedSwitch {
+            prev_pid,
+            prev_state,
+            next_pid,
+            ..
+        } = &e.kind
+        else {
+            continue;
+        };
+        match out {
+            None if *prev_pid == tid && prev_state.starts_with('R') => out = Some((k, e.ts)),
+            None => {}
+            Some((o, at)) if *next_pid == tid => {
+                let f = released_by_cfs_timer(events, cpu, o, k)?;
+                let lo = at.clamp(b5, end);
+                let passed = e.ts.clamp(lo, end) - lo;
+                if ns <= 0 || 2 * passed < ns {
+                    return None;
+                }
+                let d = Detail {
+                    kind: "cfs_throttled".into(),
+                    name: f,
+                    pid: None,
+                    ns: passed.min(ns),
+                };
+                return Some((d, pids));
+            }
+            Some(_) => {}
+        }
+        if out.is_some() && *next_pid != 0 && *next_pid != tid && !pids.contains(next_pid) {
+            pids.push(*next_pid);
+        }
+    }
+    None
 }
 
 /// Whether a kernel thread runs interrupt work under PREEMPT_RT (or `threadirqs`), and as

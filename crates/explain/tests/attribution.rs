@@ -744,6 +744,116 @@ fn throttling_needs_its_evidence() {
     assert_ne!(b.cause.category, "rt throttled");
 }
 
+/// The group's CFS period timer firing on the measured CPU (in `current`'s context).
+fn cfs_period_timer(b: B, ts: Nanos, current: (i32, &str)) -> B {
+    b.ev(
+        ts,
+        current.0,
+        current.1,
+        Kind::HrtimerExpireEntry {
+            timer: 0xfee,
+            function: "sched_cfs_period_timer".into(),
+            now: ts,
+        },
+    )
+}
+
+#[test]
+fn a_fair_thread_throttled_on_its_way_back_to_user_mode_is_cpu_quota() {
+    // Linux 6.18 (recorded shape): the thread returns from its wait, is switched out while
+    // runnable ("R+") by the throttle's task work, rustc runs, and the group's period timer
+    // on this CPU refills the quota — the next switch is back to the thread.
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (31, "rustc"))
+        .switch_prio(EXPIRY + 20_000, (31, "rustc"), (TID, "tickscope-0"), 120)
+        .sys_exit(EXPIRY + 24_000)
+        .ev(
+            EXPIRY + 27_000,
+            TID,
+            "tickscope-0",
+            Kind::SchedSwitch {
+                prev_pid: TID,
+                prev_comm: "tickscope-0".into(),
+                prev_state: "R+".into(),
+                next_pid: 32,
+                next_comm: "cc1".into(),
+                next_prio: 120,
+            },
+        )
+        .switch_prio(EXPIRY + 4_000_000, (32, "cc1"), (31, "rustc"), 120);
+    let ev = cfs_period_timer(ev, EXPIRY + 9_000_000, (31, "rustc"))
+        .switch_prio(EXPIRY + 9_030_000, (31, "rustc"), (TID, "tickscope-0"), 120)
+        .events();
+    let b = attribute(&sample(EXPIRY + 9_035_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "cpu quota", "{b:#?}");
+    assert_eq!(b.cause.detail.as_deref(), Some("sched_cfs_period_timer"));
+    let s5 = &b.segments[5];
+    assert_eq!(s5.details[0].kind, "cfs_throttled");
+    assert!(
+        s5.details
+            .iter()
+            .all(|d| d.pid != Some(31) && d.pid != Some(32)),
+        "rustc and cc1 ran because of the throttling: {:?}",
+        s5.details
+    );
+}
+
+#[test]
+fn a_fair_thread_released_by_the_period_timer_on_a_busy_cpu_is_cpu_quota() {
+    // Throttled when it woke (older kernels: the run queue is left throttled): rustc keeps
+    // the CPU, the period timer on this CPU unthrottles the group and the thread is the
+    // next task switched in.
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (31, "rustc"))
+        .switch_prio(EXPIRY + 4_000_000, (31, "rustc"), (32, "cc1"), 120);
+    let ev = cfs_period_timer(ev, EXPIRY + 6_000_000, (32, "cc1"))
+        .switch_prio(EXPIRY + 6_020_000, (32, "cc1"), (TID, "tickscope-0"), 120)
+        .sys_exit(EXPIRY + 6_022_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 6_023_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "cpu quota", "{b:#?}");
+    assert_eq!(b.segments[3].details[0].kind, "cfs_throttled");
+    assert!(b.segments[3]
+        .details
+        .iter()
+        .all(|d| d.pid != Some(31) && d.pid != Some(32)));
+}
+
+#[test]
+fn a_period_timer_followed_by_another_task_is_not_a_quota() {
+    // The period timer ran, but the CPU then went to cc1, not to the thread: the timer did
+    // not release it; cc1 and rustc are what the events show.
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (31, "rustc"))
+        .switch(EXPIRY + 9_000, (31, "rustc"), (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 11_000)
+        .switch(EXPIRY + 12_000, (TID, "tickscope-0"), (31, "rustc"));
+    let ev = cfs_period_timer(ev, EXPIRY + 1_000_000, (31, "rustc"))
+        .switch_prio(EXPIRY + 1_010_000, (31, "rustc"), (32, "cc1"), 120)
+        .switch_prio(EXPIRY + 3_000_000, (32, "cc1"), (TID, "tickscope-0"), 120)
+        .events();
+    let b = attribute(&sample(EXPIRY + 3_001_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "other thread", "{b:#?}");
+    // And S3 likewise: the thread woken on a busy CPU, a period timer, then another task.
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (31, "rustc"));
+    let ev = cfs_period_timer(ev, EXPIRY + 1_000_000, (31, "rustc"))
+        .switch_prio(EXPIRY + 1_010_000, (31, "rustc"), (32, "cc1"), 120)
+        .switch_prio(EXPIRY + 3_000_000, (32, "cc1"), (TID, "tickscope-0"), 120)
+        .sys_exit(EXPIRY + 3_002_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 3_003_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "other thread", "{b:#?}");
+}
+
 #[test]
 fn a_softirq_the_timer_interrupted_is_named_when_it_runs_on() {
     // NET_RX (in cc1's context) starts before the expiry; the timer interrupt lands inside
