@@ -24,9 +24,9 @@
 #   rt-throttle SCHED_FIFO 1 spin 15 ms / ~100 ms with fifo 90             100us      rt throttled
 #              RT runtime 4000 µs of period 20000 µs (root cpu cgroup's cpu.rt_runtime_us /
 #              rt_period_us under RT group scheduling, else the sched_rt_* sysctls; restored)
-#   quota      SCHED_OTHER spin on CPU 0 until the    other (nice 0)       100us      cpu quota
-#              group is throttled and refilled once (bound 100 ms), ~60 ms apart, in a
-#              cpu-cgroup (v1) with the measuring thread, cfs_quota_us 500 of period 10000,
+#   quota      SCHED_OTHER nice -20 spin on CPU 0     other (nice 0)       100us      cpu quota
+#              until the group is throttled and refilled once (bound 100 ms), ~60 ms apart, in a
+#              cpu-cgroup (v1) with the measuring thread, cfs_quota_us 1000 of period 10000,
 #              sched_cfs_bandwidth_slice_us 10 (group removed, slice restored after)
 #   softirq    1400-byte UDP flood 300 µs / ~10 ms   fifo 90              50us       softirq (NET_RX)
 #              on CPU 0 to a socket with a slow BPF filter (~20000 loops a datagram),
@@ -216,13 +216,13 @@ else
     echo "oracle: rt-throttle skipped: $rt_runtime is not writable" >&2
 fi
 if [ -w /sys/fs/cgroup/cpu ] && [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
-    mkdir "$cg" && echo 10000 > "$cg/cpu.cfs_period_us" && echo 500 > "$cg/cpu.cfs_quota_us"
+    mkdir "$cg" && echo 10000 > "$cg/cpu.cfs_period_us" && echo 1000 > "$cg/cpu.cfs_quota_us"
     # CPU 1 takes its share of the group's quota in slices of this size: small, so that once
     # the plant on CPU 0 has spent the quota, the measuring thread's next slice is refused.
     [ -w $slice ] && echo 10 > $slice
     # The measuring thread joins the group first, so the group's period timer (pinned to the
     # CPU that started it, kernel/sched/fair.c start_cfs_bandwidth()) runs on CPU 1.
-    PLANT_CGROUP=$cg QUOTA_STAT=$cg/cpu.stat PLANT_BURST=100000 PLANT_GAP=60000 PLANT_PRIO= \
+    PLANT_CGROUP=$cg QUOTA_STAT=$cg/cpu.stat PLANT_BURST=100000 PLANT_GAP=60000 PLANT_PRIO=-20 \
         run_plant quota "" '{"category":["cpu quota"],"detail":null}' false 100us "--policy other" quota 0
     cg_remove
     [ -n "$slice_saved" ] && echo "$slice_saved" > $slice

@@ -26,9 +26,12 @@
  *          shared with the measuring thread; QUOTA_STAT names that group's cpu.stat. A
  *          burst spins until the group has been throttled and refilled once: it reads its
  *          own CPU time (CLOCK_THREAD_CPUTIME_ID, which makes the kernel account it, so the
- *          quota is spent exactly rather than at the next tick) and ends when it runs again
- *          after cpu.stat's nr_throttled went up (the period timer that refilled the quota
- *          also ran the measuring thread again). BURST_US is only the upper bound.
+ *          quota is spent exactly rather than at the next tick). Once cpu.stat's
+ *          throttled_time has grown (on 6.18 it does when the group is throttled) the plant
+ *          is throttled too; the burst ends when it runs again after 200 µs or more off
+ *          the CPU — after the period timer refilled the quota for every CPU of the group.
+ *          At nice PRIO if given (it then gets the CPU back soon after the refill).
+ *          BURST_US is only the upper bound.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -94,14 +97,15 @@ static int slow_filter(int loops) {
   return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof a);
 }
 
-/* nr_throttled of a cgroup-v1 cpu.stat (kernel/sched/core.c, cpu_cfs_stat_show()), -1 on error. */
-static long nr_throttled(int fd) {
+/* throttled_time (ns) of a cgroup-v1 cpu.stat (kernel/sched/core.c, cpu_cfs_stat_show()):
+ * it grows when a throttled run queue of the group is unthrottled. -1 on error. */
+static long long throttled_time(int fd) {
   char buf[512];
   ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
   if (n <= 0) return -1;
   buf[n] = 0;
-  char *p = strstr(buf, "nr_throttled ");
-  return p ? atol(p + 13) : -1;
+  char *p = strstr(buf, "throttled_time ");
+  return p ? atoll(p + 15) : -1;
 }
 
 static int helper_cpu;
@@ -153,7 +157,8 @@ int main(int argc, char **argv) {
   pin(cpu);
   if (!strcmp(mode, "fifo")) policy(SCHED_FIFO, prio);
   else if (!strcmp(mode, "rr")) policy(SCHED_RR, prio);
-  else if (!strcmp(mode, "other") && argc > 7 && setpriority(PRIO_PROCESS, 0, prio)) {
+  else if ((!strcmp(mode, "other") || !strcmp(mode, "quota")) && argc > 7 &&
+           setpriority(PRIO_PROCESS, 0, prio)) {
     perror("setpriority");
     return 2;
   }
@@ -175,7 +180,7 @@ int main(int argc, char **argv) {
   } else if (!strcmp(mode, "quota")) {
     const char *path = getenv("QUOTA_STAT");
     stat = path ? open(path, O_RDONLY) : -1;
-    if (stat < 0 || nr_throttled(stat) < 0) {
+    if (stat < 0 || throttled_time(stat) < 0) {
       fprintf(stderr, "plant quota: QUOTA_STAT must name a readable cpu.stat\n");
       return 3;
     }
@@ -207,11 +212,15 @@ int main(int argc, char **argv) {
         got += recv(rxs, payload, sizeof payload, MSG_DONTWAIT) > 0;
       b = now();
     } else if (!strcmp(mode, "quota")) {
-      long n0 = nr_throttled(stat);
+      long long t0 = throttled_time(stat);
       struct timespec cpu_time;
-      while ((b = now()) - a < burst) {
+      int throttled = 0;
+      for (int64_t last = a; (b = now()) - a < burst; last = b) {
+        /* Off the CPU for 200 µs after the group was throttled: this process was throttled
+         * too, and runs again because the period timer refilled the quota. */
+        if (throttled && b - last > 200000) break;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_time);
-        if (nr_throttled(stat) > n0) break;
+        throttled = throttled || throttled_time(stat) > t0;
       }
     } else if (!strcmp(mode, "ipi")) {
       bursting = 1;

@@ -709,9 +709,10 @@ const BANDWIDTH_TIMERS: [&str; 5] = [
 ///   (Documentation/scheduler/sched-deadline.rst, "dl_server") → `rt_throttled`;
 /// * a fair thread, while the CPU stayed idle and a CFS bandwidth timer ran before it was
 ///   switched in (its group's `cpu.cfs_quota_us` spent until the period timer refilled it,
-///   Documentation/scheduler/sched-bwc.rst) → `cfs_throttled`; or, whoever held the CPU,
-///   when it was switched in as the first thing after a CFS bandwidth timer on that CPU
-///   ([`released_by_cfs_timer`]): the tasks that ran meanwhile ran because of the throttling.
+///   Documentation/scheduler/sched-bwc.rst) → `cfs_throttled`. On a busy CPU a woken fair
+///   thread that waits is not evidence of a quota (a task in the kernel keeps the CPU under
+///   PREEMPT_NONE, a period timer may fire meanwhile): that case is
+///   [`throttled_on_exit`]'s, where the throttle shows itself.
 ///
 /// Passed-over time must fill at least half of S3. The detail names the bandwidth timer
 /// seen between the wake-up and the switch-in, if any.
@@ -737,11 +738,6 @@ fn throttled(
         }
         _ => None,
     });
-    // A fair thread switched in as the first thing its CPU did after a CFS bandwidth timer
-    // ran there was released by it, whoever held the CPU meanwhile.
-    let released = (!rt)
-        .then(|| released_by_cfs_timer(events, cpu, entry, si))
-        .flatten();
     // (pid, prio, chosen after the wake-up)
     let mut task = (events[entry].pid, None::<i32>, false);
     let (mut idle, mut lower, mut last) = (0, 0, b3);
@@ -755,8 +751,6 @@ fn throttled(
         if task.0 == 0 {
             idle += t;
         } else if rt && task.2 && task.1.is_some_and(|p| p >= 100) {
-            lower += t;
-        } else if !rt {
             lower += t;
         }
     };
@@ -776,36 +770,7 @@ fn throttled(
         }
     }
     account(&task, last, end);
-    if !rt {
-        if let Some(f) = released {
-            // Everything that held the CPU while the thread waited for its quota.
-            let ran = events[entry..si]
-                .iter()
-                .filter(|e| e.cpu == cpu)
-                .filter_map(|e| match e.kind {
-                    Kind::SchedSwitch { next_pid, .. } => Some(next_pid),
-                    _ => None,
-                })
-                .chain(std::iter::once(events[entry].pid))
-                .filter(|&p| p != 0);
-            for p in ran {
-                if !pids.contains(&p) {
-                    pids.push(p);
-                }
-            }
-            let passed = (idle + lower).min(ns);
-            return (ns > 0 && 2 * passed >= ns).then(|| {
-                let d = Detail {
-                    kind: "cfs_throttled".into(),
-                    name: f,
-                    pid: None,
-                    ns: passed,
-                };
-                (d, pids)
-            });
-        }
-    }
-    let passed = if rt { idle + lower } else { idle };
+    let passed = idle + lower;
     if ns <= 0 || 2 * passed < ns {
         return None;
     }
@@ -835,17 +800,25 @@ fn throttled(
 const CFS_TIMERS: [&str; 2] = ["sched_cfs_period_timer", "sched_cfs_slack_timer"];
 
 /// The CFS bandwidth timer that released the task switched in at `si` on `cpu`: one ran on
-/// that CPU after `from` and no other switch happened there between it and `si` — the
-/// unthrottled run queue's task was chosen as the first thing after the refill
-/// (`distribute_cfs_runtime()` → `unthrottle_cfs_rq()` → `resched_curr()`).
+/// that CPU after `from`, and neither another switch nor a scheduler tick happened there
+/// between it and `si` (nor a tick in the same interrupt before it) — the unthrottled run
+/// queue's task was chosen as the first thing after the refill (`distribute_cfs_runtime()`
+/// → `unthrottle_cfs_rq()` → `resched_curr()`), not by a tick that let a waiting task in.
 fn released_by_cfs_timer(events: &[Event], cpu: u32, from: usize, si: usize) -> Option<String> {
     let mut timer = None;
+    let mut tick_in_irq = false;
     for e in events[from + 1..si].iter().filter(|e| e.cpu == cpu) {
         match &e.kind {
+            Kind::VectorEntry { name } if name == "local_timer" => tick_in_irq = false,
             Kind::HrtimerExpireEntry { function, .. }
                 if CFS_TIMERS.contains(&function.as_str()) =>
             {
-                timer = Some(function.clone())
+                timer = (!tick_in_irq).then(|| function.clone())
+            }
+            // The periodic tick (`tick_nohz_handler`, `tick_sched_timer`).
+            Kind::HrtimerExpireEntry { function, .. } if function.starts_with("tick_") => {
+                tick_in_irq = true;
+                timer = None
             }
             Kind::SchedSwitch { .. } => timer = None,
             _ => {}
