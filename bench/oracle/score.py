@@ -60,6 +60,35 @@ def on_cpu_runs(switch_path):
     return runs
 
 
+VECTOR = re.compile(r"\s(\d+)\.(\d+): (local_timer|call_function|call_function_single|reschedule)_entry:")
+
+
+def vectors(switch_path):
+    """(timer interrupt times, IPI times) in ns on the measured CPU, from the oracle's own
+    trace instance (not the trace tickscope reads)."""
+    timer, ipi = [], []
+    if not os.path.exists(switch_path):
+        return timer, ipi
+    with open(switch_path) as f:
+        for line in f:
+            m = VECTOR.search(line)
+            if m:
+                ts = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0")[:9])
+                (timer if m.group(3) == "local_timer" else ipi).append(ts)
+    return timer, ipi
+
+
+def delivery(timer, ipi, lo, hi):
+    """The timer interrupt's delay after the expiry `lo` (ns; the first local_timer entry in
+    [lo - 1 µs, hi)) and whether an IPI entered the CPU before it; None if not seen."""
+    k = bisect.bisect_left(timer, lo - 1_000)
+    if k >= len(timer) or timer[k] >= hi:
+        return None
+    t = timer[k]
+    j = bisect.bisect_left(ipi, lo)
+    return max(0, t - lo), j < len(ipi) and ipi[j] < t
+
+
 def held(runs, starts, lo, hi):
     """On-CPU time (ns) per comm within [lo, hi), idle and tickscope's threads left out."""
     out = {}
@@ -103,6 +132,9 @@ def main():
         if os.path.exists(os.path.join(d, "tids.txt")):
             tids = {int(x) for x in open(os.path.join(d, "tids.txt")).read().split()}
         runs = on_cpu_runs(os.path.join(d, "switch.txt"))
+        timer_irqs, ipis = vectors(os.path.join(d, "switch.txt"))
+        # The timer interrupt's delay with and without an IPI inside it (ns), per truth.
+        effect = {"with": [], "without": []}
         run_starts = [a for a, _, _, _ in runs] if runs else []
         own = None if runs is None else [(a, b) for a, b, pid, _ in runs if pid in tids]
         own_starts = [a for a, _ in own] if own else []
@@ -122,6 +154,9 @@ def main():
             # A configuration plant (timer slack) explains at most its own size.
             if p.get("max_latency_ns") and hi - lo > p["max_latency_ns"]:
                 truth = "other"
+            dv = delivery(timer_irqs, ipis, lo, hi)
+            if dv is not None and truth == name:
+                effect["with" if dv[1] else "without"].append(dv[0])
             cat = b["cause"]["category"]
             col = cat + (" (plant)" if names_plant(b, comm) else "")
             columns.add(col)
@@ -197,6 +232,8 @@ def main():
             "time_error_ns": {"n": len(errors), "p50": errors[len(errors) // 2] if errors else None,
                               "max": errors[-1] if errors else None},
             "self_interference": selfhit if own is not None else None,
+            "ipi_effect": {k: {"n": len(v), "p50_ns": sorted(v)[len(v) // 2] if v else None}
+                           for k, v in effect.items()},
             "matrix": matrix,
         }
         report["plants"].append(r)
@@ -235,6 +272,13 @@ def main():
             label = truth if truth != "other" else f"other ({r['plant']} run)"
             md.append(f"| {label} | " + " | ".join(str(row.get(c, 0)) for c in cols) + " |")
     for r in report["plants"]:
+        e = r["ipi_effect"]
+        if e["with"]["n"]:
+            md.append(f"- {r['plant']}: the timer interrupt came {e['with']['p50_ns']/1000:.0f} µs "
+                      f"after the expiry (median) in the {e['with']['n']} plant's late wake-ups "
+                      f"with an IPI inside that delay, {fmt_us(e['without']['p50_ns'])} in the "
+                      f"{e['without']['n']} without (oracle's own trace of CPU 1).")
+    for r in report["plants"]:
         if not r["truth_plant"]:
             md.append(f"- {r['plant']}: no late wake-up overlapped a burst — the cause was not "
                       f"created above {r['threshold']} here (not scored).")
@@ -244,6 +288,10 @@ def main():
     with open(out_md, "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
+
+
+def fmt_us(ns):
+    return "—" if ns is None else f"{ns/1000:.0f} µs"
 
 
 def blamed_truth(lines, iv, starts, comm):

@@ -850,6 +850,62 @@ fn a_period_timer_followed_by_another_task_is_not_a_quota() {
 }
 
 #[test]
+fn ipis_inside_a_held_delivery_are_its_evidence() {
+    // A user-mode helper runs; a call_function_single IPI (handler < 1 µs) arrives 14 µs
+    // after the expiry, the timer interrupt 31 µs after it: the host held it (hypervisor),
+    // and the IPI it was injecting meanwhile is named.
+    let ipi = |b: B, ts: Nanos| {
+        b.ev(
+            ts,
+            42,
+            "plant-ipi-help",
+            Kind::VectorEntry {
+                name: "call_function_single".into(),
+            },
+        )
+        .ev(
+            ts,
+            42,
+            "plant-ipi-help",
+            Kind::VectorExit {
+                name: "call_function_single".into(),
+            },
+        )
+    };
+    let ev = ipi(B::new().armed(0), EXPIRY + 14_000)
+        .fired(EXPIRY + 31_000, EXPIRY + 31_500, (42, "plant-ipi-help"))
+        .switch(
+            EXPIRY + 33_000,
+            (42, "plant-ipi-help"),
+            (TID, "tickscope-0"),
+        )
+        .sys_exit(EXPIRY + 34_000);
+    let ev = ipi(ev, EXPIRY - 20_000).events();
+    let b = attribute(&sample(EXPIRY + 35_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "hypervisor");
+    assert_eq!(b.cause.detail.as_deref(), Some("IPI delivery"));
+    assert_eq!(
+        b.segments[1].details[0].name,
+        "vCPU running plant-ipi-help; interrupt held outside the guest; \
+         IPIs received meanwhile: call_function_single 1"
+    );
+    // Without an IPI inside the delay (the one before the expiry does not count): plain.
+    let ev = ipi(B::new().armed(0), EXPIRY - 20_000)
+        .fired(EXPIRY + 31_000, EXPIRY + 31_500, (42, "plant-ipi-help"))
+        .switch(
+            EXPIRY + 33_000,
+            (42, "plant-ipi-help"),
+            (TID, "tickscope-0"),
+        )
+        .sys_exit(EXPIRY + 34_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 35_000), &setting(true), &ev);
+    assert_eq!(b.cause.category, "hypervisor");
+    assert_eq!(b.cause.detail, None);
+}
+
+#[test]
 fn a_softirq_the_timer_interrupted_is_named_when_it_runs_on() {
     // NET_RX (in cc1's context) starts before the expiry; the timer interrupt lands inside
     // it, and the softirq runs on for 300 µs after the callback before we get the CPU.
