@@ -622,6 +622,7 @@ fn method_waits(method: &str) -> (Vec<i64>, Vec<String>) {
         "timerfd" => (vec![libc::SYS_read], &["timerfd_tmrproc"]),
         "posix-timer" => (vec![libc::SYS_rt_sigtimedwait], &["posix_timer_fn"]),
         "itimer" => (Vec::new(), &["it_real_fn"]),
+        "futex" => (vec![libc::SYS_futex], &["hrtimer_wakeup"]),
         "poll" => (vec![libc::SYS_ppoll], &["hrtimer_wakeup"]),
         "select" => (vec![libc::SYS_pselect6], &["hrtimer_wakeup"]),
         "epoll" => (

@@ -8,7 +8,9 @@
 //! it armed and has not yet answered; a `sys_exit` answers every one at or before it (the
 //! latest is the wake-up's expiry, the earlier ones were passed: overruns), an
 //! `hrtimer_cancel` removes one (a wait that ended on an event or a signal), and a `sys_exit`
-//! before any armed expiry is not a timer wake-up.
+//! before any armed expiry is not a timer wake-up. An expiry is answered once: a wait that
+//! ended on an event after its expiry had passed and is retried for the same deadline (a
+//! condition variable signalled late) adds no second wake-up.
 //!
 //! A timer re-armed inside the wait's own return path (a periodic `timerfd`: `timerfd_read()`
 //! forwards and restarts it before returning, `fs/timerfd.c`) has an expiry after the
@@ -137,6 +139,8 @@ struct Armed {
 struct ThreadState {
     armed: Vec<Armed>,
     enter: Option<(i64, [u64; 6])>,
+    /// The expiry of the thread's last wake-up.
+    answered: Option<Nanos>,
 }
 
 /// Turns the events of traced threads into their timer wake-ups (see the module text).
@@ -227,10 +231,22 @@ impl Tracker {
                     }
                 }
                 let due = |a: &Armed| a.expiry < e.ts + TS_RESOLUTION_NS;
-                let answered: Vec<Armed> = state.armed.iter().copied().filter(due).collect();
+                // An expiry already answered, armed again (a wait woken by an event after its
+                // expiry had passed, then retried for the same deadline: a condition variable
+                // signalled late, a sleep interrupted): still one wake-up, the first.
+                let last = state.answered;
+                let answered: Vec<Armed> = state
+                    .armed
+                    .iter()
+                    .copied()
+                    .filter(|a| due(a) && Some(a.expiry) != last)
+                    .collect();
                 let latest = answered.iter().copied().max_by_key(|a| a.expiry);
                 let passed = answered.len().saturating_sub(1) as u32;
                 state.armed.retain(|a| !due(a));
+                if let Some(a) = latest {
+                    state.answered = Some(a.expiry);
+                }
                 match latest {
                     Some(a) => Seen::WakeUp(WakeUp {
                         tid: e.pid,

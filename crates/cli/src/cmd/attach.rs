@@ -107,7 +107,7 @@ fn choose(
             if method_of(p.wait).is_none() {
                 return Err(Failure::Runtime(format!(
                     "thread {t} waits with a {}: attach measures clock_nanosleep, nanosleep, \
-                     timerfd, POSIX-timer, itimer, poll, select and epoll waits",
+                     timerfd, POSIX-timer, itimer, poll, select, epoll and futex waits",
                     p.wait.describe()
                 )));
             }

@@ -27,8 +27,14 @@ fn cannot_trace() -> Option<&'static str> {
 /// `tickscope run -i 1ms -D SECS -q` as a target, and the tid of its measuring thread
 /// (`tickscope-0`), once it exists.
 fn target(secs: u32) -> (Child, i32) {
+    target_with(secs, "nanosleep-abs")
+}
+
+/// The same with `--method method`.
+fn target_with(secs: u32, method: &str) -> (Child, i32) {
     let mut child = Command::new(bin())
         .args(["run", "-i", "1ms", "-D", &format!("{secs}s"), "-q"])
+        .args(["--method", method])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -145,6 +151,49 @@ fn list_names_the_periodic_thread_and_measures_nothing() {
         "{stdout}"
     );
     assert!(!stdout.contains("latency"), "{stdout}");
+}
+
+#[test]
+fn a_futex_timeout_loop_is_measured() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipping a_futex_timeout_loop_is_measured: {why}");
+        return;
+    }
+    let _one = serial();
+    let (mut child, tid) = target_with(3, "futex");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("a.json");
+    let out = tickscope()
+        .args([
+            "attach",
+            "--pid",
+            &child.id().to_string(),
+            "--tid",
+            &tid.to_string(),
+        ])
+        .args(["--discover", "500ms", "-D", "1s", "--json"])
+        .arg(&json)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    child.wait().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!(
+            "thread {tid} (tickscope-0): periodic, every 1.00 ms, futex timeout on monotonic"
+        )),
+        "{stdout}"
+    );
+    let doc = result_json(&std::fs::read_to_string(&json).unwrap());
+    assert_eq!(doc["applied"]["method"], "futex");
+    assert_eq!(doc["target"]["threads"][0]["wait"], "futex timeout");
+    assert!(doc["threads"][0]["samples"].as_u64().unwrap() > 0);
 }
 
 #[test]

@@ -10,6 +10,7 @@
 
 mod busy;
 mod epoll;
+mod futex;
 mod hybrid;
 mod itimer;
 pub mod kernel_timer;
@@ -30,6 +31,7 @@ mod timerfd;
 
 pub use busy::Busy;
 pub use epoll::{Epoll, EpollForm};
+pub use futex::Futex;
 pub use hybrid::Hybrid;
 pub use itimer::{reserve_alarm, AlarmBlock, Itimer};
 pub use limits::{check, explain_setup_error};

@@ -110,6 +110,9 @@ methods! {
     Select = "select" => super::select::DESCRIPTOR,
     /// Sleep through an epoll wait's timeout (`epoll_pwait2`, else `epoll_wait`).
     Epoll = "epoll" => super::epoll::DESCRIPTOR,
+    /// Sleep through a futex wait's absolute timeout (`FUTEX_WAIT_BITSET`), the wait under
+    /// `pthread_cond_timedwait`.
+    Futex = "futex" => super::futex::DESCRIPTOR,
     /// Spin reading the clock until the expiry, optionally napping every N readings.
     Busy = "busy" => super::busy::DESCRIPTOR,
     /// Sleep until `expiry − margin`, then spin.

@@ -55,7 +55,7 @@ pub fn color(i: usize) -> RGBColor {
 
 /// The style of series `i`: its colour and whether its line is dashed. The first
 /// [`PALETTE`]`.len()` series are solid, the next as many dashed, so no two of the first 20
-/// series look alike (11 methods of `--method all` included).
+/// series look alike (12 methods of `--method all` included).
 pub fn series_style(i: usize) -> (RGBColor, bool) {
     (color(i), (i / PALETTE.len()) % 2 == 1)
 }
