@@ -78,6 +78,21 @@ fn highest(i: usize) -> u64 {
     lowest(i) + (1 << b) - 1
 }
 
+/// The lowest value (ns) HdrHistogram's layout at [`SIGNIFICANT_FIGURES`] counts in the same
+/// bucket as magnitude `v` (HdrHistogram's `lowestEquivalentValue`); magnitudes beyond
+/// [`HIGHEST_TRACKABLE`] are taken at that limit, as recording clamps them. For outputs that
+/// re-bucket a window's [`HistogramBuckets`] (a bucket entry carries its highest value for
+/// values ≥ 0 and its lowest magnitude for values < 0).
+pub fn lowest_equivalent(v: u64) -> u64 {
+    lowest(index(v.min(HIGHEST_TRACKABLE)))
+}
+
+/// The highest value (ns) in the same bucket as magnitude `v` (HdrHistogram's
+/// `highestEquivalentValue`); beyond [`HIGHEST_TRACKABLE`] as [`lowest_equivalent`].
+pub fn highest_equivalent(v: u64) -> u64 {
+    highest(index(v.min(HIGHEST_TRACKABLE)))
+}
+
 /// Bucket and sub-bucket of counts index `i` (the inverse of [`index`]).
 fn bucket_of(i: usize) -> (u32, u64) {
     let half = 1usize << SUB_HALF_MAGNITUDE;
@@ -379,6 +394,16 @@ mod tests {
             assert!(i < COUNTS, "{v}");
             assert_eq!(lowest(i), h.lowest_equivalent(v), "lowest of {v}");
             assert_eq!(highest(i), h.highest_equivalent(v), "highest of {v}");
+            assert_eq!(
+                lowest_equivalent(v),
+                h.lowest_equivalent(v),
+                "pub lowest of {v}"
+            );
+            assert_eq!(
+                highest_equivalent(v),
+                h.highest_equivalent(v),
+                "pub highest of {v}"
+            );
         }
     }
 

@@ -13,21 +13,24 @@
 //!
 //! Encoding is done by the `prometheus` crate (tikv/rust-prometheus) — never by hand.
 //!
-//! Where the values come from: every wake-up's latency and period deviation is observed
-//! exactly from the raw-sample stream ([`SinkNeeds::raw_samples`]); wake-up and overrun
-//! counts, window maxima and the staleness timestamp come from each finished window.
-//! Early wake-ups (latency < 0) are observed too (they land in the lowest bucket, `le` 1 µs,
-//! so `_count` equals the wake-ups observed) and are counted in `tickscope_early_wakeups_total`.
+//! Where the values come from: everything comes from each finished window, nothing from
+//! single wake-ups, so the measuring loop does the same work with or without `monitor`.
+//! The latency and period-deviation histograms are accumulated from the window histograms
+//! the loop already keeps ([`SinkNeeds::window_histograms`], [`window_buckets`]: bucket
+//! counts at HdrHistogram's resolution, `_count` exact, the latency's `_sum` exact); wake-up
+//! and overrun counts, window maxima and the staleness timestamp from the window's
+//! statistics. Early wake-ups (latency < 0) land in the lowest bucket, `le` 1 µs, so
+//! `_count` equals the wake-ups, and are counted in `tickscope_early_wakeups_total`.
 
 use super::{RunContext, RunSink, SinkNeeds};
-use prometheus::{CounterVec, Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, Opts};
-use prometheus::{IntCounterVec, Registry, TextEncoder};
+use prometheus::TextEncoder;
+use prometheus::{CounterVec, Encoder, Gauge, GaugeVec, IntCounterVec, Opts, Registry};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
-use tickscope_engine::sample::RawSample;
 use tickscope_engine::time::Nanos;
 use tickscope_system::system::SystemInfo;
+use window_buckets::{Values, WindowBuckets};
 
 /// Upper bounds (`le`) of the classic histogram buckets, seconds: 1-2-5 steps from 1 µs to
 /// 100 ms (+Inf is implicit).
@@ -79,8 +82,8 @@ impl Exposition {
 
 /// The metric objects.
 struct Metrics {
-    latency: HistogramVec,
-    deviation: HistogramVec,
+    latency: WindowBuckets,
+    deviation: WindowBuckets,
     wakeups: IntCounterVec,
     overruns: IntCounterVec,
     early: IntCounterVec,
@@ -94,7 +97,6 @@ struct Metrics {
 struct ThreadState {
     labels: [String; 4],
     tid: i32,
-    last_woke: Option<Nanos>,
     max_ns: Option<Nanos>,
     cpu_ns_seen: Option<u64>,
 }
@@ -104,7 +106,6 @@ pub struct PrometheusSink {
     metrics: Metrics,
     why: why::Why,
     threads: Vec<ThreadState>,
-    period: Nanos,
     window: Nanos,
 }
 
@@ -118,9 +119,8 @@ impl PrometheusSink {
     /// policy, interval, clock, overrun policy, threads, kernel, preemption model) at once.
     pub fn new(system: &SystemInfo, config: &RunConfig) -> (PrometheusSink, Exposition) {
         let registry = Registry::new();
-        let histogram = |name: &str, help: &str| {
-            let opts = HistogramOpts::new(name, help).buckets(BUCKETS_SECONDS.to_vec());
-            let h = must(HistogramVec::new(opts, &THREAD_LABELS));
+        let histogram = |name: &str, help: &str, values| {
+            let h = must(WindowBuckets::new(name, help, values));
             must(registry.register(Box::new(h.clone())));
             h
         };
@@ -197,10 +197,12 @@ impl PrometheusSink {
             latency: histogram(
                 "tickscope_wakeup_latency_seconds",
                 "Wake-up latency (woke - expiry), seconds.",
+                Values::Signed,
             ),
             deviation: histogram(
                 "tickscope_period_deviation_seconds",
                 "Period deviation |dt - period| between consecutive wake-ups, seconds.",
+                Values::Magnitude,
             ),
             wakeups: int_counter("tickscope_wakeups_total", "Wake-ups measured."),
             overruns: int_counter(
@@ -227,7 +229,6 @@ impl PrometheusSink {
             metrics,
             why,
             threads: Vec::new(),
-            period: config.period_ns,
             window: config.window_ns,
         };
         (
@@ -268,13 +269,12 @@ fn schedstat_ns(tid: i32) -> Option<u64> {
 impl RunSink for PrometheusSink {
     fn needs(&self) -> SinkNeeds {
         SinkNeeds {
-            raw_samples: true,
+            window_histograms: true,
             ..SinkNeeds::default()
         }
     }
 
     fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {
-        self.period = ctx.config.period_ns;
         self.window = ctx.config.window_ns;
         self.threads = applied
             .threads
@@ -287,7 +287,6 @@ impl RunSink for PrometheusSink {
                     applied.policy.name().to_string(),
                 ],
                 tid: t.tid,
-                last_woke: None,
                 max_ns: None,
                 cpu_ns_seen: schedstat_ns(t.tid),
             })
@@ -301,31 +300,10 @@ impl RunSink for PrometheusSink {
             m.overruns.with_label_values(&l);
             m.early.with_label_values(&l);
             m.cpu_seconds.with_label_values(&l);
-            m.latency.with_label_values(&l);
-            m.deviation.with_label_values(&l);
         }
-    }
-
-    fn samples(&mut self, thread: usize, samples: &[RawSample]) {
-        let Some(l) = self.labels(thread) else { return };
-        let latency = self.metrics.latency.with_label_values(&l);
-        let deviation = self.metrics.deviation.with_label_values(&l);
-        let early_counter = self.metrics.early.with_label_values(&l);
-        let mut early = 0;
-        let mut last = self.threads[thread].last_woke;
-        for s in samples {
-            let lat = s.woke - s.expiry;
-            early += u64::from(lat < 0);
-            latency.observe(seconds(lat));
-            if let Some(prev) = last {
-                deviation.observe(seconds((s.woke - prev - self.period).abs()));
-            }
-            last = Some(s.woke);
-        }
-        self.threads[thread].last_woke = last;
-        if early > 0 {
-            early_counter.inc_by(early);
-        }
+        let labels: Vec<[String; 4]> = self.threads.iter().map(|t| t.labels.clone()).collect();
+        self.metrics.latency.threads(&labels);
+        self.metrics.deviation.threads(&labels);
     }
 
     fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
@@ -335,6 +313,22 @@ impl RunSink for PrometheusSink {
             let l = [&*l[0], &*l[1], &*l[2], &*l[3]];
             let m = &self.metrics;
             m.wakeups.with_label_values(&l).inc_by(w.samples);
+            if let Some(buckets) = &w.latency_buckets {
+                let exact_sum = w.latency_mean.map(|mean| mean * w.samples as f64);
+                m.latency.add(*t, buckets, exact_sum);
+                let early: u64 = buckets
+                    .buckets
+                    .iter()
+                    .filter(|(v, _)| *v < 0)
+                    .map(|(_, c)| c)
+                    .sum();
+                if early > 0 {
+                    m.early.with_label_values(&l).inc_by(early);
+                }
+            }
+            if let Some(buckets) = &w.deviation_buckets {
+                m.deviation.add(*t, buckets, None);
+            }
             m.overruns.with_label_values(&l).inc_by(w.overruns);
             if let Some(max) = w.latency_max {
                 m.window_max.with_label_values(&l).set(seconds(max));
@@ -382,6 +376,7 @@ impl PrometheusSink {
 
 pub mod openmetrics;
 pub mod why;
+pub mod window_buckets;
 
 #[cfg(test)]
 mod tests;

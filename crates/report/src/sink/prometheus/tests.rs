@@ -40,8 +40,9 @@ fn buckets_are_cumulative_and_agree_with_the_engine_histogram() {
         assert_eq!(count, run.totals[t].samples());
         assert!(b.last().unwrap().1 <= count);
         // Each of the engine's buckets holds [lowest equivalent, value]; the count at or
-        // below an edge lies between the buckets wholly below it and those starting below
-        // it (HdrHistogram's resolution: 1/128 of the value at 2 significant figures).
+        // below an edge is that of the buckets starting at or below it (HdrHistogram's
+        // resolution: 1/128 of the value at 2 significant figures), so it lies between the
+        // exact count and that.
         let shape = hdrhistogram::Histogram::<u64>::new_with_bounds(
             1,
             tickscope_engine::histogram::HIGHEST_TRACKABLE,
@@ -63,10 +64,8 @@ fn buckets_are_cumulative_and_agree_with_the_engine_histogram() {
                     .sum()
             };
             let (lo, hi) = (below(&|v| v <= le_ns), below(&|v| low(v) <= le_ns));
-            assert!(
-                lo <= n && n <= hi,
-                "thread {t}, le {le}: {lo} <= {n} <= {hi}"
-            );
+            assert!(lo <= n, "thread {t}, le {le}: {lo} <= {n}");
+            assert_eq!(n, hi, "thread {t}, le {le}");
         }
         let exact: f64 = (0..5000u64).map(|k| synthetic::latency(t, k) as f64).sum();
         assert!((sum - exact / 1e9).abs() < 1e-6);
@@ -120,8 +119,29 @@ fn deviation_histogram_counts_every_period_after_the_first() {
     let run = synthetic::run(1, 3, 50);
     let (mut sink, expo) = PrometheusSink::new(&run.system, &run.config);
     run.feed(&mut sink);
-    let (_, count, _) = buckets(&expo, "tickscope_period_deviation_seconds", 0);
+    let (_, count, sum) = buckets(&expo, "tickscope_period_deviation_seconds", 0);
     assert_eq!(count, 149);
+    // The sum takes each value at its bucket's middle: within 1/256 of each |dt − period|.
+    let mut exact = 0.0;
+    let mut last = None;
+    for w in &run.windows {
+        for s in &w.samples[0] {
+            if let Some(prev) = last {
+                exact += ((s.woke - prev - synthetic::PERIOD) as f64).abs() / 1e9;
+            }
+            last = Some(s.woke);
+        }
+    }
+    assert!((sum - exact).abs() <= exact / 256.0, "{sum} vs {exact}");
+}
+
+/// Nothing streamed per wake-up: the histograms come from the window histograms.
+#[test]
+fn the_sink_needs_window_histograms_and_no_raw_samples() {
+    let run = synthetic::run(1, 1, 10);
+    let (sink, _) = PrometheusSink::new(&run.system, &run.config);
+    assert!(!sink.needs().raw_samples);
+    assert!(sink.needs().window_histograms);
 }
 
 #[test]

@@ -1,0 +1,179 @@
+//! Classic Prometheus histograms accumulated from the engine's window histograms, so that
+//! `monitor` needs no wake-up streamed out of the measuring loop.
+//!
+//! The measuring loop already counts every wake-up into an HdrHistogram with 2 significant
+//! figures ([`tickscope_engine::window_histogram`]); once a window (1 s) the collector hands
+//! its buckets over ([`WindowStats::latency_buckets`]). This collector adds each of those
+//! buckets to the classic bucket (`le`, [`super::BUCKETS_SECONDS`]) its lowest value falls in
+//! and, at a scrape, encodes the cumulative counts as the `prometheus` crate's histogram
+//! family would (its `Collector` trait, <https://docs.rs/prometheus/0.14.0/prometheus/core/trait.Collector.html>)
+//! — per thread one series, a few dozen integers, whatever the rate of wake-ups.
+//!
+//! Resolution: an HdrHistogram bucket is at most 1/128 of its value wide (Gil Tene,
+//! HdrHistogram, <http://hdrhistogram.org>), so a wake-up up to 1/128 above an `le` edge
+//! (e.g. 1 000 … 1 003 ns for `le="1e-06"`) is counted at or below that edge: the bucket
+//! counts are those of the values' HdrHistogram lowest equivalents. `_count` is exact.
+//! `_sum` is exact where the caller gives the window's exact sum (latency: from the loop's
+//! running sum); otherwise each bucket's values are taken at its middle (HdrHistogram's
+//! `medianEquivalentValue`), within 1/256 of each value.
+//!
+//! [`WindowStats::latency_buckets`]: tickscope_engine::result::WindowStats::latency_buckets
+
+use super::BUCKETS_SECONDS;
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::{Bucket, Histogram, LabelPair, Metric, MetricFamily, MetricType};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use tickscope_engine::histogram::HistogramBuckets;
+use tickscope_engine::time::Nanos;
+use tickscope_engine::window_histogram::{highest_equivalent, lowest_equivalent};
+
+/// How a window histogram's values go into the classic buckets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Values {
+    /// Signed values as they are; values below zero (early wake-ups) land in the lowest
+    /// bucket (wake-up latency).
+    Signed,
+    /// The magnitudes |x| (the period deviation |dt − period|).
+    Magnitude,
+}
+
+/// One labelled series: its labels (sorted by name, as the `prometheus` crate sorts them),
+/// its counts per classic bucket (the last one is `+Inf` alone) and its sum, seconds.
+struct Series {
+    labels: Vec<LabelPair>,
+    counts: [u64; BUCKETS_SECONDS.len() + 1],
+    sum: f64,
+}
+
+/// A histogram family fed from window histograms (see the module docs). Clones share the
+/// series: register one with the registry, update through another.
+#[derive(Clone)]
+pub struct WindowBuckets {
+    desc: Desc,
+    values: Values,
+    edges_ns: [u64; BUCKETS_SECONDS.len()],
+    series: Arc<Mutex<Vec<Series>>>,
+}
+
+impl WindowBuckets {
+    /// An empty family `name` (help text `help`), with [`super::THREAD_LABELS`] as labels.
+    ///
+    /// # Errors
+    /// A name or help text the `prometheus` crate refuses (constant in tickscope).
+    pub fn new(name: &str, help: &str, values: Values) -> prometheus::Result<Self> {
+        let labels = super::THREAD_LABELS.iter().map(|l| l.to_string()).collect();
+        let desc = Desc::new(name.into(), help.into(), labels, HashMap::new())?;
+        Ok(WindowBuckets {
+            desc,
+            values,
+            edges_ns: BUCKETS_SECONDS.map(|s| (s * 1e9).round() as u64),
+            series: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+
+    /// One series per measuring thread, at 0, with these label values (in
+    /// [`super::THREAD_LABELS`] order), replacing any before.
+    pub fn threads(&self, labels: &[[String; 4]]) {
+        let series = labels
+            .iter()
+            .map(|values| {
+                let mut pairs: Vec<LabelPair> = super::THREAD_LABELS
+                    .iter()
+                    .zip(values)
+                    .map(|(name, value)| {
+                        let mut p = LabelPair::default();
+                        p.set_name(name.to_string());
+                        p.set_value(value.clone());
+                        p
+                    })
+                    .collect();
+                pairs.sort_by(|a, b| a.name().cmp(b.name()));
+                Series {
+                    labels: pairs,
+                    counts: [0; BUCKETS_SECONDS.len() + 1],
+                    sum: 0.0,
+                }
+            })
+            .collect();
+        *self.lock() = series;
+    }
+
+    /// Adds one window of thread `thread` (an index into [`WindowBuckets::threads`]'s list;
+    /// another is ignored): its HdrHistogram buckets and, if known, the exact sum of its
+    /// values, ns.
+    pub fn add(&self, thread: usize, window: &HistogramBuckets, exact_sum_ns: Option<f64>) {
+        let mut all = self.lock();
+        let Some(series) = all.get_mut(thread) else {
+            return;
+        };
+        let mut sum_ns = 0.0;
+        for &(value, count) in &window.buckets {
+            let (slot, middle) = self.place(value);
+            series.counts[slot] += count;
+            sum_ns += middle as f64 * count as f64;
+        }
+        series.sum += exact_sum_ns.unwrap_or(sum_ns) / 1e9;
+    }
+
+    /// The classic bucket of one HdrHistogram bucket entry (its highest value for values ≥ 0,
+    /// its value closest to zero below), and the bucket's middle value, ns.
+    fn place(&self, value: Nanos) -> (usize, Nanos) {
+        let magnitude = value.unsigned_abs();
+        // The bucket's lowest magnitude: a negative entry already gives it.
+        let low = if value < 0 {
+            magnitude
+        } else {
+            lowest_equivalent(magnitude)
+        };
+        let middle = (low + (highest_equivalent(low) - low).div_ceil(2)) as Nanos;
+        match (self.values, value < 0) {
+            (Values::Signed, true) => (0, -middle),
+            _ => {
+                let slot = self.edges_ns.iter().position(|&e| low <= e);
+                (slot.unwrap_or(self.edges_ns.len()), middle)
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Series>> {
+        self.series.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Collector for WindowBuckets {
+    fn desc(&self) -> Vec<&Desc> {
+        vec![&self.desc]
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let metrics = self
+            .lock()
+            .iter()
+            .map(|s| {
+                let mut buckets = Vec::with_capacity(BUCKETS_SECONDS.len());
+                let mut cumulative = 0;
+                for (le, n) in BUCKETS_SECONDS.iter().zip(&s.counts) {
+                    cumulative += n;
+                    let mut b = Bucket::default();
+                    b.set_upper_bound(*le);
+                    b.set_cumulative_count(cumulative);
+                    buckets.push(b);
+                }
+                let mut h = Histogram::default();
+                h.set_bucket(buckets);
+                h.set_sample_count(s.counts.iter().sum());
+                h.set_sample_sum(s.sum);
+                let mut m = Metric::from_label(s.labels.clone());
+                m.set_histogram(h);
+                m
+            })
+            .collect();
+        let mut family = MetricFamily::default();
+        family.set_name(self.desc.fq_name.clone());
+        family.set_help(self.desc.help.clone());
+        family.set_field_type(MetricType::HISTOGRAM);
+        family.set_metric(metrics);
+        vec![family]
+    }
+}
