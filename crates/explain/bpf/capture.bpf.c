@@ -10,8 +10,14 @@
 // the copy is never inside a measured wake-up) the whole ring is copied to the BPF ring
 // buffer `dumps` with BPF_RB_NO_WAKEUP: nobody is woken, the collector polls from a
 // housekeeping CPU. Copies are spaced: the next one waits until half the ring is new or
-// DUMP_AFTER_NS have passed since the late wake-up (its records are still in the ring then,
-// and a run where every wake-up is late sends a ring per half ring, not per wake-up).
+// DUMP_AFTER_NS have passed since the oldest late wake-up not sent yet (its records are still
+// in the ring then, and a run where every wake-up is late sends a ring per half ring, not per
+// wake-up: consecutive copies overlap, user space keeps each record once).
+//
+// "Late" is measured from the soft expiry (`_softexpires`, the time the thread asked for):
+// with timer slack the hard expiry (`node.expires`) is up to the slack later
+// (hrtimer_set_expires_range_ns, include/linux/hrtimer.h), and a wake-up that is late only
+// by its slack must still send its window.
 //
 // Programs are BTF-enabled raw tracepoints (tp_btf, "BPF_PROG_TYPE_TRACING",
 // https://docs.kernel.org/bpf/libbpf/program_types.html); their arguments are the
@@ -102,7 +108,7 @@ struct ring {
 	__u64 head;        // records written on this CPU since load (the "BPF hits" that record)
 	__u32 dump_tid;    // the late thread of the pending/last dump
 	__u32 dump_cpu;    // this CPU
-	__u64 dump_expiry; // its hard expiry, ns
+	__u64 dump_expiry; // its soft expiry, ns
 	__u64 dump_woke;   // its sys_exit, ns
 	__u64 dumps;       // windows sent
 	__u64 dumps_lost;  // windows the ring buffer had no room for
@@ -111,12 +117,13 @@ struct ring {
 };
 
 struct thread {
-	__s64 expiry;    // hard expiry of the newest hrtimer_start by this thread, ns
+	__s64 expiry;    // soft expiry of the newest hrtimer_start by this thread, ns
 	__s64 threshold; // late when sys_exit - expiry > threshold, ns (set by user space)
 	__s64 late_expiry;
 	__s64 late_woke;
 	__u32 pending; // a late wake-up waits for its window to be sent
 	__u32 late;    // late wake-ups seen
+	__s64 pending_since; // sys_exit of the oldest late wake-up not sent yet, ns
 };
 
 struct {
@@ -184,15 +191,15 @@ int on_hrtimer_start(__u64 *ctx)
 	if (!r)
 		return 0;
 	struct rec *e = put(r, K_HRTIMER_START);
-	__s64 expires = t->node.expires;
+	__s64 soft = t->_softexpires;
 	e->p[0] = (__u64)t;
-	e->p[1] = expires;
-	e->p[2] = t->_softexpires;
+	e->p[1] = t->node.expires;
+	e->p[2] = soft;
 	e->p[3] = (__u64)t->function;
 	__u32 tid = e->pid;
 	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
 	if (th)
-		th->expiry = expires;
+		th->expiry = soft;
 	return 0;
 }
 
@@ -242,7 +249,7 @@ int on_sched_switch(__u64 *ctx)
 	struct thread *th = bpf_map_lookup_elem(&threads, &prev_pid);
 	if (!th || !th->pending)
 		return 0;
-	if (r->head - r->dumped_head < RING_LEN / 2 && e->ts - th->late_woke < DUMP_AFTER_NS)
+	if (r->head - r->dumped_head < RING_LEN / 2 && e->ts - th->pending_since < DUMP_AFTER_NS)
 		return 0;
 	th->pending = 0;
 	r->dumped_head = r->head;
@@ -280,6 +287,8 @@ int on_sys_exit(__u64 *ctx)
 	__s64 expiry = th->expiry;
 	if (expiry > 0 && (__s64)e->ts - expiry > th->threshold) {
 		th->late++;
+		if (!th->pending)
+			th->pending_since = e->ts;
 		th->pending = 1;
 		th->late_expiry = expiry;
 		th->late_woke = e->ts;

@@ -67,8 +67,8 @@ const PROGRAMS: [(&str, &str, bool); 26] = [
 ];
 
 /// `struct thread` of the C source as u64 words: expiry, threshold, late_expiry,
-/// late_woke, (pending | late << 32).
-type ThreadWords = [u64; 5];
+/// late_woke, (pending | late << 32), pending_since.
+type ThreadWords = [u64; 6];
 /// `struct ring` as u64 words (`crate::bpf_records::DUMP_SIZE` / 8).
 type RingWords = [u64; crate::bpf_records::DUMP_SIZE / 8];
 

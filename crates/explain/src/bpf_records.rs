@@ -70,7 +70,8 @@ pub struct Dump {
     pub tid: i32,
     /// The CPU whose ring this is.
     pub cpu: u32,
-    /// The thread's hard expiry, ns.
+    /// The thread's soft expiry (the time it asked for; the hard one is later by its timer
+    /// slack), ns.
     pub expiry: Nanos,
     /// Its return from the wait (`sys_exit`), ns.
     pub woke: Nanos,
@@ -199,6 +200,12 @@ impl Decoder {
 
     /// Appends the dump's records not decoded before (by sequence, per CPU) to `out`, oldest
     /// first. Returns how many.
+    ///
+    /// When records between this CPU's previous window and this one were never sent
+    /// (overwritten in the kernel's ring before a window carried them), a [`Kind::Lost`]
+    /// marker with their count comes first: a late wake-up whose events fall in that gap is
+    /// then "events lost", not "unexplained" ([`crate::window::EventWindow`] stamps when
+    /// the gap began).
     pub fn decode(&mut self, dump: &Dump, out: &mut Vec<Event>) -> usize {
         let done = self.done.get(&dump.cpu).copied();
         let fresh: Vec<Record> = dump
@@ -209,6 +216,21 @@ impl Decoder {
             .collect();
         if let Some(max) = fresh.iter().map(|r| r.seq).max() {
             self.done.insert(dump.cpu, max);
+        }
+        let first = fresh.iter().map(|r| r.seq).min();
+        if let (Some(done), Some(first), Some(oldest)) = (done, first, fresh.first()) {
+            if first > done + 1 {
+                out.push(Event {
+                    ts: oldest.ts,
+                    cpu: dump.cpu,
+                    pid: -1,
+                    comm: String::new(),
+                    kind: Kind::Lost {
+                        count: first - done - 1,
+                        since: None,
+                    },
+                });
+            }
         }
         self.resolve_symbols(&fresh);
         for r in &fresh {
@@ -492,6 +514,46 @@ mod tests {
         assert_eq!(d.records[0].seq, 10);
         assert_eq!(d.records.last().unwrap().p[0], RING_LEN as u64 + 9);
         assert_eq!(parse_dump(&b[..DUMP_SIZE - 1]), None);
+    }
+
+    #[test]
+    fn overlapping_windows_give_each_record_once_and_a_gap_is_marked_lost() {
+        let rec = |i: u64| (1000 + 10 * i, 5u32, 12u16, [i, 0, 0, 0, 0, 0]);
+        // Windows sent at heads 200, 328 (half a ring later: they overlap) and 900 (records
+        // 329..644 were overwritten before any window carried them).
+        let w1: Vec<_> = (0..200).map(rec).collect();
+        let w2: Vec<_> = (328 - RING_LEN as u64..328).map(rec).collect();
+        let w3: Vec<_> = (900 - RING_LEN as u64..900).map(rec).collect();
+        let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
+        let mut ev = Vec::new();
+        for (head, w) in [(200, &w1), (328, &w2), (900, &w3)] {
+            let d = parse_dump(&dump(head, 5, 1, w)).unwrap();
+            dec.decode(&d, &mut ev);
+        }
+        let lost: Vec<u64> = ev
+            .iter()
+            .filter_map(|e| match e.kind {
+                Kind::Lost { count, .. } => Some(count),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lost, vec![900 - RING_LEN as u64 - 328]);
+        let seqs: Vec<i64> = ev
+            .iter()
+            .filter_map(|e| match e.kind {
+                Kind::SysExit { nr } => Some(nr),
+                _ => None,
+            })
+            .collect();
+        let want: Vec<i64> = (0..328).chain(900 - RING_LEN as i64..900).collect();
+        assert_eq!(seqs, want, "every record once, in order");
+        // The marker stands where the gap ends: right before the first record after it.
+        let at = ev
+            .iter()
+            .position(|e| matches!(e.kind, Kind::Lost { .. }))
+            .unwrap();
+        assert!(matches!(ev[at + 1].kind, Kind::SysExit { nr } if nr == 900 - RING_LEN as i64));
+        assert_eq!(ev[at].ts, ev[at + 1].ts);
     }
 
     #[test]

@@ -152,7 +152,8 @@ pub enum Kind {
         /// The text written.
         text: String,
     },
-    /// Events the ring buffer dropped on this CPU before this point.
+    /// Events the ring buffer dropped on this CPU before this point (BPF backend: records
+    /// overwritten in the kernel's per-CPU ring before a window carried them).
     Lost {
         /// How many.
         count: u64,

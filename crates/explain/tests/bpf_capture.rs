@@ -73,3 +73,41 @@ fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
         None => eprintln!("bpftool missing: not checking that the programs are gone"),
     }
 }
+
+/// With timer slack the kernel fires a relative sleep anywhere between the time asked for
+/// (the soft expiry) and that time plus the slack (the hard expiry). Lateness is measured from
+/// the soft expiry, as tickscope's own clock read measures it: with threshold 0 every sleep is
+/// late, however early within its slack the timer fired (measured from the hard expiry, almost
+/// none were, and a run with slack above its threshold got almost no windows).
+#[test]
+fn a_wake_up_late_only_by_its_timer_slack_is_late() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping a_wake_up_late_only_by_its_timer_slack_is_late: not root");
+        return;
+    }
+    let mut cap = match BpfCapture::load() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("skipping a_wake_up_late_only_by_its_timer_slack_is_late: {e}");
+            return;
+        }
+    };
+    // Runs in a thread of its own: the slack (prctl PR_SET_TIMERSLACK) is per thread.
+    let (tid, sleeps) = std::thread::spawn(move || {
+        let tid = unsafe { libc::gettid() };
+        cap.watch(&[tid], &[libc::SYS_clock_nanosleep], 0).unwrap();
+        let slack_ns: libc::c_ulong = 20_000_000;
+        assert_eq!(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, slack_ns) }, 0);
+        let sleeps = 10;
+        for _ in 0..sleeps {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let late = cap.late_seen(tid);
+        (tid, (sleeps, late))
+    })
+    .join()
+    .unwrap();
+    let (sleeps, late) = sleeps;
+    assert!(tid > 0);
+    assert_eq!(late, sleeps, "every sleep is past its soft expiry");
+}
