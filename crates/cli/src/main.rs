@@ -23,6 +23,10 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Started by --explain to load the BPF programs: load, hand over the descriptors, exit.
+    if let Some(status) = tickscope_explain::bpf_loader::serve_if_asked() {
+        return ExitCode::from(status as u8);
+    }
     // Before any thread exists, so that every thread inherits the block and itimer's
     // process-directed SIGALRM reaches its measuring thread directly, with no hop.
     if let Err(e) = tickscope_engine::wait::reserve_alarm() {

@@ -157,9 +157,30 @@ struct {
 	__type(value, struct config);
 } config SEC(".maps");
 
+// CPUs where nothing is recorded (value 1): set by user space when every measured thread is
+// pinned, to the CPUs none of them may run on. Checked first by every program, so that the
+// rest of the machine pays one array lookup per event (the verifier inlines ARRAY lookups).
+#define MAX_CPUS 1024
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_CPUS);
+	__type(key, __u32);
+	__type(value, __u32);
+} skip SEC(".maps");
+
+static __always_inline int skipped(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 *s = bpf_map_lookup_elem(&skip, &cpu);
+	return s && *s;
+}
+
 static __always_inline struct ring *my_ring(void)
 {
 	__u32 zero = 0;
+	if (skipped())
+		return 0;
 	return bpf_map_lookup_elem(&rings, &zero);
 }
 
@@ -207,11 +228,11 @@ SEC("tp_btf/hrtimer_expire_entry")
 int on_hrtimer_expire_entry(__u64 *ctx)
 {
 	struct hrtimer *t = (void *)ctx[0];
-	__s64 now = 0;
-	bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]);
 	struct ring *r = my_ring();
 	if (!r)
 		return 0;
+	__s64 now = 0;
+	bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]);
 	struct rec *e = put(r, K_HRTIMER_EXPIRE_ENTRY);
 	e->p[0] = (__u64)t;
 	e->p[1] = now;
@@ -266,6 +287,8 @@ int on_sched_switch(__u64 *ctx)
 SEC("tp_btf/sys_exit")
 int on_sys_exit(__u64 *ctx)
 {
+	if (skipped())
+		return 0;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th)

@@ -112,6 +112,12 @@ impl Capture {
                 if !cap.missing.is_empty() {
                     s.push_str(&format!("; not on this kernel: {}", cap.missing.join(", ")));
                 }
+                if let Some(pid) = cap.loader_pid {
+                    s.push_str(&format!(
+                        "; loaded by a helper process (pid {pid}, ended) that parsed the \
+                         kernel's BTF, so that tickscope holds only the descriptors"
+                    ));
+                }
                 s
             }
             Capture::Tracefs { inst, .. } => format!(
@@ -121,8 +127,8 @@ impl Capture {
         }
     }
 
-    /// Starts capturing for threads `tids` waiting in `wait_nrs`, threshold `threshold_ns`
-    /// (tracefs: the events of `spec`, on its CPUs).
+    /// Starts capturing for threads `tids` waiting in `wait_nrs`, threshold `threshold_ns`,
+    /// on `spec`'s CPUs (empty: all; tracefs also enables `spec`'s events).
     ///
     /// # Errors
     /// [`Unavailable`] when the kernel refuses.
@@ -135,7 +141,8 @@ impl Capture {
     ) -> Result<(), Unavailable> {
         match self {
             Capture::Bpf { cap, .. } => cap
-                .watch(tids, wait_nrs, kernel_threshold(threshold_ns))
+                .record_only_on(&spec.cpus)
+                .and_then(|()| cap.watch(tids, wait_nrs, kernel_threshold(threshold_ns)))
                 .map_err(|e| Unavailable(format!("BPF backend: {e}"))),
             Capture::Tracefs { inst, .. } => inst.start(spec),
         }

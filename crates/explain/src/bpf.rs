@@ -13,23 +13,33 @@
 //! `benchmark/README.md`) plus one per-CPU map lookup and a 64-byte record; nothing is sent
 //! for wake-ups that are on time.
 //!
-//! Dropping the guard detaches and unloads every program and frees the maps (they are file
-//! descriptors of this process, so an immediate exit or a kill frees them too: nothing
-//! outlives tickscope). Loading needs `CAP_BPF` and `CAP_PERFMON` (or root), "BPF
+//! The programs are loaded by [`crate::bpf_loader`] — in a short-lived helper process when
+//! the executable can serve as one (the `tickscope` program), so that the kernel's parsed BTF
+//! never counts in tickscope's memory — and attached with `BPF_RAW_TRACEPOINT_OPEN` (bpf(2)):
+//! the guard holds only file descriptors, four maps and one link per program. Dropping it,
+//! an exit or a kill closes them, which detaches and unloads every program and frees the maps:
+//! nothing outlives tickscope. Loading needs `CAP_BPF` and `CAP_PERFMON` (or root), "BPF
 //! permissions", <https://docs.kernel.org/bpf/> and capabilities(7).
 
 use crate::bpf_records::{parse_dump, Decoder, Dump};
 use crate::events::Event;
 use crate::tracefs::Unavailable;
-use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
+use aya::maps::{Array, HashMap as BpfHashMap, Map, MapData, PerCpuArray, RingBuf};
 use aya::programs::BtfTracePoint;
-use aya::{Btf, Ebpf};
+use aya::Btf;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 /// The compiled program (see `bpf/build.sh`).
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/capture.bpf.o");
 
+/// The maps the guard keeps, in the order [`Parts::maps`] holds them.
+pub(crate) const MAPS: [&str; 5] = ["rings", "threads", "config", "dumps", "skip"];
+
+/// CPUs the `skip` map covers (`MAX_CPUS` in the C source).
+const MAX_CPUS: usize = 1024;
+
 /// Program name → tracepoint, and whether loading fails without it.
-const PROGRAMS: [(&str, &str, bool); 26] = [
+pub(crate) const PROGRAMS: [(&str, &str, bool); 26] = [
     ("on_hrtimer_start", "hrtimer_start", true),
     ("on_hrtimer_expire_entry", "hrtimer_expire_entry", true),
     ("on_hrtimer_expire_exit", "hrtimer_expire_exit", true),
@@ -83,10 +93,28 @@ pub struct BpfStats {
     pub dumps_lost: u64,
 }
 
+/// What loading leaves: the maps (in [`MAPS`] order) and one link per attached program.
+#[derive(Debug)]
+pub(crate) struct Parts {
+    /// `rings`, `threads`, `config`, `dumps`, `skip`.
+    pub maps: Vec<MapData>,
+    /// The attachments (`BPF_RAW_TRACEPOINT_OPEN` descriptors).
+    pub links: Vec<OwnedFd>,
+    /// Programs attached.
+    pub attached: usize,
+    /// Optional tracepoints this kernel lacks.
+    pub missing: Vec<&'static str>,
+}
+
 /// Loaded and attached programs; dropped = detached and unloaded.
 pub struct BpfCapture {
-    ebpf: Ebpf,
+    rings: PerCpuArray<MapData, RingWords>,
+    threads: BpfHashMap<MapData, u32, ThreadWords>,
+    config: Array<MapData, [i64; 4]>,
     ring: RingBuf<MapData>,
+    skip: Array<MapData, u32>,
+    /// Held for their effect: each keeps its program attached.
+    _links: Vec<OwnedFd>,
     decoder: Decoder,
     /// Dumps received.
     pub received: u64,
@@ -94,6 +122,8 @@ pub struct BpfCapture {
     pub attached: usize,
     /// Optional tracepoints this kernel lacks.
     pub missing: Vec<&'static str>,
+    /// The helper process that loaded the programs, when one did.
+    pub loader_pid: Option<u32>,
 }
 
 impl std::fmt::Debug for BpfCapture {
@@ -101,6 +131,7 @@ impl std::fmt::Debug for BpfCapture {
         f.debug_struct("BpfCapture")
             .field("received", &self.received)
             .field("attached", &self.attached)
+            .field("loader_pid", &self.loader_pid)
             .finish()
     }
 }
@@ -112,6 +143,91 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> Unavailable {
     ))
 }
 
+/// Attaches a loaded BTF-enabled tracing program where its load named (`attach_btf_id`):
+/// `BPF_RAW_TRACEPOINT_OPEN` with no name (bpf(2); include/uapi/linux/bpf.h `raw_tracepoint`),
+/// which returns the link's descriptor.
+fn attach(prog: std::os::fd::BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
+    const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
+    // union bpf_attr's raw_tracepoint member: u64 name (0: the program's own target),
+    // u32 prog_fd, 4 bytes of padding.
+    let mut attr = [0u64; 2];
+    attr[1] = prog.as_raw_fd() as u32 as u64;
+    // SAFETY: `attr` is the 16 bytes of the member, passed with its size; the kernel returns
+    // a new descriptor or -1.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_RAW_TRACEPOINT_OPEN,
+            attr.as_mut_ptr(),
+            std::mem::size_of_val(&attr) as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor the kernel just returned, owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Loads the object and attaches its programs in this process (the helper's work, or the
+/// fallback when there is no helper).
+pub(crate) fn load_parts() -> Result<Parts, Unavailable> {
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return Err(Unavailable(
+            "BPF backend: the kernel has no BTF (/sys/kernel/btf/vmlinux, \
+             CONFIG_DEBUG_INFO_BTF)"
+                .into(),
+        ));
+    }
+    let btf = Btf::from_sys_fs().map_err(|e| unavailable("reading the kernel's BTF", e))?;
+    let mut ebpf = aya::EbpfLoader::new()
+        .btf(Some(&btf))
+        .load(OBJECT)
+        .map_err(|e| unavailable("loading", e))?;
+    let mut links = Vec::new();
+    let mut missing = Vec::new();
+    for (name, tracepoint, required) in PROGRAMS {
+        let result = (|| -> Result<OwnedFd, String> {
+            let prog: &mut BtfTracePoint = ebpf
+                .program_mut(name)
+                .ok_or("not in the object")?
+                .try_into()
+                .map_err(|e| format!("{e}"))?;
+            prog.load(tracepoint, &btf).map_err(|e| format!("{e}"))?;
+            let fd = prog.fd().map_err(|e| format!("{e}"))?;
+            attach(fd.as_fd()).map_err(|e| format!("{e}"))
+        })();
+        match result {
+            Ok(link) => links.push(link),
+            Err(e) if required => {
+                return Err(unavailable(&format!("attaching to {tracepoint}"), e))
+            }
+            Err(_) => missing.push(tracepoint),
+        }
+    }
+    let mut maps = Vec::new();
+    for name in MAPS {
+        let map = ebpf
+            .take_map(name)
+            .ok_or_else(|| unavailable("the object", format!("no map `{name}`")))?;
+        maps.push(match map {
+            Map::PerCpuArray(m) | Map::HashMap(m) | Map::Array(m) | Map::RingBuf(m) => m,
+            _ => {
+                return Err(unavailable(
+                    "the object",
+                    format!("map `{name}` of another type"),
+                ))
+            }
+        });
+    }
+    Ok(Parts {
+        maps,
+        attached: links.len(),
+        links,
+        missing,
+    })
+}
+
 impl BpfCapture {
     /// Loads and attaches the programs; events are recorded from here on, but nothing is
     /// sent until threads are [watched](Self::watch).
@@ -120,50 +236,36 @@ impl BpfCapture {
     /// [`Unavailable`] naming the step that failed (no BTF, not permitted, verifier refusal,
     /// a required tracepoint missing) and what to do.
     pub fn load() -> Result<Self, Unavailable> {
-        if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
-            return Err(Unavailable(
-                "BPF backend: the kernel has no BTF (/sys/kernel/btf/vmlinux, \
-                 CONFIG_DEBUG_INFO_BTF)"
-                    .into(),
-            ));
-        }
-        let btf = Btf::from_sys_fs().map_err(|e| unavailable("reading the kernel's BTF", e))?;
-        let mut ebpf = aya::EbpfLoader::new()
-            .btf(Some(&btf))
-            .load(OBJECT)
-            .map_err(|e| unavailable("loading", e))?;
-        let mut attached = 0;
-        let mut missing = Vec::new();
-        for (name, tracepoint, required) in PROGRAMS {
-            let result = (|| -> Result<(), String> {
-                let prog: &mut BtfTracePoint = ebpf
-                    .program_mut(name)
-                    .ok_or("not in the object")?
-                    .try_into()
-                    .map_err(|e| format!("{e}"))?;
-                prog.load(tracepoint, &btf).map_err(|e| format!("{e}"))?;
-                prog.attach().map_err(|e| format!("{e}"))?;
-                Ok(())
-            })();
-            match result {
-                Ok(()) => attached += 1,
-                Err(e) if required => {
-                    return Err(unavailable(&format!("attaching to {tracepoint}"), e))
-                }
-                Err(_) => missing.push(tracepoint),
-            }
-        }
-        let map = ebpf
-            .take_map("dumps")
-            .ok_or_else(|| unavailable("the object", "no map `dumps`"))?;
-        let ring = RingBuf::try_from(map).map_err(|e| unavailable("the ring buffer", e))?;
+        let (parts, loader_pid) = crate::bpf_loader::load()?;
+        let Parts {
+            maps,
+            links,
+            attached,
+            missing,
+        } = parts;
+        let bad = |e: aya::maps::MapError| unavailable("the maps", e);
+        let mut maps = maps.into_iter();
+        let mut next = || {
+            maps.next()
+                .ok_or_else(|| unavailable("the maps", "fewer than the object has"))
+        };
+        let rings = PerCpuArray::try_from(Map::PerCpuArray(next()?)).map_err(bad)?;
+        let threads = BpfHashMap::try_from(Map::HashMap(next()?)).map_err(bad)?;
+        let config = Array::try_from(Map::Array(next()?)).map_err(bad)?;
+        let ring = RingBuf::try_from(Map::RingBuf(next()?)).map_err(bad)?;
+        let skip = Array::try_from(Map::Array(next()?)).map_err(bad)?;
         Ok(BpfCapture {
-            ebpf,
+            rings,
+            threads,
+            config,
             ring,
+            skip,
+            _links: links,
             decoder: Decoder::new(),
             received: 0,
             attached,
             missing,
+            loader_pid,
         })
     }
 
@@ -185,19 +287,31 @@ impl BpfCapture {
         if wait_nrs.len() > 4 {
             nrs = [-1; 4];
         }
-        let mut config: Array<_, [i64; 4]> =
-            Array::try_from(self.ebpf.map_mut("config").ok_or("no map `config`")?)
-                .map_err(|e| e.to_string())?;
-        config.set(0, nrs, 0).map_err(|e| e.to_string())?;
+        self.config.set(0, nrs, 0).map_err(|e| e.to_string())?;
         for &tid in tids {
             self.set_threshold(tid, threshold_ns)?;
         }
         Ok(())
     }
 
-    fn threads(&mut self) -> Result<BpfHashMap<&mut MapData, u32, ThreadWords>, String> {
-        BpfHashMap::try_from(self.ebpf.map_mut("threads").ok_or("no map `threads`")?)
-            .map_err(|e| e.to_string())
+    /// Records events only on `cpus` (the CPUs the measured threads are pinned to; empty =
+    /// every CPU). Elsewhere each program returns after one array lookup: the rest of the
+    /// machine no longer pays for a record, and those CPUs' rings were never sent anyway (a
+    /// window is the ring of the CPU the late thread ran on).
+    ///
+    /// # Errors
+    /// A map update refused by the kernel, as text.
+    pub fn record_only_on(&mut self, cpus: &[usize]) -> Result<(), String> {
+        // SAFETY: sysconf has no memory effects.
+        let conf = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+        let n = usize::try_from(conf).unwrap_or(MAX_CPUS).clamp(1, MAX_CPUS);
+        for cpu in 0..n {
+            let off = u32::from(!cpus.is_empty() && !cpus.contains(&cpu));
+            self.skip
+                .set(cpu as u32, off, 0)
+                .map_err(|e| format!("CPU {cpu}: {e}"))?;
+        }
+        Ok(())
     }
 
     /// Sets a watched thread's threshold, ns (a thread not watched yet is added).
@@ -205,30 +319,24 @@ impl BpfCapture {
     /// # Errors
     /// A map update refused by the kernel, as text.
     pub fn set_threshold(&mut self, tid: i32, threshold_ns: i64) -> Result<(), String> {
-        let mut threads = self.threads()?;
-        let mut v: ThreadWords = threads.get(&(tid as u32), 0).unwrap_or_default();
+        let mut v: ThreadWords = self.threads.get(&(tid as u32), 0).unwrap_or_default();
         v[1] = threshold_ns as u64;
-        threads
+        self.threads
             .insert(tid as u32, v, 0)
             .map_err(|e| format!("thread {tid}: {e}"))
     }
 
     /// Stops watching every thread (their events are still recorded, no window is sent).
     pub fn unwatch(&mut self) {
-        if let Ok(mut threads) = self.threads() {
-            let tids: Vec<u32> = threads.keys().filter_map(Result::ok).collect();
-            for tid in tids {
-                let _ = threads.remove(&tid);
-            }
+        let tids: Vec<u32> = self.threads.keys().filter_map(Result::ok).collect();
+        for tid in tids {
+            let _ = self.threads.remove(&tid);
         }
     }
 
     /// Late wake-ups the kernel side saw for `tid` (windows asked for).
     pub fn late_seen(&mut self, tid: i32) -> u64 {
-        self.threads()
-            .ok()
-            .and_then(|t| t.get(&(tid as u32), 0).ok())
-            .map_or(0, |v| v[4] >> 32)
+        self.threads.get(&(tid as u32), 0).map_or(0, |v| v[4] >> 32)
     }
 
     /// Drains the ring buffer: each window's new events are appended to `out` (oldest first
@@ -246,13 +354,7 @@ impl BpfCapture {
 
     /// The counters, summed over CPUs (one map read: for the result, not per wake-up).
     pub fn stats(&self) -> BpfStats {
-        let Some(map) = self.ebpf.map("rings") else {
-            return BpfStats::default();
-        };
-        let Ok(rings) = PerCpuArray::<_, RingWords>::try_from(map) else {
-            return BpfStats::default();
-        };
-        let Ok(values) = rings.get(&0, 0) else {
+        let Ok(values) = self.rings.get(&0, 0) else {
             return BpfStats::default();
         };
         values.iter().fold(BpfStats::default(), |s, r| BpfStats {

@@ -58,6 +58,16 @@ fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
     let s = cap.stats();
     assert!(s.records > 0 && s.dumps >= dumps.len() as u64);
     assert!(cap.late_seen(tid) >= dumps.len() as u64);
+    // Recording only on CPUs none of which exists: nothing more is recorded anywhere.
+    cap.record_only_on(&[usize::MAX]).unwrap();
+    let frozen = cap.stats().records;
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(cap.stats().records, frozen, "a skipped CPU recorded");
+    cap.record_only_on(&[]).unwrap();
+    std::thread::sleep(Duration::from_millis(2));
+    assert!(cap.stats().records > frozen, "every CPU records again");
     drop(cap);
     // The kernel frees a detached program after an RCU grace period: wait for it, bounded.
     let mut left = our_programs_loaded();

@@ -124,6 +124,11 @@ fn held_cpu_named_by(backend: &str) {
     assert_eq!(ex["backend"], backend);
     assert_eq!(ex["cost"]["backend"], backend);
     assert!(ex["cost"]["events_per_s"].as_f64().unwrap() > 0.0);
+    if backend == "bpf" {
+        // The tickscope program loads through its helper: the kernel's BTF is parsed there.
+        let note = ex["note"].as_str().unwrap();
+        assert!(note.contains("loaded by a helper process"), "{note}");
+    }
     // The cause table counts every late wake-up (the breakdowns keep only the worst 20,
     // which other users of this CPU may fill).
     let named = ex["threads"][0]["causes"]["other thread"]["details"]["spin99"]

@@ -1,0 +1,287 @@
+//! Loading the BPF programs in a short-lived helper process, so that tickscope itself never
+//! holds the kernel's parsed BTF.
+//!
+//! Relocating the object against `/sys/kernel/btf/vmlinux` makes the loader (aya) parse the
+//! whole kernel type graph: about 30 MB of heap for a few hundred milliseconds, which a
+//! process's peak RSS keeps for good. When the running executable can serve as the loader
+//! (the `tickscope` program calls [`serve_if_asked`] first thing in `main`), [`load`] runs it
+//! again (`/proc/self/exe`) with [`LOADER_ENV`] naming one end of a Unix socket pair; the
+//! helper loads and attaches the programs, sends the descriptors of the maps and of the
+//! attachments ("links", `BPF_RAW_TRACEPOINT_OPEN`) back with `SCM_RIGHTS` (unix(7),
+//! cmsg(3)) and exits. tickscope then holds only file descriptors: when it exits — or is
+//! killed — the last descriptor of each link closes, which detaches its program, and the
+//! kernel frees programs and maps ("BPF link", <https://docs.kernel.org/bpf/>; bpf(2)).
+//! Executables that do not serve (tests, other programs using this crate) load in process.
+
+use crate::bpf::Parts;
+use crate::tracefs::Unavailable;
+use aya::maps::MapData;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The environment variable that makes the executable a loader: its value is the number of
+/// the inherited socket descriptor to answer on. Internal; not a user setting.
+pub const LOADER_ENV: &str = "TICKSCOPE_INTERNAL_BPF_LOADER_FD";
+
+/// Set when the running executable calls [`serve_if_asked`], i.e. can serve as the loader.
+static SERVES: AtomicBool = AtomicBool::new(false);
+
+/// Most descriptors one answer carries (4 maps and one link per program).
+const MAX_FDS: usize = 64;
+
+/// Bytes of an answer's text.
+const MAX_TEXT: usize = 4096;
+
+/// How long the helper may take to answer, s.
+const ANSWER_WITHIN_S: libc::time_t = 30;
+
+/// Called first thing in `main` of an executable that can serve as the loader: when this
+/// process was started as the loader, loads the programs, answers on the socket and returns
+/// the exit status (0 answered, 2 no usable socket); otherwise notes that the executable can
+/// serve and returns `None` at once.
+pub fn serve_if_asked() -> Option<i32> {
+    let Some(value) = std::env::var_os(LOADER_ENV) else {
+        SERVES.store(true, Ordering::Relaxed);
+        return None;
+    };
+    let Some(fd) = value.to_str().and_then(|v| v.parse::<RawFd>().ok()) else {
+        return Some(2);
+    };
+    // SAFETY: the parent passed this descriptor, open and ours alone, under this name; a
+    // wrong number fails below (EBADF/ENOTSOCK) and the socket is closed on return.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Some(2);
+    }
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    let sent = match crate::bpf::load_parts() {
+        Ok(parts) => {
+            let mut fds: Vec<BorrowedFd<'_>> = parts.maps.iter().map(|m| m.fd().as_fd()).collect();
+            fds.extend(parts.links.iter().map(|l| l.as_fd()));
+            let text = format!("ok {}\n{}", parts.attached, parts.missing.join(","));
+            send(&sock, text.as_bytes(), &fds)
+        }
+        Err(Unavailable(e)) => send(&sock, format!("err {e}").as_bytes(), &[]),
+    };
+    Some(if sent.is_ok() { 0 } else { 2 })
+}
+
+/// Loads the programs: in a helper process when this executable serves as the loader, else
+/// in this process.
+///
+/// # Errors
+/// [`Unavailable`] as [`crate::bpf::BpfCapture::load`] describes.
+pub(crate) fn load() -> Result<(Parts, Option<u32>), Unavailable> {
+    if SERVES.load(Ordering::Relaxed) {
+        if let Some(answer) = load_in_helper() {
+            return answer.map(|(parts, pid)| (parts, Some(pid)));
+        }
+    }
+    crate::bpf::load_parts().map(|p| (p, None))
+}
+
+/// `None` when no helper could be started or it gave no answer (then the caller loads in
+/// process); else the helper's answer and its process id.
+fn load_in_helper() -> Option<Result<(Parts, u32), Unavailable>> {
+    let mut pair = [0 as RawFd; 2];
+    // SAFETY: `pair` has room for the two descriptors socketpair(2) writes.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            pair.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: both descriptors were just created and are owned here.
+    let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1])) };
+    let their_fd = theirs.as_raw_fd();
+    let mut cmd = Command::new("/proc/self/exe");
+    cmd.env(LOADER_ENV, their_fd.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: fcntl(2) is async-signal-safe; it only lets the helper inherit its end.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+            if libc::fcntl(their_fd, libc::F_SETFD, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().ok()?;
+    drop(theirs);
+    // Loading takes well under a second; a helper that hangs is ended, and loading falls
+    // back to this process.
+    let timeout = libc::timeval {
+        tv_sec: ANSWER_WITHIN_S,
+        tv_usec: 0,
+    };
+    // SAFETY: SO_RCVTIMEO takes a timeval of the size given (socket(7)).
+    unsafe {
+        libc::setsockopt(
+            ours.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            &timeout as *const libc::timeval as *const libc::c_void,
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        );
+    }
+    let answer = recv(&ours);
+    if answer.is_err() {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    let (text, fds) = answer.ok()?;
+    let text = String::from_utf8_lossy(&text).into_owned();
+    if let Some(e) = text.strip_prefix("err ") {
+        return Some(Err(Unavailable(e.to_string())));
+    }
+    let (head, missing) = text.split_once('\n')?;
+    let attached: usize = head.strip_prefix("ok ")?.parse().ok()?;
+    if fds.len() != crate::bpf::MAPS.len() + attached {
+        return None;
+    }
+    let mut fds = fds.into_iter();
+    let mut maps = Vec::new();
+    for fd in fds.by_ref().take(crate::bpf::MAPS.len()) {
+        maps.push(MapData::from_fd(fd).ok()?);
+    }
+    let missing = crate::bpf::PROGRAMS
+        .iter()
+        .map(|p| p.1)
+        .filter(|t| missing.split(',').any(|m| m == *t))
+        .collect();
+    Some(Ok((
+        Parts {
+            maps,
+            links: fds.collect(),
+            attached,
+            missing,
+        },
+        child.id(),
+    )))
+}
+
+/// Sends `text` and the descriptors `fds` as one message (sendmsg(2), `SCM_RIGHTS`).
+fn send(sock: &OwnedFd, text: &[u8], fds: &[BorrowedFd<'_>]) -> std::io::Result<()> {
+    let raw: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
+    let data_len = std::mem::size_of_val(raw.as_slice());
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE(data_len as u32) } as usize;
+    let mut control = vec![0u64; space.div_ceil(8).max(1)];
+    let mut iov = libc::iovec {
+        iov_base: text.as_ptr() as *mut libc::c_void,
+        iov_len: text.len(),
+    };
+    // SAFETY: msghdr is plain data; every pointer set below outlives the sendmsg call, and
+    // the control buffer is CMSG_SPACE bytes, aligned for cmsghdr.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        if !raw.is_empty() {
+            msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+            msg.msg_controllen = space as _;
+            let c = libc::CMSG_FIRSTHDR(&msg);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(data_len as u32) as _;
+            std::ptr::copy_nonoverlapping(raw.as_ptr() as *const u8, libc::CMSG_DATA(c), data_len);
+        }
+        if libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Receives one message: its text and the descriptors it carried (close-on-exec).
+fn recv(sock: &OwnedFd) -> std::io::Result<(Vec<u8>, Vec<OwnedFd>)> {
+    let mut text = vec![0u8; MAX_TEXT];
+    let data_len = MAX_FDS * std::mem::size_of::<RawFd>();
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE(data_len as u32) } as usize;
+    let mut control = vec![0u64; space.div_ceil(8)];
+    let mut iov = libc::iovec {
+        iov_base: text.as_mut_ptr() as *mut libc::c_void,
+        iov_len: text.len(),
+    };
+    let mut fds = Vec::new();
+    // SAFETY: as in `send`; the kernel writes at most the lengths given, and every
+    // descriptor it passed is taken into an OwnedFd exactly once.
+    let n = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = space as _;
+        let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                let bytes = (*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                let data = libc::CMSG_DATA(c) as *const RawFd;
+                for i in 0..bytes / std::mem::size_of::<RawFd>() {
+                    fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+        n as usize
+    };
+    if n == 0 && fds.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the BPF loader ended without an answer",
+        ));
+    }
+    text.truncate(n);
+    Ok((text, fds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn descriptors_and_text_cross_a_socket_pair() {
+        let mut pair = [0 as RawFd; 2];
+        // SAFETY: room for two descriptors.
+        assert_eq!(
+            unsafe {
+                libc::socketpair(
+                    libc::AF_UNIX,
+                    libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                    0,
+                    pair.as_mut_ptr(),
+                )
+            },
+            0
+        );
+        let (a, b) = unsafe { (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1])) };
+        let file = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut &file, b"carried").unwrap();
+        send(&a, b"ok 1\nx", &[file.as_fd(), file.as_fd()]).unwrap();
+        drop(file);
+        let (text, fds) = recv(&b).unwrap();
+        assert_eq!(text, b"ok 1\nx");
+        assert_eq!(fds.len(), 2);
+        let mut got = String::new();
+        let mut f = std::fs::File::from(fds.into_iter().next().unwrap());
+        std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(0)).unwrap();
+        f.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "carried");
+        // A peer that closes without answering is an error, not a hang.
+        drop(a);
+        assert!(recv(&b).is_err());
+    }
+}
