@@ -142,7 +142,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22);
+	__uint(max_entries, 1 << 21); // 2 MiB: 127 windows; user space maps it twice (RSS)
 } dumps SEC(".maps");
 
 // The wait system calls whose return marks "running again" (-1 = unused; all -1: any).

@@ -313,17 +313,21 @@ impl Decoder {
         }
         missing.sort_unstable();
         missing.dedup();
-        if let Ok(text) = std::fs::read_to_string("/proc/kallsyms") {
-            for line in text.lines() {
+        // Read line by line: the file is several MB, and reading it whole would raise the
+        // process's peak memory by that much for good.
+        if let Ok(file) = std::fs::File::open("/proc/kallsyms") {
+            let mut lines = std::io::BufReader::new(file);
+            let mut line = String::new();
+            while matches!(std::io::BufRead::read_line(&mut lines, &mut line), Ok(n) if n > 0) {
                 let mut f = line.split_whitespace();
-                let (Some(addr), Some(_), Some(name)) = (f.next(), f.next(), f.next()) else {
-                    continue;
-                };
-                if let Ok(a) = u64::from_str_radix(addr, 16) {
-                    if missing.binary_search(&a).is_ok() {
-                        self.symbols.insert(a, name.to_string());
+                if let (Some(addr), Some(_), Some(name)) = (f.next(), f.next(), f.next()) {
+                    if let Ok(a) = u64::from_str_radix(addr, 16) {
+                        if missing.binary_search(&a).is_ok() {
+                            self.symbols.insert(a, name.to_string());
+                        }
                     }
                 }
+                line.clear();
             }
         }
         for a in missing {
