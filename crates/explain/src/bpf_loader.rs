@@ -4,7 +4,7 @@
 //! Relocating the object against `/sys/kernel/btf/vmlinux` makes the loader (aya) parse the
 //! whole kernel type graph: about 30 MB of heap for a few hundred milliseconds, which a
 //! process's peak RSS keeps for good. When the running executable can serve as the loader
-//! (the `tickscope` program calls [`serve_if_asked`] first thing in `main`), [`load`] runs it
+//! (the `tickscope` program calls [`serve_if_asked`] first thing in `main`), loading runs it
 //! again (`/proc/self/exe`) with [`LOADER_ENV`] naming one end of a Unix socket pair; the
 //! helper loads and attaches the programs, sends the descriptors of the maps and of the
 //! attachments ("links", `BPF_RAW_TRACEPOINT_OPEN`) back with `SCM_RIGHTS` (unix(7),
