@@ -148,17 +148,15 @@ run_plant() {
     local poll=$!
     if [ $# -gt 0 ]; then
         sleep 0.7
-        local wrap=()
         if [ -n "${PLANT_CGROUP:-}" ]; then
             # The measuring thread (tickscope-0) and the plant share the quota'd group.
             local t
             for t in /proc/"$ts"/task/*; do
                 [ "$(cat "$t/comm" 2>/dev/null)" = tickscope-0 ] && echo "${t##*/}" > "$PLANT_CGROUP/tasks"
             done
-            wrap=(sh -c 'echo $$ > "$0/tasks" && exec "$@"' "$PLANT_CGROUP")
         fi
         # Set up on CPU 0 (allocation, mlockall); the plant pins itself to its CPU after.
-        "${wrap[@]}" taskset -c 0 "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
+        taskset -c 0 "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
         local pp=$!
         pids+=("$pp")
         wait "$pp" || { echo "oracle: plant $name failed" >&2; }
@@ -230,7 +228,7 @@ if [ -w /sys/fs/cgroup/cpu ] && [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
     [ -w $slice ] && echo 10 > $slice
     # The measuring thread joins the group first, so the group's period timer (pinned to the
     # CPU that started it, kernel/sched/fair.c start_cfs_bandwidth()) runs on CPU 1.
-    PLANT_CGROUP=$cg QUOTA_STAT=$cg/cpu.stat PLANT_BURST=100000 PLANT_GAP=60000 PLANT_PRIO=-20 \
+    PLANT_CGROUP=$cg QUOTA_STAT=$cg/cpu.stat QUOTA_TASKS=$cg/tasks PLANT_BURST=100000 PLANT_GAP=60000 PLANT_PRIO=-20 \
         run_plant quota "" '{"category":["cpu quota"],"detail":null}' false 100us "--policy other" quota 0
     cg_remove
     [ -n "$slice_saved" ] && echo "$slice_saved" > $slice

@@ -23,7 +23,8 @@
  *          kernel sends the IPI only to CPUs running this process, so a SCHED_OTHER helper
  *          thread spins on the measured CPU (PRIO) during each burst and sleeps between
  *   quota  SCHED_OTHER on CPU (not the measured one), in a cpu cgroup (v1) with a CFS quota
- *          shared with the measuring thread; QUOTA_STAT names that group's cpu.stat. A
+ *          shared with the measuring thread, which it joins after its setup (QUOTA_TASKS:
+ *          the group's tasks file); QUOTA_STAT names the group's cpu.stat. A
  *          burst spins until the group has been throttled and refilled once: it reads its
  *          own CPU time (CLOCK_THREAD_CPUTIME_ID, which makes the kernel account it, so the
  *          quota is spent exactly rather than at the next tick). Once cpu.stat's
@@ -178,10 +179,17 @@ int main(int argc, char **argv) {
     getsockname(rx, (struct sockaddr *)&to, &l);
 
   } else if (!strcmp(mode, "quota")) {
-    const char *path = getenv("QUOTA_STAT");
+    const char *path = getenv("QUOTA_STAT"), *tasks = getenv("QUOTA_TASKS");
     stat = path ? open(path, O_RDONLY) : -1;
     if (stat < 0 || throttled_time(stat) < 0) {
       fprintf(stderr, "plant quota: QUOTA_STAT must name a readable cpu.stat\n");
+      return 3;
+    }
+    /* Join the group only now: the setup above (allocation, mlockall) would spend its quota
+     * outside any logged burst. */
+    FILE *t = tasks ? fopen(tasks, "w") : NULL;
+    if (!t || fprintf(t, "%ld\n", (long)syscall(SYS_gettid)) < 0 || fclose(t)) {
+      fprintf(stderr, "plant quota: could not join QUOTA_TASKS\n");
       return 3;
     }
   } else if (!strcmp(mode, "kernel")) {

@@ -842,43 +842,22 @@ fn throttled(
 /// `sched_cfs_period_timer()`, `sched_cfs_slack_timer()`).
 const CFS_TIMERS: [&str; 2] = ["sched_cfs_period_timer", "sched_cfs_slack_timer"];
 
-/// The CFS bandwidth timer that released the task switched in at `si` on `cpu`: one ran on
-/// that CPU after `from`, and neither another switch nor a scheduler tick happened there
-/// between it and `si` (nor a tick in the same interrupt before it) — the unthrottled run
-/// queue's task was chosen as the first thing after the refill (`distribute_cfs_runtime()`
-/// → `unthrottle_cfs_rq()` → `resched_curr()`), not by a tick that let a waiting task in.
-fn released_by_cfs_timer(events: &[Event], cpu: u32, from: usize, si: usize) -> Option<String> {
-    let mut timer = None;
-    let mut tick_in_irq = false;
-    for e in events[from + 1..si].iter().filter(|e| e.cpu == cpu) {
-        match &e.kind {
-            Kind::VectorEntry { name } if name == "local_timer" => tick_in_irq = false,
-            Kind::HrtimerExpireEntry { function, .. }
-                if CFS_TIMERS.contains(&function.as_str()) =>
-            {
-                timer = (!tick_in_irq).then(|| function.clone())
-            }
-            // The periodic tick (`tick_nohz_handler`, `tick_sched_timer`).
-            Kind::HrtimerExpireEntry { function, .. } if function.starts_with("tick_") => {
-                tick_in_irq = true;
-                timer = None
-            }
-            Kind::SchedSwitch { .. } => timer = None,
-            _ => {}
-        }
-    }
-    timer
-}
-
 /// A fair thread throttled on its way back to user mode (S5, `[b5, end]`, `ns` long), with
 /// the tasks that ran in its place. Since Linux 6.18 a throttled CFS group's tasks are taken
 /// off the CPU when they next return to user mode (task work, `throttle_cfs_rq_work()` in
 /// `kernel/sched/fair.c`; the task-based throttle series of Valentin Schneider and Aaron Lu,
-/// 2025), so the thread returns from
-/// its wait (`sys_exit`), is switched out while runnable, and runs again only when a period
-/// timer refills the quota (seen so on this machine's 6.18 kernel). Evidence: the switch-out still runnable after the wait's
-/// `sys_exit` (`from`), then the switch-in released by a CFS bandwidth timer on that CPU
-/// ([`released_by_cfs_timer`]); the time in between must fill at least half of S5.
+/// 2025): the thread returns from its wait (`sys_exit`), the throttle's task work dequeues
+/// it and `task_work_run()`'s `cond_resched()` switches it out still runnable — printed
+/// `R+` — and it runs again only once the quota is refilled (seen so on this machine's
+/// 6.18 kernel). Evidence, all of it required:
+/// * the first switch on the CPU after the wait's `sys_exit` (`from`) takes the thread off
+///   in state `R+`;
+/// * before it is switched in again, the refill reached the CPU: a CFS bandwidth timer ran
+///   there, or — the group's period timer runs on another CPU — a `call_function_single`
+///   IPI arrived (`unthrottle_cfs_rq_async()` → `__cfsb_csd_unthrottle()`);
+/// * the time off the CPU fills at least half of S5.
+///
+/// The detail names the timer, or the IPI.
 fn throttled_on_exit(
     events: &[Event],
     cpu: u32,
@@ -888,29 +867,43 @@ fn throttled_on_exit(
     end: Nanos,
     ns: Nanos,
 ) -> Option<(Detail, Vec<i32>)> {
-    let mut out: Option<(usize, Nanos)> = None;
+    let mut out: Option<Nanos> = None;
+    let mut refill: Option<String> = None;
     let mut pids = Vec::new();
-    for (k, e) in events.iter().enumerate().skip(from + 1) {
-        if e.cpu != cpu {
-            continue;
-        }
+    for e in events[from + 1..].iter().filter(|e| e.cpu == cpu) {
         if e.ts > end + US {
             break;
         }
-        let Kind::SchedSwitch {
-            prev_pid,
-            prev_state,
-            next_pid,
-            ..
-        } = &e.kind
-        else {
-            continue;
-        };
-        match out {
-            None if *prev_pid == tid && prev_state.starts_with('R') => out = Some((k, e.ts)),
-            None => {}
-            Some((o, at)) if *next_pid == tid => {
-                let f = released_by_cfs_timer(events, cpu, o, k)?;
+        match (&e.kind, out) {
+            (
+                Kind::SchedSwitch {
+                    prev_pid,
+                    prev_state,
+                    next_pid,
+                    ..
+                },
+                None,
+            ) => {
+                if *prev_pid != tid || prev_state != "R+" {
+                    return None;
+                }
+                out = Some(e.ts);
+                if *next_pid != 0 {
+                    pids.push(*next_pid);
+                }
+            }
+            (Kind::HrtimerExpireEntry { function, .. }, Some(_))
+                if CFS_TIMERS.contains(&function.as_str()) =>
+            {
+                refill = Some(function.clone())
+            }
+            (Kind::VectorEntry { name }, Some(_))
+                if name == "call_function_single" && refill.is_none() =>
+            {
+                refill = Some(REMOTE_UNTHROTTLE.into())
+            }
+            (Kind::SchedSwitch { next_pid, .. }, Some(at)) if *next_pid == tid => {
+                let name = refill?;
                 let lo = at.clamp(b5, end);
                 let passed = e.ts.clamp(lo, end) - lo;
                 if ns <= 0 || 2 * passed < ns {
@@ -918,20 +911,25 @@ fn throttled_on_exit(
                 }
                 let d = Detail {
                     kind: "cfs_throttled".into(),
-                    name: f,
+                    name,
                     pid: None,
                     ns: passed.min(ns),
                 };
                 return Some((d, pids));
             }
-            Some(_) => {}
-        }
-        if out.is_some() && *next_pid != 0 && *next_pid != tid && !pids.contains(next_pid) {
-            pids.push(*next_pid);
+            (Kind::SchedSwitch { next_pid, .. }, Some(_)) => {
+                if *next_pid != 0 && !pids.contains(next_pid) {
+                    pids.push(*next_pid);
+                }
+            }
+            _ => {}
         }
     }
     None
 }
+
+/// How [`throttled_on_exit`] names a refill that reached the CPU by IPI.
+const REMOTE_UNTHROTTLE: &str = "call_function_single (period timer on another CPU)";
 
 /// Whether a kernel thread runs interrupt work under PREEMPT_RT (or `threadirqs`), and as
 /// what: `irq/N-name` is a threaded IRQ handler (`kernel/irq/manage.c`, `setup_irq_thread()`);

@@ -818,24 +818,73 @@ fn a_fair_thread_waiting_on_a_busy_cpu_across_a_period_timer_is_not_a_quota() {
     assert_eq!(b.cause.detail.as_deref(), Some("rustc"));
 }
 
-#[test]
-fn a_period_timer_followed_by_another_task_is_not_a_quota() {
-    // The period timer ran, but the CPU then went to cc1, not to the thread: the timer did
-    // not release it; cc1 and rustc are what the events show.
-    let ev = B::new()
+/// The thread leaves the CPU in `state` right after its wait's `sys_exit` (at +11 µs).
+fn returned_then_switched_out(state: &str) -> B {
+    B::new()
         .armed(0)
         .fired(EXPIRY + 5_000, EXPIRY + 6_000, (31, "rustc"))
         .switch(EXPIRY + 9_000, (31, "rustc"), (TID, "tickscope-0"))
         .sys_exit(EXPIRY + 11_000)
-        .switch(EXPIRY + 12_000, (TID, "tickscope-0"), (31, "rustc"));
-    let ev = cfs_period_timer(ev, EXPIRY + 1_000_000, (31, "rustc"))
-        .switch_prio(EXPIRY + 1_010_000, (31, "rustc"), (32, "cc1"), 120)
-        .switch_prio(EXPIRY + 3_000_000, (32, "cc1"), (TID, "tickscope-0"), 120)
+        .ev(
+            EXPIRY + 12_000,
+            TID,
+            "tickscope-0",
+            Kind::SchedSwitch {
+                prev_pid: TID,
+                prev_comm: "tickscope-0".into(),
+                prev_state: state.into(),
+                next_pid: 31,
+                next_comm: "rustc".into(),
+                next_prio: 120,
+            },
+        )
+}
+
+#[test]
+fn a_throttle_whose_period_timer_runs_elsewhere_is_named_by_its_ipi() {
+    // The group's period timer runs on CPU 0 (not traced): the refill reaches this CPU as a
+    // call_function_single IPI (the remote unthrottle), then the thread runs.
+    let ev = returned_then_switched_out("R+")
+        .ev(
+            EXPIRY + 2_900_000,
+            31,
+            "rustc",
+            Kind::VectorEntry {
+                name: "call_function_single".into(),
+            },
+        )
+        .switch_prio(EXPIRY + 3_000_000, (31, "rustc"), (TID, "tickscope-0"), 120)
         .events();
     let b = attribute(&sample(EXPIRY + 3_001_000), &setting(true), &ev);
     check_sum(&b);
+    assert_eq!(b.cause.category, "cpu quota", "{b:#?}");
+    assert_eq!(
+        b.cause.detail.as_deref(),
+        Some("call_function_single (period timer on another CPU)")
+    );
+}
+
+#[test]
+fn a_quota_needs_both_the_throttle_and_the_refill() {
+    // Preempted on the way back to user mode ("R": an ordinary schedule() there), a period
+    // timer, then the thread: no throttle signature, rustc is what the events show.
+    let ev = cfs_period_timer(
+        returned_then_switched_out("R"),
+        EXPIRY + 1_000_000,
+        (31, "rustc"),
+    )
+    .switch_prio(EXPIRY + 1_010_000, (31, "rustc"), (TID, "tickscope-0"), 120)
+    .events();
+    let b = attribute(&sample(EXPIRY + 1_011_000), &setting(true), &ev);
+    check_sum(&b);
     assert_eq!(b.cause.category, "other thread", "{b:#?}");
-    // And S3 likewise: the thread woken on a busy CPU, a period timer, then another task.
+    // Switched out "R+" but back with no refill seen on the CPU: not named a quota.
+    let ev = returned_then_switched_out("R+")
+        .switch_prio(EXPIRY + 1_010_000, (31, "rustc"), (TID, "tickscope-0"), 120)
+        .events();
+    let b = attribute(&sample(EXPIRY + 1_011_000), &setting(true), &ev);
+    assert_eq!(b.cause.category, "other thread", "{b:#?}");
+    // The S3 case: woken on a busy CPU, a period timer, then another task, then the thread.
     let ev = B::new()
         .armed(0)
         .fired(EXPIRY + 5_000, EXPIRY + 6_000, (31, "rustc"));
