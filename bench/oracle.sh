@@ -228,7 +228,7 @@ if [ -w /sys/fs/cgroup/cpu ] && [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
     [ -w $slice ] && echo 10 > $slice
     # The measuring thread joins the group first, so the group's period timer (pinned to the
     # CPU that started it, kernel/sched/fair.c start_cfs_bandwidth()) runs on CPU 1.
-    PLANT_CGROUP=$cg QUOTA_STAT=$cg/cpu.stat QUOTA_TASKS=$cg/tasks PLANT_BURST=100000 PLANT_GAP=60000 PLANT_PRIO=-20 \
+    PLANT_CGROUP=$cg QUOTA_STAT=$cg/cpu.stat QUOTA_TASKS=$cg/tasks QUOTA_LEAVE=/sys/fs/cgroup/cpu/tasks PLANT_BURST=100000 PLANT_GAP=60000 PLANT_PRIO=-20 \
         run_plant quota "" '{"category":["cpu quota"],"detail":null}' false 100us "--policy other" quota 0
     cg_remove
     [ -n "$slice_saved" ] && echo "$slice_saved" > $slice

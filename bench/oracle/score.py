@@ -78,6 +78,23 @@ def vectors(switch_path):
     return timer, ipi
 
 
+THROTTLED = re.compile(r"\s(\d+)\.(\d+): sched_switch: .*prev_pid=(\d+) .*prev_state=R\+ ==>")
+
+
+def throttled_out(switch_path):
+    """{pid: [ns]}: when a task was switched out in state R+ on the measured CPU (the
+    throttle's task work on Linux 6.18, see docs/explain.md), from the oracle's own trace."""
+    out = {}
+    if os.path.exists(switch_path):
+        with open(switch_path) as f:
+            for line in f:
+                m = THROTTLED.search(line)
+                if m:
+                    ts = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0")[:9])
+                    out.setdefault(int(m.group(3)), []).append(ts)
+    return out
+
+
 def delivery(timer, ipi, lo, hi):
     """The timer interrupt's delay after the expiry `lo` (ns; the first local_timer entry in
     [lo - 1 µs, hi)) and whether an IPI entered the CPU before it; None if not seen."""
@@ -133,6 +150,7 @@ def main():
             tids = {int(x) for x in open(os.path.join(d, "tids.txt")).read().split()}
         runs = on_cpu_runs(os.path.join(d, "switch.txt"))
         timer_irqs, ipis = vectors(os.path.join(d, "switch.txt"))
+        outs = throttled_out(os.path.join(d, "switch.txt")) if name == "quota" else {}
         # The timer interrupt's delay with and without an IPI inside it (ns), per truth.
         effect = {"with": [], "without": []}
         run_starts = [a for a, _, _, _ in runs] if runs else []
@@ -157,6 +175,15 @@ def main():
             dv = delivery(timer_irqs, ipis, lo, hi)
             if dv is not None and truth == name:
                 effect["with" if dv[1] else "without"].append(dv[0])
+                # The IPI plant was seen at work: an IPI entered CPU 1 inside the delay.
+                if name == "ipi" and dv[1]:
+                    uncontested += 1
+                    uncontested_tp += cause_matches(b["cause"], p["correct"])
+            # The quota plant was seen at work: the measured thread switched out R+ inside.
+            if name == "quota" and truth == name and any(
+                    lo <= t < hi for t in outs.get(s["tid"], [])):
+                uncontested += 1
+                uncontested_tp += cause_matches(b["cause"], p["correct"])
             cat = b["cause"]["category"]
             col = cat + (" (plant)" if names_plant(b, comm) else "")
             columns.add(col)
@@ -223,7 +250,8 @@ def main():
             "correct": p["correct"], "late": len(lines), "truth_plant": n_truth,
             "bursts": len(iv), "duty_cycle": duty, "lift": lift,
             "plant_share_p50": shares[len(shares) // 2] if shares else None,
-            "uncontested": uncontested if comm and not p.get("blame_forbidden") else None,
+            "uncontested": (uncontested if (comm or name in ("ipi", "quota"))
+                            and not p.get("blame_forbidden") else None),
             "recall_uncontested": uncontested_tp / uncontested if uncontested else None,
             "true_positive": tp, "false_positive": fp, "precision": precision, "recall": recall,
             "blamed": blamed if p.get("blame_forbidden") else None,
@@ -250,7 +278,7 @@ def main():
     cols = sorted(columns)
     fmt = lambda v: "—" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
     md = ["# tickscope --explain against planted causes", "",
-          "| plant | threshold | bursts | duty | lift | late | plant's | plant's share p50 | precision | recall | recall where the plant held the CPU most | blamed in burst | cannot tell | unexplained | time err p50/max µs | own thread on CPU |",
+          "| plant | threshold | bursts | duty | lift | late | plant's | plant's share p50 | precision | recall | recall where the plant was seen at work | blamed in burst | cannot tell | unexplained | time err p50/max µs | own thread on CPU |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["plants"]:
         te = r["time_error_ns"]
