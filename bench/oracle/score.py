@@ -301,7 +301,7 @@ def main():
             md.append(f"| {label} | " + " | ".join(str(row.get(c, 0)) for c in cols) + " |")
     for r in report["plants"]:
         e = r["ipi_effect"]
-        if e["with"]["n"]:
+        if r["plant"] == "ipi" and e["with"]["n"]:
             md.append(f"- {r['plant']}: the timer interrupt came {e['with']['p50_ns']/1000:.0f} µs "
                       f"after the expiry (median) in the {e['with']['n']} plant's late wake-ups "
                       f"with an IPI inside that delay, {fmt_us(e['without']['p50_ns'])} in the "
