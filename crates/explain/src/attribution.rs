@@ -917,10 +917,10 @@ fn throttled_on_exit(
                 };
                 return Some((d, pids));
             }
-            (Kind::SchedSwitch { next_pid, .. }, Some(_)) => {
-                if *next_pid != 0 && !pids.contains(next_pid) {
-                    pids.push(*next_pid);
-                }
+            (Kind::SchedSwitch { next_pid, .. }, Some(_))
+                if *next_pid != 0 && !pids.contains(next_pid) =>
+            {
+                pids.push(*next_pid)
             }
             _ => {}
         }
