@@ -73,8 +73,11 @@ pub struct Detail {
     /// `hypervisor` (name: the evidence, e.g. "vCPU running X; interrupt held outside the
     /// guest"), `exit_from_idle`, `cannot_tell` (bare metal, a running task and no evidence),
     /// `irq`, `softirq`, `blocking_thread`, `higher_priority_thread`, `other_callback`,
-    /// `rt_throttled` and `cfs_throttled` (name: the bandwidth timer that ended it, see
-    /// `throttled`); `cpu_busy` only in documents written before delivery was named from evidence.
+    /// `rt_throttled` and `cfs_throttled` (name: the bandwidth timer that ended it, or for a
+    /// CFS group refilled from another CPU the `call_function_single` IPI that brought it; in
+    /// S3 or, for `cfs_throttled` on Linux ≥ 6.18, in S5); `cpu_busy` only in documents
+    /// written before delivery was named from evidence. A `hypervisor` detail's name ends
+    /// with the IPIs that reached the CPU during the held delivery, if any.
     pub kind: String,
     /// IRQ handler, softirq vector, command name, or idle state.
     pub name: String,
