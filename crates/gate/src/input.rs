@@ -69,9 +69,21 @@ fn from_document(doc: &RunDocument, source: String) -> Result<Series, String> {
     } else {
         &summary.windows
     };
-    let windows: Vec<Window> = windows_of
+    // Windows of one length only: a result keeps a day-long run's windows after its first
+    // hour as windows of a minute (tickscope_report::coarse), whose p99 is not a second's.
+    let grain = windows_of
         .iter()
         .filter(|w| w.samples > 0)
+        .map(|w| w.span.max(1))
+        .min()
+        .unwrap_or(1);
+    let longer = windows_of
+        .iter()
+        .filter(|w| w.samples > 0 && w.span.max(1) != grain)
+        .count();
+    let windows: Vec<Window> = windows_of
+        .iter()
+        .filter(|w| w.samples > 0 && w.span.max(1) == grain)
         .map(|w| Window {
             samples: w.samples,
             overruns: Some(w.overruns),
@@ -82,6 +94,12 @@ fn from_document(doc: &RunDocument, source: String) -> Result<Series, String> {
     let mut notes = Vec::new();
     if run.interrupted {
         notes.push("the run was interrupted: the figures cover what ran".into());
+    }
+    if longer > 0 {
+        notes.push(format!(
+            "{longer} longer windows (a day-long run's minutes after its first hour) left out \
+             of the window tests; the interval log keeps every window"
+        ));
     }
     let window_kind = if windows.is_empty() {
         notes.push("the result keeps no windows".into());

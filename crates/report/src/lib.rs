@@ -24,6 +24,7 @@
 
 pub mod capture;
 pub mod clocks;
+pub mod coarse;
 pub mod command_line;
 pub mod compare;
 pub mod doctor;

@@ -105,9 +105,11 @@ fn the_heap_high_water_mark_does_not_grow_with_the_run() {
     let big = peak_of(10_000_000, 100_000_000); // 10^7 wake-ups, 10^5 windows
     println!("heap high-water mark: {small} B for 10^4 wake-ups, {big} B for 10^7");
     // Equal but for the few seconds in flight between the threads at the peak, which depend
-    // on scheduling, not on the run's length (measured: 899 179 and 899 035 B).
+    // on scheduling, not on the run's length, and the coarse window the long run merges
+    // after its first hour (tickscope_report::coarse: its histogram's buckets, bounded by
+    // the histogram, not by the run). Measured: 388 970 and 393 098 B.
     assert!(
-        big.abs_diff(small) <= 4096,
+        big.abs_diff(small) <= 16384,
         "the heap grew with the run's length: {small} B → {big} B"
     );
 }

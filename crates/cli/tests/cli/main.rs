@@ -19,6 +19,7 @@ mod inputs;
 mod install;
 mod layout;
 mod load;
+mod long_runs;
 mod methods;
 mod mock;
 mod monitor;

@@ -21,6 +21,14 @@ struct ThreadAccum {
     last_cpu_read: Option<(Nanos, Nanos)>,
 }
 
+/// On virtual time, how many windows a thread may be ahead of the slowest thread still
+/// measuring before the collector leaves its records in the ring (so that its loop waits,
+/// [`crate::worker::LoopParams::await_records`]). Mock threads run as fast as the CPU lets
+/// them, one far ahead of another; without this bound every second the slow one has not
+/// reached would wait in `pending` with its merged record (about 147 KiB), and memory would
+/// grow with the run's length. A real clock keeps the threads within a window of each other.
+const MOCK_LEAD: u64 = 2;
+
 /// A second some threads have delivered: their statistics and their merged record.
 type PendingSecond = (Vec<(usize, WindowStats)>, Option<Box<WindowRecord>>);
 
@@ -37,6 +45,8 @@ pub(super) struct Collector {
     keep_windows: bool,
     /// Attach each window's histograms ([`RunConfig::window_histograms`]).
     window_histograms: bool,
+    /// Hold a thread that runs ahead ([`MOCK_LEAD`]): virtual time only.
+    throttle: bool,
     /// The run's first expiry (absolute ns), passed on with every second.
     first_expiry: Nanos,
     /// Per thread, the tid whose policy each window reads back
@@ -72,6 +82,7 @@ impl Collector {
             window: cfg.window_ns,
             keep_windows: cfg.keep_windows,
             window_histograms: cfg.window_histograms,
+            throttle: cfg.backend.is_mock(),
             first_expiry,
             // Virtual time's threads have made-up tids: nothing to read back.
             policy_tids: reports
@@ -128,15 +139,40 @@ impl Collector {
         }
     }
 
+    /// Whether thread `t` has ended and every record it sent has been taken: it delivers
+    /// no more windows, so the seconds after its last one need not wait for it.
+    fn ended(&self, t: usize) -> bool {
+        let full = &self.links[t].full;
+        full.is_abandoned() && full.is_empty()
+    }
+
+    /// The first window index the slowest thread still measuring has not delivered
+    /// (`u64::MAX` when every thread has ended).
+    fn slowest_next(&self) -> u64 {
+        (0..self.accums.len())
+            .filter(|&t| !self.ended(t))
+            .map(|t| self.accums[t].delivered_through.map_or(0, |d| d + 1))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
     /// Takes the finished window records into the totals and emits the complete seconds.
     fn drain_windows(&mut self, observer: &mut dyn FnMut(RunEvent<'_>), final_drain: bool) -> bool {
         let threads = self.links.len();
         let mut took = false;
+        // Virtual time: records of a thread more than MOCK_LEAD windows ahead wait.
+        let limit = match self.throttle && !final_drain {
+            true => self.slowest_next().saturating_add(MOCK_LEAD),
+            false => u64::MAX,
+        };
         for (t, link) in self.links.iter_mut().enumerate() {
             let acc = &mut self.accums[t];
             // At most one ring's worth per pass, so that seconds are emitted as they come
             // even when a thread refills the ring as fast as it is drained (virtual time).
             for _ in 0..crate::worker::WINDOW_RECORDS {
+                if acc.delivered_through.map_or(0, |d| d + 1) > limit {
+                    break;
+                }
                 let Ok(mut rec) = link.full.pop() else { break };
                 took = true;
                 let cpu = cpu_percent(acc, rec.thread_cpu_ns);
@@ -167,19 +203,22 @@ impl Collector {
                 let _ = link.empty.push(rec);
             }
         }
+        // A thread that has ended (an error stopped it early) holds no second back: else
+        // every later second would wait in `pending` until the run ends.
+        let live: Vec<usize> = (0..threads).filter(|&t| !self.ended(t)).collect();
         let ready_through = if final_drain {
             u64::MAX
         } else {
-            self.accums
-                .iter()
-                .map(|a| a.delivered_through.unwrap_or(0))
+            live.iter()
+                .map(|&t| self.accums[t].delivered_through.unwrap_or(0))
                 .min()
-                .unwrap_or(0)
+                .unwrap_or(u64::MAX)
         };
+        let waiting = live
+            .iter()
+            .any(|&t| self.accums[t].delivered_through.is_none());
         while let Some(entry) = self.pending.first_entry() {
-            if *entry.key() > ready_through
-                || (!final_drain && self.accums.iter().any(|a| a.delivered_through.is_none()))
-            {
+            if *entry.key() > ready_through || (!final_drain && waiting) {
                 break;
             }
             let (index, (mut per_thread, merged_rec)) = entry.remove_entry();

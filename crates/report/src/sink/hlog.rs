@@ -20,11 +20,18 @@
 //! window is written as soon as every thread has delivered it; a record that covers several
 //! windows (a collector held up) is written as one interval of that length.
 //!
+//! A day-long run's log stays small ([`crate::coarse`]): `all` has an interval per window
+//! for the whole run, but after the first stretch (an hour; 4 h ÷ threads with more than
+//! four threads) each thread's `T<k>` and `T<k>.early` have one interval per minute, the
+//! merge of that minute's windows (exact: the counts are added up). Such an interval is
+//! written when the next one starts, or when the run ends.
+//!
 //! A write that fails (a full disk, a lost mount) is said at once on stderr — one line, the
 //! first error only — and the log stops there; the run goes on (its other outputs are not
 //! lost), and the run fails at its end with that error, as every output failure does.
 
 use super::{RunContext, RunSink, SinkError, SinkNeeds};
+use crate::coarse::Grain;
 use crate::document::RunDocument;
 use crate::output::{Output, OutputStream};
 use crate::quoted;
@@ -86,11 +93,38 @@ fn warn_on_stderr(line: &str) {
     eprintln!("tickscope: {line}");
 }
 
-/// One thread's values in one window.
+/// One thread's values in one window, or in the coarse window `range` (its first window,
+/// one past its last).
 struct Open {
     latency: Histogram<u64>,
     early: Histogram<u64>,
+    range: (u64, u64),
 }
+
+impl Open {
+    fn new(range: (u64, u64)) -> Self {
+        Open {
+            latency: new_histogram(),
+            early: new_histogram(),
+            range,
+        }
+    }
+
+    /// Adds a window's buckets: values ≥ 0 to `latency`, the magnitudes of the others to
+    /// `early`. A bucket's value lies in the bucket: the same counts as every wake-up's.
+    fn add(&mut self, buckets: &[(Nanos, u64)]) {
+        for &(value, count) in buckets {
+            let (h, v) = match value >= 0 {
+                true => (&mut self.latency, value as u64),
+                false => (&mut self.early, value.unsigned_abs()),
+            };
+            h.saturating_record_n(v.min(HIGHEST_TRACKABLE), count);
+        }
+    }
+}
+
+/// One line of the log: tag, histogram, first window, windows covered.
+type Line<'a> = (String, &'a Histogram<u64>, u64, u64);
 
 /// Writes the interval log (see the module docs).
 pub struct HlogSink {
@@ -113,7 +147,12 @@ pub struct HlogSink {
     /// StartTime line).
     start: Option<SystemTime>,
     threads: usize,
+    /// Windows written (lines tagged `all`).
     written: u64,
+    /// Whether the header and legend are written.
+    begun: bool,
+    /// Per thread, its coarse window being merged ([`crate::coarse`]).
+    coarse: Vec<Option<Open>>,
 }
 
 impl HlogSink {
@@ -150,15 +189,17 @@ impl HlogSink {
             start: None,
             threads: 0,
             written: 0,
+            begun: false,
+            coarse: Vec::new(),
         })
     }
 
-    /// Writes window `w` (covering `span` windows) of every thread that delivered it.
-    fn write_or_stop(&mut self, w: u64, span: u64, threads: Vec<Option<Open>>) {
-        if self.error.is_some() {
+    /// Writes `lines`, or stops the log at the first error.
+    fn write_or_stop(&mut self, lines: &[Line<'_>]) {
+        if self.error.is_some() || lines.is_empty() {
             return;
         }
-        if let Err(e) = self.write_window(w, span, threads) {
+        if let Err(e) = self.write_lines(lines) {
             (self.warn)(&format!(
                 "--hlog: {e}; the interval log stops here, the run goes on and will fail at \
                  its end"
@@ -180,12 +221,7 @@ impl HlogSink {
         Ok(())
     }
 
-    fn write_window(
-        &mut self,
-        w: u64,
-        span: u64,
-        threads: Vec<Option<Open>>,
-    ) -> Result<(), String> {
+    fn write_lines(&mut self, lines: &[Line<'_>]) -> Result<(), String> {
         self.open()?;
         let Some(stream) = &mut self.stream else {
             return Ok(());
@@ -197,32 +233,20 @@ impl HlogSink {
             let start = self.start.unwrap_or_else(SystemTime::now);
             builder.add_comment(&comments).with_start_time(start);
         }
-        let start = Duration::from_nanos(w * self.window as u64);
-        let length = Duration::from_nanos(self.window as u64 * span.max(1));
-        let mut all = new_histogram();
         {
             let mut writer = builder
                 .begin_log_with(&mut buf, &mut self.serializer)
                 .map_err(|e| cannot(&e))?;
-            let mut tags = Vec::new();
-            for (t, open) in threads.iter().enumerate() {
-                let Some(o) = open else { continue };
-                tags.push((format!("T{t}"), &o.latency));
-                if !o.early.is_empty() {
-                    tags.push((format!("T{t}.early"), &o.early));
-                }
-                all.add(&o.latency).map_err(|e| cannot(&format!("{e:?}")))?;
-            }
-            for (tag, h) in tags {
+            for (tag, h, first, span) in lines {
+                let start = Duration::from_nanos(first * self.window as u64);
+                let length = Duration::from_nanos(self.window as u64 * span.max(&1));
                 writer
-                    .write_histogram(h, start, length, Tag::new(&tag))
+                    .write_histogram(h, start, length, Tag::new(tag))
                     .map_err(|e| cannot(&e))?;
             }
-            writer
-                .write_histogram(&all, start, length, Tag::new("all"))
-                .map_err(|e| cannot(&e))?;
         }
-        if self.written == 0 {
+        if !self.begun {
+            self.begun = true;
             // The legend goes after the header comments, as the Java writer puts it.
             let text = String::from_utf8_lossy(&buf).into_owned();
             let split = text
@@ -239,8 +263,22 @@ impl HlogSink {
         }
         stream.write_all(&buf).map_err(|e| cannot(&e))?;
         stream.flush().map_err(|e| cannot(&e))?;
-        self.written += 1;
+        self.written += lines.iter().filter(|l| l.0 == "all").count() as u64;
         Ok(())
+    }
+
+    /// Writes thread `t`'s coarse window, if one is being merged.
+    fn flush_coarse(&mut self, t: usize) {
+        let Some(open) = self.coarse.get_mut(t).and_then(Option::take) else {
+            return;
+        };
+        let (first, end) = open.range;
+        let mut lines = vec![(format!("T{t}"), &open.latency, first, end - first)];
+        if !open.early.is_empty() {
+            self.early_tags.insert(t);
+            lines.push((format!("T{t}.early"), &open.early, first, end - first));
+        }
+        self.write_or_stop(&lines);
     }
 }
 
@@ -291,37 +329,74 @@ impl RunSink for HlogSink {
         if self.start.is_none() {
             self.start = Some(wall_clock_of(second.first_expiry, self.clock));
         }
-        let mut threads: Vec<Option<Open>> =
-            std::iter::repeat_with(|| None).take(self.threads).collect();
+        if self.coarse.len() != self.threads {
+            self.coarse = std::iter::repeat_with(|| None).take(self.threads).collect();
+        }
+        let index = second.index;
+        let mut fine: Vec<(usize, Open)> = Vec::new();
+        let mut all = new_histogram();
         let mut span = 1;
+        let mut any = false;
         for (t, w) in &second.threads {
-            let (Some(slot), Some(buckets)) = (threads.get_mut(*t), &w.latency_buckets) else {
+            let (true, Some(buckets)) = (*t < self.threads, &w.latency_buckets) else {
                 continue;
             };
+            any = true;
             span = span.max(w.span);
-            let mut o = Open {
-                latency: new_histogram(),
-                early: new_histogram(),
+            let range = (w.index, w.index + w.span.max(1));
+            let open = match Grain::of(Some(*t), self.threads, self.window).group(w.index) {
+                None => {
+                    fine.push((*t, Open::new(range)));
+                    fine.last_mut().map(|f| &mut f.1)
+                }
+                Some(group) => {
+                    if self.coarse[*t].as_ref().is_some_and(|o| o.range.0 != group) {
+                        self.flush_coarse(*t);
+                    }
+                    let open = self.coarse[*t].get_or_insert_with(|| Open::new((group, range.1)));
+                    open.range.1 = open.range.1.max(range.1);
+                    Some(open)
+                }
             };
-            for &(value, count) in &buckets.buckets {
-                // A bucket's value lies in the bucket: the same counts as every wake-up's.
-                let (h, v) = match value >= 0 {
-                    true => (&mut o.latency, value as u64),
-                    false => (&mut o.early, value.unsigned_abs()),
-                };
-                h.saturating_record_n(v.min(HIGHEST_TRACKABLE), count);
+            if let Some(open) = open {
+                open.add(&buckets.buckets);
             }
+            for &(value, count) in &buckets.buckets {
+                if value >= 0 {
+                    all.saturating_record_n((value as u64).min(HIGHEST_TRACKABLE), count);
+                }
+            }
+        }
+        if !any {
+            return;
+        }
+        let mut lines: Vec<Line<'_>> = Vec::new();
+        for (t, o) in &fine {
+            lines.push((
+                format!("T{t}"),
+                &o.latency,
+                o.range.0,
+                o.range.1 - o.range.0,
+            ));
             if !o.early.is_empty() {
                 self.early_tags.insert(*t);
+                lines.push((
+                    format!("T{t}.early"),
+                    &o.early,
+                    o.range.0,
+                    o.range.1 - o.range.0,
+                ));
             }
-            *slot = Some(o);
         }
-        if threads.iter().any(Option::is_some) {
-            self.write_or_stop(second.index, span, threads);
-        }
+        lines.push(("all".into(), &all, index, span));
+        self.write_or_stop(&lines);
     }
 
     fn annotate(&mut self, doc: &mut RunDocument) {
+        // The run has ended (annotate comes after each run): its coarse windows are done.
+        for t in 0..self.coarse.len() {
+            self.flush_coarse(t);
+        }
         let mut s = self.section.clone();
         s.window_ns = self.window;
         s.start_time = self

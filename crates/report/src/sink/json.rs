@@ -8,15 +8,25 @@
 //! the document's `windows` list ([`crate::layout`]) whenever the document is written. So
 //! the memory of `tickscope run -D 24h --json r.json` does not grow with the run's length;
 //! the spool grows by about 400 bytes per window and thread.
+//!
+//! So that the file of a day-long run stays small too, windows after a run's first stretch
+//! are merged into windows of a minute before they are spooled ([`crate::coarse`]): the
+//! spool, and the document, grow by about 400 bytes per minute and thread after the first
+//! hour. Merging needs each window's histograms, so the sink asks for them
+//! ([`SinkNeeds::window_histograms`]).
 
 use super::{RunContext, RunSink, SinkError, SinkNeeds};
+use crate::coarse::{CoarseWindow, Grain};
 use crate::document::RunDocument;
 use crate::layout::{self, EntryWriter, WindowEntry};
 use crate::output::Output;
 use crate::quoted;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use tickscope_engine::result::WindowStats;
 use tickscope_engine::run::SecondWindows;
+use tickscope_engine::time::Nanos;
 
 /// Writes the run document to one [`Output`], its windows spooled as they finish.
 #[derive(Debug)]
@@ -26,6 +36,11 @@ pub struct JsonSink {
     entries: EntryWriter,
     /// The first I/O error of the spool; reported when the document is written.
     spool_error: Option<io::Error>,
+    /// The coarse windows being merged, per series (a thread, `None` for the merged one),
+    /// of run `coarse_run` with windows of `coarse_window_ns`.
+    coarse: BTreeMap<Option<usize>, CoarseWindow>,
+    coarse_run: usize,
+    coarse_window_ns: Nanos,
 }
 
 impl JsonSink {
@@ -36,6 +51,46 @@ impl JsonSink {
             spool: None,
             entries: EntryWriter::default(),
             spool_error: None,
+            coarse: BTreeMap::new(),
+            coarse_run: 0,
+            coarse_window_ns: 1,
+        }
+    }
+
+    /// Spools window `w` of series `thread` (`None`: all threads merged) of run `run`, in a
+    /// run of `threads` threads: as it is, or into its coarse window ([`crate::coarse`]),
+    /// spooling the coarse window it finishes.
+    fn put(
+        &mut self,
+        (run, threads, window_ns): (usize, usize, Nanos),
+        thread: Option<usize>,
+        w: &WindowStats,
+    ) -> io::Result<()> {
+        let stats = match Grain::of(thread, threads, window_ns).group(w.index) {
+            None => Some(w.clone()),
+            Some(group) => {
+                self.coarse_run = run;
+                self.coarse_window_ns = window_ns;
+                let acc = self.coarse.entry(thread).or_default();
+                acc.add(group, w, window_ns)
+            }
+        };
+        match stats {
+            Some(stats) => self.spool(&WindowEntry { run, thread, stats }),
+            None => Ok(()),
+        }
+    }
+
+    /// Spools the coarse windows still being merged (at the end of a run).
+    fn flush_coarse(&mut self) {
+        let (run, window_ns) = (self.coarse_run, self.coarse_window_ns);
+        for (thread, mut acc) in std::mem::take(&mut self.coarse) {
+            if let Some(stats) = acc.take(window_ns) {
+                let result = self.spool(&WindowEntry { run, thread, stats });
+                if self.spool_error.is_none() {
+                    self.spool_error = result.err();
+                }
+            }
         }
     }
 
@@ -80,32 +135,32 @@ impl JsonSink {
 
 impl RunSink for JsonSink {
     fn needs(&self) -> SinkNeeds {
-        SinkNeeds::default() // windows come through `window`, not the final document
+        // Windows come through `window`, not the final document; their histograms merge
+        // them into coarse windows exactly.
+        SinkNeeds {
+            window_histograms: true,
+            ..SinkNeeds::default()
+        }
     }
 
     fn window(&mut self, ctx: &RunContext<'_>, second: &SecondWindows) {
         if self.spool_error.is_some() {
             return;
         }
-        let run = ctx.index;
-        let mut result = second.threads.iter().try_for_each(|(t, w)| {
-            self.spool(&WindowEntry {
-                run,
-                thread: Some(*t),
-                stats: w.clone(),
-            })
-        });
-        if result.is_ok() && ctx.config.cpus.len() > 1 {
-            result = self.spool(&WindowEntry {
-                run,
-                thread: None,
-                stats: second.merged.clone(),
-            });
+        let threads = ctx.config.cpus.len();
+        let run = (ctx.index, threads, ctx.config.window_ns);
+        let mut result = second
+            .threads
+            .iter()
+            .try_for_each(|(t, w)| self.put(run, Some(*t), w));
+        if result.is_ok() && threads > 1 {
+            result = self.put(run, None, &second.merged);
         }
         self.spool_error = result.err();
     }
 
     fn run_finished(&mut self, ctx: &RunContext<'_>, doc: &RunDocument) -> Result<(), SinkError> {
+        self.flush_coarse();
         if !ctx.is_comparison() {
             return Ok(());
         }
@@ -119,6 +174,7 @@ impl RunSink for JsonSink {
     }
 
     fn finish(&mut self, doc: &RunDocument, notes: &mut Vec<String>) -> Result<(), SinkError> {
+        self.flush_coarse();
         let Some(out) = self.out.take() else {
             return Ok(());
         };
