@@ -3,7 +3,9 @@
 # at 1 ms and 100 µs (SCHED_FIFO 90, pinned to CPU 1), each round running plain, bpf and
 # tracefs in a rotating order. Per run: whole-process CPU (user + system over wall time,
 # /usr/bin/time), p50/p99 wake-up latency, peak RSS, events lost and events/s written in
-# the kernel (the result's explain.cost). Printed: min / median / max over the rounds and
+# the kernel (the result's explain.cost); peak RSS is tickscope's own (VmHWM), "+children" the
+# largest of it and its children (/usr/bin/time %M: with BPF, the loader helper). Printed:
+# min / median / max over the rounds and
 # the median difference to the plain run, with the load average before and after.
 # Then, per wake-up, the events (tracefs) or BPF hits recorded on the measured CPU between
 # the expiry and the thread's return from its wait, from a short run that keeps every
@@ -34,7 +36,18 @@ one() { # period backend round
   [ "$b" != plain ] && flag=(--explain="$b")
   /usr/bin/time -f "%e %U %S %M" -o "$out.time" \
     "$TICKSCOPE" run -q -a 1 --policy fifo -p 90 -i "$p" -D "${secs}s" "${flag[@]}" \
-    --json "$out.json" >/dev/null 2>"$out.err" || { echo "run failed: $p $b: $(tail -1 "$out.err")" >&2; return 1; }
+    --json "$out.json" >/dev/null 2>"$out.err" &
+  # tickscope's own peak RSS (VmHWM, read until it ends): time's %M is the largest of the
+  # process and its children, and with BPF a short-lived helper child parses the kernel's BTF.
+  local tp=$! hwm=0 c h
+  while kill -0 "$tp" 2>/dev/null; do
+    c=$(pgrep -P "$tp" | head -1 || true)
+    h=$( [ -n "$c" ] && awk '/^VmHWM/ {print $2}' "/proc/$c/status" 2>/dev/null || true)
+    [ -n "$h" ] && hwm=$h
+    sleep 0.5
+  done
+  echo "$hwm" > "$out.hwm"
+  wait "$tp" || { echo "run failed: $p $b: $(tail -1 "$out.err")" >&2; return 1; }
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -74,7 +87,8 @@ def run(p, b, r):
         "cpu %": (float(u) + float(s)) / float(e) * 100,
         "p50 µs": lat["p50"] / 1e3,
         "p99 µs": lat["p99"] / 1e3,
-        "RSS MiB": int(m) / 1024,
+        "RSS MiB": int(open(base + ".hwm").read()) / 1024,
+        "+children": int(m) / 1024,
         "lost": cost.get("events_lost", ex.get("events_lost", 0)),
         "events/s": cost.get("events_per_s", 0.0),
     }
