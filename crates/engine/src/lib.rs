@@ -51,6 +51,7 @@ pub mod units;
 pub mod wait;
 pub mod window_histogram;
 pub mod worker;
+pub mod zeroed_pages;
 
 pub use error::{Error, ErrorKind, Facility, Setting};
 pub use run::{run, PolicyRequest, RunConfig, RunEvent, RunOutcome};

@@ -49,6 +49,29 @@ impl WindowRecord {
 }
 
 impl<C: Count> WindowRecord<C> {
+    /// A clear record whose histogram pages become resident only as they are counted into
+    /// ([`WindowHistogram::untouched`]); [`WindowRecord::prefault`] makes a range resident.
+    pub fn untouched() -> Self {
+        WindowRecord {
+            index: 0,
+            span: 0,
+            latency: Moments::default(),
+            latency_hist: WindowHistogram::untouched(),
+            period: Moments::default(),
+            period_dev_hist: WindowHistogram::untouched(),
+            overruns: 0,
+            samples_dropped: 0,
+            thread_cpu_ns: None,
+        }
+    }
+
+    /// Makes the counters of latencies and period deviations of magnitude up to
+    /// `magnitude` ns resident ([`WindowHistogram::prefault`]).
+    pub fn prefault(&mut self, magnitude: u64) {
+        self.latency_hist.prefault(magnitude);
+        self.period_dev_hist.prefault(magnitude);
+    }
+
     /// Records one wake-up: its latency and, from the second wake-up on, its period deviation.
     /// Inlined into the measuring loop.
     #[inline(always)]

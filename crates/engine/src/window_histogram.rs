@@ -21,13 +21,16 @@
 
 use crate::histogram::{HistogramBuckets, HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES};
 use crate::time::Nanos;
+use crate::zeroed_pages::ZeroedPages;
 use std::fmt::Debug;
 use std::ops::AddAssign;
 
 /// The unsigned integer a histogram counts in: `u64` for a run's totals, `u32` for the
 /// window records the measuring loop fills (half the memory; the loop hands a record over
 /// before any counter could reach 2^32, see [`crate::worker::measure`]).
-pub trait Count: Copy + Default + Debug + Eq + Send + Sync + AddAssign + 'static {
+pub trait Count:
+    crate::zeroed_pages::Zeroed + Default + Debug + Eq + Send + Sync + AddAssign + 'static
+{
     /// The largest count the type holds.
     const MAX: u64;
     /// One.
@@ -108,7 +111,7 @@ fn bucket_of(i: usize) -> (u32, u64) {
 /// (0 when nothing was recorded).
 #[derive(Debug, Clone)]
 struct Half<C: Count> {
-    counts: Box<[C; COUNTS]>,
+    counts: ZeroedPages<C, COUNTS>,
     end: usize,
 }
 
@@ -116,13 +119,36 @@ impl<C: Count> Half<C> {
     /// Allocates the counters and writes to each of their pages, so that they are resident
     /// (and locked under `mlockall(MCL_ONFAULT)`) before the measuring loop counts into them.
     fn new() -> Self {
-        let mut counts = Box::new([C::default(); COUNTS]);
-        for c in counts.iter_mut().step_by(4096 / std::mem::size_of::<C>()) {
+        let mut half = Self::untouched();
+        half.prefault(COUNTS);
+        half
+    }
+
+    /// Maps the counters zeroed and writes none ([`ZeroedPages`]), so that only the pages
+    /// later counted into become resident.
+    fn untouched() -> Self {
+        Half {
+            counts: ZeroedPages::new(),
+            end: 0,
+        }
+    }
+
+    /// Writes to every page holding one of the first `end` (≤ [`COUNTS`]) counters.
+    fn prefault(&mut self, end: usize) {
+        let end = end.min(COUNTS);
+        for c in self.counts[..end]
+            .iter_mut()
+            .step_by(4096 / std::mem::size_of::<C>())
+        {
             // SAFETY: `c` is a valid, aligned counter; the volatile write is not elided
             // although it stores the value already there.
             unsafe { std::ptr::write_volatile(c, C::default()) };
         }
-        Half { counts, end: 0 }
+        // The page of the last counter, when `end` is not at a page's start.
+        if let Some(c) = self.counts[..end].last_mut() {
+            // SAFETY: as above.
+            unsafe { std::ptr::write_volatile(c, C::default()) };
+        }
     }
 
     /// Counts `magnitude` (≤ [`HIGHEST_TRACKABLE`], which the caller checks).
@@ -222,6 +248,29 @@ impl WindowHistogram {
 }
 
 impl<C: Count> WindowHistogram<C> {
+    /// An empty histogram whose counters are allocated zeroed and not written: only the
+    /// pages values are later counted into become resident (for histograms the collector
+    /// fills, such as a run's totals; [`WindowHistogram::default`] writes every page, for a
+    /// real-time loop that must not fault).
+    pub fn untouched() -> Self {
+        WindowHistogram {
+            positive: Half::untouched(),
+            negative: Half::untouched(),
+            negative_len: 0,
+            clamped: 0,
+        }
+    }
+
+    /// Makes the counters of magnitudes up to `magnitude` ns (both signs) resident, by
+    /// writing to each of their pages, so that a loop recording such values does not fault
+    /// on them (and, under `mlockall(MCL_ONFAULT)`, they are locked). A larger value's page
+    /// faults in when it is first counted.
+    pub fn prefault(&mut self, magnitude: u64) {
+        let end = index(magnitude.min(HIGHEST_TRACKABLE)) + 1;
+        self.positive.prefault(end);
+        self.negative.prefault(end);
+    }
+
     /// Records one value (ns); magnitudes beyond [`HIGHEST_TRACKABLE`] are clamped to it and
     /// counted in [`WindowHistogram::clamped`].
     #[inline(always)]
@@ -405,6 +454,29 @@ mod tests {
                 "pub highest of {v}"
             );
         }
+    }
+
+    /// A loop's record holds the pages for magnitudes up to the resident bound and no more;
+    /// a collector's histogram only the pages its values fell in.
+    #[test]
+    fn prefault_makes_only_the_bounded_range_resident() {
+        let mut loop_hist = WindowHistogram::<u32>::untouched();
+        loop_hist.prefault(100_000_000);
+        // 100 ms is counter 2622: pages 0..=2 of 1024 four-byte counters, both signs.
+        assert_eq!(index(100_000_000), 2622);
+        assert_eq!(loop_hist.positive.counts.resident_pages(), 3);
+        assert_eq!(loop_hist.negative.counts.resident_pages(), 3);
+        let mut totals = WindowHistogram::<u64>::untouched();
+        assert_eq!(totals.positive.counts.resident_pages(), 0);
+        loop_hist.record(20_000);
+        loop_hist.record(50_000);
+        loop_hist.drain_into(&mut totals);
+        // Counters 0 ..= index(50 µs) = 1240 are walked: 3 pages of 512 eight-byte counters.
+        assert_eq!(totals.positive.counts.resident_pages(), 3);
+        assert_eq!(totals.negative.counts.resident_pages(), 0);
+        assert_eq!(totals.len(), 2);
+        let full = WindowHistogram::new();
+        assert_eq!(full.positive.counts.resident_pages(), 9);
     }
 
     proptest! {

@@ -18,10 +18,13 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Number of window records in circulation per measuring thread: the one the loop records
-/// into, one finished and waiting for the collector (which looks every 20 ms), and a spare
-/// for a collector held up by as much as a whole window. Each is about 74 KiB and resident
-/// for the whole run, so a fourth would cost memory for a case the merging below covers.
-pub const WINDOW_RECORDS: usize = 3;
+/// into and one finished, which the collector (looking every 20 ms) has a whole window to
+/// take and hand back cleared. A collector held up longer than that costs no wake-up: the
+/// loop keeps recording into its record and the windows are reported merged (`span` > 1).
+/// Each record maps 74 KiB, of which about 48 KiB are resident for the whole run
+/// ([`resident_magnitude`]); a spare would add that to every measuring thread (`-t all`)
+/// for a case the merging covers.
+pub const WINDOW_RECORDS: usize = 2;
 
 /// Most periods a statistics window may hold (2^31): the measuring loop's records count in
 /// 32 bits ([`LoopRecord`]), and one window's wake-ups must fit in what is left of them
@@ -66,15 +69,33 @@ pub struct CollectorLink {
     pub empty: rtrb::Producer<Box<LoopRecord>>,
 }
 
+/// The magnitudes (ns) whose histogram counters a loop's records hold resident from the
+/// start, for a period of `period` ns: 100 ms or two periods, whichever is more — every
+/// latency and period deviation short of a wake-up that much late (a period deviation
+/// below zero is at most one period). A larger value's page of counters faults in (a
+/// minor fault, once per record) when it is first counted, after its wake-up was timed.
+pub fn resident_magnitude(period: Nanos) -> u64 {
+    const FLOOR_NS: u64 = 100_000_000;
+    FLOOR_NS.max(period.max(0).unsigned_abs().saturating_mul(2))
+}
+
 /// Creates the two rings and the `records` (≥ 2; normally [`WINDOW_RECORDS`]) that circulate
 /// in them: one for the measuring thread to start with, the rest waiting cleared. Allocates
-/// about 74 KiB per record ([`LoopRecord`]: 32-bit counters).
-pub fn window_link(records: usize) -> (WindowLink, CollectorLink, Box<LoopRecord>) {
+/// about 74 KiB per record ([`LoopRecord`]: 32-bit counters), of which the pages of the
+/// counters for magnitudes up to `resident` ns ([`resident_magnitude`]) are written at once
+/// (resident, and locked under `mlockall(MCL_ONFAULT)`): 12 KiB of each of the four
+/// halves for 100 ms.
+pub fn window_link(records: usize, resident: u64) -> (WindowLink, CollectorLink, Box<LoopRecord>) {
     let records = records.max(2);
     let (full_tx, full_rx) = rtrb::RingBuffer::new(records);
     let (mut empty_tx, empty_rx) = rtrb::RingBuffer::new(records);
+    let record = || {
+        let mut r = Box::new(LoopRecord::untouched());
+        r.prefault(resident);
+        r
+    };
     for _ in 1..records {
-        let _ = empty_tx.push(Box::new(LoopRecord::default()));
+        let _ = empty_tx.push(record());
     }
     (
         WindowLink {
@@ -85,7 +106,7 @@ pub fn window_link(records: usize) -> (WindowLink, CollectorLink, Box<LoopRecord
             full: full_rx,
             empty: empty_tx,
         },
-        Box::new(LoopRecord::default()),
+        record(),
     )
 }
 

@@ -9,7 +9,9 @@ use tickscope_engine::mock::MockTimebase;
 use tickscope_engine::record::WindowRecord;
 use tickscope_engine::stats::{latency_stats, window_stats};
 use tickscope_engine::wait::{Busy, Hybrid, Margin, WakeMethod};
-use tickscope_engine::worker::{measure, window_link, LoopParams, WINDOW_RECORDS};
+use tickscope_engine::worker::{
+    measure, resident_magnitude, window_link, LoopParams, WINDOW_RECORDS,
+};
 
 /// Counts allocations made by threads that opted in.
 struct Counting;
@@ -63,7 +65,10 @@ fn run_loop<M: WakeMethod>(
     m: &mut M,
     p: LoopParams,
 ) -> (Vec<WindowRecord>, u64, tickscope_engine::worker::LoopEnd) {
-    let (mut link, mut collector, first) = window_link(WINDOW_RECORDS);
+    // One record more than the engine's: on virtual time the loop outruns this recycling
+    // thread, and these tests count windows one by one (merging is tested below).
+    let (mut link, mut collector, first) =
+        window_link(WINDOW_RECORDS + 1, resident_magnitude(1_000_000));
     let done = std::sync::Arc::new(AtomicBool::new(false));
     let done2 = done.clone();
     let keep = std::thread::spawn(move || {
@@ -161,7 +166,7 @@ fn the_loop_does_not_allocate_and_memory_does_not_grow_with_run_length() {
 
 #[test]
 fn stop_flag_ends_the_loop_before_the_next_wait() {
-    let (mut link, _collector, first) = window_link(WINDOW_RECORDS);
+    let (mut link, _collector, first) = window_link(WINDOW_RECORDS, resident_magnitude(1_000_000));
     let mut m = MockMethod::new(0, vec![1]);
     let stop = AtomicBool::new(true);
     let end = measure(
@@ -177,7 +182,7 @@ fn stop_flag_ends_the_loop_before_the_next_wait() {
 
 #[test]
 fn every_sample_is_streamed_or_counted_as_dropped() {
-    let (mut link, _collector, first) = window_link(WINDOW_RECORDS);
+    let (mut link, _collector, first) = window_link(WINDOW_RECORDS, resident_magnitude(1_000_000));
     let (mut tx, mut rx) = rtrb::RingBuffer::new(100);
     let mut m = MockMethod::new(10 * SEC - MS, vec![1_000]);
     let stop = AtomicBool::new(false);

@@ -68,7 +68,7 @@ impl Collector {
             accums: reports
                 .iter()
                 .map(|r| ThreadAccum {
-                    total: Box::new(WindowRecord::new()),
+                    total: Box::new(WindowRecord::untouched()),
                     windows: Vec::new(),
                     delivered_through: None,
                     cpu_clock: r.cpu_clock,
@@ -191,7 +191,9 @@ impl Collector {
                     if threads > 1 {
                         // Merged record for the second, allocated only when there is
                         // something to merge.
-                        let merged = entry.1.get_or_insert_with(|| Box::new(WindowRecord::new()));
+                        let merged = entry
+                            .1
+                            .get_or_insert_with(|| Box::new(WindowRecord::untouched()));
                         merged.merge(&rec);
                         merged.index = rec.index;
                         merged.span = merged.span.max(rec.span);
@@ -278,7 +280,7 @@ impl Collector {
             match &mut all {
                 None if single => all = Some(acc.total),
                 None => {
-                    let mut merged = Box::new(WindowRecord::new());
+                    let mut merged = Box::new(WindowRecord::untouched());
                     merged.merge(&acc.total);
                     all = Some(merged);
                 }

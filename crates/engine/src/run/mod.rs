@@ -24,7 +24,7 @@ use crate::sample::SAMPLE_RING;
 use crate::setup::{self, privileges, MlockGuard, PmQosGuard};
 use crate::time::{Clock, Nanos, SystemClock, NS_PER_MS, NS_PER_SEC};
 use crate::wait;
-use crate::worker::{window_link, WINDOW_RECORDS};
+use crate::worker::{resident_magnitude, window_link, WINDOW_RECORDS};
 use collector::Collector;
 use std::os::unix::thread::JoinHandleExt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -164,7 +164,8 @@ fn spawn_workers(
     let mut workers = Vec::new();
     let mut collectors = Vec::new();
     for (index, &cpu) in cfg.cpus.iter().enumerate() {
-        let (link, collector, first_record) = window_link(records);
+        let (link, collector, first_record) =
+            window_link(records, resident_magnitude(cfg.period_ns));
         let (samples, sample_rx) = match cfg.stream_samples {
             true => {
                 let (mut tx, rx) = rtrb::RingBuffer::new(SAMPLE_RING);
