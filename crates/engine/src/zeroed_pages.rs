@@ -58,6 +58,12 @@ impl<T: Zeroed, const N: usize> ZeroedPages<T, N> {
     }
 }
 
+impl<T: Zeroed, const N: usize> Default for ZeroedPages<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<T: Zeroed, const N: usize> Drop for ZeroedPages<T, N> {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, of that length, unmapped once.
