@@ -6,7 +6,7 @@
 //! methods (`busy`, `hybrid`): readings cost time, sleeps end a scripted overshoot late.
 
 use crate::time::{Clock, Nanos};
-use crate::wait::{MethodKind, SpinClock, WakeMethod};
+use crate::wait::{SpinClock, WakeMethod};
 use std::cell::Cell;
 use std::io;
 
@@ -61,10 +61,6 @@ impl MockMethod {
 }
 
 impl WakeMethod for MockMethod {
-    fn kind(&self) -> MethodKind {
-        MethodKind::NanosleepAbs
-    }
-
     fn now(&self) -> Nanos {
         self.clock.now()
     }

@@ -92,7 +92,7 @@ struct ProcessGuards {
     pm_qos: Option<PmQosGuard>,
     pm_qos_note: Option<String>,
     _wake: Option<setup::WakeSignalGuard>,
-    _method: Option<wait::registry::ProcessGuard>,
+    _method: Option<wait::ProcessGuard>,
 }
 
 impl ProcessGuards {

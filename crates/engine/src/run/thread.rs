@@ -97,7 +97,7 @@ pub(super) fn worker_thread(
     setup::prefault_stack();
     let params = loop_params(cfg, first_expiry);
     let cpu0 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
-    let end = match method.kind() {
+    let end = match cfg.method {
         // The default method, monomorphised: its wait is inlined into the loop instead of
         // called through the trait object (no state but the clock, nothing to arm).
         wait::MethodKind::NanosleepAbs if !cfg.backend.is_mock() => measure(

@@ -14,9 +14,9 @@
 //! other tasks wait (Documentation/scheduler/sched-rt-group.rst): a ~50 ms gap per second.
 //! [`super::throttle_warning`] says so before such a run.
 
-use super::registry::MethodDescriptor;
-use super::spin::{spin_until, KernelClock, NapCounter, SpinClock};
-use super::{MethodKind, MethodObservations, WakeMethod};
+use super::spin::{spin_until, KernelClock, NapCounter};
+use super::SpinClock;
+use super::{MethodDescriptor, MethodObservations, WakeMethod};
 use crate::time::{ClockId, Nanos};
 use std::io;
 
@@ -64,10 +64,6 @@ impl<C: SpinClock> Busy<C> {
 }
 
 impl<C: SpinClock + Send> WakeMethod for Busy<C> {
-    fn kind(&self) -> MethodKind {
-        MethodKind::Busy
-    }
-
     fn now(&self) -> Nanos {
         self.clock.now()
     }

@@ -8,8 +8,7 @@
 //! `expiry − last_woke`, with the slack rules of `poll`; the method runs on
 //! CLOCK_MONOTONIC only.
 
-use super::registry::MethodDescriptor;
-use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
+use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod};
 use crate::time::{read_clock, Nanos, NS_PER_MS};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -113,10 +112,6 @@ impl Epoll {
 }
 
 impl WakeMethod for Epoll {
-    fn kind(&self) -> MethodKind {
-        MethodKind::Epoll
-    }
-
     fn now(&self) -> Nanos {
         read_clock(libc::CLOCK_MONOTONIC)
     }

@@ -8,9 +8,9 @@
 //! CPU cost per period is about `margin − overshoot` of spinning plus one sleep.
 
 use super::margin::{Margin, MarginTuner};
-use super::registry::MethodDescriptor;
-use super::spin::{spin_until, KernelClock, NapCounter, SpinClock};
-use super::{MethodKind, MethodObservations, WakeMethod};
+use super::spin::{spin_until, KernelClock, NapCounter};
+use super::SpinClock;
+use super::{MethodDescriptor, MethodObservations, WakeMethod};
 use crate::time::{ClockId, Nanos, NS_PER_MS};
 use std::io;
 
@@ -67,10 +67,6 @@ impl<C: SpinClock> Hybrid<C> {
 }
 
 impl<C: SpinClock + Send> WakeMethod for Hybrid<C> {
-    fn kind(&self) -> MethodKind {
-        MethodKind::Hybrid
-    }
-
     fn now(&self) -> Nanos {
         self.clock.now()
     }

@@ -16,8 +16,7 @@
 //! `tgkill(2)`; `run` blocks SIGALRM in the coordinating thread so that this is rare.
 
 use super::kernel_timer::{wait_for, Fire, Fired};
-use super::registry::MethodDescriptor;
-use super::{signals, MethodKind, WakeMethod};
+use super::{signals, MethodDescriptor, WakeMethod};
 use crate::time::{read_clock, Nanos, NS_PER_US};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
@@ -206,10 +205,6 @@ fn set_itimer(value: libc::timeval, interval: libc::timeval) -> io::Result<()> {
 }
 
 impl WakeMethod for Itimer {
-    fn kind(&self) -> MethodKind {
-        MethodKind::Itimer
-    }
-
     fn now(&self) -> Nanos {
         read_clock(libc::CLOCK_MONOTONIC)
     }

@@ -114,14 +114,4 @@ mod tests {
             "{m}"
         );
     }
-
-    #[test]
-    fn create_refuses_a_clock_the_method_cannot_use() {
-        let o = super::super::MethodOptions::default();
-        let Err(e) = super::super::create(MethodKind::Nanosleep, ClockId::Boottime, &o) else {
-            panic!("nanosleep was created on CLOCK_BOOTTIME");
-        };
-        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
-        assert!(explain_setup_error(MethodKind::Nanosleep, &e).contains("CLOCK_BOOTTIME"));
-    }
 }

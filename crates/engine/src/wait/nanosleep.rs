@@ -6,8 +6,7 @@
 //! `nanosleep-rel`, each sleep asks for `expiry − last_woke` from the previous wake-up's
 //! clock read.
 
-use super::registry::MethodDescriptor;
-use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
+use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod};
 use crate::time::{read_clock, Nanos};
 use std::io;
 
@@ -29,10 +28,6 @@ impl Nanosleep {
 }
 
 impl WakeMethod for Nanosleep {
-    fn kind(&self) -> MethodKind {
-        MethodKind::Nanosleep
-    }
-
     fn now(&self) -> Nanos {
         read_clock(libc::CLOCK_MONOTONIC)
     }

@@ -4,9 +4,8 @@
 //! the grid (`clock_nanosleep(2)`; Gleixner & Niehaus, "hrtimers and beyond", OLS 2006).
 //! The call is made without glibc's cancellation bracket ([`super::sleep_until`]).
 
-use super::registry::MethodDescriptor;
 use super::sleep_until::sleep_until;
-use super::{MethodKind, WakeMethod};
+use super::{MethodDescriptor, WakeMethod};
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
 use std::io;
 
@@ -30,10 +29,6 @@ impl NanosleepAbs {
 }
 
 impl WakeMethod for NanosleepAbs {
-    fn kind(&self) -> MethodKind {
-        MethodKind::NanosleepAbs
-    }
-
     fn now(&self) -> Nanos {
         read_clock(self.clock)
     }

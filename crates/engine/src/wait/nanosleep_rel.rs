@@ -5,8 +5,7 @@
 //! inherent cost of relative sleeps (cyclictest's `-r` reads the clock again instead, which
 //! costs a second read per wake-up and moves its grid by that amount).
 
-use super::registry::MethodDescriptor;
-use super::{nanosleep_result, relative_wait, MethodKind, WakeMethod};
+use super::{nanosleep_result, relative_wait, MethodDescriptor, WakeMethod};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 
@@ -30,10 +29,6 @@ impl NanosleepRel {
 }
 
 impl WakeMethod for NanosleepRel {
-    fn kind(&self) -> MethodKind {
-        MethodKind::NanosleepRel
-    }
-
     fn now(&self) -> Nanos {
         read_clock(self.clock)
     }

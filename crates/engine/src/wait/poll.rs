@@ -8,8 +8,7 @@
 //! `expiry − last_woke`, as for `nanosleep-rel`. The call takes no clock, so the method
 //! runs on CLOCK_MONOTONIC only.
 
-use super::registry::MethodDescriptor;
-use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
+use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod};
 use crate::time::{read_clock, Nanos};
 use std::io;
 
@@ -31,10 +30,6 @@ impl Poll {
 }
 
 impl WakeMethod for Poll {
-    fn kind(&self) -> MethodKind {
-        MethodKind::Poll
-    }
-
     fn now(&self) -> Nanos {
         read_clock(libc::CLOCK_MONOTONIC)
     }

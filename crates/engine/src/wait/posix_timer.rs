@@ -10,8 +10,7 @@
 //! re-arming fits the engine's skip / catch-up rule: [`super::periodic`].
 
 use super::kernel_timer::{periodic_spec, wait_for, Fire, Fired};
-use super::registry::MethodDescriptor;
-use super::{signals, MethodKind, MethodObservations, WakeMethod};
+use super::{signals, MethodDescriptor, MethodObservations, WakeMethod};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 
@@ -80,10 +79,6 @@ impl PosixTimer {
 }
 
 impl WakeMethod for PosixTimer {
-    fn kind(&self) -> MethodKind {
-        MethodKind::PosixTimer
-    }
-
     fn now(&self) -> Nanos {
         read_clock(self.clock)
     }

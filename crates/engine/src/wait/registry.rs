@@ -1,6 +1,6 @@
 //! Every wake-up method, one line each, and what each says about itself.
 //!
-//! A method is a file in `wait/` holding its [`WakeMethod`] and a `DESCRIPTOR`
+//! A method is a file in `wait/` holding its [`WakeMethod`](super::WakeMethod) and a `DESCRIPTOR`
 //! ([`MethodDescriptor`]): its kernel call, the clock it is bound to, how to create it, its
 //! limits, the process-wide set-up it needs and how much of each period it spins. The
 //! `methods!` invocation at the bottom of this file is the only other place a method is
@@ -8,61 +8,9 @@
 //! result files, [`MethodKind::ALL`] (the order of `--method all`) and
 //! [`MethodKind::descriptor`]. A test fails if a name does not lead back to its method.
 
-use super::{MethodOptions, WakeMethod};
-use crate::time::{ClockId, Nanos};
+use super::MethodDescriptor;
+use crate::time::ClockId;
 use serde::{Deserialize, Serialize};
-use std::io;
-
-/// A guard a method needs for the whole run, held by the coordinating thread (for example
-/// `itimer`'s SIGALRM blocked there, so that the signal lands on the measuring thread).
-pub type ProcessGuard = Box<dyn std::any::Any>;
-
-/// What a method is and needs; each method file defines one as `DESCRIPTOR`.
-#[derive(Clone, Copy)]
-pub struct MethodDescriptor {
-    /// The kernel call that makes the method, with its manual section (for messages).
-    pub kernel_call: &'static str,
-    /// The one clock the method's kernel timer runs on, for methods whose call takes no
-    /// clock; `None` for methods that take the run's clock.
-    pub fixed_clock: Option<ClockId>,
-    /// Builds the method on the measuring thread (signal-driven methods aim at the caller).
-    pub create: fn(ClockId, &MethodOptions) -> io::Result<Box<dyn WakeMethod>>,
-    /// Limits beyond the clock: `(clock, threads, period ns)`; one sentence when refused.
-    pub limits: fn(ClockId, usize, Nanos) -> Result<(), String>,
-    /// Set-up the whole process needs while the method runs, if any.
-    pub process_guard: Option<fn() -> io::Result<ProcessGuard>>,
-    /// The share of each period (0 < share ≤ 1) the method spins instead of sleeping, for
-    /// RT-throttling advice; `None` for methods that sleep.
-    pub spin_share: fn(&MethodOptions, Nanos) -> Option<f64>,
-}
-
-impl MethodDescriptor {
-    /// A descriptor for a method that sleeps on the run's clock with no further limits:
-    /// fill in `kernel_call` and `create`, override the rest with struct update syntax.
-    pub const fn sleeping(
-        kernel_call: &'static str,
-        create: fn(ClockId, &MethodOptions) -> io::Result<Box<dyn WakeMethod>>,
-    ) -> Self {
-        MethodDescriptor {
-            kernel_call,
-            fixed_clock: None,
-            create,
-            limits: no_limits,
-            process_guard: None,
-            spin_share: sleeps,
-        }
-    }
-}
-
-/// No limits beyond the clock.
-pub fn no_limits(_: ClockId, _: usize, _: Nanos) -> Result<(), String> {
-    Ok(())
-}
-
-/// Spins never.
-pub fn sleeps(_: &MethodOptions, _: Nanos) -> Option<f64> {
-    None
-}
 
 /// Declares the methods: `Variant = "name" => module::DESCRIPTOR,` with the variant's docs.
 macro_rules! methods {
@@ -174,6 +122,10 @@ mod tests {
         let shared = [
             "mod.rs",
             "registry.rs",
+            "descriptor.rs",
+            "method.rs",
+            "syscall.rs",
+            "spin_clock.rs",
             "margin.rs",
             "kernel_timer.rs",
             "signals.rs",

@@ -5,8 +5,7 @@
 //! the timeout is relative, `expiry − last_woke`, and the method runs on CLOCK_MONOTONIC
 //! only.
 
-use super::registry::MethodDescriptor;
-use super::{relative_wait, syscall_result, MethodKind, WakeMethod};
+use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod};
 use crate::time::{read_clock, Nanos};
 use std::io;
 
@@ -28,10 +27,6 @@ impl Select {
 }
 
 impl WakeMethod for Select {
-    fn kind(&self) -> MethodKind {
-        MethodKind::Select
-    }
-
     fn now(&self) -> Nanos {
         read_clock(libc::CLOCK_MONOTONIC)
     }

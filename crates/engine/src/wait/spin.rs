@@ -9,22 +9,9 @@
 //! hybrid learns from its sleeps) runs on virtual time in tests
 //! ([`crate::mock::MockTimebase`]).
 
+use super::SpinClock;
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
 use std::io;
-
-/// What a spinning method needs from time: read it, and sleep until an absolute instant.
-pub trait SpinClock {
-    /// The current time, ns on the run's clock.
-    fn now(&self) -> Nanos;
-
-    /// Sleeps until the absolute time `t` (ns on the run's clock); returns at once when `t`
-    /// has passed.
-    ///
-    /// # Errors
-    /// [`io::ErrorKind::Interrupted`] when a signal handler cut the sleep short; any other
-    /// OS error of the sleep.
-    fn sleep_until(&self, t: Nanos) -> io::Result<()>;
-}
 
 /// The kernel's clock: `clock_gettime(2)` to read it, `clock_nanosleep(2)` with
 /// `TIMER_ABSTIME` to sleep on it.

@@ -8,8 +8,7 @@
 //! CLOCK_BOOTTIME (and their alarm variants), not CLOCK_TAI.
 
 use super::kernel_timer::{periodic_spec, wait_for, Fire, Fired};
-use super::registry::MethodDescriptor;
-use super::{MethodKind, MethodObservations, WakeMethod};
+use super::{MethodDescriptor, MethodObservations, WakeMethod};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -88,10 +87,6 @@ fn read_count(fd: &OwnedFd, clock: libc::clockid_t) -> io::Result<Fire> {
 }
 
 impl WakeMethod for Timerfd {
-    fn kind(&self) -> MethodKind {
-        MethodKind::Timerfd
-    }
-
     fn now(&self) -> Nanos {
         read_clock(self.clock)
     }

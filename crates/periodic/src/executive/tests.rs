@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::time::Nanos;
-use tickscope_engine::wait::{MethodKind, WakeMethod};
+use tickscope_engine::wait::WakeMethod;
 
 const MS: Nanos = 1_000_000;
 const START: Nanos = 1_000 * MS;
@@ -40,9 +40,6 @@ struct Mock {
 }
 
 impl WakeMethod for Mock {
-    fn kind(&self) -> MethodKind {
-        MethodKind::NanosleepAbs
-    }
     fn now(&self) -> Nanos {
         self.clock.now()
     }

@@ -1,0 +1,57 @@
+//! What a method says about itself: [`MethodDescriptor`], one `DESCRIPTOR` per method file,
+//! listed by the [`super::registry`].
+
+use super::{MethodOptions, WakeMethod};
+use crate::time::{ClockId, Nanos};
+use std::io;
+
+/// A guard a method needs for the whole run, held by the coordinating thread (for example
+/// `itimer`'s SIGALRM blocked there, so that the signal lands on the measuring thread).
+pub type ProcessGuard = Box<dyn std::any::Any>;
+
+/// What a method is and needs; each method file defines one as `DESCRIPTOR`.
+#[derive(Clone, Copy)]
+pub struct MethodDescriptor {
+    /// The kernel call that makes the method, with its manual section (for messages).
+    pub kernel_call: &'static str,
+    /// The one clock the method's kernel timer runs on, for methods whose call takes no
+    /// clock; `None` for methods that take the run's clock.
+    pub fixed_clock: Option<ClockId>,
+    /// Builds the method on the measuring thread (signal-driven methods aim at the caller).
+    pub create: fn(ClockId, &MethodOptions) -> io::Result<Box<dyn WakeMethod>>,
+    /// Limits beyond the clock: `(clock, threads, period ns)`; one sentence when refused.
+    pub limits: fn(ClockId, usize, Nanos) -> Result<(), String>,
+    /// Set-up the whole process needs while the method runs, if any.
+    pub process_guard: Option<fn() -> io::Result<ProcessGuard>>,
+    /// The share of each period (0 < share ≤ 1) the method spins instead of sleeping, for
+    /// RT-throttling advice; `None` for methods that sleep.
+    pub spin_share: fn(&MethodOptions, Nanos) -> Option<f64>,
+}
+
+impl MethodDescriptor {
+    /// A descriptor for a method that sleeps on the run's clock with no further limits:
+    /// fill in `kernel_call` and `create`, override the rest with struct update syntax.
+    pub const fn sleeping(
+        kernel_call: &'static str,
+        create: fn(ClockId, &MethodOptions) -> io::Result<Box<dyn WakeMethod>>,
+    ) -> Self {
+        MethodDescriptor {
+            kernel_call,
+            fixed_clock: None,
+            create,
+            limits: no_limits,
+            process_guard: None,
+            spin_share: sleeps,
+        }
+    }
+}
+
+/// No limits beyond the clock.
+pub fn no_limits(_: ClockId, _: usize, _: Nanos) -> Result<(), String> {
+    Ok(())
+}
+
+/// Spins never.
+pub fn sleeps(_: &MethodOptions, _: Nanos) -> Option<f64> {
+    None
+}
