@@ -85,7 +85,7 @@ pub struct RunDocument {
     pub window_context: Option<Vec<tickscope_explain::context::WindowContext>>,
     /// `--hlog`: the interval log written beside this document (where, which tags); absent
     /// without it. `tickscope report` draws per-interval percentile bands from it.
-    pub hlog: Option<crate::sink::hlog::HlogSection>,
+    pub hlog: Option<crate::hlog_section::HlogSection>,
     /// The findings of `tickscope doctor` that bear on the run and are not ok, read before
     /// it started (docs/doctor-schema.md); absent in older files and mock runs.
     pub doctor: Option<Vec<tickscope_system::doctor::Finding>>,
@@ -186,7 +186,7 @@ struct RunFile {
     #[serde(default)]
     window_context: Option<Vec<tickscope_explain::context::WindowContext>>,
     #[serde(default)]
-    hlog: Option<crate::sink::hlog::HlogSection>,
+    hlog: Option<crate::hlog_section::HlogSection>,
     #[serde(default)]
     doctor: Option<Vec<tickscope_system::doctor::Finding>>,
     #[serde(default)]
@@ -262,7 +262,7 @@ struct RunFileRef<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     window_context: &'a Option<Vec<tickscope_explain::context::WindowContext>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    hlog: &'a Option<crate::sink::hlog::HlogSection>,
+    hlog: &'a Option<crate::hlog_section::HlogSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     doctor: &'a Option<Vec<tickscope_system::doctor::Finding>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -390,59 +390,5 @@ impl RunDocument {
         self.system.hostname = "redacted".into();
         self.system.cmdline = None;
         self.redacted = true;
-    }
-
-    /// The document as pretty-printed JSON, in the `tickscope.run/2` layout (the windows
-    /// as one list at the end, [`crate::layout`]).
-    ///
-    /// # Panics
-    /// Never in practice: every field serializes (no maps with non-string keys).
-    pub fn to_json(&self) -> String {
-        let mut doc = self.clone();
-        let entries = crate::layout::hoist(&mut doc);
-        let mut out = Vec::new();
-        let mut writer = crate::layout::EntryWriter::default();
-        crate::layout::write_document(&mut out, &doc, &mut |w| {
-            entries.iter().try_for_each(|e| writer.write(w, e))
-        })
-        .expect("run documents always serialize");
-        String::from_utf8(out).expect("JSON is UTF-8")
-    }
-
-    /// Reads a document of either schema (`tickscope.run/2`, or `/1` with the windows
-    /// inside the threads) from parsed JSON, with its windows back in its threads.
-    ///
-    /// # Errors
-    /// One sentence when the schema is neither, a field is missing or of the wrong type, or
-    /// a window names a run or thread the document does not have.
-    pub fn from_json_value(mut json: serde_json::Value) -> Result<Self, String> {
-        match json.get("schema").and_then(serde_json::Value::as_str) {
-            Some(RUN_SCHEMA | RUN_SCHEMA_V1) => {}
-            Some(other) => {
-                return Err(format!(
-                    "schema '{other}' is not one this tickscope reads ({RUN_SCHEMA}, \
-                     {RUN_SCHEMA_V1})"
-                ))
-            }
-            None => return Err("'schema' is missing or not a string".into()),
-        }
-        let windows = match json.as_object_mut().and_then(|o| o.remove("windows")) {
-            Some(w) => serde_json::from_value::<Vec<crate::layout::WindowEntry>>(w)
-                .map_err(|e| format!("windows: {e}"))?,
-            None => Vec::new(),
-        };
-        let mut doc: RunDocument = serde_json::from_value(json).map_err(|e| e.to_string())?;
-        crate::layout::distribute(&mut doc, windows)?;
-        doc.schema = RUN_SCHEMA.into();
-        Ok(doc)
-    }
-
-    /// [`RunDocument::from_json_value`] of a text.
-    ///
-    /// # Errors
-    /// As [`RunDocument::from_json_value`], and for text that is not JSON.
-    pub fn from_json(text: &str) -> Result<Self, String> {
-        let json = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        Self::from_json_value(json)
     }
 }

@@ -12,7 +12,7 @@
 //!
 //! [`RunDocument::from_json_value`]: crate::document::RunDocument::from_json_value
 
-use crate::document::RunDocument;
+use crate::document::{RunDocument, RUN_SCHEMA, RUN_SCHEMA_V1};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 use tickscope_engine::result::{ThreadStats, WindowStats};
@@ -144,5 +144,62 @@ impl EntryWriter {
     /// Entries written so far.
     pub fn count(&self) -> u64 {
         self.written
+    }
+}
+
+/// A run document on disk: written and read in the `tickscope.run/2` layout.
+impl RunDocument {
+    /// The document as pretty-printed JSON, in the `tickscope.run/2` layout (the windows
+    /// as one list at the end, [`crate::layout`]).
+    ///
+    /// # Panics
+    /// Never in practice: every field serializes (no maps with non-string keys).
+    pub fn to_json(&self) -> String {
+        let mut doc = self.clone();
+        let entries = hoist(&mut doc);
+        let mut out = Vec::new();
+        let mut writer = EntryWriter::default();
+        write_document(&mut out, &doc, &mut |w| {
+            entries.iter().try_for_each(|e| writer.write(w, e))
+        })
+        .expect("run documents always serialize");
+        String::from_utf8(out).expect("JSON is UTF-8")
+    }
+
+    /// Reads a document of either schema (`tickscope.run/2`, or `/1` with the windows
+    /// inside the threads) from parsed JSON, with its windows back in its threads.
+    ///
+    /// # Errors
+    /// One sentence when the schema is neither, a field is missing or of the wrong type, or
+    /// a window names a run or thread the document does not have.
+    pub fn from_json_value(mut json: serde_json::Value) -> Result<Self, String> {
+        match json.get("schema").and_then(serde_json::Value::as_str) {
+            Some(RUN_SCHEMA | RUN_SCHEMA_V1) => {}
+            Some(other) => {
+                return Err(format!(
+                    "schema '{other}' is not one this tickscope reads ({RUN_SCHEMA}, \
+                     {RUN_SCHEMA_V1})"
+                ))
+            }
+            None => return Err("'schema' is missing or not a string".into()),
+        }
+        let windows = match json.as_object_mut().and_then(|o| o.remove("windows")) {
+            Some(w) => serde_json::from_value::<Vec<WindowEntry>>(w)
+                .map_err(|e| format!("windows: {e}"))?,
+            None => Vec::new(),
+        };
+        let mut doc: RunDocument = serde_json::from_value(json).map_err(|e| e.to_string())?;
+        distribute(&mut doc, windows)?;
+        doc.schema = RUN_SCHEMA.into();
+        Ok(doc)
+    }
+
+    /// [`RunDocument::from_json_value`] of a text.
+    ///
+    /// # Errors
+    /// As [`RunDocument::from_json_value`], and for text that is not JSON.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let json = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        Self::from_json_value(json)
     }
 }

@@ -33,6 +33,7 @@ pub mod executive;
 pub mod explain_text;
 pub mod export;
 pub mod fit;
+pub mod hlog_section;
 pub mod import;
 pub mod layout;
 pub mod live;

@@ -4,7 +4,7 @@
 //! cyclictest or jitterdebugger run gets the same pictures as a tickscope run. Self-contained
 //! like [`super::html`].
 
-use super::html::escape;
+use super::html_escape::escape;
 use super::ExportError;
 use crate::compare::Comparison;
 use crate::import::{Measurement, Setting};

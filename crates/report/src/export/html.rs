@@ -3,6 +3,7 @@
 //! summary tables, the runs side by side when there are several, and every plot of
 //! [`crate::plot`] inline as SVG.
 
+use super::html_escape::escape;
 use super::{ExportError, Exporter};
 use crate::compare::Comparison;
 use crate::document::RunDocument;
@@ -26,22 +27,6 @@ pub struct HtmlReport {
     /// Why a plot from a file beside the document is missing (an interval log the document
     /// names that cannot be read), shown under the plots' heading.
     pub notes: Vec<String>,
-}
-
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// An SVG document made fit for inlining in HTML: the XML namespace declaration, which

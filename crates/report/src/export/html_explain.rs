@@ -3,7 +3,7 @@
 //! cause) and the worst breakdown, segment by segment; its time line is the
 //! [`crate::plot::late_wakeup`] plot among the report's plots.
 
-use super::html::escape;
+use super::html_escape::escape;
 use crate::explain_text::summary_line;
 use crate::units::ns_i;
 use std::fmt::Write as _;

@@ -7,6 +7,7 @@ pub mod foreign_html;
 pub mod histogram_file;
 pub mod hlog_bands;
 pub mod html;
+pub mod html_escape;
 pub mod html_explain;
 pub mod samples;
 

@@ -168,7 +168,7 @@ mod tests {
         assert!(b.values[3] >= 5_000_000 && b.values[1] < 1_100_000);
         assert_eq!(c.bands()[1].start_s, 1.0);
         assert!(BandsChart::new("t".into(), "T9", Vec::new()).is_none());
-        let svg = super::super::Plot::Bands(c).svg_stamped(None).unwrap();
+        let svg = super::super::draw::svg_of(&c);
         assert!(svg.contains("p99.9") && svg.contains("max"));
     }
 }

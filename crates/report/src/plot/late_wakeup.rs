@@ -342,7 +342,7 @@ mod tests {
             .iter()
             .all(|d| d.start >= wake.start && d.end <= wake.end));
         assert_eq!(inside[0].label, "blocking thread: spin99");
-        let svg = super::super::Plot::LateWakeup(c).svg_stamped(None).unwrap();
+        let svg = super::super::draw::svg_of(&c);
         assert!(svg.contains("spin99") && svg.contains("wake → on CPU"));
     }
 

@@ -33,6 +33,7 @@
 use super::{RunContext, RunSink, SinkError, SinkNeeds};
 use crate::coarse::Grain;
 use crate::document::RunDocument;
+pub use crate::hlog_section::HlogSection;
 use crate::output::{Output, OutputStream};
 use crate::quoted;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
@@ -53,27 +54,6 @@ const LEGEND: &str =
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES)
         .expect("constant histogram bounds are valid")
-}
-
-/// Where the interval log of a run went, as the result document records it (`hlog`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct HlogSection {
-    /// The path as given on the command line (`-` for standard output).
-    pub path: String,
-    /// The same path made absolute when the run started, if it could be.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub absolute: Option<String>,
-    /// The log's `StartTime`: the wall-clock time of the run's first expiry (RFC 3339, UTC,
-    /// ms precision, as the log's `#[StartTime: …]` line gives it); every interval's start is
-    /// relative to it. Absent when no window was measured. `tickscope report` checks that a log
-    /// it finds has the same, so that another run's log at the same path is not drawn.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_time: Option<String>,
-    /// The length of an interval, ns.
-    pub window_ns: Nanos,
-    /// The tags written: `T<k>` per thread, `all`, and `T<k>.early` where a thread woke
-    /// early.
-    pub tags: Vec<String>,
 }
 
 /// The wall-clock time of `t` read on `clock`, truncated to whole ms: the log's StartTime
