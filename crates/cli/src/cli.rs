@@ -395,9 +395,19 @@ fn overrun_names() -> Vec<&'static str> {
         .collect()
 }
 
-/// `--policy`'s values ([`crate::options::POLICIES`]).
+/// The value clap gives a bare `-a` (cyclictest's "run thread #N on processor #N"): pin
+/// thread k to the k-th CPU this process may use. Empty, so that no CPU list can mean it.
+pub const PIN_EACH: &str = "";
+
+/// Every `--policy` name: auto, then the policies of sched(7) (`normal` is cyclictest's name
+/// for other).
+pub const POLICIES: &[&str] = &[
+    "auto", "other", "normal", "batch", "idle", "fifo", "rr", "deadline",
+];
+
+/// `--policy`'s values ([`POLICIES`]).
 fn policy_names() -> Vec<&'static str> {
-    crate::options::POLICIES.to_vec()
+    POLICIES.to_vec()
 }
 
 /// The built-in scenarios' names.
@@ -544,7 +554,7 @@ pub struct RunArgs {
         long,
         value_name = "CPULIST",
         num_args = 0..=1,
-        default_missing_value = crate::options::PIN_EACH,
+        default_missing_value = PIN_EACH,
         help_heading = "Scheduling"
     )]
     pub affinity: Option<String>,

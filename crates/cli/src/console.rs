@@ -16,6 +16,7 @@ use crate::exit::Failure;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use tickscope_report::sink::terminal::Printer;
 
 static TO_STDERR: AtomicBool = AtomicBool::new(false);
 static CLOSED: AtomicBool = AtomicBool::new(false);
@@ -97,5 +98,20 @@ pub fn settle(result: Result<(), Failure>) -> Result<(), Failure> {
     match ERROR.lock().ok().and_then(|mut e| e.take()) {
         Some(m) => Err(Failure::Runtime(m)),
         None => Ok(()),
+    }
+}
+
+/// The terminal's printer for the report crate's sinks: [`line`], [`stdout_closed`], [`width`].
+pub(crate) struct Console;
+
+impl Printer for Console {
+    fn line(&mut self, text: &str) {
+        line(text);
+    }
+    fn closed(&self) -> bool {
+        stdout_closed()
+    }
+    fn width(&self) -> Option<usize> {
+        width()
     }
 }

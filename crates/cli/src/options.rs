@@ -1,7 +1,7 @@
 //! From flags as typed to a validated [`RunPlan`]: every check that can fail on bad input
 //! happens here, with a message that says what was wrong and how to write it.
 
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, PIN_EACH};
 use tickscope_engine::grid::OverrunPolicy;
 use tickscope_engine::run::{loops_span_ns, PolicyRequest, RunConfig, AUTO_PRIORITY, MAX_RUN_NS};
 use tickscope_engine::setup::{allowed_cpus, format_cpu_list, parse_cpu_list, privileges, Policy};
@@ -58,10 +58,6 @@ fn parse_count<T: std::str::FromStr + PartialEq + From<u8>>(
     .transpose()
 }
 
-/// The value clap gives a bare `-a` (cyclictest's "run thread #N on processor #N"): pin
-/// thread k to the k-th CPU this process may use. Empty, so that no CPU list can mean it.
-pub const PIN_EACH: &str = "";
-
 /// Resolves the threads and their CPUs: `None` entries are unpinned threads. A bare `-a`
 /// ([`PIN_EACH`]) pins round-robin over the allowed CPUs; without `-t` that is one thread
 /// on the first of them, as cyclictest's bare `-a` (rt-tests `cyclictest --help`, 2.4).
@@ -108,12 +104,6 @@ fn resolve_cpus(
         (None, None) => Ok(vec![None]),
     }
 }
-
-/// Every `--policy` name: auto, then the policies of sched(7) (`normal` is cyclictest's name
-/// for other).
-pub const POLICIES: &[&str] = &[
-    "auto", "other", "normal", "batch", "idle", "fifo", "rr", "deadline",
-];
 
 /// An optional whole number given by `flag` that must be in `range` (`shown` in messages).
 ///
@@ -564,6 +554,74 @@ fn run_config(a: &RunArgs, methods: &[MethodKind]) -> Result<RunConfig, String> 
 mod tests {
     use super::*;
     use tickscope_engine::run::MAX_PERIOD_NS;
+
+    /// The message `tickscope run ARGS` stops with before measuring.
+    fn refusal(args: &str) -> String {
+        use clap::Parser;
+        let argv = ["tickscope", "run"]
+            .into_iter()
+            .chain(args.split_whitespace());
+        let crate::cli::Command::Run(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command
+        else {
+            unreachable!("parsed as run")
+        };
+        run_plan(&a).unwrap_err()
+    }
+
+    /// The messages users saw before the engine's errors became kinds (snapshot taken on
+    /// this branch before the change, commit 8b1be6f), word for word.
+    #[test]
+    fn refusals_before_a_run_keep_their_wording() {
+        let cases = [
+            (
+                "--policy deadline -a 0",
+                "SCHED_DEADLINE threads cannot be pinned to single CPUs (the kernel requires \
+                 their affinity to span the root domain); use -t N without -a or 'all'",
+            ),
+            (
+                "--policy deadline --deadline-runtime 5ms",
+                "--deadline-runtime (5000000 ns) must not exceed the interval (1000000 ns)",
+            ),
+            (
+                "--method nanosleep --clock realtime",
+                "--method nanosleep: nanosleep(2) takes no clock and always runs on \
+                 CLOCK_MONOTONIC, so it cannot measure CLOCK_REALTIME; use --clock monotonic \
+                 (nanosleep-abs and nanosleep-rel sleep on any clock)",
+            ),
+            (
+                "--method timerfd --clock tai",
+                "--method timerfd: timerfd_create(2) does not accept CLOCK_TAI; use --clock \
+                 monotonic, realtime or boottime",
+            ),
+            (
+                "--method itimer -t 2",
+                "--method itimer: setitimer(ITIMER_REAL) is one timer per process and its \
+                 SIGALRM goes to the whole process, so it can drive only one measuring thread \
+                 (asked for 2); use -t 1, or --method posix-timer, which aims a timer at each \
+                 thread",
+            ),
+            (
+                "--method epoll,itimer -t 2",
+                "--method itimer: setitimer(ITIMER_REAL) is one timer per process and its \
+                 SIGALRM goes to the whole process, so it can drive only one measuring thread \
+                 (asked for 2); use -t 1, or --method posix-timer, which aims a timer at each \
+                 thread",
+            ),
+            (
+                "--method itimer -i 85Hz",
+                "--method itimer: setitimer(2) takes its interval in whole µs (a struct \
+                 timeval) and 11764706 ns is not; choose an interval of whole µs",
+            ),
+            ("-l 0", "--loops must be at least 1"),
+            (
+                "--busy-sleep-every 3",
+                "--busy-sleep-every applies to --method busy",
+            ),
+        ];
+        for (args, want) in cases {
+            assert_eq!(refusal(args), want, "tickscope run {args}");
+        }
+    }
 
     #[test]
     fn intervals() {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tickscope_report::export::histogram_file::{HistogramOptions, MAX_BUCKETS};
 use tickscope_report::sink::histogram::HistogramSink;
 use tickscope_report::sink::registry::{self, Format};
-use tickscope_report::sink::terminal::{Printer, TerminalSink};
+use tickscope_report::sink::terminal::TerminalSink;
 use tickscope_report::sink::RunSink;
 
 /// Every export asked for, as (format, path): the long flags first, then `--export`.
@@ -148,7 +148,7 @@ pub fn sinks(
         )));
     }
     sinks.push(Box::new(TerminalSink::new(
-        Box::new(Console),
+        Box::new(console::Console),
         args.quiet,
         Arc::clone(stop),
     )));
@@ -157,19 +157,4 @@ pub fn sinks(
         sinks.push(Box::new(super::stat_lines::StatLines::new()));
     }
     Ok(sinks)
-}
-
-/// The terminal's printer: [`console`].
-pub(super) struct Console;
-
-impl Printer for Console {
-    fn line(&mut self, text: &str) {
-        console::line(text);
-    }
-    fn closed(&self) -> bool {
-        console::stdout_closed()
-    }
-    fn width(&self) -> Option<usize> {
-        console::width()
-    }
 }

@@ -18,7 +18,7 @@
 //! 1 µs lower; I is the interval in µs and P the real-time priority read back (0 for the
 //! other policies).
 
-use super::sinks::Console;
+use crate::console::Console;
 use tickscope_engine::setup::Policy;
 use tickscope_engine::time::NS_PER_US;
 use tickscope_report::sink::terminal::Printer;

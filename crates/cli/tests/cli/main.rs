@@ -22,6 +22,7 @@ mod load;
 mod long_runs;
 mod methods;
 mod mock;
+mod module_cycles;
 mod monitor;
 mod monitor_abuse;
 mod outputs;
