@@ -85,7 +85,7 @@ pub struct MethodObservations {
     pub timer_overruns: Option<u64>,
     /// `itimer`: SIGALRMs that the kernel delivered to another thread of the process and
     /// that were passed on to the measuring thread with `tgkill(2)` (0 when every other
-    /// thread blocks SIGALRM, as in the `tickscope` binary: see [`reserve_alarm`]).
+    /// thread blocks SIGALRM, as in the `tickscope` binary: see [`reserve_alarm`](super::reserve_alarm)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signals_forwarded: Option<u64>,
 }
