@@ -11,13 +11,12 @@
 //! `pub use` re-export is a door, not an import: it adds no edge of its own. A cycle is a
 //! strongly connected component of more than one file (R. Tarjan, "Depth-first search and
 //! linear graph algorithms", SIAM J. Comput. 1(2), 1972); the test names each of its edges
-//! with file and line.
+//! with its file and the path as written there.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use proc_macro2::{TokenStream, TokenTree};
-use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 /// A module's path from its crate root (`[]` is the root).
@@ -36,12 +35,11 @@ struct Scope {
     globs: Vec<Vec<String>>,
 }
 
-/// One reference: the module it is written in, the path as written, where, and whether it is
-/// a re-export (which adds no edge).
+/// One reference: the module it is written in, the path as written, and whether it is a
+/// re-export (which adds no edge).
 struct Reference {
     within: Module,
     segments: Vec<String>,
-    line: usize,
     reexport: bool,
 }
 
@@ -67,17 +65,15 @@ impl Reader<'_> {
         self.krate.scopes.entry(self.module.clone()).or_default()
     }
 
-    fn reference(&mut self, segments: Vec<String>, line: usize, reexport: bool) {
+    fn reference(&mut self, segments: Vec<String>, reexport: bool) {
         self.krate.references.push(Reference {
             within: self.module.clone(),
             segments,
-            line,
             reexport,
         });
     }
 
     fn use_tree(&mut self, tree: &syn::UseTree, prefix: &mut Vec<String>, reexport: bool) {
-        let line = tree.span().start().line;
         match tree {
             syn::UseTree::Path(p) => {
                 prefix.push(p.ident.to_string());
@@ -93,7 +89,7 @@ impl Reader<'_> {
                 }
                 let alias = path.last().cloned().unwrap_or_default();
                 self.scope().named.insert(alias, (path.clone(), reexport));
-                self.reference(path, line, reexport);
+                self.reference(path, reexport);
             }
             syn::UseTree::Rename(r) => {
                 let mut path = prefix.clone();
@@ -103,11 +99,11 @@ impl Reader<'_> {
                 self.scope()
                     .named
                     .insert(r.rename.to_string(), (path.clone(), reexport));
-                self.reference(path, line, reexport);
+                self.reference(path, reexport);
             }
             syn::UseTree::Glob(_) => {
                 self.scope().globs.push(prefix.clone());
-                self.reference(prefix.clone(), line, reexport);
+                self.reference(prefix.clone(), reexport);
             }
             syn::UseTree::Group(g) => {
                 for t in &g.items {
@@ -190,7 +186,7 @@ impl<'ast> Visit<'ast> for Reader<'_> {
         // edge); `<T as Trait>` and generic arguments are visited below.
         if p.segments.len() > 1 && p.leading_colon.is_none() {
             let segments = p.segments.iter().map(|s| s.ident.to_string()).collect();
-            self.reference(segments, p.span().start().line, false);
+            self.reference(segments, false);
         }
         syn::visit::visit_path(self, p);
     }
@@ -222,7 +218,6 @@ impl Reader<'_> {
                 i += 1;
                 continue;
             }
-            let line = tokens[i].span().start().line;
             let mut segments = vec![tokens[i].to_string()];
             let mut j = i + 1;
             loop {
@@ -238,7 +233,7 @@ impl Reader<'_> {
                 }
             }
             if segments.len() > 1 {
-                self.reference(segments, line, false);
+                self.reference(segments, false);
             }
             i = j;
         }
@@ -374,7 +369,7 @@ impl Crate {
         m[..n].to_vec()
     }
 
-    /// Edges between files: from -> to -> first place it is written (`file:line`).
+    /// Edges between files: from -> to -> the first path that makes it (`file: path`).
     fn edges(&self) -> BTreeMap<Module, BTreeMap<Module, String>> {
         let mut edges: BTreeMap<Module, BTreeMap<Module, String>> = BTreeMap::new();
         for r in self.references.iter().filter(|r| !r.reexport) {
@@ -386,7 +381,7 @@ impl Crate {
             };
             let (from, to) = (self.file_module(&r.within), self.file_module(&to));
             if from != to {
-                let at = format!("{}:{}", self.files[&from].display(), r.line);
+                let at = format!("{}: {}", self.files[&from].display(), r.segments.join("::"));
                 edges.entry(from).or_default().entry(to).or_insert(at);
             }
         }
@@ -457,7 +452,7 @@ fn components(
     s.out
 }
 
-/// The cycles of the crate rooted at `root`, each as its edges `a -> b (file:line)`.
+/// The cycles of the crate rooted at `root`, each as its edges `a -> b (file: path)`.
 fn cycles_of(root: &Path) -> Result<Vec<Vec<String>>, String> {
     let krate = read_crate(root)?;
     let edges = krate.edges();
