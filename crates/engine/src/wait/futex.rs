@@ -11,8 +11,7 @@
 //! sysdeps/nptl/futex-internal.c). The word waited on is the method's own and never
 //! changes, so only the timeout ends the wait.
 
-use super::registry::MethodDescriptor;
-use super::{MethodKind, WakeMethod};
+use super::{MethodDescriptor, WakeMethod};
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
 use std::io;
 use std::sync::atomic::AtomicU32;
@@ -66,10 +65,6 @@ impl Futex {
 }
 
 impl WakeMethod for Futex {
-    fn kind(&self) -> MethodKind {
-        MethodKind::Futex
-    }
-
     fn now(&self) -> Nanos {
         read_clock(self.clock)
     }
