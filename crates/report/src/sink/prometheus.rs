@@ -23,6 +23,7 @@
 //! `_count` equals the wake-ups, and are counted in `tickscope_early_wakeups_total`.
 
 use super::{RunContext, RunSink, SinkNeeds};
+pub use labels::{BUCKETS_SECONDS, THREAD_LABELS};
 use prometheus::TextEncoder;
 use prometheus::{CounterVec, Encoder, Gauge, GaugeVec, IntCounterVec, Opts, Registry};
 use std::sync::Arc;
@@ -31,15 +32,6 @@ use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
 use tickscope_engine::time::Nanos;
 use tickscope_system::system::SystemInfo;
 use window_buckets::{Values, WindowBuckets};
-
-/// Upper bounds (`le`) of the classic histogram buckets, seconds: 1-2-5 steps from 1 µs to
-/// 100 ms (+Inf is implicit).
-pub const BUCKETS_SECONDS: [f64; 16] = [
-    1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 1e-1,
-];
-
-/// The labels of every per-thread metric, in order.
-pub const THREAD_LABELS: [&str; 4] = ["cpu", "thread", "method", "policy"];
 
 /// The content type of [`Exposition::encode`]'s output (Prometheus text format 0.0.4).
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -374,6 +366,7 @@ impl PrometheusSink {
     }
 }
 
+pub mod labels;
 pub mod openmetrics;
 pub mod why;
 pub mod window_buckets;

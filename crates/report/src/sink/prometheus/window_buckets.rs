@@ -4,7 +4,7 @@
 //! The measuring loop already counts every wake-up into an HdrHistogram with 2 significant
 //! figures ([`tickscope_engine::window_histogram`]); once a window (1 s) the collector hands
 //! its buckets over ([`WindowStats::latency_buckets`]). This collector adds each of those
-//! buckets to the classic bucket (`le`, [`super::BUCKETS_SECONDS`]) its lowest value falls in
+//! buckets to the classic bucket (`le`, [`BUCKETS_SECONDS`]) its lowest value falls in
 //! and, at a scrape, encodes the cumulative counts as the `prometheus` crate's histogram
 //! family would (its `Collector` trait, <https://docs.rs/prometheus/0.14.0/prometheus/core/trait.Collector.html>)
 //! — per thread one series, a few dozen integers, whatever the rate of wake-ups.
@@ -19,7 +19,7 @@
 //!
 //! [`WindowStats::latency_buckets`]: tickscope_engine::result::WindowStats::latency_buckets
 
-use super::BUCKETS_SECONDS;
+use super::labels::{BUCKETS_SECONDS, THREAD_LABELS};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::{Bucket, Histogram, LabelPair, Metric, MetricFamily, MetricType};
 use std::collections::HashMap;
@@ -57,12 +57,12 @@ pub struct WindowBuckets {
 }
 
 impl WindowBuckets {
-    /// An empty family `name` (help text `help`), with [`super::THREAD_LABELS`] as labels.
+    /// An empty family `name` (help text `help`), with [`THREAD_LABELS`] as labels.
     ///
     /// # Errors
     /// A name or help text the `prometheus` crate refuses (constant in tickscope).
     pub fn new(name: &str, help: &str, values: Values) -> prometheus::Result<Self> {
-        let labels = super::THREAD_LABELS.iter().map(|l| l.to_string()).collect();
+        let labels = THREAD_LABELS.iter().map(|l| l.to_string()).collect();
         let desc = Desc::new(name.into(), help.into(), labels, HashMap::new())?;
         Ok(WindowBuckets {
             desc,
@@ -73,12 +73,12 @@ impl WindowBuckets {
     }
 
     /// One series per measuring thread, at 0, with these label values (in
-    /// [`super::THREAD_LABELS`] order), replacing any before.
+    /// [`THREAD_LABELS`] order), replacing any before.
     pub fn threads(&self, labels: &[[String; 4]]) {
         let series = labels
             .iter()
             .map(|values| {
-                let mut pairs: Vec<LabelPair> = super::THREAD_LABELS
+                let mut pairs: Vec<LabelPair> = THREAD_LABELS
                     .iter()
                     .zip(values)
                     .map(|(name, value)| {
