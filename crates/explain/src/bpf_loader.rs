@@ -13,7 +13,7 @@
 //! kernel frees programs and maps ("BPF link", <https://docs.kernel.org/bpf/>; bpf(2)).
 //! Executables that do not serve (tests, other programs using this crate) load in process.
 
-use crate::bpf::Parts;
+use crate::bpf_load::Parts;
 use crate::tracefs::Unavailable;
 use aya::maps::MapData;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -54,7 +54,7 @@ pub fn serve_if_asked() -> Option<i32> {
         return Some(2);
     }
     let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-    let sent = match crate::bpf::load_parts() {
+    let sent = match crate::bpf_load::load_parts() {
         Ok(parts) => {
             let mut fds: Vec<BorrowedFd<'_>> = parts.maps.iter().map(|m| m.fd().as_fd()).collect();
             fds.extend(parts.links.iter().map(|l| l.as_fd()));
@@ -77,7 +77,7 @@ pub(crate) fn load() -> Result<(Parts, Option<u32>), Unavailable> {
             return answer.map(|(parts, pid)| (parts, Some(pid)));
         }
     }
-    crate::bpf::load_parts().map(|p| (p, None))
+    crate::bpf_load::load_parts().map(|p| (p, None))
 }
 
 /// `None` when no helper could be started or it gave no answer (then the caller loads in
@@ -143,15 +143,15 @@ fn load_in_helper() -> Option<Result<(Parts, u32), Unavailable>> {
     }
     let (head, missing) = text.split_once('\n')?;
     let attached: usize = head.strip_prefix("ok ")?.parse().ok()?;
-    if fds.len() != crate::bpf::MAPS.len() + attached {
+    if fds.len() != crate::bpf_load::MAPS.len() + attached {
         return None;
     }
     let mut fds = fds.into_iter();
     let mut maps = Vec::new();
-    for fd in fds.by_ref().take(crate::bpf::MAPS.len()) {
+    for fd in fds.by_ref().take(crate::bpf_load::MAPS.len()) {
         maps.push(MapData::from_fd(fd).ok()?);
     }
-    let missing = crate::bpf::PROGRAMS
+    let missing = crate::bpf_load::PROGRAMS
         .iter()
         .map(|p| p.1)
         .filter(|t| missing.split(',').any(|m| m == *t))

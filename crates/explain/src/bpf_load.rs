@@ -1,0 +1,159 @@
+//! Loading tickscope's BPF object in this process: the object, the maps and programs it
+//! must have, attaching each program (`BPF_RAW_TRACEPOINT_OPEN`), and the [`Parts`] that
+//! loading leaves — the work [`crate::bpf_loader`]'s helper process does, or the process
+//! itself when there is no helper. [`crate::bpf::BpfCapture`] keeps the parts.
+
+use crate::tracefs::Unavailable;
+use aya::maps::{Map, MapData};
+use aya::programs::BtfTracePoint;
+use aya::Btf;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+/// The compiled program (see `bpf/build.sh`).
+static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/capture.bpf.o");
+
+/// The maps the guard keeps, in the order [`Parts::maps`] holds them.
+pub(crate) const MAPS: [&str; 5] = ["rings", "threads", "config", "dumps", "skip"];
+
+/// Program name → tracepoint, and whether loading fails without it.
+pub(crate) const PROGRAMS: [(&str, &str, bool); 26] = [
+    ("on_hrtimer_start", "hrtimer_start", true),
+    ("on_hrtimer_expire_entry", "hrtimer_expire_entry", true),
+    ("on_hrtimer_expire_exit", "hrtimer_expire_exit", true),
+    ("on_sched_switch", "sched_switch", true),
+    ("on_sys_exit", "sys_exit", true),
+    ("on_irq_entry", "irq_handler_entry", false),
+    ("on_irq_exit", "irq_handler_exit", false),
+    ("on_softirq_entry", "softirq_entry", false),
+    ("on_softirq_exit", "softirq_exit", false),
+    ("on_cpu_idle", "cpu_idle", false),
+    ("on_local_timer_entry", "local_timer_entry", false),
+    ("on_local_timer_exit", "local_timer_exit", false),
+    ("on_reschedule_entry", "reschedule_entry", false),
+    ("on_reschedule_exit", "reschedule_exit", false),
+    ("on_call_function_entry", "call_function_entry", false),
+    ("on_call_function_exit", "call_function_exit", false),
+    (
+        "on_call_function_single_entry",
+        "call_function_single_entry",
+        false,
+    ),
+    (
+        "on_call_function_single_exit",
+        "call_function_single_exit",
+        false,
+    ),
+    ("on_irq_work_entry", "irq_work_entry", false),
+    ("on_irq_work_exit", "irq_work_exit", false),
+    ("on_error_apic_entry", "error_apic_entry", false),
+    ("on_error_apic_exit", "error_apic_exit", false),
+    ("on_spurious_apic_entry", "spurious_apic_entry", false),
+    ("on_spurious_apic_exit", "spurious_apic_exit", false),
+    ("on_thermal_apic_entry", "thermal_apic_entry", false),
+    ("on_thermal_apic_exit", "thermal_apic_exit", false),
+];
+
+/// What loading leaves: the maps (in [`MAPS`] order) and one link per attached program.
+#[derive(Debug)]
+pub(crate) struct Parts {
+    /// `rings`, `threads`, `config`, `dumps`, `skip`.
+    pub maps: Vec<MapData>,
+    /// The attachments (`BPF_RAW_TRACEPOINT_OPEN` descriptors).
+    pub links: Vec<OwnedFd>,
+    /// Programs attached.
+    pub attached: usize,
+    /// Optional tracepoints this kernel lacks.
+    pub missing: Vec<&'static str>,
+}
+
+pub(crate) fn unavailable(what: &str, e: impl std::fmt::Display) -> Unavailable {
+    Unavailable(format!(
+        "BPF backend: {what}: {e} (needs root, or CAP_BPF and CAP_PERFMON, and the kernel's \
+         BTF at /sys/kernel/btf/vmlinux)"
+    ))
+}
+
+/// Attaches a loaded BTF-enabled tracing program where its load named (`attach_btf_id`):
+/// `BPF_RAW_TRACEPOINT_OPEN` with no name (bpf(2); include/uapi/linux/bpf.h `raw_tracepoint`),
+/// which returns the link's descriptor.
+fn attach(prog: std::os::fd::BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
+    const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
+    // union bpf_attr's raw_tracepoint member: u64 name (0: the program's own target),
+    // u32 prog_fd, 4 bytes of padding.
+    let mut attr = [0u64; 2];
+    attr[1] = prog.as_raw_fd() as u32 as u64;
+    // SAFETY: `attr` is the 16 bytes of the member, passed with its size; the kernel returns
+    // a new descriptor or -1.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_RAW_TRACEPOINT_OPEN,
+            attr.as_mut_ptr(),
+            std::mem::size_of_val(&attr) as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor the kernel just returned, owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Loads the object and attaches its programs in this process (the helper's work, or the
+/// fallback when there is no helper).
+pub(crate) fn load_parts() -> Result<Parts, Unavailable> {
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return Err(Unavailable(
+            "BPF backend: the kernel has no BTF (/sys/kernel/btf/vmlinux, \
+             CONFIG_DEBUG_INFO_BTF)"
+                .into(),
+        ));
+    }
+    let btf = Btf::from_sys_fs().map_err(|e| unavailable("reading the kernel's BTF", e))?;
+    let mut ebpf = aya::EbpfLoader::new()
+        .btf(Some(&btf))
+        .load(OBJECT)
+        .map_err(|e| unavailable("loading", e))?;
+    let mut links = Vec::new();
+    let mut missing = Vec::new();
+    for (name, tracepoint, required) in PROGRAMS {
+        let result = (|| -> Result<OwnedFd, String> {
+            let prog: &mut BtfTracePoint = ebpf
+                .program_mut(name)
+                .ok_or("not in the object")?
+                .try_into()
+                .map_err(|e| format!("{e}"))?;
+            prog.load(tracepoint, &btf).map_err(|e| format!("{e}"))?;
+            let fd = prog.fd().map_err(|e| format!("{e}"))?;
+            attach(fd.as_fd()).map_err(|e| format!("{e}"))
+        })();
+        match result {
+            Ok(link) => links.push(link),
+            Err(e) if required => {
+                return Err(unavailable(&format!("attaching to {tracepoint}"), e))
+            }
+            Err(_) => missing.push(tracepoint),
+        }
+    }
+    let mut maps = Vec::new();
+    for name in MAPS {
+        let map = ebpf
+            .take_map(name)
+            .ok_or_else(|| unavailable("the object", format!("no map `{name}`")))?;
+        maps.push(match map {
+            Map::PerCpuArray(m) | Map::HashMap(m) | Map::Array(m) | Map::RingBuf(m) => m,
+            _ => {
+                return Err(unavailable(
+                    "the object",
+                    format!("map `{name}` of another type"),
+                ))
+            }
+        });
+    }
+    Ok(Parts {
+        maps,
+        attached: links.len(),
+        links,
+        missing,
+    })
+}
