@@ -30,7 +30,7 @@
 pub mod attribution;
 pub mod backend;
 pub mod bpf;
-pub mod bpf_load;
+mod bpf_load;
 pub mod bpf_loader;
 pub mod bpf_records;
 pub mod bundle;
