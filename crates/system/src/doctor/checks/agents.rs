@@ -1,8 +1,6 @@
 //! Running agents known to disturb a measurement: irqbalance moves interrupts, tuned retunes, telegraf's intel_powerstat reads MSRs (<https://github.com/influxdata/telegraf/issues/13828>).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `irq.agents`.

@@ -1,8 +1,6 @@
 //! Clocksource (Documentation/timers/timekeeping.rst; hpet and acpi_pm are read through slow I/O).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `time.clocksource`.

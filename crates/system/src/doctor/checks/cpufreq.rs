@@ -1,8 +1,6 @@
 //! CPU frequency scaling (Documentation/admin-guide/pm/cpufreq.rst; kernel-configuration.rst rates CPU_FREQ_DEFAULT_GOV_PERFORMANCE as high).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `power.cpufreq`.

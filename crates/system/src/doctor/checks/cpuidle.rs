@@ -1,8 +1,6 @@
 //! Idle states of the measured CPUs: exit latency and disable flags (Documentation/admin-guide/pm/cpuidle.rst).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `power.cpuidle`.

@@ -1,8 +1,6 @@
 //! cpuidle-haltpoll: a guest polls before halting (Documentation/virt/guest-halt-polling.rst).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `virt.haltpoll`.

@@ -1,8 +1,6 @@
 //! High-resolution timers: without them a timer expires on the next tick (Documentation/timers/highres.rst).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `kernel.hrtimers`.

@@ -1,8 +1,6 @@
 //! The hypervisor (Documentation/core-api/real-time/hardware.rst: "each guest CPU is represented as a thread on the host").
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `virt.hypervisor`.

@@ -1,7 +1,6 @@
 //! CPU isolation boot parameters and their coherence with the measured CPUs (Documentation/admin-guide/kernel-per-CPU-kthreads.rst, Documentation/timers/no_hz.rst).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
 use super::cpus;
 use crate::facts::Facts;
 

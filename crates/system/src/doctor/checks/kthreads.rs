@@ -1,7 +1,6 @@
 //! Kernel threads bound to the measured CPUs: ksoftirqd, rcuc, kworker, migration (Documentation/admin-guide/kernel-per-CPU-kthreads.rst).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
 use super::cpus;
 use crate::facts::Facts;
 

@@ -1,8 +1,6 @@
 //! Resource limits: RLIMIT_MEMLOCK and RLIMIT_RTPRIO (getrlimit(2), sched(7)).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 use crate::facts::memory::Limit;

@@ -1,8 +1,6 @@
 //! PM QoS: per-CPU resume latency limits and who holds /dev/cpu_dma_latency (Documentation/power/pm_qos_interface.rst, Documentation/ABI/testing/sysfs-devices-power).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `power.pm-qos`.

@@ -3,8 +3,6 @@
 //! (their order: [`crate::facts::kernel`]).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `kernel.preempt`.

@@ -1,8 +1,6 @@
 //! What this user may set, and how to grant the rest (sched(7), capabilities(7), Documentation/power/pm_qos_interface.rst).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 use crate::facts::privileges::{CAP_IPC_LOCK, CAP_SYS_NICE};

@@ -1,8 +1,6 @@
 //! RT throttling: sched_rt_runtime_us/period, and the cgroup's cpu.rt_runtime_us under RT group scheduling, a known silent failure (Documentation/scheduler/sched-rt-group.rst; <https://github.com/LinuxCNC/linuxcnc/issues/2821>).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `sched.rt-throttling`.

@@ -1,7 +1,6 @@
 //! SMT siblings of the measured CPUs (Documentation/admin-guide/hw-vuln/core-scheduling.rst; Documentation/ABI/testing/sysfs-devices-system-cpu smt/control).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
 use super::cpus;
 use crate::facts::Facts;
 

@@ -1,8 +1,6 @@
 //! Steal time: how long the host ran something else while the measured vCPUs wanted to run (Documentation/filesystems/proc.rst, /proc/stat 'steal').
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `virt.steal`.

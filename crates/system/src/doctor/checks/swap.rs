@@ -1,8 +1,6 @@
 //! Swap (mlockall(2) keeps tickscope resident; other tasks may still page).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `memory.swap`.

@@ -1,8 +1,6 @@
 //! Transparent huge pages: enabled and defrag modes (Documentation/admin-guide/mm/transhuge.rst).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `memory.thp`.

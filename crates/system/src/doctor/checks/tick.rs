@@ -1,7 +1,6 @@
 //! The tick: HZ and NO_HZ mode (Documentation/timers/no_hz.rst; kernel-configuration.rst rates NO_HZ/NO_HZ_FULL disabled for periodic loops as medium).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
 use super::cpus;
 use crate::facts::Facts;
 

@@ -1,8 +1,6 @@
 //! Timer migration (Documentation/admin-guide/sysctl/kernel.rst, timer_migration).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `sched.timer-migration`.

@@ -1,8 +1,6 @@
 //! Lockup detectors (Documentation/admin-guide/lockup-watchdogs.rst; kernel-configuration.rst rates LOCKUP_DETECTOR disabled as high — it is wanted in the build — while kernel-per-CPU-kthreads.rst shows how to keep its per-CPU work off isolated CPUs).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
-use super::cpus;
 use crate::facts::Facts;
 
 /// `time.watchdog`.

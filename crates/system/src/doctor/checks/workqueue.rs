@@ -1,7 +1,6 @@
 //! Unbound workqueues' CPU mask (Documentation/core-api/workqueue.rst; kernel-per-CPU-kthreads.rst: write the housekeeping CPUs to /sys/devices/virtual/workqueue/cpumask).
 
 use super::super::{Check, Context, Finding, Severity};
-#[allow(unused_imports)]
 use super::cpus;
 use crate::facts::Facts;
 
