@@ -94,6 +94,9 @@ pub struct RunDocument {
     /// `tickscope attach`: the program measured (pid, command, threads); absent for
     /// `tickscope run`.
     pub target: Option<crate::target::Target>,
+    /// `tickscope run --tasks`: the task set, task `i` being thread `i`
+    /// ([`crate::task_set`]); absent for other runs.
+    pub tasks: Option<crate::task_set::TaskSet>,
 }
 
 /// One finished run: one method in one round — what the engine's
@@ -193,6 +196,8 @@ struct RunFile {
     redacted: bool,
     #[serde(default)]
     target: Option<crate::target::Target>,
+    #[serde(default)]
+    tasks: Option<crate::task_set::TaskSet>,
 }
 
 impl From<RunFile> for RunDocument {
@@ -230,6 +235,7 @@ impl From<RunFile> for RunDocument {
             doctor: f.doctor,
             redacted: f.redacted,
             target: f.target,
+            tasks: f.tasks,
         }
     }
 }
@@ -269,6 +275,8 @@ struct RunFileRef<'a> {
     redacted: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     target: &'a Option<crate::target::Target>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tasks: &'a Option<crate::task_set::TaskSet>,
 }
 
 impl Serialize for RunDocument {
@@ -298,6 +306,7 @@ impl Serialize for RunDocument {
             doctor: &self.doctor,
             redacted: self.redacted,
             target: &self.target,
+            tasks: &self.tasks,
         }
         .serialize(s)
     }
@@ -340,6 +349,7 @@ impl RunDocument {
             doctor: None,
             redacted: false,
             target: None,
+            tasks: None,
         }
     }
 

@@ -44,6 +44,7 @@ pub mod plot;
 pub mod sink;
 pub mod statistics;
 pub mod target;
+pub mod task_set;
 pub mod terminal;
 
 pub use document::{MethodRun, RunDocument, ToolInfo, RUN_SCHEMA, RUN_SCHEMA_V1};

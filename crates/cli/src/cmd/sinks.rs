@@ -93,18 +93,13 @@ fn histogram_options(args: &RunArgs) -> Result<Option<HistogramOptions>, Failure
     }))
 }
 
-/// The sinks of a run: each export's, then the terminal's, then — for `tickscope run -q`
-/// (`cyclictest_lines`) without a histogram — cyclictest's per-thread lines.
+/// The sinks of the files a run writes (`--json`, `--csv`, `--hlog`, `--histogram-file`,
+/// `--samples`, `--export`, cyclictest's `-h`), every destination prepared and checked.
 ///
 /// # Errors
 /// [`Failure::Usage`] for a malformed `--export`, a single-run format with several methods
 /// or rounds, or any output that cannot be written or shares a file with another.
-pub fn sinks(
-    args: &RunArgs,
-    comparison: bool,
-    stop: &Arc<AtomicBool>,
-    cyclictest_lines: bool,
-) -> Result<Vec<Box<dyn RunSink>>, Failure> {
+pub fn file_sinks(args: &RunArgs, comparison: bool) -> Result<Vec<Box<dyn RunSink>>, Failure> {
     let cyclictest = histogram_options(args)?;
     let mut wanted = wanted(args)?;
     if cyclictest.is_some() && !wanted.iter().any(|(f, _)| f.name == "histogram") {
@@ -137,6 +132,23 @@ pub fn sinks(
         };
         sinks.push(sink);
     }
+    Ok(sinks)
+}
+
+/// The sinks of a run: each export's ([`file_sinks`]), then the terminal's, then — for
+/// `tickscope run -q` (`cyclictest_lines`) without a histogram — cyclictest's per-thread
+/// lines.
+///
+/// # Errors
+/// As [`file_sinks`].
+pub fn sinks(
+    args: &RunArgs,
+    comparison: bool,
+    stop: &Arc<AtomicBool>,
+    cyclictest_lines: bool,
+) -> Result<Vec<Box<dyn RunSink>>, Failure> {
+    let cyclictest = histogram_options(args)?;
+    let mut sinks = file_sinks(args, comparison)?;
     if let Some(explain) = super::explain::sinks(args, stop)? {
         sinks.extend(explain);
     }

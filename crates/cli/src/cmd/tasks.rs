@@ -15,32 +15,34 @@ use crate::cli::RunArgs;
 use crate::exit::Failure;
 use crate::options::run_plan;
 use std::sync::atomic::Ordering;
-use tickscope_engine::run::RunConfig;
+use tickscope_engine::run::{RunConfig, SecondWindows};
 use tickscope_engine::time::NS_PER_SEC;
 use tickscope_report::executive::{plan_text, tasks_table};
+use tickscope_report::units::ns_i;
 use tickscope_session::tasks::spec::parse_tasks_to_run;
-use tickscope_session::tasks::{self, Ready, TasksError};
+use tickscope_session::tasks::{self, Outputs, Ready, TasksError};
 
 /// Runs the executive over `--tasks` with the other flags of `args`
-/// ([`tickscope_session::tasks::run`]), then prints the tasks' table.
+/// ([`tickscope_session::tasks::run`]), printing a line per task every second, then the
+/// tasks' table; the files asked for (`--json`, `--csv`, `--hlog`, `--histogram-file`,
+/// `--samples`) are written as for a single-rate run, task `i` as thread `i`.
 ///
 /// # Errors
 /// [`Failure::Usage`] for a bad `--tasks` list, a flag that does not apply to one thread,
-/// or a setting that cannot be applied; [`Failure::Runtime`] when a wait fails.
+/// an output that cannot be written, or a setting that cannot be applied;
+/// [`Failure::Runtime`] when a wait fails or a file cannot be finished.
 pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
     let specs = parse_tasks_to_run(spec).map_err(Failure::Usage)?;
-    let e = &args.exports;
-    if args.json.is_some()
-        || e.histogram_file.is_some()
-        || e.csv.is_some()
-        || e.samples.is_some()
-        || args.load.is_some()
-        || args.debug_mock.is_some()
-    {
+    if args.load.is_some() {
         return Err(Failure::Usage(
-            "--tasks prints its tables only; --json, --histogram-file, --csv, --samples, \
-             --load and --debug-mock apply to single-rate runs"
+            "--tasks runs without --load; start the load beside it, or measure it with a \
+             single-rate run ('tickscope run --load …')"
                 .into(),
+        ));
+    }
+    if args.debug_mock.is_some() {
+        return Err(Failure::Usage(
+            "--tasks runs on the real clock; drop --debug-mock".into(),
         ));
     }
     let plan = run_plan(args).map_err(Failure::Usage)?;
@@ -62,19 +64,79 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
             cfg.method.name()
         ))
     })?;
+    // The document's nominal period is the shortest task's (the interval flags do not
+    // apply to a task set).
+    let cfg = &RunConfig {
+        period_ns: specs
+            .iter()
+            .map(|s| s.task.period_ns())
+            .min()
+            .unwrap_or(cfg.period_ns),
+        ..cfg.clone()
+    };
+    let sinks = super::sinks::file_sinks(args, false)?;
+    let system = tickscope_system::system::detect();
+    let names: Vec<String> = specs.iter().map(|s| s.task.display_name()).collect();
+    let quiet = args.quiet;
+    let mut on_window = |w: &SecondWindows| {
+        if !quiet {
+            for line in second_lines(w, &names) {
+                crate::console::line(line);
+            }
+        }
+    };
+    let mut outputs = Outputs {
+        sinks,
+        system: &system,
+        command_line: Some(std::env::args_os().collect()),
+        on_window: &mut on_window,
+    };
     let stop = stoppable();
-    let rows = tasks::run(&specs, strategy, cfg, &stop, &mut |r| {
-        header(r, cfg, args.quiet)
-    })
+    let finished = tasks::run(
+        &specs,
+        strategy,
+        cfg,
+        &stop,
+        &mut |r| header(r, cfg, args.quiet),
+        &mut outputs,
+    )
     .map_err(|e| match e {
         TasksError::Setting(m) => Failure::Usage(m),
         TasksError::Wait(m) => Failure::Runtime(m),
     })?;
-    crate::console::line(tasks_table(&rows).trim_end_matches('\n'));
+    crate::console::line(tasks_table(&finished.rows).trim_end_matches('\n'));
+    for note in &finished.notes {
+        crate::console::line(note);
+    }
     if stop.load(Ordering::Relaxed) && !crate::console::stdout_closed() {
         eprintln!("tickscope: interrupted; the tables cover the run until then");
     }
-    Ok(())
+    match finished.failures.is_empty() {
+        true => Ok(()),
+        false => Err(Failure::Runtime(finished.failures.join("; "))),
+    }
+}
+
+/// One line per task for a finished window: its releases, release latency (p99, max) and
+/// overruns, like the per-second line of a single-rate run.
+fn second_lines(w: &SecondWindows, names: &[String]) -> Vec<String> {
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let opt = |v: Option<i64>| v.map_or("-".to_string(), ns_i);
+    w.threads
+        .iter()
+        .map(|(i, s)| {
+            let name = names.get(*i).map_or("?", String::as_str);
+            format!(
+                "{:>4}s  {:<width$}  releases {:>6}  lat p99 {:>9}  max {:>9}  overruns {}",
+                w.index + 1,
+                tickscope_report::escaped(name),
+                s.samples,
+                opt(s.latency_p99),
+                opt(s.latency_max),
+                s.overruns,
+            )
+        })
+        .collect()
 }
 
 /// The notes on settings (stderr), then, unless `quiet`, the header and the tasks' plan.

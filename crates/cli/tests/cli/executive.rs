@@ -190,3 +190,125 @@ fn plan_and_run_tasks_share_one_help_text() {
     assert!(run.contains(syntax), "{run}");
     assert!(run.contains("work=D") && plan.contains("overrun=skip|catch-up"));
 }
+
+/// A task-set run writes the outputs of a single-rate run, task `i` as thread `i`, plus
+/// its `tasks` section; `report` and `compare` read the result (a column per task).
+#[test]
+fn run_tasks_writes_the_outputs_of_a_run_and_report_and_compare_read_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let out = tickscope()
+        .args([
+            "run",
+            "--tasks",
+            "1ms:work=20us,2.5ms:work=50us:overrun=relative,10ms:name=logger",
+            "-D",
+            "1500ms",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--no-pm-qos",
+            "--json",
+            &p("t.json"),
+            "--csv",
+            &p("t.csv"),
+            "--hlog",
+            &p("t.hlog"),
+            "--histogram-file",
+            &p("t.hist"),
+            "--samples",
+            &p("t.samples"),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A line per task for the first second, while it runs.
+    for name in ["1ms ", "2.5ms ", "logger "] {
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start().starts_with("1s") && l.contains(name)),
+            "{name}:\n{text}"
+        );
+    }
+    let doc = crate::common::result_json(&std::fs::read_to_string(p("t.json")).unwrap());
+    let tasks = doc["tasks"]["tasks"].as_array().unwrap();
+    let threads = doc["threads"].as_array().unwrap();
+    assert_eq!((tasks.len(), threads.len()), (3, 3));
+    assert_eq!(tasks[2]["name"], "logger");
+    assert_eq!(tasks[1]["overrun_policy"], "relative");
+    assert_eq!(
+        tasks[0]["period_exact_ns"],
+        serde_json::json!([1_000_000, 1])
+    );
+    for (t, th) in tasks.iter().zip(threads) {
+        assert_eq!(t["releases"], th["samples"], "{t}");
+        assert_eq!(t["overruns"], th["overruns"], "{t}");
+        assert!(t["response_ns"]["histogram"].is_object(), "{t}");
+        assert!(th["latency_ns"]["histogram"].is_object(), "{th}");
+    }
+    // Per-second windows of every task (read back into its thread).
+    for th in threads {
+        assert!(
+            th["windows"].as_array().is_some_and(|w| !w.is_empty()),
+            "{th}"
+        );
+    }
+    for f in ["t.csv", "t.hlog", "t.hist", "t.samples"] {
+        let len = std::fs::metadata(p(f)).map(|m| m.len()).unwrap_or(0);
+        assert!(len > 0, "{f} is empty or missing");
+    }
+    let cmp = tickscope()
+        .args(["compare", &p("t.json"), &p("t.json")])
+        .output()
+        .unwrap();
+    let cmp_text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(cmp.status.success(), "{cmp_text}");
+    for col in ["t: 1ms", "t: 2.5ms", "t: logger"] {
+        assert!(cmp_text.contains(col), "{col}:\n{cmp_text}");
+    }
+    let report = tickscope()
+        .current_dir(dir.path())
+        .args(["report", "t.json"])
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    assert!(dir.path().join("t.html").exists());
+}
+
+#[test]
+fn run_tasks_refuses_what_a_task_set_cannot_do_in_one_line() {
+    for args in [
+        vec![
+            "run",
+            "--tasks",
+            "1ms:work=10us",
+            "-D",
+            "1s",
+            "--load",
+            "cpu",
+        ],
+        vec![
+            "run",
+            "--tasks",
+            "1ms:work=10us",
+            "-D",
+            "1s",
+            "--debug-mock",
+            "20us",
+        ],
+    ] {
+        let out = tickscope().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+}

@@ -6,6 +6,7 @@ use crate::document::{MethodRun, RunDocument};
 use crate::units::{interval, ns_i};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use tickscope_engine::result::ThreadStats;
 use tickscope_engine::setup::Policy;
 
 /// Reads `tickscope.run/2` and `tickscope.run/1` documents.
@@ -29,11 +30,35 @@ impl Importer for TickscopeImporter {
 }
 
 /// The measurements of a document: one per run, all threads merged, labelled `stem` for a
-/// single run and `stem: method` (`stem: method #round` with several rounds) otherwise.
+/// single run and `stem: method` (`stem: method #round` with several rounds) otherwise; for
+/// a task set (`run --tasks`, [`crate::task_set`]) one per task, labelled `stem: task`.
 pub fn measurements(doc: &RunDocument, stem: &str) -> Vec<Measurement> {
     let runs = doc.each_run();
     let rounds = runs.iter().map(|r| r.round).max().unwrap_or(1);
     let single = runs.len() == 1;
+    if let (Some(set), true) = (&doc.tasks, single) {
+        // A task set: one column per task (task `i` is thread `i`), labelled `stem: task`.
+        let run = &runs[0];
+        return run
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let name = set.name_of(i).unwrap_or("?");
+                let mut m = measurement(doc, run, t, format!("{stem}: {name}"));
+                if let Some(task) = set.tasks.get(i) {
+                    m.settings
+                        .insert(Setting::Interval, interval(task.period_ns));
+                }
+                m.settings.insert(
+                    Setting::Threads,
+                    format!("task {} of {}", i + 1, run.threads.len()),
+                );
+                m.cpu_percent = None;
+                m
+            })
+            .collect();
+    }
     runs.iter()
         .map(|run| {
             let label = if single {
@@ -41,7 +66,7 @@ pub fn measurements(doc: &RunDocument, stem: &str) -> Vec<Measurement> {
             } else {
                 format!("{stem}: {}", run.name(rounds))
             };
-            measurement(doc, run, label)
+            measurement(doc, run, &run.summary, label)
         })
         .collect()
 }
@@ -65,9 +90,13 @@ pub fn policy_and_priority(p: &Policy) -> (String, String) {
     (p.name().to_string(), priority)
 }
 
-fn measurement(doc: &RunDocument, run: &MethodRun, label: String) -> Measurement {
+fn measurement(
+    doc: &RunDocument,
+    run: &MethodRun,
+    summary: &ThreadStats,
+    label: String,
+) -> Measurement {
     let applied = &run.applied;
-    let summary = &run.summary;
     let mut settings = BTreeMap::new();
     settings.insert(
         Setting::Tool,

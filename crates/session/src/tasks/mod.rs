@@ -8,16 +8,23 @@
 //! slack, PM QoS, clock, duration and loops (total releases). The synthetic work spins on
 //! the clock for `work=` after each release starts ([`spec`]).
 
+pub mod outputs;
+mod recorder;
 pub mod spec;
 
+pub use outputs::Outputs;
+use recorder::TaskRecorder;
 use spec::TaskSpec;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use tickscope::{Control, Executive, Strategy, Task};
+use std::time::SystemTime;
+use tickscope::{Control, Executive, Strategy, Task, TaskStats};
 use tickscope_engine::run::{PolicyRequest, RunConfig, AUTO_PRIORITY};
 use tickscope_engine::setup::{
     privileges, AffinityGuard, MlockGuard, PmQosGuard, Policy, PolicyGuard, TimerSlackGuard,
 };
-use tickscope_engine::time::{read_clock, NS_PER_MS, NS_PER_SEC};
+use tickscope_engine::time::{read_clock, Nanos, NS_PER_MS, NS_PER_SEC};
 use tickscope_engine::wait::MethodKind;
 use tickscope_report::executive::TaskRow;
 
@@ -60,10 +67,28 @@ pub fn strategy(cfg: &RunConfig) -> Option<Strategy> {
     }
 }
 
+/// What a task-set run leaves: the terminal table's rows, and what the output sinks said.
+#[derive(Debug)]
+pub struct Finished {
+    /// One row per task, in the order given.
+    pub rows: Vec<TaskRow>,
+    /// The lines the files added ("result written to …"), to print after the table.
+    pub notes: Vec<String>,
+    /// Outputs that could not be written, one sentence each.
+    pub failures: Vec<String>,
+}
+
+/// The longest slice of the run between two looks at `stop`, ns.
+const SLICE_NS: Nanos = 100 * NS_PER_MS;
+
 /// Runs `tasks` with `strategy` in the calling thread with `cfg`'s settings (held until
 /// the end), for `cfg`'s loops (total releases) or duration (10 s without either), or
 /// until `stop` is set (checked every 100 ms). `ready` is called once the thread is set up.
-/// Returns one row per task, in the order given.
+/// Every task is recorded as a measuring thread of a single-rate run (task `i` is thread
+/// `i`, [`recorder`]), so `outputs`' sinks write what they write for one: per-second
+/// windows (closed every `cfg.window_ns` of a run given by its duration; one window for a
+/// run given by its loops), raw releases, and the result document with its `tasks`
+/// section ([`outputs::document`]).
 ///
 /// # Errors
 /// [`TasksError::Setting`] when the PM QoS asked for explicitly, the CPU, the policy, the
@@ -75,12 +100,26 @@ pub fn run(
     cfg: &RunConfig,
     stop: &AtomicBool,
     ready: &mut dyn FnMut(&Ready<'_>),
-) -> Result<Vec<TaskRow>, TasksError> {
+    outputs: &mut Outputs<'_>,
+) -> Result<Finished, TasksError> {
     let mut notes = Vec::new();
-    let _settings = Settings::apply(cfg, &mut notes)?;
-    let (_policy, policy) = apply_policy(cfg.policy, &mut notes)?;
+    let settings = Settings::apply(cfg, &mut notes)?;
+    let (_policy, policy, applied_policy) = apply_policy(cfg.policy, &mut notes)?;
     let _slack = timer_slack(cfg)?;
-    let mut ex = executive(tasks, strategy, cfg)?;
+    let needs = outputs.needs();
+    let recorders: Rc<RefCell<Vec<TaskRecorder>>> = Rc::new(RefCell::new(
+        tasks
+            .iter()
+            .map(|s| {
+                let per_slice = SLICE_NS / s.task.period_ns().max(1) + 64;
+                let raw = needs
+                    .raw_samples
+                    .then(|| usize::try_from(per_slice.min(1 << 20)).unwrap_or(1 << 20));
+                TaskRecorder::new(s.task.period_ns(), raw)
+            })
+            .collect(),
+    ));
+    let mut ex = executive(tasks, strategy, cfg, &recorders)?;
     let planned: Vec<Task> = tasks.iter().map(|s| s.planned()).collect();
     ready(&Ready {
         strategy,
@@ -88,25 +127,108 @@ pub fn run(
         tasks: &planned,
         notes: &notes,
     });
+    let applied = outputs::Settings {
+        policy: applied_policy,
+        policy_note: notes.iter().find(|n| n.starts_with("auto:")).cloned(),
+        mlock: (
+            settings.locked(),
+            notes.iter().find(|n| n.contains("memory")).cloned(),
+        ),
+        strategy,
+        cfg,
+        tid: tickscope_engine::setup::gettid(),
+        tasks: tasks.len(),
+    }
+    .applied();
+    let methods = [cfg.method];
+    let ctx = outputs::context(outputs.system, cfg, &methods);
+    for s in outputs.sinks.iter_mut() {
+        s.started(&ctx, &applied);
+    }
+    let started_at = SystemTime::now();
+    let cpu0 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
+    let begin = ex.now();
     let fail = |e: tickscope::Error| TasksError::Wait(e.to_string());
+    let mut window = 0u64;
+    let flush = |outputs: &mut Outputs<'_>| {
+        for (i, r) in recorders.borrow_mut().iter_mut().enumerate() {
+            r.drain_raw(&mut |s| {
+                for sink in outputs.sinks.iter_mut() {
+                    sink.samples(i, s);
+                }
+            });
+        }
+    };
     match cfg.loops {
         Some(n) => {
             ex.run_until(n).map_err(fail)?;
+            flush(outputs);
         }
         None => {
-            // In slices, so that a stop ends the run within 100 ms; the grids go on across
-            // slices unchanged.
-            let end = ex.now() + cfg.duration_ns.unwrap_or(10 * NS_PER_SEC);
+            // In slices ending at each window's end, at most 100 ms long, so that a stop
+            // ends the run within 100 ms; the grids go on across slices unchanged.
+            let end = begin + cfg.duration_ns.unwrap_or(10 * NS_PER_SEC);
             while !stop.load(Ordering::Relaxed) {
-                let left = end - ex.now();
-                if left <= 0 {
+                let now = ex.now();
+                if now >= end {
                     break;
                 }
-                ex.run_for(left.min(100 * NS_PER_MS)).map_err(fail)?;
+                let boundary = begin + (window as Nanos + 1) * cfg.window_ns;
+                ex.run_for((end.min(boundary) - now).clamp(0, SLICE_NS))
+                    .map_err(fail)?;
+                flush(outputs);
+                if ex.now() >= boundary {
+                    let mut r = recorders.borrow_mut();
+                    outputs::close_window(&mut r, window, begin, cfg, needs, outputs, &ctx);
+                    window += 1;
+                }
             }
         }
     }
-    Ok(rows(&ex, tasks))
+    if recorders.borrow().iter().any(|r| r.pending() > 0) {
+        let mut r = recorders.borrow_mut();
+        outputs::close_window(&mut r, window, begin, cfg, needs, outputs, &ctx);
+    }
+    let (cpu_ns, wall_ns) = (
+        read_clock(libc::CLOCK_THREAD_CPUTIME_ID) - cpu0,
+        ex.now() - begin,
+    );
+    let stats = ex.stats();
+    let rows = rows(&stats, tasks);
+    let doc = outputs::document(
+        outputs::Ran {
+            started_at,
+            ended_at: SystemTime::now(),
+            interrupted: stop.load(Ordering::Relaxed),
+            applied,
+            strategy,
+            specs: tasks,
+            stats: &stats,
+            cpu_ns,
+            wall_ns,
+        },
+        &mut recorders.borrow_mut(),
+        cfg,
+        outputs,
+    );
+    drop(ex);
+    let doc = crate::deliver::annotated(&mut outputs.sinks, doc);
+    let (mut notes, mut failures) = (Vec::new(), Vec::new());
+    for s in outputs.sinks.iter_mut() {
+        if let Err(e) = s.run_finished(&ctx, &doc) {
+            failures.push(e.to_string());
+        }
+    }
+    for s in outputs.sinks.iter_mut() {
+        if let Err(e) = s.finish(&doc, &mut notes) {
+            failures.push(e.to_string());
+        }
+    }
+    Ok(Finished {
+        rows,
+        notes,
+        failures,
+    })
 }
 
 /// The executive over `tasks`, each spinning on the clock for its `work=` after its
@@ -115,14 +237,19 @@ fn executive(
     tasks: &[TaskSpec],
     strategy: Strategy,
     cfg: &RunConfig,
+    recorders: &Rc<RefCell<Vec<TaskRecorder>>>,
 ) -> Result<Executive<'static>, TasksError> {
     let refused = |e: tickscope::Error| TasksError::Setting(e.to_string());
     let mut ex = Executive::new(strategy);
     ex.set_clock(cfg.clock).map_err(refused)?;
     let clock = cfg.clock.raw();
-    for s in tasks {
+    for (i, s) in tasks.iter().enumerate() {
         let work = s.work_ns.unwrap_or(0);
+        let recorders = Rc::clone(recorders);
         ex.add(s.task.clone(), move |r| {
+            if let Some(rec) = recorders.borrow_mut().get_mut(i) {
+                rec.record(r);
+            }
             if work > 0 {
                 let until = r.start + work;
                 while read_clock(clock) < until {
@@ -137,9 +264,10 @@ fn executive(
 }
 
 /// One row per task: the executive's statistics beside the task's work.
-fn rows(ex: &Executive<'_>, tasks: &[TaskSpec]) -> Vec<TaskRow> {
-    ex.stats()
-        .into_iter()
+fn rows(stats: &[TaskStats], tasks: &[TaskSpec]) -> Vec<TaskRow> {
+    stats
+        .iter()
+        .cloned()
         .zip(tasks)
         .map(|(s, spec)| TaskRow {
             name: s.name,
@@ -166,6 +294,11 @@ struct Settings {
 }
 
 impl Settings {
+    /// Whether memory is locked.
+    fn locked(&self) -> bool {
+        self._mlock.is_some()
+    }
+
     /// Applies `cfg`'s memory lock (a failure is a note), PM QoS (a failure is an error only
     /// when asked for explicitly) and CPU, in that order.
     fn apply(cfg: &RunConfig, notes: &mut Vec<String>) -> Result<Settings, TasksError> {
@@ -215,11 +348,11 @@ fn timer_slack(cfg: &RunConfig) -> Result<Option<TimerSlackGuard>, TasksError> {
 }
 
 /// Applies the requested policy to this thread; `auto` falls back to SCHED_OTHER (with a
-/// note). Returns the guard and the policy as the header shows it.
+/// note). Returns the guard, the policy as the header shows it, and the policy.
 fn apply_policy(
     req: PolicyRequest,
     notes: &mut Vec<String>,
-) -> Result<(PolicyGuard, String), TasksError> {
+) -> Result<(PolicyGuard, String, Policy), TasksError> {
     let describe = |p: &Policy| match p {
         Policy::Fifo { priority } => format!("SCHED_FIFO {priority}"),
         Policy::Rr { priority } => format!("SCHED_RR {priority}"),
@@ -230,14 +363,14 @@ fn apply_policy(
     };
     match req {
         PolicyRequest::Exact(p) => PolicyGuard::apply(p)
-            .map(|g| (g, describe(&p)))
+            .map(|g| (g, describe(&p), p))
             .map_err(|e| refused(&p, &e)),
         PolicyRequest::Auto => {
             let fifo = Policy::Fifo {
                 priority: AUTO_PRIORITY,
             };
             match PolicyGuard::apply(fifo) {
-                Ok(g) => Ok((g, describe(&fifo))),
+                Ok(g) => Ok((g, describe(&fifo), fifo)),
                 Err(e) => {
                     notes.push(format!(
                         "auto: using other, because {}",
@@ -245,7 +378,7 @@ fn apply_policy(
                     ));
                     let other = Policy::Other { nice: 0 };
                     PolicyGuard::apply(other)
-                        .map(|g| (g, "SCHED_OTHER".to_string()))
+                        .map(|g| (g, "SCHED_OTHER".to_string(), other))
                         .map_err(|e| refused(&other, &e))
                 }
             }
