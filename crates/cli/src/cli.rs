@@ -222,12 +222,21 @@ macro_rules! tasks_help {
 /// `tickscope_session::tasks::spec::parse_tasks`.
 pub const TASKS_HELP: &str = tasks_help!();
 
+/// The help of every `--tasks-file` option (`plan`, `run`).
+pub const TASKS_FILE_HELP: &str = "The tasks from a TOML file: one [[task]] table per task, \
+     with the --tasks fields as keys (period, phase, work, budget, deadline, priority, \
+     overrun, name), values as text (\"2.5ms\", \"85Hz\"); see examples/tasks.toml";
+
 /// Options of `tickscope plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The tasks (help: [`TASKS_HELP`]).
-    #[arg(long, value_name = "TASKS", help = TASKS_HELP)]
-    pub tasks: String,
+    #[arg(long, value_name = "TASKS", help = TASKS_HELP, required_unless_present = "tasks_file")]
+    pub tasks: Option<String>,
+
+    /// The tasks from a TOML file instead (help: [`TASKS_FILE_HELP`]).
+    #[arg(long, value_name = "FILE", help = TASKS_FILE_HELP, conflicts_with = "tasks")]
+    pub tasks_file: Option<std::path::PathBuf>,
 }
 
 /// `tickscope scenario` subcommands.
@@ -703,6 +712,10 @@ pub struct RunArgs {
     )]
     pub tasks: Option<String>,
 
+    /// Run the tasks of a TOML file instead (help: [`TASKS_FILE_HELP`]).
+    #[arg(long, value_name = "FILE", help = TASKS_FILE_HELP, conflicts_with = "tasks")]
+    pub tasks_file: Option<std::path::PathBuf>,
+
     /// Why wake-ups were late: `--explain` options.
     #[command(flatten)]
     pub explain: ExplainArgs,
@@ -904,6 +917,10 @@ pub const MONITOR_REFUSES: &[(&str, &str)] = &[
         "tasks",
         "--tasks is not supported yet (a later release measures task sets continuously); 'tickscope run --tasks' measures a task set once",
     ),
+    (
+        "tasks_file",
+        "--tasks-file is not supported yet (a later release measures task sets continuously); 'tickscope run --tasks-file' measures a task set once",
+    ),
     ("load", "--load runs beside a bounded measurement; use 'tickscope run --load'"),
     ("load_cpus", "--load-cpus goes with --load; use 'tickscope run --load … --load-cpus'"),
     ("csv", "--csv writes per-second windows, which monitor does not keep; use --hlog"),
@@ -926,6 +943,7 @@ fn monitor_method_help() -> String {
     after_help = MONITOR_EXAMPLES,
     mut_arg("rounds", |a| a.hide(true)),
     mut_arg("tasks", |a| a.hide(true)),
+    mut_arg("tasks_file", |a| a.hide(true)),
     mut_arg("load", |a| a.hide(true)),
     mut_arg("load_cpus", |a| a.hide(true)),
     mut_arg("csv", |a| a.hide(true)),

@@ -37,6 +37,7 @@ fn refuse_run_only_flags(args: &MonitorArgs) -> Result<(), Failure> {
     let given = |id: &str| match id {
         "rounds" => r.rounds.trim() != "1",
         "tasks" => r.tasks.is_some(),
+        "tasks_file" => r.tasks_file.is_some(),
         "load" => r.load.is_some(),
         "load_cpus" => r.load_cpus.is_some(),
         "csv" => {

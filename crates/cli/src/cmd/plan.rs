@@ -7,6 +7,7 @@ use crate::cli::PlanArgs;
 use crate::exit::Failure;
 use tickscope::{Plan, Task};
 use tickscope_report::executive::{plan_text, PlanRow, PlanView};
+use tickscope_session::tasks::file::parse_task_file;
 use tickscope_session::tasks::spec::parse_tasks;
 
 /// The report's view of a plan.
@@ -37,12 +38,19 @@ pub fn plan_view(tasks: &[Task], plan: &Plan) -> PlanView {
     }
 }
 
-/// Prints the plan of `--tasks`.
+/// Prints the plan of `--tasks` or `--tasks-file`.
 ///
 /// # Errors
-/// [`Failure::Usage`] for a bad `--tasks` list.
+/// [`Failure::Usage`] for a bad `--tasks` list or task-set file.
 pub fn execute(args: &PlanArgs) -> Result<(), Failure> {
-    let specs = parse_tasks(&args.tasks).map_err(Failure::Usage)?;
+    let specs = match (&args.tasks, &args.tasks_file) {
+        (_, Some(path)) => {
+            let (text, shown) = super::tasks::read_task_file(path)?;
+            parse_task_file(&text, &shown).map_err(Failure::Usage)?
+        }
+        (Some(list), None) => parse_tasks(list).map_err(Failure::Usage)?,
+        (None, None) => return Err(Failure::Usage("give --tasks or --tasks-file".into())),
+    };
     let tasks: Vec<Task> = specs.iter().map(|s| s.planned()).collect();
     let plan = Plan::of(&tasks);
     let text = plan_text(&plan_view(&tasks, &plan));

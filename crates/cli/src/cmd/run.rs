@@ -28,8 +28,8 @@ use tickscope_system::system;
 /// setting that cannot be applied — all before the first wake-up; [`Failure::Runtime`]
 /// when a result file cannot be written or a thread fails.
 pub fn execute(args: &RunArgs) -> Result<(), Failure> {
-    if let Some(tasks) = &args.tasks {
-        return super::tasks::execute(args, tasks);
+    if args.tasks.is_some() || args.tasks_file.is_some() {
+        return super::tasks::execute(args);
     }
     let stop = stoppable();
     let (session, sinks) = prepare(args, Vec::new(), false, true, &stop)?;

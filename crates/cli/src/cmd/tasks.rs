@@ -19,6 +19,7 @@ use tickscope_engine::run::{RunConfig, SecondWindows};
 use tickscope_engine::time::NS_PER_SEC;
 use tickscope_report::executive::{plan_text, tasks_table};
 use tickscope_report::units::ns_i;
+use tickscope_session::tasks::file::parse_task_file_to_run;
 use tickscope_session::tasks::spec::parse_tasks_to_run;
 use tickscope_session::tasks::{self, Outputs, Ready, TasksError};
 
@@ -31,8 +32,15 @@ use tickscope_session::tasks::{self, Outputs, Ready, TasksError};
 /// [`Failure::Usage`] for a bad `--tasks` list, a flag that does not apply to one thread,
 /// an output that cannot be written, or a setting that cannot be applied;
 /// [`Failure::Runtime`] when a wait fails or a file cannot be finished.
-pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
-    let specs = parse_tasks_to_run(spec).map_err(Failure::Usage)?;
+pub fn execute(args: &RunArgs) -> Result<(), Failure> {
+    let specs = match (&args.tasks, &args.tasks_file) {
+        (_, Some(path)) => {
+            let (text, shown) = read_task_file(path)?;
+            parse_task_file_to_run(&text, &shown).map_err(Failure::Usage)?
+        }
+        (Some(list), None) => parse_tasks_to_run(list).map_err(Failure::Usage)?,
+        (None, None) => return Err(Failure::Usage("give --tasks or --tasks-file".into())),
+    };
     if args.load.is_some() {
         return Err(Failure::Usage(
             "--tasks runs without --load; start the load beside it, or measure it with a \
@@ -115,6 +123,17 @@ pub fn execute(args: &RunArgs, spec: &str) -> Result<(), Failure> {
         true => Ok(()),
         false => Err(Failure::Runtime(finished.failures.join("; "))),
     }
+}
+
+/// The text of a task-set file (`--tasks-file`) and its name as messages show it.
+///
+/// # Errors
+/// [`Failure::Usage`] naming the file when it cannot be read or is not UTF-8.
+pub fn read_task_file(path: &std::path::Path) -> Result<(String, String), Failure> {
+    let shown = tickscope_report::quoted(path);
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("--tasks-file {shown}: {e}")))?;
+    Ok((text, shown))
 }
 
 /// One line per task for a finished window: its releases, release latency (p99, max) and

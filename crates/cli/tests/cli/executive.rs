@@ -312,3 +312,55 @@ fn run_tasks_refuses_what_a_task_set_cannot_do_in_one_line() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+/// `--tasks-file` reads the TOML set of examples/tasks.toml for `plan` and `run`; a bad
+/// file, a budget without work, both sources, or `monitor --tasks-file` is one line, exit 2.
+#[test]
+fn task_set_files_plan_and_run_and_bad_ones_are_one_line() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/tasks.toml");
+    tickscope()
+        .args(["plan", "--tasks-file", example])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("4 tasks,"))
+        .stdout(predicate::str::contains("camera"));
+    let out = tickscope()
+        .args(["run", "--tasks-file", example, "-D", "300ms", "-q"])
+        .args(["--policy", "other", "--no-mlock", "--no-pm-qos"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for name in ["control", "imu", "camera", "logger"] {
+        assert!(text.contains(name), "{name}:\n{text}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[task]]\nperiod = \"1ms\"\nbudget = \"50us\"\n").unwrap();
+    let bad = bad.to_string_lossy().into_owned();
+    let unknown = dir.path().join("unknown.toml");
+    std::fs::write(&unknown, "[[task]]\nperiod = \"1ms\"\ncolour = 1\n").unwrap();
+    let unknown = unknown.to_string_lossy().into_owned();
+    for (args, want) in [
+        (vec!["run", "--tasks-file", &bad, "-D", "1s"], "no work"),
+        (vec!["plan", "--tasks-file", &unknown], "unknown field"),
+        (
+            vec!["plan", "--tasks-file", "/nonexistent/t.toml"],
+            "--tasks-file",
+        ),
+        (
+            vec!["plan", "--tasks", "1ms", "--tasks-file", example],
+            "cannot be used",
+        ),
+        (
+            vec!["monitor", "--tasks-file", example, "-D", "1s"],
+            "not supported yet",
+        ),
+    ] {
+        let out = tickscope().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

@@ -8,6 +8,7 @@
 //! slack, PM QoS, clock, duration and loops (total releases). The synthetic work spins on
 //! the clock for `work=` after each release starts ([`spec`]).
 
+pub mod file;
 pub mod outputs;
 mod recorder;
 pub mod spec;

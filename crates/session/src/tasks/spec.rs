@@ -80,7 +80,8 @@ pub fn parse_tasks(spec: &str) -> Result<Vec<TaskSpec>, String> {
 pub fn parse_tasks_to_run(spec: &str) -> Result<Vec<TaskSpec>, String> {
     let specs = parse_tasks(spec)?;
     let items: Vec<&str> = spec.split(',').map(str::trim).collect();
-    for (i, s) in specs.iter().enumerate() {
+    if let Some(i) = budget_without_work(&specs) {
+        let s = &specs[i];
         if let (Some(b), None) = (s.task.budget_ns(), s.work_ns) {
             let item = items.get(i).copied().unwrap_or_default();
             let period = item.split(':').next().unwrap_or_default();
@@ -95,6 +96,13 @@ pub fn parse_tasks_to_run(spec: &str) -> Result<Vec<TaskSpec>, String> {
         }
     }
     Ok(specs)
+}
+
+/// The first task with a budget and no work, which `run` refuses (it would run no work).
+pub fn budget_without_work(specs: &[TaskSpec]) -> Option<usize> {
+    specs
+        .iter()
+        .position(|s| s.task.budget_ns().is_some() && s.work_ns.is_none())
 }
 
 /// True when `value` holds two values separated by blanks (`1ms 2ms`, `1 2`), which
@@ -137,6 +145,21 @@ fn exact_rate(period: &str) -> Option<(u64, u64)> {
 fn parse_one(item: &str) -> Result<TaskSpec, String> {
     let mut fields = item.split(':').map(str::trim);
     let head = fields.next().unwrap_or_default();
+    parse_one_fields(head, fields)
+}
+
+/// One task from its head (`PERIOD[+PHASE]`) and its fields (`key=value`, or a bare
+/// budget), each read as in a `--tasks` item; the task-set file ([`super::file`]) hands its
+/// keys over this way.
+///
+/// # Errors
+/// What is wrong, one sentence (without the task's position).
+pub(crate) fn parse_one_fields<'a>(
+    head: &str,
+    fields: impl Iterator<Item = &'a str>,
+) -> Result<TaskSpec, String> {
+    let fields = fields.map(str::trim);
+    let head = head.trim();
     if head.is_empty() {
         return Err("no period; write PERIOD[+PHASE][:FIELD]…, like 2.5ms:work=200us".into());
     }
