@@ -102,7 +102,11 @@ fn main() {
         e.push(y);
         d.push(y - x);
     }
-    for (name, v) in [("bare", &mut b), ("executive", &mut e), ("difference", &mut d)] {
+    for (name, v) in [
+        ("bare", &mut b),
+        ("executive", &mut e),
+        ("difference", &mut d),
+    ] {
         let (lo, mid, hi) = spread(v);
         println!("{name:<10} min {lo:>7.0}  median {mid:>7.0}  max {hi:>7.0} ns");
     }
