@@ -86,10 +86,10 @@ const SLICE_NS: Nanos = 100 * NS_PER_MS;
 /// the end), for `cfg`'s loops (total releases) or duration (10 s without either), or
 /// until `stop` is set (checked every 100 ms). `ready` is called once the thread is set up.
 /// Every task is recorded as a measuring thread of a single-rate run (task `i` is thread
-/// `i`, [`recorder`]), so `outputs`' sinks write what they write for one: per-second
+/// `i`, the `recorder` module), so `outputs`' sinks write what they write for one: per-second
 /// windows (closed every `cfg.window_ns` of a run given by its duration; one window for a
 /// run given by its loops), raw releases, and the result document with its `tasks`
-/// section ([`outputs::document`]).
+/// section (`outputs::document`).
 ///
 /// # Errors
 /// [`TasksError::Setting`] when the PM QoS asked for explicitly, the CPU, the policy, the

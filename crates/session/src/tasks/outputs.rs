@@ -1,6 +1,6 @@
 //! The outputs of `run --tasks`: the same sinks as a single-rate run (`--json`, `--csv`,
 //! `--hlog`, `--histogram-file`, `--samples`), fed as if each task were a measuring thread
-//! ([`super::recorder`]), and the result document with its `tasks` section
+//! (the `recorder` module), and the result document with its `tasks` section
 //! ([`tickscope_report::task_set`]).
 
 use super::recorder::{stats_of, TaskRecorder};
