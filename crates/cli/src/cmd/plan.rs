@@ -45,7 +45,7 @@ pub fn plan_view(tasks: &[Task], plan: &Plan) -> PlanView {
 pub fn execute(args: &PlanArgs) -> Result<(), Failure> {
     let specs = match (&args.tasks, &args.tasks_file) {
         (_, Some(path)) => {
-            let (text, shown) = super::tasks::read_task_file(path)?;
+            let (text, shown) = read_task_file(path)?;
             parse_task_file(&text, &shown).map_err(Failure::Usage)?
         }
         (Some(list), None) => parse_tasks(list).map_err(Failure::Usage)?,
@@ -56,4 +56,15 @@ pub fn execute(args: &PlanArgs) -> Result<(), Failure> {
     let text = plan_text(&plan_view(&tasks, &plan));
     crate::console::line(text.trim_end_matches('\n'));
     crate::console::settle(Ok(()))
+}
+
+/// The text of a task-set file (`--tasks-file`) and its name as messages show it.
+///
+/// # Errors
+/// [`Failure::Usage`] naming the file when it cannot be read or is not UTF-8.
+pub fn read_task_file(path: &std::path::Path) -> Result<(String, String), Failure> {
+    let shown = tickscope_report::quoted(path);
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("--tasks-file {shown}: {e}")))?;
+    Ok((text, shown))
 }

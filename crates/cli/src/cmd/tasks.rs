@@ -9,7 +9,7 @@
 //! `--mlock`, `--timer-slack`, `--pm-qos`, `--clock`, `-D`, `-l` (total releases). The
 //! synthetic work spins on the clock for `work=` after each release starts.
 
-use super::plan::plan_view;
+use super::plan::{plan_view, read_task_file};
 use super::signals::stoppable;
 use crate::cli::RunArgs;
 use crate::exit::Failure;
@@ -123,17 +123,6 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
         true => Ok(()),
         false => Err(Failure::Runtime(finished.failures.join("; "))),
     }
-}
-
-/// The text of a task-set file (`--tasks-file`) and its name as messages show it.
-///
-/// # Errors
-/// [`Failure::Usage`] naming the file when it cannot be read or is not UTF-8.
-pub fn read_task_file(path: &std::path::Path) -> Result<(String, String), Failure> {
-    let shown = tickscope_report::quoted(path);
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Usage(format!("--tasks-file {shown}: {e}")))?;
-    Ok((text, shown))
 }
 
 /// One line per task for a finished window: its releases, release latency (p99, max) and
