@@ -2,7 +2,7 @@
 
 use crate::moments::Moments;
 use crate::record::WindowRecord;
-use crate::result::{LatencyStats, PeriodStats, WindowStats};
+use crate::result::{LatencyStats, PeriodStats, ThreadStats, WindowStats};
 use crate::time::Nanos;
 use crate::window_histogram::{Count, WindowHistogram};
 
@@ -50,6 +50,28 @@ pub fn period_stats<C: Count>(
         abs_deviation_p99_9: q(0.999),
         deviation_histogram: dev.buckets(),
     })
+}
+
+/// Statistics of a whole record — one thread's totals, or all threads' merged — with no
+/// identity (thread, tid, CPU), no CPU or wall time and no windows: the caller fills those in
+/// where it knows them. `nominal` is the period, ns.
+pub fn totals_stats<C: Count>(total: &WindowRecord<C>, nominal: Nanos) -> ThreadStats {
+    ThreadStats {
+        thread: None,
+        tid: None,
+        cpu: None,
+        samples: total.samples(),
+        overruns: total.overruns,
+        samples_dropped: total.samples_dropped,
+        latency_ns: latency_stats(&total.latency, &total.latency_hist),
+        period_ns: period_stats(&total.period, &total.period_dev_hist, nominal),
+        cpu_time_ns: 0,
+        wall_time_ns: 0,
+        cpu_percent: 0.0,
+        last_latency_ns: None,
+        method_report: None,
+        windows: Vec::new(),
+    }
 }
 
 /// Statistics of one window record. `window` is the window length and `nominal` the

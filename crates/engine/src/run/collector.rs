@@ -6,7 +6,7 @@ use super::{Applied, AppliedThread, RunConfig, RunEvent, SecondWindows};
 use crate::record::WindowRecord;
 use crate::result::{ThreadStats, WindowStats};
 use crate::sample::RawSample;
-use crate::stats::{attach_buckets, latency_stats, period_stats, window_stats};
+use crate::stats::{attach_buckets, totals_stats, window_stats};
 use crate::time::{read_clock, Nanos};
 use crate::wait::MethodObservations;
 use crate::worker::CollectorLink;
@@ -348,11 +348,6 @@ pub(crate) fn thread_stats(
         thread: applied.map(|a| a.thread),
         tid: applied.map(|a| a.tid),
         cpu: applied.and_then(|a| a.cpu),
-        samples: total.samples(),
-        overruns: total.overruns,
-        samples_dropped: total.samples_dropped,
-        latency_ns: latency_stats(&total.latency, &total.latency_hist),
-        period_ns: period_stats(&total.period, &total.period_dev_hist, period),
         cpu_time_ns: cpu_time,
         wall_time_ns: wall,
         cpu_percent: if wall > 0 {
@@ -362,6 +357,6 @@ pub(crate) fn thread_stats(
         },
         method_report,
         windows,
-        last_latency_ns: None,
+        ..totals_stats(total, period)
     }
 }

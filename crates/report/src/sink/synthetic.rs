@@ -164,22 +164,11 @@ impl Run {
     /// A result document for the run (for the sinks' `run_finished` and `finish`).
     pub fn document(&self) -> crate::RunDocument {
         use tickscope_engine::result::ThreadStats;
-        use tickscope_engine::stats::{latency_stats, period_stats};
+        use tickscope_engine::stats::totals_stats;
         let stats = |r: &WindowRecord, thread: Option<usize>| ThreadStats {
             thread,
-            tid: None,
             cpu: thread,
-            samples: r.samples(),
-            overruns: r.overruns,
-            samples_dropped: 0,
-            latency_ns: latency_stats(&r.latency, &r.latency_hist),
-            period_ns: period_stats(&r.period, &r.period_dev_hist, PERIOD),
-            cpu_time_ns: 0,
-            wall_time_ns: 0,
-            cpu_percent: 0.0,
-            last_latency_ns: None,
-            method_report: None,
-            windows: Vec::new(),
+            ..totals_stats(r, PERIOD)
         };
         let mut all = WindowRecord::new();
         for t in &self.totals {

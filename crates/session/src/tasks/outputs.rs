@@ -3,13 +3,13 @@
 //! (the `recorder` module), and the result document with its `tasks` section
 //! ([`tickscope_report::task_set`]).
 
-use super::recorder::{stats_of, TaskRecorder};
+use super::recorder::TaskRecorder;
 use super::spec::TaskSpec;
 use tickscope::{Strategy, TaskStats};
 use tickscope_engine::record::WindowRecord;
 use tickscope_engine::run::{Applied, AppliedThread, RunConfig, SecondWindows};
 use tickscope_engine::setup::Policy;
-use tickscope_engine::stats::window_stats;
+use tickscope_engine::stats::{totals_stats, window_stats};
 use tickscope_engine::time::Nanos;
 use tickscope_report::sink::{RunContext, RunSink, SinkNeeds};
 use tickscope_report::task_set::{TaskEntry, TaskSet};
@@ -182,7 +182,7 @@ pub(crate) fn document(
             s
         })
         .collect();
-    let mut summary = stats_of(&all, cfg.period_ns);
+    let mut summary = totals_stats(&all, cfg.period_ns);
     summary.cpu_time_ns = ran.cpu_ns;
     summary.wall_time_ns = ran.wall_ns;
     summary.cpu_percent = if ran.wall_ns > 0 {

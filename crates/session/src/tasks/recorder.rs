@@ -13,7 +13,7 @@ use tickscope::Release;
 use tickscope_engine::record::WindowRecord;
 use tickscope_engine::result::{ThreadStats, WindowStats};
 use tickscope_engine::sample::RawSample;
-use tickscope_engine::stats::{attach_buckets, latency_stats, period_stats, window_stats};
+use tickscope_engine::stats::{attach_buckets, totals_stats, window_stats};
 use tickscope_engine::time::Nanos;
 
 /// One task's records.
@@ -110,7 +110,7 @@ impl TaskRecorder {
         cpu: Option<usize>,
     ) -> ThreadStats {
         self.window.drain_into(&mut self.total);
-        let mut s = stats_of(&self.total, self.period);
+        let mut s = totals_stats(&self.total, self.period);
         s.thread = Some(thread);
         s.tid = Some(tid);
         s.cpu = cpu;
@@ -122,26 +122,6 @@ impl TaskRecorder {
     /// The total so far (after [`TaskRecorder::thread_stats`]).
     pub(crate) fn total(&self) -> &WindowRecord {
         &self.total
-    }
-}
-
-/// The statistics of a record as a thread with no identity (the merged summary's shape).
-pub(crate) fn stats_of(r: &WindowRecord, nominal: Nanos) -> ThreadStats {
-    ThreadStats {
-        thread: None,
-        tid: None,
-        cpu: None,
-        samples: r.samples(),
-        overruns: r.overruns,
-        samples_dropped: 0,
-        latency_ns: latency_stats(&r.latency, &r.latency_hist),
-        period_ns: period_stats(&r.period, &r.period_dev_hist, nominal),
-        cpu_time_ns: 0,
-        wall_time_ns: 0,
-        cpu_percent: 0.0,
-        last_latency_ns: None,
-        method_report: None,
-        windows: Vec::new(),
     }
 }
 
