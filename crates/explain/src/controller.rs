@@ -607,37 +607,6 @@ impl Controller {
     }
 }
 
-/// System call numbers a method's wait returns from (`sys_exit` marks "running again"),
-/// and its hrtimer callbacks (`kernel/time/hrtimer.c`, `fs/timerfd.c`,
-/// `kernel/time/posix-timers.c`, `kernel/time/itimer.c`).
-fn method_waits(method: &str) -> (Vec<i64>, Vec<String>) {
-    let (nrs, functions): (Vec<i64>, &[&str]) = match method {
-        "nanosleep-abs" | "nanosleep-rel" | "hybrid" => {
-            (vec![libc::SYS_clock_nanosleep], &["hrtimer_wakeup"])
-        }
-        "nanosleep" => (
-            vec![libc::SYS_nanosleep, libc::SYS_clock_nanosleep],
-            &["hrtimer_wakeup"],
-        ),
-        "timerfd" => (vec![libc::SYS_read], &["timerfd_tmrproc"]),
-        "posix-timer" => (vec![libc::SYS_rt_sigtimedwait], &["posix_timer_fn"]),
-        "itimer" => (Vec::new(), &["it_real_fn"]),
-        "futex" => (vec![libc::SYS_futex], &["hrtimer_wakeup"]),
-        "poll" => (vec![libc::SYS_ppoll], &["hrtimer_wakeup"]),
-        "select" => (vec![libc::SYS_pselect6], &["hrtimer_wakeup"]),
-        "epoll" => (
-            vec![
-                libc::SYS_epoll_pwait2,
-                libc::SYS_epoll_wait,
-                libc::SYS_epoll_pwait,
-            ],
-            &["hrtimer_wakeup"],
-        ),
-        _ => (Vec::new(), &["hrtimer_wakeup"]),
-    };
-    (nrs, functions.iter().map(|s| s.to_string()).collect())
-}
-
 /// The run's events, in the order the report crate's sink receives them (its `RunSink`):
 /// the controller needs every raw sample.
 impl Controller {
@@ -647,13 +616,13 @@ impl Controller {
     pub fn started(&mut self, config: &RunConfig, rounds: u32, index: usize, applied: &Applied) {
         self.pump(true);
         let tids: Vec<i32> = applied.threads.iter().map(|t| t.tid).collect();
-        let method = applied.method.name();
-        let (nrs, functions) = method_waits(method);
+        let wakes = applied.method.descriptor().wakes;
+        let nrs: Vec<i64> = wakes.syscalls.to_vec();
         self.setting = Some(Setting {
             period: config.period_ns,
             virtualized: self.virtualized,
             wait_syscalls: nrs.clone(),
-            timer_functions: functions,
+            timer_functions: wakes.callbacks.iter().map(|f| f.to_string()).collect(),
         });
         self.run_settings = serde_json::json!({ "config": config, "applied": applied });
         self.thresholds = vec![P99_START; tids.len()];

@@ -16,16 +16,19 @@
 
 use super::spin::{spin_until, KernelClock, NapCounter};
 use super::SpinClock;
-use super::{MethodDescriptor, MethodObservations, WakeMethod};
+use super::{MethodDescriptor, MethodObservations, WakeMethod, Wakes};
 use crate::time::{ClockId, Nanos};
 use std::io;
 
 /// `busy` in the registry ([`super::registry`]): spins the whole period.
 pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     spin_share: |_, _| Some(1.0),
-    ..MethodDescriptor::sleeping("clock_gettime(2)", |clock, options| {
-        Ok(Box::new(Busy::new(clock, options.busy_sleep_every)))
-    })
+    ..MethodDescriptor::sleeping(
+        "clock_gettime(2)",
+        // A spin returns from no wait; only its naps (`--busy-sleep-every`) reach an hrtimer.
+        Wakes::hrtimer_sleep(&[]),
+        |clock, options| Ok(Box::new(Busy::new(clock, options.busy_sleep_every))),
+    )
 };
 
 /// Spins on a clock until each expiry, optionally napping every N readings.

@@ -26,17 +26,46 @@ pub struct MethodDescriptor {
     /// The share of each period (0 < share ≤ 1) the method spins instead of sleeping, for
     /// RT-throttling advice; `None` for methods that sleep.
     pub spin_share: fn(&MethodOptions, Nanos) -> Option<f64>,
+    /// Where the method's wait shows in a kernel trace (what `--explain` follows).
+    pub wakes: Wakes,
+}
+
+/// Where a method's wait shows in a kernel trace: the system calls it returns from (their
+/// `sys_exit` marks "running again") and the hrtimer callbacks that end it
+/// (`kernel/time/hrtimer.c`, `fs/timerfd.c`, `kernel/time/posix-timers.c`,
+/// `kernel/time/itimer.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wakes {
+    /// System call numbers (`libc::SYS_*`, 64-bit Linux) the wait returns from; empty when
+    /// the wake-up is not the return of a system call (a signal handler, a spin).
+    pub syscalls: &'static [i64],
+    /// Names of the kernel functions the method's timer expiry runs (hrtimer callbacks).
+    pub callbacks: &'static [&'static str],
+}
+
+impl Wakes {
+    /// A sleep in one of `syscalls` that an on-stack hrtimer ends (`hrtimer_wakeup`, the
+    /// callback of `hrtimer_sleeper`, `kernel/time/hrtimer.c`).
+    pub const fn hrtimer_sleep(syscalls: &'static [i64]) -> Self {
+        Wakes {
+            syscalls,
+            callbacks: &["hrtimer_wakeup"],
+        }
+    }
 }
 
 impl MethodDescriptor {
     /// A descriptor for a method that sleeps on the run's clock with no further limits:
-    /// fill in `kernel_call` and `create`, override the rest with struct update syntax.
+    /// fill in `kernel_call`, `wakes` and `create`, override the rest with struct update
+    /// syntax.
     pub const fn sleeping(
         kernel_call: &'static str,
+        wakes: Wakes,
         create: fn(ClockId, &MethodOptions) -> io::Result<Box<dyn WakeMethod>>,
     ) -> Self {
         MethodDescriptor {
             kernel_call,
+            wakes,
             fixed_clock: None,
             create,
             limits: no_limits,

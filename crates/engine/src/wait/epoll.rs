@@ -8,7 +8,7 @@
 //! `expiry − last_woke`, with the slack rules of `poll`; the method runs on
 //! CLOCK_MONOTONIC only.
 
-use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod};
+use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod, Wakes};
 use crate::time::{read_clock, Nanos, NS_PER_MS};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -16,7 +16,15 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// `epoll` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
 pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     fixed_clock: Some(crate::time::ClockId::Monotonic),
-    ..MethodDescriptor::sleeping("epoll_wait(2)", |_, _| Ok(Box::new(Epoll::new()?)))
+    ..MethodDescriptor::sleeping(
+        "epoll_wait(2)",
+        Wakes::hrtimer_sleep(&[
+            libc::SYS_epoll_pwait2,
+            libc::SYS_epoll_wait,
+            libc::SYS_epoll_pwait,
+        ]),
+        |_, _| Ok(Box::new(Epoll::new()?)),
+    )
 };
 
 /// Which epoll call waits.

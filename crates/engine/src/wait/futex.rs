@@ -11,7 +11,7 @@
 //! sysdeps/nptl/futex-internal.c). The word waited on is the method's own and never
 //! changes, so only the timeout ends the wait.
 
-use super::{MethodDescriptor, WakeMethod};
+use super::{MethodDescriptor, WakeMethod, Wakes};
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
 use std::io;
 use std::sync::atomic::AtomicU32;
@@ -19,7 +19,11 @@ use std::sync::atomic::AtomicU32;
 /// `futex` in the registry ([`super::registry`]): CLOCK_MONOTONIC or CLOCK_REALTIME.
 pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     limits: futex_clocks,
-    ..MethodDescriptor::sleeping("futex(2)", |clock, _| Ok(Box::new(Futex::new(clock))))
+    ..MethodDescriptor::sleeping(
+        "futex(2)",
+        Wakes::hrtimer_sleep(&[libc::SYS_futex]),
+        |clock, _| Ok(Box::new(Futex::new(clock))),
+    )
 };
 
 /// futex timeouts run on CLOCK_MONOTONIC or CLOCK_REALTIME only (futex(2)).

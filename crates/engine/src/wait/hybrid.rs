@@ -10,7 +10,7 @@
 use super::margin::{Margin, MarginTuner};
 use super::spin::{spin_until, KernelClock, NapCounter};
 use super::SpinClock;
-use super::{MethodDescriptor, MethodObservations, WakeMethod};
+use super::{MethodDescriptor, MethodObservations, WakeMethod, Wakes};
 use crate::time::{ClockId, Nanos, NS_PER_MS};
 use std::io;
 
@@ -21,9 +21,11 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
         Margin::Fixed(m) if period > 0 && m > 0 => Some((m as f64 / period as f64).min(1.0)),
         _ => None,
     },
-    ..MethodDescriptor::sleeping("clock_nanosleep(2)", |clock, options| {
-        Ok(Box::new(Hybrid::new(clock, options.margin)))
-    })
+    ..MethodDescriptor::sleeping(
+        "clock_nanosleep(2)",
+        Wakes::hrtimer_sleep(&[libc::SYS_clock_nanosleep]),
+        |clock, options| Ok(Box::new(Hybrid::new(clock, options.margin))),
+    )
 };
 
 /// Sleeps to a margin before each expiry, then spins.

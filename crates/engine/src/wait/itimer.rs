@@ -16,7 +16,7 @@
 //! `tgkill(2)`; `run` blocks SIGALRM in the coordinating thread so that this is rare.
 
 use super::kernel_timer::{wait_for, Fire, Fired};
-use super::{signals, MethodDescriptor, WakeMethod};
+use super::{signals, MethodDescriptor, WakeMethod, Wakes};
 use crate::time::{read_clock, Nanos, NS_PER_US};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
@@ -43,7 +43,14 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
         Ok(())
     },
     process_guard: Some(|| Ok(Box::new(AlarmBlock::new()?))),
-    ..MethodDescriptor::sleeping("setitimer(2)", |_, _| Ok(Box::new(Itimer::new()?)))
+    ..MethodDescriptor::sleeping(
+        "setitimer(2)",
+        Wakes {
+            syscalls: &[],
+            callbacks: &["it_real_fn"],
+        },
+        |_, _| Ok(Box::new(Itimer::new()?)),
+    )
 };
 
 /// Set while an `Itimer` exists: the interval timer is one per process.

@@ -4,7 +4,7 @@
 //! time it woke, read once from that clock. Everything else — latency, period, overruns — is
 //! the worker's business, so a new method is one file behind [`WakeMethod`] with its
 //! `DESCRIPTOR` ([`MethodDescriptor`]: kernel call, clock, constructor, limits, process-wide
-//! set-up, spin share) plus one line in the [`registry`]. What a method cannot do (a clock,
+//! set-up, spin share, trace [`Wakes`]) plus one line in the [`registry`]. What a method cannot do (a clock,
 //! several threads) is said before a run starts by [`check`]; methods that spin share
 //! [`spin`], periodic kernel timers share [`kernel_timer`].
 
@@ -34,7 +34,7 @@ mod throttle;
 mod timerfd;
 
 pub use busy::Busy;
-pub use descriptor::{no_limits, sleeps, MethodDescriptor, ProcessGuard};
+pub use descriptor::{no_limits, sleeps, MethodDescriptor, ProcessGuard, Wakes};
 pub use epoll::{Epoll, EpollForm};
 pub use futex::Futex;
 pub use hybrid::Hybrid;

@@ -6,14 +6,18 @@
 //! `nanosleep-rel`, each sleep asks for `expiry − last_woke` from the previous wake-up's
 //! clock read.
 
-use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod};
+use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod, Wakes};
 use crate::time::{read_clock, Nanos};
 use std::io;
 
 /// `nanosleep` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
 pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     fixed_clock: Some(crate::time::ClockId::Monotonic),
-    ..MethodDescriptor::sleeping("nanosleep(2)", |_, _| Ok(Box::new(Nanosleep::new())))
+    ..MethodDescriptor::sleeping(
+        "nanosleep(2)",
+        Wakes::hrtimer_sleep(&[libc::SYS_nanosleep, libc::SYS_clock_nanosleep]),
+        |_, _| Ok(Box::new(Nanosleep::new())),
+    )
 };
 
 /// Sleeps for a relative duration with `nanosleep`.

@@ -5,15 +5,16 @@
 //! The call is made without glibc's cancellation bracket ([`super::sleep_until`]).
 
 use super::sleep_until::sleep_until;
-use super::{MethodDescriptor, WakeMethod};
+use super::{MethodDescriptor, WakeMethod, Wakes};
 use crate::time::{read_clock, to_timespec, ClockId, Nanos};
 use std::io;
 
 /// `nanosleep-abs` in the registry ([`super::registry`]).
-pub(crate) const DESCRIPTOR: MethodDescriptor =
-    MethodDescriptor::sleeping("clock_nanosleep(2)", |clock, _| {
-        Ok(Box::new(NanosleepAbs::new(clock)))
-    });
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor::sleeping(
+    "clock_nanosleep(2)",
+    Wakes::hrtimer_sleep(&[libc::SYS_clock_nanosleep]),
+    |clock, _| Ok(Box::new(NanosleepAbs::new(clock))),
+);
 
 /// Sleeps to an absolute expiry with `clock_nanosleep(clock, TIMER_ABSTIME, …)`.
 #[derive(Debug)]

@@ -5,15 +5,16 @@
 //! inherent cost of relative sleeps (cyclictest's `-r` reads the clock again instead, which
 //! costs a second read per wake-up and moves its grid by that amount).
 
-use super::{nanosleep_result, relative_wait, MethodDescriptor, WakeMethod};
+use super::{nanosleep_result, relative_wait, MethodDescriptor, WakeMethod, Wakes};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 
 /// `nanosleep-rel` in the registry ([`super::registry`]).
-pub(crate) const DESCRIPTOR: MethodDescriptor =
-    MethodDescriptor::sleeping("clock_nanosleep(2)", |clock, _| {
-        Ok(Box::new(NanosleepRel::new(clock)))
-    });
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor::sleeping(
+    "clock_nanosleep(2)",
+    Wakes::hrtimer_sleep(&[libc::SYS_clock_nanosleep]),
+    |clock, _| Ok(Box::new(NanosleepRel::new(clock))),
+);
 
 /// Sleeps for a relative duration with `clock_nanosleep(clock, 0, …)`.
 #[derive(Debug)]

@@ -8,14 +8,18 @@
 //! `expiry − last_woke`, as for `nanosleep-rel`. The call takes no clock, so the method
 //! runs on CLOCK_MONOTONIC only.
 
-use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod};
+use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod, Wakes};
 use crate::time::{read_clock, Nanos};
 use std::io;
 
 /// `poll` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
 pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     fixed_clock: Some(crate::time::ClockId::Monotonic),
-    ..MethodDescriptor::sleeping("ppoll(2)", |_, _| Ok(Box::new(Poll::new())))
+    ..MethodDescriptor::sleeping(
+        "ppoll(2)",
+        Wakes::hrtimer_sleep(&[libc::SYS_ppoll]),
+        |_, _| Ok(Box::new(Poll::new())),
+    )
 };
 
 /// Sleeps through `ppoll`'s timeout.

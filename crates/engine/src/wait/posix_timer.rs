@@ -10,15 +10,19 @@
 //! re-arming fits the engine's skip / catch-up rule: [`super::periodic`].
 
 use super::kernel_timer::{periodic_spec, wait_for, Fire, Fired};
-use super::{signals, MethodDescriptor, MethodObservations, WakeMethod};
+use super::{signals, MethodDescriptor, MethodObservations, WakeMethod, Wakes};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 
 /// `posix-timer` in the registry ([`super::registry`]).
-pub(crate) const DESCRIPTOR: MethodDescriptor =
-    MethodDescriptor::sleeping("timer_create(2)", |clock, _| {
-        Ok(Box::new(PosixTimer::new(clock)?))
-    });
+pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor::sleeping(
+    "timer_create(2)",
+    Wakes {
+        syscalls: &[libc::SYS_rt_sigtimedwait],
+        callbacks: &["posix_timer_fn"],
+    },
+    |clock, _| Ok(Box::new(PosixTimer::new(clock)?)),
+);
 
 /// The signal the timers send: `SIGRTMIN + 4` (glibc keeps the first real-time signals for
 /// itself; real-time signals queue and carry the overrun count, `signal(7)`).

@@ -2,7 +2,8 @@
 //!
 //! A method is a file in `wait/` holding its [`WakeMethod`](super::WakeMethod) and a `DESCRIPTOR`
 //! ([`MethodDescriptor`]): its kernel call, the clock it is bound to, how to create it, its
-//! limits, the process-wide set-up it needs and how much of each period it spins. The
+//! limits, the process-wide set-up it needs, how much of each period it spins and where its
+//! wait shows in a kernel trace ([`Wakes`](super::Wakes), what `--explain` follows). The
 //! `methods!` invocation at the bottom of this file is the only other place a method is
 //! named: from its line come the [`MethodKind`] variant, its name in `--method` and in
 //! result files, [`MethodKind::ALL`] (the order of `--method all`) and
@@ -114,6 +115,19 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), MethodKind::ALL.len());
+    }
+
+    #[test]
+    fn every_method_says_where_its_wait_shows_in_a_trace() {
+        for &m in MethodKind::ALL {
+            let wakes = m.descriptor().wakes;
+            assert!(
+                !wakes.callbacks.is_empty(),
+                "{}: no timer callback",
+                m.name()
+            );
+            assert!(wakes.syscalls.iter().all(|&nr| nr >= 0), "{}", m.name());
+        }
     }
 
     #[test]

@@ -5,14 +5,18 @@
 //! the timeout is relative, `expiry − last_woke`, and the method runs on CLOCK_MONOTONIC
 //! only.
 
-use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod};
+use super::{relative_wait, syscall_result, MethodDescriptor, WakeMethod, Wakes};
 use crate::time::{read_clock, Nanos};
 use std::io;
 
 /// `select` in the registry ([`super::registry`]): CLOCK_MONOTONIC only.
 pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     fixed_clock: Some(crate::time::ClockId::Monotonic),
-    ..MethodDescriptor::sleeping("pselect(2)", |_, _| Ok(Box::new(Select::new())))
+    ..MethodDescriptor::sleeping(
+        "pselect(2)",
+        Wakes::hrtimer_sleep(&[libc::SYS_pselect6]),
+        |_, _| Ok(Box::new(Select::new())),
+    )
 };
 
 /// Sleeps through `pselect`'s timeout.

@@ -8,7 +8,7 @@
 //! CLOCK_BOOTTIME (and their alarm variants), not CLOCK_TAI.
 
 use super::kernel_timer::{periodic_spec, wait_for, Fire, Fired};
-use super::{MethodDescriptor, MethodObservations, WakeMethod};
+use super::{MethodDescriptor, MethodObservations, WakeMethod, Wakes};
 use crate::time::{read_clock, ClockId, Nanos};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -25,9 +25,14 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
         }
         Ok(())
     },
-    ..MethodDescriptor::sleeping("timerfd_create(2)", |clock, _| {
-        Ok(Box::new(Timerfd::new(clock)?))
-    })
+    ..MethodDescriptor::sleeping(
+        "timerfd_create(2)",
+        Wakes {
+            syscalls: &[libc::SYS_read],
+            callbacks: &["timerfd_tmrproc"],
+        },
+        |clock, _| Ok(Box::new(Timerfd::new(clock)?)),
+    )
 };
 
 /// Waits by reading a periodic `timerfd`.
