@@ -124,6 +124,9 @@ struct thread {
 	__u32 pending; // a late wake-up waits for its window to be sent
 	__u32 late;    // late wake-ups seen
 	__s64 pending_since; // sys_exit of the oldest late wake-up not sent yet, ns
+	// Soft expiry of the wait that returned on time, until the thread next leaves the CPU
+	// on its own; negated once it was switched out runnable in between (see on_sched_switch).
+	__s64 returned;
 };
 
 struct {
@@ -264,11 +267,30 @@ int on_sched_switch(__u64 *ctx)
 		  ((__u64)(__u32)next->prio << 32);
 	__builtin_memcpy(&e->p[2], prev->comm, 16);
 	__builtin_memcpy(&e->p[4], next->comm, 16);
-	// A late thread that leaves the CPU on its own has read its clock: send the window.
-	if (preempt)
-		return 0;
 	struct thread *th = bpf_map_lookup_elem(&threads, &prev_pid);
-	if (!th || !th->pending)
+	if (!th)
+		return 0;
+	// A thread switched out runnable after its wait returned on time may be kept off the CPU
+	// before its clock read: since Linux 6.18 a throttled CFS group's task is dequeued by task
+	// work on its way back to user mode (throttle_cfs_rq_work(), kernel/sched/fair.c) and
+	// runs again only after the refill. When it next leaves the CPU on its own (after its
+	// clock read), that wake-up is judged again, up to then: late if past its threshold.
+	if (preempt) {
+		if (th->returned > 0)
+			th->returned = -th->returned;
+		return 0;
+	}
+	if (th->returned < 0 && (__s64)e->ts + th->returned > th->threshold) {
+		th->late++;
+		if (!th->pending)
+			th->pending_since = e->ts;
+		th->pending = 1;
+		th->late_expiry = -th->returned;
+		th->late_woke = e->ts;
+	}
+	th->returned = 0;
+	// A late thread that leaves the CPU on its own has read its clock: send the window.
+	if (!th->pending)
 		return 0;
 	if (r->head - r->dumped_head < RING_LEN / 2 && e->ts - th->pending_since < DUMP_AFTER_NS)
 		return 0;
@@ -308,6 +330,7 @@ int on_sys_exit(__u64 *ctx)
 	struct rec *e = put(r, K_SYS_EXIT);
 	e->p[0] = nr;
 	__s64 expiry = th->expiry;
+	th->returned = 0;
 	if (expiry > 0 && (__s64)e->ts - expiry > th->threshold) {
 		th->late++;
 		if (!th->pending)
@@ -315,6 +338,8 @@ int on_sys_exit(__u64 *ctx)
 		th->pending = 1;
 		th->late_expiry = expiry;
 		th->late_woke = e->ts;
+	} else if (expiry > 0) {
+		th->returned = expiry;
 	}
 	th->expiry = 0;
 	return 0;

@@ -74,8 +74,9 @@ pub struct Detail {
     /// guest"), `exit_from_idle`, `cannot_tell` (bare metal, a running task and no evidence),
     /// `irq`, `softirq`, `blocking_thread`, `higher_priority_thread`, `other_callback`,
     /// `rt_throttled` and `cfs_throttled` (name: the bandwidth timer that ended it, or for a
-    /// CFS group refilled from another CPU the `call_function_single` IPI that brought it; in
-    /// S3 or, for `cfs_throttled` on Linux ≥ 6.18, in S5); `cpu_busy` only in documents
+    /// CFS group refilled from another CPU the `call_function_single` IPI that brought it, or
+    /// "CPU idle while the thread was runnable" when the CPU idled with the throttled thread
+    /// off it; in S3 or, for `cfs_throttled` on Linux ≥ 6.18, in S5); `cpu_busy` only in documents
     /// written before delivery was named from evidence. A `hypervisor` detail's name ends
     /// with the IPIs that reached the CPU during the held delivery, if any.
     pub kind: String,
@@ -855,12 +856,20 @@ const CFS_TIMERS: [&str; 2] = ["sched_cfs_period_timer", "sched_cfs_slack_timer"
 /// 6.18 kernel). Evidence, all of it required:
 /// * the first switch on the CPU after the wait's `sys_exit` (`from`) takes the thread off
 ///   in state `R+`;
-/// * before it is switched in again, the refill reached the CPU: a CFS bandwidth timer ran
-///   there, or — the group's period timer runs on another CPU — a `call_function_single`
-///   IPI arrived (`unthrottle_cfs_rq_async()` → `__cfsb_csd_unthrottle()`);
+/// * before it is switched in again, either the refill reached the CPU — a CFS bandwidth
+///   timer ran there, or (the group's period timer runs on another CPU) a
+///   `call_function_single` IPI arrived (`unthrottle_cfs_rq_async()` →
+///   `__cfsb_csd_unthrottle()`) — or the CPU went idle (a switch to pid 0) while the thread
+///   was off it: the scheduler never idles a CPU with a runnable task queued, so a thread
+///   switched out runnable and then passed over for idle had been dequeued, which for a fair
+///   task at that point is the throttle's task work (on a calm machine this is all there is
+///   to see: an idle CPU polling in `cpuidle-haltpoll` runs the remote unthrottle from its
+///   idle loop without an IPI, `flush_smp_call_function_queue()` in `do_idle()`,
+///   `kernel/sched/idle.c`);
+/// * it is switched back in as a fair task (`next_prio` ≥ 100);
 /// * the time off the CPU fills at least half of S5.
 ///
-/// The detail names the timer, or the IPI.
+/// The detail names the timer, the IPI, or the idle CPU.
 fn throttled_on_exit(
     events: &[Event],
     cpu: u32,
@@ -872,6 +881,7 @@ fn throttled_on_exit(
 ) -> Option<(Detail, Vec<i32>)> {
     let mut out: Option<Nanos> = None;
     let mut refill: Option<String> = None;
+    let mut idle = false;
     let mut pids = Vec::new();
     for e in events[from + 1..].iter().filter(|e| e.cpu == cpu) {
         if e.ts > end + US {
@@ -891,8 +901,9 @@ fn throttled_on_exit(
                     return None;
                 }
                 out = Some(e.ts);
-                if *next_pid != 0 {
-                    pids.push(*next_pid);
+                match *next_pid {
+                    0 => idle = true,
+                    p => pids.push(p),
                 }
             }
             (Kind::HrtimerExpireEntry { function, .. }, Some(_))
@@ -905,8 +916,18 @@ fn throttled_on_exit(
             {
                 refill = Some(REMOTE_UNTHROTTLE.into())
             }
-            (Kind::SchedSwitch { next_pid, .. }, Some(at)) if *next_pid == tid => {
-                let name = refill?;
+            (
+                Kind::SchedSwitch {
+                    next_pid,
+                    next_prio,
+                    ..
+                },
+                Some(at),
+            ) if *next_pid == tid => {
+                if *next_prio < 100 {
+                    return None;
+                }
+                let name = refill.or_else(|| idle.then(|| IDLE_WHILE_RUNNABLE.to_string()))?;
                 let lo = at.clamp(b5, end);
                 let passed = e.ts.clamp(lo, end) - lo;
                 if ns <= 0 || 2 * passed < ns {
@@ -920,9 +941,8 @@ fn throttled_on_exit(
                 };
                 return Some((d, pids));
             }
-            (Kind::SchedSwitch { next_pid, .. }, Some(_))
-                if *next_pid != 0 && !pids.contains(next_pid) =>
-            {
+            (Kind::SchedSwitch { next_pid: 0, .. }, Some(_)) => idle = true,
+            (Kind::SchedSwitch { next_pid, .. }, Some(_)) if !pids.contains(next_pid) => {
                 pids.push(*next_pid)
             }
             _ => {}
@@ -933,6 +953,9 @@ fn throttled_on_exit(
 
 /// How [`throttled_on_exit`] names a refill that reached the CPU by IPI.
 const REMOTE_UNTHROTTLE: &str = "call_function_single (period timer on another CPU)";
+/// How [`throttled_on_exit`] names a throttle shown by the CPU idling while the thread was
+/// runnable (no refill event seen on the CPU).
+const IDLE_WHILE_RUNNABLE: &str = "CPU idle while the thread was runnable";
 
 /// Whether a kernel thread runs interrupt work under PREEMPT_RT (or `threadirqs`), and as
 /// what: `irq/N-name` is a threaded IRQ handler (`kernel/irq/manage.c`, `setup_irq_thread()`);

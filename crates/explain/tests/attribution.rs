@@ -864,6 +864,67 @@ fn a_throttle_whose_period_timer_runs_elsewhere_is_named_by_its_ipi() {
     );
 }
 
+/// The thread leaves the CPU runnable ("R+") right after its wait's `sys_exit` (at +11 µs)
+/// and the CPU goes idle: the calm-machine shape of a throttle at the return to user mode.
+fn returned_then_idle() -> B {
+    B::new()
+        .armed(0)
+        .fired(EXPIRY + 5_000, EXPIRY + 6_000, (0, "<idle>"))
+        .switch_prio(EXPIRY + 9_000, (0, "<idle>"), (TID, "tickscope-0"), 120)
+        .sys_exit(EXPIRY + 11_000)
+        .ev(
+            EXPIRY + 12_000,
+            TID,
+            "tickscope-0",
+            Kind::SchedSwitch {
+                prev_pid: TID,
+                prev_comm: "tickscope-0".into(),
+                prev_state: "R+".into(),
+                next_pid: 0,
+                next_comm: "swapper/1".into(),
+                next_prio: 120,
+            },
+        )
+}
+
+#[test]
+fn a_throttled_thread_passed_over_for_an_idle_cpu_is_cpu_quota() {
+    // Calm machine: no refill event reaches the CPU (the remote unthrottle runs from the
+    // polling idle loop without an IPI); the CPU idles while the thread is runnable, which
+    // only a dequeue (the throttle's task work) explains.
+    let ev = returned_then_idle()
+        .switch_prio(EXPIRY + 4_000_000, (0, "<idle>"), (TID, "tickscope-0"), 120)
+        .events();
+    let b = attribute(&sample(EXPIRY + 4_001_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "cpu quota", "{b:#?}");
+    assert_eq!(
+        b.cause.detail.as_deref(),
+        Some("CPU idle while the thread was runnable")
+    );
+    assert_eq!(b.segments[5].details[0].kind, "cfs_throttled");
+    // Another task ran first, then the CPU idled: the same evidence.
+    let ev = returned_then_switched_out("R+")
+        .switch_prio(EXPIRY + 900_000, (31, "rustc"), (0, "swapper/1"), 120)
+        .switch_prio(EXPIRY + 4_000_000, (0, "<idle>"), (TID, "tickscope-0"), 120)
+        .events();
+    let b = attribute(&sample(EXPIRY + 4_001_000), &setting(true), &ev);
+    assert_eq!(b.cause.category, "cpu quota", "{b:#?}");
+    assert!(b.segments[5].details.iter().all(|d| d.pid != Some(31)));
+    // Back as an RT task: not a CFS quota.
+    let ev = returned_then_idle()
+        .switch_prio(EXPIRY + 4_000_000, (0, "<idle>"), (TID, "tickscope-0"), 9)
+        .events();
+    let b = attribute(&sample(EXPIRY + 4_001_000), &setting(true), &ev);
+    assert_ne!(b.cause.category, "cpu quota", "{b:#?}");
+    // Idle only briefly, the rest of the delay spent elsewhere: less than half of S5.
+    let ev = returned_then_idle()
+        .switch_prio(EXPIRY + 30_000, (0, "<idle>"), (TID, "tickscope-0"), 120)
+        .events();
+    let b = attribute(&sample(EXPIRY + 400_000), &setting(true), &ev);
+    assert_ne!(b.cause.category, "cpu quota", "{b:#?}");
+}
+
 #[test]
 fn a_quota_needs_both_the_throttle_and_the_refill() {
     // Preempted on the way back to user mode ("R": an ordinary schedule() there), a period
