@@ -427,6 +427,35 @@ fn scenario_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// `--export`'s help, naming every format of the report crate's registry and its flag.
+fn export_help() -> String {
+    let formats = tickscope_report::sink::registry::FORMATS;
+    let names: Vec<&str> = formats.iter().map(|f| f.name).collect();
+    let flags: Vec<&str> = formats.iter().map(|f| f.flag).collect();
+    format!(
+        "Write FORMAT to PATH; repeatable. Formats: {} (the same as {}). PATH '-' is \
+         standard output",
+        names.join(", "),
+        flags.join(", ")
+    )
+}
+
+/// `--load`'s help, naming every source of the session crate's registry.
+fn load_help() -> String {
+    let named: Vec<String> = tickscope_session::load::sources::SOURCES
+        .iter()
+        .map(|s| s.form())
+        .collect();
+    format!(
+        "Run a load for exactly the length of the measurement: {}, stress-ng:\"ARGS\" \
+         (verbatim) or exec:\"CMD\" (docs/run.md lists what each loads). Needs stress-ng \
+         except for exec. The load achieved is recorded per window. Its process group is \
+         stopped at the end and killed if tickscope is killed; a process that calls setsid \
+         escapes (docs/child-processes.md)",
+        named.join(", ")
+    )
+}
+
 /// `--method`'s help, naming every method of the engine's registry.
 fn method_help() -> String {
     format!(
@@ -656,12 +685,9 @@ pub struct RunArgs {
     )]
     pub overrun: String,
 
-    /// Run a load for exactly the length of the measurement: cpu[:N], memory[:N], io[:N],
-    /// sched[:N] (hackbench-style messaging), net[:N] (loopback UDP), stress-ng:"ARGS"
-    /// (verbatim) or exec:"CMD". Needs stress-ng except for exec. The load achieved is
-    /// recorded per window. Its process group is stopped at the end and killed if tickscope
-    /// is killed; a process that calls setsid escapes (docs/child-processes.md).
-    #[arg(long, value_name = "SPEC", help_heading = "Load")]
+    /// Run a load for exactly the length of the measurement (the named sources are listed
+    /// from the session crate's registry, `tickscope_session::load::sources::SOURCES`).
+    #[arg(long, value_name = "SPEC", help_heading = "Load", help = load_help())]
     pub load: Option<String>,
 
     /// Place the load on these CPUs (e.g. 1 or 0,2-3). Default: anywhere.
@@ -812,10 +838,9 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     pub hlog: Option<std::path::PathBuf>,
 
-    /// Write FORMAT to PATH; repeatable. Formats: json, histogram, csv, samples, hlog (the
-    /// same as --json, --histogram-file, --csv, --samples, --hlog). PATH '-' is standard
-    /// output.
-    #[arg(long, value_name = "FORMAT=PATH")]
+    /// Write FORMAT to PATH; repeatable (the formats are listed from the report crate's
+    /// registry, `tickscope_report::sink::registry::FORMATS`).
+    #[arg(long, value_name = "FORMAT=PATH", help = export_help())]
     pub export: Vec<std::ffi::OsString>,
 }
 

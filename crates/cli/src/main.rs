@@ -10,6 +10,8 @@ mod cli;
 mod cmd;
 mod console;
 mod cyclictest_flags;
+#[cfg(test)]
+mod doc_tables;
 mod engine_errors;
 mod exit;
 mod http;

@@ -125,6 +125,18 @@ fn every_check_reports() {
 }
 
 #[test]
+fn every_check_says_what_it_looks_at_in_one_sentence() {
+    for c in CHECKS {
+        let about = c.about();
+        assert!(
+            about.ends_with('.') && !about.contains('\n') && !about.contains('|'),
+            "{}: {about:?}",
+            c.id()
+        );
+    }
+}
+
+#[test]
 fn rt_isolated_smt_handmade() {
     let (f, m) = findings("rt-isolated", Some(vec![2, 3]));
     let k = &f.kernel;

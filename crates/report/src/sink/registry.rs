@@ -28,7 +28,7 @@ pub struct Format {
     pub flag: &'static str,
     /// True when the file describes one run only (refused with several methods or rounds).
     pub single_run_only: bool,
-    /// What the file holds, for `--help`.
+    /// What the file holds (the formats table of docs/run.md is made from it).
     pub about: &'static str,
     /// Opens the sink.
     pub open: OpenSink,

@@ -16,6 +16,17 @@ pub struct Source {
     pub args: fn(n: u32, temp: &str) -> Vec<String>,
 }
 
+impl Source {
+    /// How `--load` names it: `cpu[:N]` when counted, else the bare name.
+    pub fn form(&self) -> String {
+        if self.counted {
+            format!("{}[:N]", self.name)
+        } else {
+            self.name.to_string()
+        }
+    }
+}
+
 fn v(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| w.to_string()).collect()
 }

@@ -43,11 +43,7 @@ impl LoadSpec {
                 "--load '{spec}' is not a load: use {}, stress-ng:\"ARGS\" or exec:\"CMD\"",
                 sources::SOURCES
                     .iter()
-                    .map(|s| if s.counted {
-                        format!("{}[:N]", s.name)
-                    } else {
-                        s.name.to_string()
-                    })
+                    .map(sources::Source::form)
                     .collect::<Vec<_>>()
                     .join(", ")
             )

@@ -57,6 +57,8 @@ impl Context {
 pub trait Check: Sync {
     /// The id of its findings, `area.name`.
     fn id(&self) -> &'static str;
+    /// What it looks at, one sentence (the checks table in docs/doctor.md is made from it).
+    fn about(&self) -> &'static str;
     /// Whether its findings bear on a measuring run (embedded with a run's result).
     fn bears_on_run(&self) -> bool {
         true

@@ -10,6 +10,9 @@ impl Check for Agents {
     fn id(&self) -> &'static str {
         "irq.agents"
     }
+    fn about(&self) -> &'static str {
+        "Running agents known to disturb a measurement (irqbalance, tuned, telegraf)."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let s = &facts.sched;
         let base = Finding::new(

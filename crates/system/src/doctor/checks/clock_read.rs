@@ -35,6 +35,9 @@ impl Check for ClockRead {
     fn id(&self) -> &'static str {
         "time.clock_read"
     }
+    fn about(&self) -> &'static str {
+        "What one read of CLOCK_MONOTONIC costs here."
+    }
     fn bears_on_run(&self) -> bool {
         false // measured only by `tickscope doctor`, not before every run
     }

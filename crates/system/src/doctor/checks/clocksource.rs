@@ -10,6 +10,9 @@ impl Check for Clocksource {
     fn id(&self) -> &'static str {
         "time.clocksource"
     }
+    fn about(&self) -> &'static str {
+        "The clocksource, and whether reading it needs slow I/O."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let t = &facts.time;
         let base = Finding::new(self.id(), "Clocksource", Severity::Ok)

@@ -10,6 +10,9 @@ impl Check for Cpufreq {
     fn id(&self) -> &'static str {
         "power.cpufreq"
     }
+    fn about(&self) -> &'static str {
+        "CPU frequency scaling: driver and governor of the measured CPUs."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "CPU frequency scaling", Severity::Ok)
             .expected("governor 'performance' with min = max on the measured CPUs, or no OS frequency scaling")

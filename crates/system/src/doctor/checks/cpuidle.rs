@@ -10,6 +10,9 @@ impl Check for Cpuidle {
     fn id(&self) -> &'static str {
         "power.cpuidle"
     }
+    fn about(&self) -> &'static str {
+        "Idle states of the measured CPUs: exit latency and which are disabled."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let p = &facts.power;
         let base = Finding::new(self.id(), "Idle states (cpuidle)", Severity::Ok)

@@ -29,6 +29,9 @@ impl Check for DebugOptions {
     fn id(&self) -> &'static str {
         "kernel.debug_options"
     }
+    fn about(&self) -> &'static str {
+        "Kernel debugging options (lockdep, KASAN, …) that cost latency on every lock or preempt-count change."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "Kernel debugging options", Severity::Ok)
             .expected("none that checks every lock, memory access or preempt-count change")

@@ -13,6 +13,9 @@ impl Check for EfiRuntime {
     fn id(&self) -> &'static str {
         "platform.efi_runtime"
     }
+    fn about(&self) -> &'static str {
+        "EFI runtime services: firmware code the kernel calls with preemption off."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "EFI runtime services", Severity::Ok)
             .expected("not booted with EFI, or its runtime services disabled")

@@ -10,6 +10,9 @@ impl Check for Haltpoll {
     fn id(&self) -> &'static str {
         "virt.haltpoll"
     }
+    fn about(&self) -> &'static str {
+        "cpuidle-haltpoll: a guest polls before halting."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let v = &facts.virt;
         let base = Finding::new(

@@ -10,6 +10,9 @@ impl Check for HighResTimers {
     fn id(&self) -> &'static str {
         "kernel.hrtimers"
     }
+    fn about(&self) -> &'static str {
+        "High-resolution timers: without them a timer expires on the next tick."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "High-resolution timers", Severity::Ok)
             .expected("active: hrtimer resolution 1 ns")

@@ -10,6 +10,9 @@ impl Check for Hypervisor {
     fn id(&self) -> &'static str {
         "virt.hypervisor"
     }
+    fn about(&self) -> &'static str {
+        "The hypervisor, if any: a guest CPU is a thread on the host."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "Hypervisor", Severity::Ok)
             .expected("bare metal, or vCPUs pinned to isolated host CPUs")

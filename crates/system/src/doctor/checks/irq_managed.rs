@@ -21,6 +21,9 @@ impl Check for IrqManaged {
     fn id(&self) -> &'static str {
         "irq.managed"
     }
+    fn about(&self) -> &'static str {
+        "Kernel-managed device interrupts (per-queue vectors) on the measured CPUs."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(
             self.id(),

@@ -15,6 +15,9 @@ impl Check for IrqAffinity {
     fn id(&self) -> &'static str {
         "irq.affinity"
     }
+    fn about(&self) -> &'static str {
+        "Device interrupts that can fire on the measured CPUs and can be moved off them."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(
             self.id(),

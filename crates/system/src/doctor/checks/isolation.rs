@@ -11,6 +11,9 @@ impl Check for Isolation {
     fn id(&self) -> &'static str {
         "kernel.isolation"
     }
+    fn about(&self) -> &'static str {
+        "CPU isolation boot parameters and whether they cover the measured CPUs."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let k = &facts.kernel;
         let base = Finding::new(

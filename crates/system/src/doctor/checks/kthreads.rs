@@ -11,6 +11,9 @@ impl Check for PerCpuKthreads {
     fn id(&self) -> &'static str {
         "kthreads.per-cpu"
     }
+    fn about(&self) -> &'static str {
+        "Kernel threads bound to the measured CPUs."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "Per-CPU kernel threads on the measured CPUs", Severity::Info)
             .expected("only the unavoidable per-CPU kthreads (migration, cpuhp, ksoftirqd) on the measured CPUs, and idle")

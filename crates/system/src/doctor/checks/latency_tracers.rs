@@ -23,6 +23,9 @@ impl Check for LatencyTracers {
     fn id(&self) -> &'static str {
         "kernel.latency_tracers"
     }
+    fn about(&self) -> &'static str {
+        "The irqsoff and preemptoff latency tracers, built in or running."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(
             self.id(),

@@ -20,6 +20,9 @@ impl Check for Limits {
     fn id(&self) -> &'static str {
         "memory.limits"
     }
+    fn about(&self) -> &'static str {
+        "RLIMIT_MEMLOCK and RLIMIT_RTPRIO, and the capabilities that lift them."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let p = &facts.privileges;
         let base = Finding::new(

@@ -10,6 +10,9 @@ impl Check for PmQos {
     fn id(&self) -> &'static str {
         "power.pm-qos"
     }
+    fn about(&self) -> &'static str {
+        "PM QoS: per-CPU resume latency limits and who holds /dev/cpu_dma_latency."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let p = &facts.power;
         let base = Finding::new(self.id(), "PM QoS (CPU wake-up latency limit)", Severity::Ok)

@@ -12,6 +12,9 @@ impl Check for Preempt {
     fn id(&self) -> &'static str {
         "kernel.preempt"
     }
+    fn about(&self) -> &'static str {
+        "The preemption model: without PREEMPT_RT nothing bounds wake-up latency."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "Preemption model", Severity::Ok)
             .expected("rt (CONFIG_PREEMPT_RT)")

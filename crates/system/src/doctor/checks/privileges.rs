@@ -12,6 +12,9 @@ impl Check for Privileges {
     fn id(&self) -> &'static str {
         "privileges"
     }
+    fn about(&self) -> &'static str {
+        "What this user may set (policy, priority, PM QoS), and how to grant the rest."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let p = &facts.privileges;
         let base = Finding::new(self.id(), "What this user may set", Severity::Ok)

@@ -10,6 +10,9 @@ impl Check for RtThrottling {
     fn id(&self) -> &'static str {
         "sched.rt-throttling"
     }
+    fn about(&self) -> &'static str {
+        "RT throttling: sched_rt_runtime_us, and a cgroup's cpu.rt_runtime_us."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let s = &facts.sched;
         let base = Finding::new(self.id(), "RT throttling", Severity::Ok)

@@ -11,6 +11,9 @@ impl Check for Smt {
     fn id(&self) -> &'static str {
         "time.smt"
     }
+    fn about(&self) -> &'static str {
+        "SMT siblings of the measured CPUs."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "SMT siblings of the measured CPUs", Severity::Ok)
             .expected("no SMT sibling, or an idle one")

@@ -10,6 +10,9 @@ impl Check for Steal {
     fn id(&self) -> &'static str {
         "virt.steal"
     }
+    fn about(&self) -> &'static str {
+        "Steal time: how long the host ran something else while the measured CPUs wanted to run."
+    }
     fn bears_on_run(&self) -> bool {
         false
     }

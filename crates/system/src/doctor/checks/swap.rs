@@ -10,6 +10,9 @@ impl Check for Swap {
     fn id(&self) -> &'static str {
         "memory.swap"
     }
+    fn about(&self) -> &'static str {
+        "Swap, which can page out a real-time task that did not lock its memory."
+    }
     fn bears_on_run(&self) -> bool {
         false
     }

@@ -10,6 +10,9 @@ impl Check for Thp {
     fn id(&self) -> &'static str {
         "memory.thp"
     }
+    fn about(&self) -> &'static str {
+        "Transparent huge pages: the enabled and defrag modes."
+    }
     fn bears_on_run(&self) -> bool {
         false
     }

@@ -11,6 +11,9 @@ impl Check for Tick {
     fn id(&self) -> &'static str {
         "kernel.tick"
     }
+    fn about(&self) -> &'static str {
+        "HZ and the NO_HZ mode of the tick."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "Scheduling-clock tick (HZ, NO_HZ)", Severity::Ok)
             .expected("NO_HZ_FULL with the measured CPUs in nohz_full=, or at least NO_HZ_IDLE")

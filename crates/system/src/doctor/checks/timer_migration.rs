@@ -10,6 +10,9 @@ impl Check for TimerMigration {
     fn id(&self) -> &'static str {
         "sched.timer-migration"
     }
+    fn about(&self) -> &'static str {
+        "Whether timers migrate between CPUs (the timer_migration sysctl)."
+    }
     fn check(&self, facts: &Facts, _ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "Timer migration", Severity::Ok)
             .expected("kernel.timer_migration = 0 on a tuned real-time system")

@@ -10,6 +10,9 @@ impl Check for Watchdog {
     fn id(&self) -> &'static str {
         "time.watchdog"
     }
+    fn about(&self) -> &'static str {
+        "The lockup detectors and their per-CPU work."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let t = &facts.time;
         let base = Finding::new(self.id(), "Lockup detector (watchdog)", Severity::Ok)

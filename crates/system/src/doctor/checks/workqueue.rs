@@ -11,6 +11,9 @@ impl Check for Workqueue {
     fn id(&self) -> &'static str {
         "kthreads.workqueue"
     }
+    fn about(&self) -> &'static str {
+        "The CPU mask of unbound workqueues."
+    }
     fn check(&self, facts: &Facts, ctx: &Context) -> Vec<Finding> {
         let base = Finding::new(self.id(), "Unbound workqueue CPU mask", Severity::Ok)
             .expected("excludes the measured CPUs")
