@@ -931,6 +931,8 @@ const MONITOR_EXAMPLES: &str = "Examples:
   tickscope monitor --no-listen --textfile /var/lib/node_exporter/tickscope.prom
                                                  node_exporter's textfile collector
   tickscope monitor -D 1h --hlog day.hlog        one hour, with an interval log
+  tickscope monitor --attach $(pidof loop) --explain
+                                                 a running program's periodic threads
 
 Runs until SIGTERM or Ctrl-C (or -D, -l); every setting is restored on the way out.";
 
@@ -1005,6 +1007,30 @@ pub struct MonitorArgs {
     /// How often the textfile is rewritten: 15s, 1m.
     #[arg(long, default_value = "15s", value_name = "DURATION")]
     pub textfile_interval: String,
+
+    /// Export the wake-ups of this running program's periodic threads instead of
+    /// tickscope's own (as `tickscope attach` measures them; needs root). Ends when it exits.
+    #[arg(long, value_name = "PID", help_heading = "Attach to a running program")]
+    pub attach: Option<i32>,
+
+    /// With --attach: export this thread only (repeatable). Default: every periodic thread,
+    /// and every one found periodic later.
+    #[arg(
+        long,
+        value_name = "TID",
+        requires = "attach",
+        help_heading = "Attach to a running program"
+    )]
+    pub tid: Vec<i32>,
+
+    /// With --attach: how long to watch the threads before choosing.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1s",
+        help_heading = "Attach to a running program"
+    )]
+    pub discover: String,
 }
 
 /// `tickscope hlog …`.

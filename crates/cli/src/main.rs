@@ -78,7 +78,10 @@ fn main() -> ExitCode {
         cli::Command::Completions(args) => cmd::completions::execute(&args),
         cli::Command::Man(args) => cmd::man::execute(&args),
         cli::Command::Plan(args) => cmd::plan::execute(&args),
-        cli::Command::Monitor(args) => cmd::monitor::execute(&args),
+        cli::Command::Monitor(args) => match args.attach {
+            Some(pid) => cmd::monitor_attach::execute(&args, pid),
+            None => cmd::monitor::execute(&args),
+        },
         cli::Command::Hlog(c) => cmd::hlog::execute(&c),
         cli::Command::Doctor(args) => return cmd::doctor::main(&args),
         cli::Command::Gate(args) => return cmd::gate::main(&args),

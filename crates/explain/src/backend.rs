@@ -148,6 +148,26 @@ impl Capture {
         }
     }
 
+    /// Adds thread `tid` to a capture already started for others (a thread that joined
+    /// the run), with threshold `threshold_ns`: BPF watches it from now on; the text path
+    /// takes `spec` (every thread's filters) as [`Capture::start`] does.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when the kernel refuses.
+    pub fn add_thread(
+        &mut self,
+        tid: i32,
+        threshold_ns: i64,
+        spec: &InstanceSpec,
+    ) -> Result<(), Unavailable> {
+        match self {
+            Capture::Bpf { cap, .. } => cap
+                .set_threshold(tid, kernel_threshold(threshold_ns))
+                .map_err(|e| Unavailable(format!("BPF backend: {e}"))),
+            Capture::Tracefs { inst, .. } => inst.start(spec),
+        }
+    }
+
     /// Sets one thread's threshold (BPF; the text path records everything anyway).
     pub fn set_threshold(&mut self, tid: i32, threshold_ns: i64) {
         if let Capture::Bpf { cap, .. } = self {

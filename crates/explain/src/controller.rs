@@ -665,6 +665,51 @@ impl Controller {
         self.publish();
     }
 
+    /// A thread joined the run (`tickscope attach` following a program): `applied` lists it
+    /// last. It gets its row in the section and, when this run is traced, is traced from
+    /// now on like the threads of the start (a refusal is said once on stderr; its late
+    /// wake-ups are then explained from context only).
+    pub fn thread_joined(&mut self, applied: &Applied) {
+        let Some(t) = applied.threads.last() else {
+            return;
+        };
+        while self.section.threads.len() <= t.thread {
+            let thread = self.section.threads.len();
+            self.section.threads.push(ThreadCauses {
+                thread,
+                ..Default::default()
+            });
+        }
+        self.section.threads[t.thread].tid = t.tid;
+        if self.thresholds.len() <= t.thread {
+            self.thresholds.resize(t.thread + 1, P99_START);
+        }
+        self.applied = Some(applied.clone());
+        if let (Some(trace), true, Some(setting)) =
+            (self.trace.as_mut(), self.traced_now, self.setting.as_ref())
+        {
+            let tids: Vec<i32> = applied.threads.iter().map(|t| t.tid).collect();
+            let pinned: Option<Vec<usize>> = applied.threads.iter().map(|t| t.cpu).collect();
+            let spec = InstanceSpec {
+                buffer_kb: self.opts.buffer_kb,
+                cpus: pinned.unwrap_or_default(),
+                events: tracefs::explain_events(&tids, &setting.wait_syscalls),
+            };
+            let threshold = match self.opts.threshold {
+                Threshold::Fixed(ns) => ns,
+                Threshold::P99 => P99_START,
+            };
+            if let Err(e) = trace.add_thread(t.tid, threshold, &spec) {
+                eprintln!(
+                    "tickscope: --explain: thread {} joined but cannot be traced ({e}); its \
+                     late wake-ups are explained from context only",
+                    t.tid
+                );
+            }
+        }
+        self.publish();
+    }
+
     /// A window (one second) is complete: updates the p99 thresholds and attributes what the
     /// trace has caught up with.
     pub fn window(&mut self, second: &SecondWindows) {

@@ -20,6 +20,13 @@ pub const JOIN_AFTER: usize = 2 * crate::infer::MIN_WAKE_UPS;
 /// Timer wake-ups after which a thread never found periodic is left unmeasured.
 pub const GIVE_UP_AFTER: usize = 200;
 
+/// At most this many threads are measured in one observation (those chosen at the start
+/// and those that joined, exited ones included): a program that keeps starting periodic
+/// threads under new ids (a worker restarted every minute) is followed up to here, then
+/// its newcomers are noted and left out, so that memory and the number of
+/// `monitor --attach` series stay bounded.
+pub const MAX_MEASURED: usize = 64;
+
 /// Where one wake-up goes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Routed {
@@ -89,7 +96,7 @@ impl Roster {
             return Routed::Measured(i, w);
         }
         let tid = w.tid;
-        if !self.follow_new || self.turned_away.contains(&tid) {
+        if !self.follow_new || self.turned_away.contains(&tid) || self.index.len() >= MAX_MEASURED {
             return Routed::Unmeasured {
                 tid,
                 first: self.turned_away.insert(tid),
@@ -206,5 +213,19 @@ mod tests {
             }
         }
         assert_eq!((firsts, r.len()), (1, 1));
+    }
+
+    #[test]
+    fn newcomers_beyond_the_cap_are_turned_away() {
+        let chosen: Vec<i32> = (0..MAX_MEASURED as i32).collect();
+        let mut r = Roster::new(&chosen, true);
+        assert_eq!(
+            r.route(w(1000, 0, 1_000_000)),
+            Routed::Unmeasured {
+                tid: 1000,
+                first: true
+            }
+        );
+        assert_eq!(r.len(), MAX_MEASURED);
     }
 }

@@ -39,6 +39,10 @@ pub struct TargetThread {
     pub period_ns: i64,
     /// Its wait (`clock_nanosleep(TIMER_ABSTIME)`, `timerfd read`, …).
     pub wait: String,
+    /// tickscope's name of that wait (`nanosleep-abs`, `timerfd`, …, as `--method` names
+    /// them); absent for a wait tickscope has no method for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
     /// The clock of its timer (`monotonic`, `realtime`, …).
     pub clock: String,
     /// Share (0–1) of its intervals that were a whole number of periods while inferring.

@@ -75,6 +75,7 @@ fn peak_of(wakeups: u64, window_ns: i64) -> usize {
         RunEvent::Started(a) => sink.started(&ctx, a),
         RunEvent::Second(s) => sink.window(&ctx, s),
         RunEvent::Samples { thread, samples } => sink.samples(thread, samples),
+        RunEvent::Joined(a) => sink.thread_joined(&ctx, a),
     })
     .unwrap();
     assert_eq!(outcome.summary.samples, wakeups);

@@ -114,6 +114,7 @@ pub fn target_thread(pid: i32, p: &Pattern) -> TargetThread {
         comm: proc_target::thread_comm(pid, p.tid),
         period_ns: p.period_ns,
         wait: p.wait.describe(),
+        method: p.wait.method_name().map(str::to_string),
         clock: clock_name(p.clock).into(),
         regular: p.regular,
         periodic: p.periodic,
@@ -181,8 +182,14 @@ impl Measuring {
         }
     }
 
-    /// Thread `p`, found periodic now, is measured from here on, its wake-ups so far too.
-    fn join(&mut self, index: usize, p: &Pattern, wake_ups: &[WakeUp], target: &RefCell<Target>) {
+    /// Thread `p`, found periodic now, is measured from here on, its wake-ups so far too;
+    /// the sinks learn of it first ([`RunEvent::Joined`]).
+    fn join(
+        &mut self,
+        (index, p, wake_ups): (usize, &Pattern, &[WakeUp]),
+        target: &RefCell<Target>,
+        observer: &mut dyn FnMut(RunEvent<'_>),
+    ) {
         let i = self.observed.add_thread(p.period_ns.max(1));
         debug_assert_eq!(i, index);
         self.batch.push(Vec::new());
@@ -204,13 +211,19 @@ impl Measuring {
             p.wait.describe()
         ));
         target.borrow_mut().threads.push(line);
+        observer(RunEvent::Joined(&self.applied));
         for w in wake_ups {
             self.record(i, w);
         }
     }
 
     /// Takes one event of the trace.
-    fn take(&mut self, e: &Event, tracker: &mut Tracker, target: &RefCell<Target>) {
+    fn take(
+        &mut self,
+        e: &Event,
+        (tracker, target): (&mut Tracker, &RefCell<Target>),
+        observer: &mut dyn FnMut(RunEvent<'_>),
+    ) {
         match tracker.push(e) {
             Seen::WakeUp(w) => match self.roster.route(w) {
                 Routed::Measured(i, w) => self.record(i, &w),
@@ -218,16 +231,17 @@ impl Measuring {
                     index,
                     pattern,
                     wake_ups,
-                } => self.join(index, &pattern, &wake_ups, target),
+                } => self.join((index, &pattern, &wake_ups), target, observer),
                 Routed::Kept => {}
                 Routed::Unmeasured { tid, first } => {
                     self.ignored += 1;
                     if first {
                         self.notes.push(format!(
                             "thread {tid} ({}) woke from a timer but is not measured \
-                             (not among the threads named, not periodic, or a wait attach \
-                             has no method for)",
-                            proc_target::thread_comm(self.pid, tid)
+                             (not among the threads named, not periodic, a wait attach \
+                             has no method for, or {} threads measured already)",
+                            proc_target::thread_comm(self.pid, tid),
+                            tickscope_explain::roster::MAX_MEASURED
                         ));
                     }
                 }
@@ -344,7 +358,7 @@ impl Observation<'_> {
             match self.reader.read(self.trace) {
                 Ok(events) => events
                     .iter()
-                    .for_each(|e| m.take(e, self.tracker, &self.target)),
+                    .for_each(|e| m.take(e, (self.tracker, &self.target), observer)),
                 Err(e) => error = Some(e),
             }
             m.flush(cfg, now - margin, observer);

@@ -50,5 +50,12 @@ pub(crate) fn deliver(
                 s.samples(*thread, samples);
             }
         }
+        RunEvent::Joined(applied) => {
+            let mut a = (*applied).clone();
+            word(&mut a);
+            for s in sinks.iter_mut() {
+                s.thread_joined(ctx, &a);
+            }
+        }
     }
 }

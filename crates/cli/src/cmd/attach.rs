@@ -35,7 +35,8 @@ use tickscope_report::target::Target;
 use tickscope_session::attach::{
     discover, instance_spec, target_thread, Observation, TargetSink, TraceReader,
 };
-use tickscope_session::{Plan, Session};
+use tickscope_session::{Companion, Plan, Session};
+use tickscope_system::system::SystemInfo;
 use tickscope_system::target;
 
 /// `tickscope run`'s options at their defaults.
@@ -171,17 +172,51 @@ fn clock_id(clock: u64) -> ClockId {
     }
 }
 
+/// What to watch and for how long: `tickscope attach`'s flags, or `monitor --attach`'s.
+pub(crate) struct Watch {
+    /// The process.
+    pub pid: i32,
+    /// The threads named (empty: every periodic one, and those found later).
+    pub tid: Vec<i32>,
+    /// `-D`, as given.
+    pub duration: Option<String>,
+    /// `--discover`, as given.
+    pub discover: String,
+    /// `--list`: list the threads and stop.
+    pub list: bool,
+    /// `-q`: no thread list (unless `--list`).
+    pub quiet: bool,
+}
+
+impl Watch {
+    fn of(a: &AttachArgs) -> Watch {
+        Watch {
+            pid: a.pid,
+            tid: a.tid.clone(),
+            duration: a.duration.clone(),
+            discover: a.discover.clone(),
+            list: a.list,
+            quiet: a.quiet,
+        }
+    }
+}
+
 /// The flags, checked: the target exists, the threads named are its own, the durations
 /// parse, and tickscope runs as root.
-struct Checked {
+pub(crate) struct Checked {
     pid: i32,
     comm: String,
-    present: Vec<i32>,
+    /// The target's threads when attach started.
+    pub present: Vec<i32>,
     duration_ns: Option<Nanos>,
     discover_ns: Nanos,
 }
 
-fn check(args: &AttachArgs) -> Result<Checked, Failure> {
+/// Checks `args` (see [`Checked`]).
+///
+/// # Errors
+/// [`Failure::Usage`] naming the flag or the privilege that is missing.
+pub(crate) fn check(args: &Watch) -> Result<Checked, Failure> {
     let pid = args.pid;
     if pid <= 0 {
         return Err(Failure::Usage(format!(
@@ -239,7 +274,7 @@ fn follow(present: &[i32]) -> Result<TraceInstance, Failure> {
 /// (unless `-q` without `--list`).
 fn find(
     c: &Checked,
-    args: &AttachArgs,
+    args: &Watch,
     (trace, reader, tracker): (&mut TraceInstance, &mut TraceReader, &mut Tracker),
     stop: &AtomicBool,
 ) -> Result<Vec<Pattern>, Failure> {
@@ -278,7 +313,8 @@ fn find(
 /// [`Failure::Runtime`] when no thread can be measured or a file cannot be written;
 /// [`Failure::Interrupted`] when stopped before measuring.
 pub fn execute(mut args: AttachArgs) -> Result<(), Failure> {
-    let c = check(&args)?;
+    let watch = Watch::of(&args);
+    let c = check(&watch)?;
     let run_args = run_args(&mut args)?;
     keep_off(&c.present);
     let stop = stoppable();
@@ -286,10 +322,36 @@ pub fn execute(mut args: AttachArgs) -> Result<(), Failure> {
         true => Vec::new(),
         false => sinks(&run_args, false, &stop, true)?,
     };
+    observe(&watch, &c, (sinks, run_args.redact), &stop, None)
+}
+
+/// What `monitor --attach` adds to the observation once the threads are chosen and the
+/// run's configuration is known: sinks (put before the terminal) and companions.
+pub(crate) type Extra<'a> = Box<
+    dyn FnOnce(
+            &RunConfig,
+            &SystemInfo,
+            Rc<RefCell<Target>>,
+        ) -> Result<(Vec<Box<dyn RunSink>>, Vec<Box<dyn Companion>>), Failure>
+        + 'a,
+>;
+
+/// Follows process `c`, finds its periodic threads, chooses and measures them into
+/// `sinks` (see the module text); `extra` adds `monitor --attach`'s metrics.
+///
+/// # Errors
+/// As [`execute`].
+pub(crate) fn observe(
+    args: &Watch,
+    c: &Checked,
+    (sinks, redact): (Vec<Box<dyn RunSink>>, bool),
+    stop: &Arc<AtomicBool>,
+    extra: Option<Extra<'_>>,
+) -> Result<(), Failure> {
     let mut trace = follow(&c.present)?;
     let mut reader = TraceReader::default();
     let mut tracker = Tracker::new(ClockOffsets::now(), None);
-    let patterns = find(&c, &args, (&mut trace, &mut reader, &mut tracker), &stop)?;
+    let patterns = find(c, args, (&mut trace, &mut reader, &mut tracker), stop)?;
     let (pid, comm) = (c.pid, c.comm.clone());
     let chosen = choose(pid, &comm, &args.tid, &patterns, &args.discover)?;
     if args.list {
@@ -315,14 +377,14 @@ pub fn execute(mut args: AttachArgs) -> Result<(), Failure> {
         reader: &mut reader,
         tracker: &mut tracker,
     };
-    measure(observation, &c, run_args.redact, sinks, &stop)
+    measure(observation, c, (redact, sinks), stop, extra)
 }
 
 /// Moves every thread of tickscope (and those it starts later, which inherit the mask) to
 /// the CPUs the target's threads `present` may not use, so that the observer never runs on
 /// the observed CPUs (the housekeeping rule of `run`, docs/attach.md); when the target may
-/// run everywhere, says that they share its CPUs.
-fn keep_off(present: &[i32]) {
+/// run everywhere, says that they share its CPUs. Returns those CPUs, when there are.
+pub(crate) fn keep_off(present: &[i32]) -> Option<Vec<usize>> {
     let target_cpus = target::cpus_of(present);
     let free: Vec<usize> = tickscope_engine::setup::allowed_cpus()
         .unwrap_or_default()
@@ -333,6 +395,7 @@ fn keep_off(present: &[i32]) {
         true => Err("the target may run on every CPU tickscope may use".to_string()),
         false => Ok(free),
     };
+    let cpus = placement.as_ref().ok().cloned();
     match tickscope_session::Placement::new(placement) {
         Ok(p) => {
             if let Some(failed) = p.after_start(&[]) {
@@ -342,6 +405,7 @@ fn keep_off(present: &[i32]) {
         }
         Err(e) => eprintln!("tickscope: cannot read tickscope's CPU affinity ({e})"),
     }
+    cpus
 }
 
 /// A run's configuration for the observation: the first chosen thread's wait, clock and
@@ -372,9 +436,9 @@ fn config(
 fn measure(
     mut o: Observation<'_>,
     c: &Checked,
-    redact: bool,
-    mut sinks: Vec<Box<dyn RunSink>>,
+    (redact, mut sinks): (bool, Vec<Box<dyn RunSink>>),
     stop: &Arc<AtomicBool>,
+    extra: Option<Extra<'_>>,
 ) -> Result<(), Failure> {
     let method = o.applied.method;
     sinks.insert(0, Box::new(TargetSink(Rc::clone(&o.target))));
@@ -383,8 +447,21 @@ fn measure(
         methods: vec![method],
         rounds: 1,
     };
-    let mut session = Session::new(plan, tickscope_system::system::detect(), &say);
-    session.keep_windows = true;
+    let system = tickscope_system::system::detect();
+    let mut companions = Vec::new();
+    // monitor keeps nothing per window, so that memory does not grow with uptime.
+    let keep_windows = extra.is_none();
+    if let Some(extra) = extra {
+        let (more, with) = extra(&plan.config, &system, Rc::clone(&o.target))?;
+        let at = sinks.len().saturating_sub(1);
+        for (k, s) in more.into_iter().enumerate() {
+            sinks.insert(at + k, s);
+        }
+        companions = with;
+    }
+    let mut session = Session::new(plan, system, &say);
+    session.companions = companions;
+    session.keep_windows = keep_windows;
     session.command_line = Some(std::env::args_os().collect());
     session.redact = redact;
     let target = Rc::clone(&o.target);

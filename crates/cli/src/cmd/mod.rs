@@ -10,6 +10,7 @@ pub mod gate;
 pub mod hlog;
 pub mod man;
 pub mod monitor;
+pub mod monitor_attach;
 pub mod plan;
 pub mod report;
 pub mod run;

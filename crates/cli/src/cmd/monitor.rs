@@ -32,7 +32,7 @@ use tickscope_system::system;
 ///
 /// # Errors
 /// [`Failure::Usage`] naming the first such flag given and why.
-fn refuse_run_only_flags(args: &MonitorArgs) -> Result<(), Failure> {
+pub(super) fn refuse_run_only_flags(args: &MonitorArgs) -> Result<(), Failure> {
     let r = &args.run;
     let given = |id: &str| match id {
         "rounds" => r.rounds.trim() != "1",
@@ -71,14 +71,7 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
             "monitor measures one method; give one --method and no --rounds".into(),
         ));
     }
-    if args.no_listen && args.textfile.is_none() {
-        return Err(Failure::Usage(
-            "--no-listen without --textfile leaves the metrics nowhere; give --textfile FILE"
-                .into(),
-        ));
-    }
-    let every = parse_duration(&args.textfile_interval, "--textfile-interval", NS_PER_SEC)
-        .map_err(Failure::Usage)?;
+    let every = textfile_every(args)?;
     let until_stopped = args.run.duration.is_none() && args.run.loops.is_none();
     let placement = placement(args.run.housekeeping_cpus.as_deref(), &plan.config.cpus)
         .map_err(Failure::Usage)?;
@@ -101,7 +94,6 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
             None
         }
     };
-    let every = Duration::from_nanos(every as u64);
     let endpoints = Endpoints::start(destinations, expo, every, hk_cpus)?;
     let mut config = plan.config;
     if until_stopped {
@@ -119,8 +111,25 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
     outcome(session.run(sinks, &stop))
 }
 
+/// `--textfile-interval`, checked with `--no-listen` (which needs `--textfile`).
+///
+/// # Errors
+/// [`Failure::Usage`] for `--no-listen` without `--textfile` or an interval that does not
+/// parse.
+pub(super) fn textfile_every(args: &MonitorArgs) -> Result<Duration, Failure> {
+    if args.no_listen && args.textfile.is_none() {
+        return Err(Failure::Usage(
+            "--no-listen without --textfile leaves the metrics nowhere; give --textfile FILE"
+                .into(),
+        ));
+    }
+    let every = parse_duration(&args.textfile_interval, "--textfile-interval", NS_PER_SEC)
+        .map_err(Failure::Usage)?;
+    Ok(Duration::from_nanos(every as u64))
+}
+
 /// Where the metrics go, checked before anything runs.
-struct Destinations {
+pub(super) struct Destinations {
     /// The HTTP listener and its address (unless `--no-listen`).
     server: Option<(SocketAddr, TcpListener)>,
     /// The textfile (with `--textfile`).
@@ -132,7 +141,7 @@ struct Destinations {
 /// # Errors
 /// [`Failure::Usage`] for an address that is not ADDR:PORT or cannot be bound, or a
 /// textfile that cannot be written.
-fn destinations(args: &MonitorArgs) -> Result<Destinations, Failure> {
+pub(super) fn destinations(args: &MonitorArgs) -> Result<Destinations, Failure> {
     let server = match args.no_listen {
         true => None,
         false => {
@@ -158,7 +167,7 @@ fn destinations(args: &MonitorArgs) -> Result<Destinations, Failure> {
 
 /// The HTTP server and the textfile writer: started on the housekeeping CPUs before the
 /// run, ended with it ([`Companion`]).
-struct Endpoints {
+pub(super) struct Endpoints {
     done: Arc<AtomicBool>,
     http: Option<JoinHandle<()>>,
     textfile: Option<JoinHandle<Result<(), String>>>,
@@ -169,7 +178,7 @@ impl Endpoints {
     ///
     /// # Errors
     /// [`Failure::Runtime`] when a thread cannot be started.
-    fn start(
+    pub(super) fn start(
         to: Destinations,
         expo: Exposition,
         every: Duration,

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 /// One attach at a time in this binary (the instance check below counts every `-attach`).
 static ATTACHING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
+pub(super) fn serial() -> std::sync::MutexGuard<'static, ()> {
     ATTACHING.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn cannot_trace() -> Option<&'static str> {
+pub(super) fn cannot_trace() -> Option<&'static str> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Some("not root");
@@ -225,7 +225,7 @@ fn a_missing_process_or_thread_is_one_line_and_status_2() {
 }
 
 /// Sleeps to an absolute grid of `period` on CLOCK_MONOTONIC until `until` returns true.
-fn tick(period: Duration, until: &dyn Fn() -> bool) {
+pub(super) fn tick(period: Duration, until: &dyn Fn() -> bool) {
     let mut next = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -299,10 +299,14 @@ fn a_thread_started_later_is_measured_and_its_exit_noted() {
         .unwrap();
     let pid = child.id();
     let json = dir.path().join("a.json");
+    let hlog = dir.path().join("a.hlog");
     let mut attach = Command::new(bin())
         .args(["attach", "--pid", &pid.to_string(), "--discover", "500ms"])
+        .args(["--explain", "--explain-threshold", "10us"])
         .arg("--json")
         .arg(&json)
+        .arg("--hlog")
+        .arg(&hlog)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -361,4 +365,22 @@ fn a_thread_started_later_is_measured_and_its_exit_noted() {
         notes.iter().any(|n| n.ends_with("exited; detached")),
         "{notes:?}"
     );
+    // The thread that joined is in every product: its hlog tag and its explain row.
+    let tags: Vec<&str> = doc["hlog"]["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str())
+        .collect();
+    assert!(tags.contains(&"T1"), "{tags:?}");
+    let log = std::fs::read_to_string(&hlog).unwrap();
+    assert!(log.lines().any(|l| l.starts_with("Tag=T1,")), "{log}");
+    let rows = doc["explain"]["threads"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["thread"] == 1 && r["tid"] == late_tid),
+        "{rows:?}"
+    );
+    let backend = doc["explain"]["backend"].as_str().unwrap_or_default();
+    assert!(["bpf", "tracefs"].contains(&backend), "{backend}");
 }

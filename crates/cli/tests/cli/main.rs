@@ -25,6 +25,7 @@ mod mock;
 mod module_cycles;
 mod monitor;
 mod monitor_abuse;
+mod monitor_attach;
 mod outputs;
 mod policy;
 mod protected_links;

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Kills and reaps a child on drop, whatever happens in the test.
-struct Killed(Child);
+pub(super) struct Killed(pub Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -19,7 +19,7 @@ impl Drop for Killed {
 }
 
 /// A free loopback port (bound then released).
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -37,7 +37,7 @@ fn get(port: u16, path: &str) -> Option<String> {
     out.split_once("\r\n\r\n").map(|(_, b)| b.to_string())
 }
 
-fn wait_for(port: u16, path: &str) -> String {
+pub(super) fn wait_for(port: u16, path: &str) -> String {
     let start = Instant::now();
     loop {
         if let Some(b) = get(port, path) {
@@ -51,7 +51,7 @@ fn wait_for(port: u16, path: &str) -> String {
     }
 }
 
-fn which(name: &str) -> Option<std::path::PathBuf> {
+pub(super) fn which(name: &str) -> Option<std::path::PathBuf> {
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
@@ -551,7 +551,7 @@ fn hlog_unit_leaves_tickscopes_own_logs_exact() {
 
 /// The value of the one sample of `name{…}` whose labels contain `with`, summed over series,
 /// in Prometheus text.
-fn text_sum(text: &str, name: &str, with: &str) -> f64 {
+pub(super) fn text_sum(text: &str, name: &str, with: &str) -> f64 {
     text.lines()
         .filter(|l| l.starts_with(&format!("{name}{{")) && l.contains(with))
         .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())

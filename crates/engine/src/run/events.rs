@@ -88,6 +88,10 @@ pub enum RunEvent<'a> {
         /// The next samples of that thread.
         samples: &'a [RawSample],
     },
+    /// A thread joined the run while it goes on (`tickscope attach` following a program
+    /// that started a periodic thread): the settings in force, the new thread last in
+    /// [`Applied::threads`]. Comes before that thread's first samples and windows.
+    Joined(&'a Applied),
 }
 
 /// The result of a run.

@@ -22,6 +22,7 @@ fn run_collecting(cfg: &RunConfig, stop: bool) -> (RunOutcome, Vec<String>) {
             RunEvent::Started(a) => format!("started {} threads", a.threads.len()),
             RunEvent::Second(s) => format!("second {} of {} threads", s.index, s.threads.len()),
             RunEvent::Samples { thread, samples } => format!("samples {thread} {}", samples.len()),
+            RunEvent::Joined(a) => format!("joined {} threads", a.threads.len()),
         })
     })
     .unwrap();

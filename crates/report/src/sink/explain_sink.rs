@@ -48,6 +48,10 @@ impl RunSink for ExplainSink {
         self.0.started(ctx.config, ctx.rounds, ctx.index, applied);
     }
 
+    fn thread_joined(&mut self, _ctx: &RunContext<'_>, applied: &Applied) {
+        self.0.thread_joined(applied);
+    }
+
     fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
         self.0.window(second);
     }

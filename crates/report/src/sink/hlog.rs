@@ -305,6 +305,15 @@ impl RunSink for HlogSink {
         ));
     }
 
+    fn thread_joined(&mut self, _ctx: &RunContext<'_>, applied: &Applied) {
+        // Its intervals are tagged `T<k>` like the others' from its first window on (the
+        // header lists the threads of the start); `hlog.tags` lists it.
+        self.threads = applied.threads.len();
+        if !self.coarse.is_empty() {
+            self.coarse.resize_with(self.threads, || None);
+        }
+    }
+
     fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
         if self.start.is_none() {
             self.start = Some(wall_clock_of(second.first_expiry, self.clock));

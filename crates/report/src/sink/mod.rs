@@ -105,6 +105,13 @@ pub trait RunSink {
         let _ = (ctx, applied);
     }
 
+    /// A thread joined the run while it goes on (`tickscope attach` following a program
+    /// that started a periodic thread): `applied` lists it last. Comes before its first
+    /// samples and windows; a sink that keeps per-thread state adds the thread here.
+    fn thread_joined(&mut self, ctx: &RunContext<'_>, applied: &Applied) {
+        let _ = (ctx, applied);
+    }
+
     /// A window (one second) of the run is complete for every thread.
     fn window(&mut self, ctx: &RunContext<'_>, second: &SecondWindows) {
         let _ = (ctx, second);

@@ -23,9 +23,12 @@
 //! `_count` equals the wake-ups, and are counted in `tickscope_early_wakeups_total`.
 
 use super::{RunContext, RunSink, SinkNeeds};
-pub use labels::{BUCKETS_SECONDS, THREAD_LABELS};
+use crate::target::Target;
+pub use labels::{BUCKETS_SECONDS, TARGET_LABELS, THREAD_LABELS};
 use prometheus::TextEncoder;
 use prometheus::{CounterVec, Encoder, Gauge, GaugeVec, IntCounterVec, Opts, Registry};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
@@ -87,7 +90,7 @@ struct Metrics {
 
 /// Per measuring thread: its label values and what is needed between windows.
 struct ThreadState {
-    labels: [String; 4],
+    labels: Vec<String>,
     tid: i32,
     max_ns: Option<Nanos>,
     cpu_ns_seen: Option<u64>,
@@ -99,6 +102,9 @@ pub struct PrometheusSink {
     why: why::Why,
     threads: Vec<ThreadState>,
     window: Nanos,
+    /// The program whose threads are measured (`monitor --attach`): every thread is
+    /// labelled with [`TARGET_LABELS`], its method that of its own wait.
+    target: Option<Rc<RefCell<Target>>>,
 }
 
 fn must<T>(r: prometheus::Result<T>) -> T {
@@ -110,19 +116,44 @@ impl PrometheusSink {
     /// `tickscope_build_info` (version) and `tickscope_config_info` (method, requested
     /// policy, interval, clock, overrun policy, threads, kernel, preemption model) at once.
     pub fn new(system: &SystemInfo, config: &RunConfig) -> (PrometheusSink, Exposition) {
+        Self::with_labels(system, config, None)
+    }
+
+    /// As [`PrometheusSink::new`], for `monitor --attach`: the measured threads are those of
+    /// `target` (the document's section, filled in as threads are chosen and join), and
+    /// every per-thread metric also carries their `tid` and `comm` ([`TARGET_LABELS`]), its
+    /// `method` that of the thread's own wait; threads that join the run get their series
+    /// when they join.
+    pub fn for_target(
+        system: &SystemInfo,
+        config: &RunConfig,
+        target: Rc<RefCell<Target>>,
+    ) -> (PrometheusSink, Exposition) {
+        Self::with_labels(system, config, Some(target))
+    }
+
+    fn with_labels(
+        system: &SystemInfo,
+        config: &RunConfig,
+        target: Option<Rc<RefCell<Target>>>,
+    ) -> (PrometheusSink, Exposition) {
+        let thread_labels: &[&str] = match target.is_some() {
+            true => &TARGET_LABELS,
+            false => &THREAD_LABELS,
+        };
         let registry = Registry::new();
         let histogram = |name: &str, help: &str, values| {
-            let h = must(WindowBuckets::new(name, help, values));
+            let h = must(WindowBuckets::new(name, help, values, thread_labels));
             must(registry.register(Box::new(h.clone())));
             h
         };
         let int_counter = |name: &str, help: &str| {
-            let c = must(IntCounterVec::new(Opts::new(name, help), &THREAD_LABELS));
+            let c = must(IntCounterVec::new(Opts::new(name, help), thread_labels));
             must(registry.register(Box::new(c.clone())));
             c
         };
         let gauge = |name: &str, help: &str| {
-            let g = must(GaugeVec::new(Opts::new(name, help), &THREAD_LABELS));
+            let g = must(GaugeVec::new(Opts::new(name, help), thread_labels));
             must(registry.register(Box::new(g.clone())));
             g
         };
@@ -131,7 +162,7 @@ impl PrometheusSink {
                 "tickscope_thread_cpu_seconds_total",
                 "CPU time used by the measuring thread, seconds.",
             ),
-            &THREAD_LABELS,
+            thread_labels,
         ));
         must(registry.register(Box::new(cpu_seconds.clone())));
         let last_window = must(Gauge::new(
@@ -216,12 +247,13 @@ impl PrometheusSink {
             ),
             last_window,
         };
-        let why = why::Why::register(&registry, &THREAD_LABELS);
+        let why = why::Why::register(&registry, thread_labels);
         let sink = PrometheusSink {
             metrics,
             why,
             threads: Vec::new(),
             window: config.window_ns,
+            target,
         };
         (
             sink,
@@ -232,9 +264,49 @@ impl PrometheusSink {
         )
     }
 
-    fn labels(&self, thread: usize) -> Option<[&str; 4]> {
+    fn labels(&self, thread: usize) -> Option<Vec<&str>> {
         let t = self.threads.get(thread)?;
-        Some([&t.labels[0], &t.labels[1], &t.labels[2], &t.labels[3]])
+        Some(t.labels.iter().map(String::as_str).collect())
+    }
+
+    /// Thread `t`'s state: its label values (with `tid` and `comm` when attached) and its
+    /// CPU time so far.
+    fn thread_state(
+        &self,
+        applied: &Applied,
+        t: &tickscope_engine::run::AppliedThread,
+    ) -> ThreadState {
+        let mut labels = vec![
+            t.cpu.map_or_else(|| "unpinned".into(), |c| c.to_string()),
+            t.thread.to_string(),
+            applied.method.name().to_string(),
+            applied.policy.name().to_string(),
+        ];
+        if let Some(target) = &self.target {
+            let target = target.borrow();
+            let own = target.threads.iter().find(|x| x.tid == t.tid);
+            if let Some(method) = own.and_then(|x| x.method.clone()) {
+                labels[2] = method;
+            }
+            labels.push(t.tid.to_string());
+            labels.push(own.map_or_else(|| "?".into(), |x| x.comm.clone()));
+        }
+        ThreadState {
+            labels,
+            tid: t.tid,
+            max_ns: None,
+            cpu_ns_seen: schedstat_ns(t.tid),
+        }
+    }
+
+    /// Makes thread `t`'s counters exist, at 0, so that rate() sees the first increase.
+    fn series_at_zero(&self, t: usize) {
+        let Some(l) = self.labels(t) else { return };
+        let m = &self.metrics;
+        m.wakeups.with_label_values(&l);
+        m.overruns.with_label_values(&l);
+        m.early.with_label_values(&l);
+        m.cpu_seconds.with_label_values(&l);
     }
 }
 
@@ -251,10 +323,11 @@ fn seconds(ns: Nanos) -> f64 {
     ns as f64 / 1e9
 }
 
-/// CPU time a thread of this process has run, ns: the first field of
-/// `/proc/self/task/TID/schedstat` (proc(5), "/proc/pid/schedstat"). `None` when absent.
+/// CPU time a thread has run, ns: the first field of `/proc/TID/schedstat` (proc(5),
+/// "/proc/pid/schedstat"; a thread's id opens its own directory, as for this process's
+/// measuring threads so for a program `monitor --attach` measures). `None` when absent.
 fn schedstat_ns(tid: i32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    let text = std::fs::read_to_string(format!("/proc/{tid}/schedstat")).ok()?;
     text.split_whitespace().next()?.parse().ok()
 }
 
@@ -271,38 +344,37 @@ impl RunSink for PrometheusSink {
         self.threads = applied
             .threads
             .iter()
-            .map(|t| ThreadState {
-                labels: [
-                    t.cpu.map_or_else(|| "unpinned".into(), |c| c.to_string()),
-                    t.thread.to_string(),
-                    applied.method.name().to_string(),
-                    applied.policy.name().to_string(),
-                ],
-                tid: t.tid,
-                max_ns: None,
-                cpu_ns_seen: schedstat_ns(t.tid),
-            })
+            .map(|t| self.thread_state(applied, t))
             .collect();
+        // Every series exists from the start, at 0, so that rate() sees the first increase.
         for t in 0..self.threads.len() {
-            let l = self.labels(t).expect("just built");
-            // Every series exists from the start, at 0, so that rate() sees the first
-            // increase.
-            let m = &self.metrics;
-            m.wakeups.with_label_values(&l);
-            m.overruns.with_label_values(&l);
-            m.early.with_label_values(&l);
-            m.cpu_seconds.with_label_values(&l);
+            self.series_at_zero(t);
         }
-        let labels: Vec<[String; 4]> = self.threads.iter().map(|t| t.labels.clone()).collect();
+        let labels: Vec<Vec<String>> = self.threads.iter().map(|t| t.labels.clone()).collect();
         self.metrics.latency.threads(&labels);
         self.metrics.deviation.threads(&labels);
     }
 
+    fn thread_joined(&mut self, _ctx: &RunContext<'_>, applied: &Applied) {
+        let Some(t) = applied.threads.last() else {
+            return;
+        };
+        if t.thread != self.threads.len() {
+            return;
+        }
+        let state = self.thread_state(applied, t);
+        self.metrics.latency.push_thread(&state.labels);
+        self.metrics.deviation.push_thread(&state.labels);
+        self.threads.push(state);
+        self.series_at_zero(t.thread);
+    }
+
     fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
         for (t, w) in &second.threads {
-            let Some(l) = self.labels(*t) else { continue };
-            let l = l.map(str::to_string);
-            let l = [&*l[0], &*l[1], &*l[2], &*l[3]];
+            let Some(l) = self.threads.get(*t).map(|s| s.labels.clone()) else {
+                continue;
+            };
+            let l: Vec<&str> = l.iter().map(String::as_str).collect();
             let m = &self.metrics;
             m.wakeups.with_label_values(&l).inc_by(w.samples);
             if let Some(buckets) = &w.latency_buckets {

@@ -4,6 +4,11 @@
 /// The labels of every per-thread metric, in order.
 pub const THREAD_LABELS: [&str; 4] = ["cpu", "thread", "method", "policy"];
 
+/// The labels of every per-thread metric of `monitor --attach`, in order: those of
+/// [`THREAD_LABELS`], then the measured thread's id and command name (`/proc/TID/comm`).
+/// Bounded: at most `tickscope_explain::roster::MAX_MEASURED` threads are measured.
+pub const TARGET_LABELS: [&str; 6] = ["cpu", "thread", "method", "policy", "tid", "comm"];
+
 /// Upper bounds (`le`) of the classic histogram buckets, seconds: 1-2-5 steps from 1 µs to
 /// 100 ms (+Inf is implicit).
 pub const BUCKETS_SECONDS: [f64; 16] = [

@@ -19,7 +19,7 @@
 //!
 //! [`WindowStats::latency_buckets`]: tickscope_engine::result::WindowStats::latency_buckets
 
-use super::labels::{BUCKETS_SECONDS, THREAD_LABELS};
+use super::labels::BUCKETS_SECONDS;
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::{Bucket, Histogram, LabelPair, Metric, MetricFamily, MetricType};
 use std::collections::HashMap;
@@ -51,52 +51,66 @@ struct Series {
 #[derive(Clone)]
 pub struct WindowBuckets {
     desc: Desc,
+    names: Vec<String>,
     values: Values,
     edges_ns: [u64; BUCKETS_SECONDS.len()],
     series: Arc<Mutex<Vec<Series>>>,
 }
 
 impl WindowBuckets {
-    /// An empty family `name` (help text `help`), with [`THREAD_LABELS`] as labels.
+    /// An empty family `name` (help text `help`), with `labels` as label names
+    /// ([`super::THREAD_LABELS`], or [`super::labels::TARGET_LABELS`] when attached).
     ///
     /// # Errors
     /// A name or help text the `prometheus` crate refuses (constant in tickscope).
-    pub fn new(name: &str, help: &str, values: Values) -> prometheus::Result<Self> {
-        let labels = THREAD_LABELS.iter().map(|l| l.to_string()).collect();
-        let desc = Desc::new(name.into(), help.into(), labels, HashMap::new())?;
+    pub fn new(
+        name: &str,
+        help: &str,
+        values: Values,
+        labels: &[&str],
+    ) -> prometheus::Result<Self> {
+        let names: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+        let desc = Desc::new(name.into(), help.into(), names.clone(), HashMap::new())?;
         Ok(WindowBuckets {
             desc,
+            names,
             values,
             edges_ns: BUCKETS_SECONDS.map(|s| (s * 1e9).round() as u64),
             series: Arc::new(Mutex::new(Vec::new())),
         })
     }
 
-    /// One series per measuring thread, at 0, with these label values (in
-    /// [`THREAD_LABELS`] order), replacing any before.
-    pub fn threads(&self, labels: &[[String; 4]]) {
-        let series = labels
+    /// One series per measuring thread, at 0, with these label values (in the order of
+    /// the label names given to [`WindowBuckets::new`]), replacing any before.
+    pub fn threads(&self, labels: &[Vec<String>]) {
+        let series = labels.iter().map(|values| self.series(values)).collect();
+        *self.lock() = series;
+    }
+
+    /// One more series, at 0, for a thread that joined the run (the next index).
+    pub fn push_thread(&self, labels: &[String]) {
+        let series = self.series(labels);
+        self.lock().push(series);
+    }
+
+    fn series(&self, values: &[String]) -> Series {
+        let mut pairs: Vec<LabelPair> = self
+            .names
             .iter()
-            .map(|values| {
-                let mut pairs: Vec<LabelPair> = THREAD_LABELS
-                    .iter()
-                    .zip(values)
-                    .map(|(name, value)| {
-                        let mut p = LabelPair::default();
-                        p.set_name(name.to_string());
-                        p.set_value(value.clone());
-                        p
-                    })
-                    .collect();
-                pairs.sort_by(|a, b| a.name().cmp(b.name()));
-                Series {
-                    labels: pairs,
-                    counts: [0; BUCKETS_SECONDS.len() + 1],
-                    sum: 0.0,
-                }
+            .zip(values)
+            .map(|(name, value)| {
+                let mut p = LabelPair::default();
+                p.set_name(name.clone());
+                p.set_value(value.clone());
+                p
             })
             .collect();
-        *self.lock() = series;
+        pairs.sort_by(|a, b| a.name().cmp(b.name()));
+        Series {
+            labels: pairs,
+            counts: [0; BUCKETS_SECONDS.len() + 1],
+            sum: 0.0,
+        }
     }
 
     /// Adds one window of thread `thread` (an index into [`WindowBuckets::threads`]'s list;
