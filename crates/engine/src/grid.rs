@@ -75,7 +75,7 @@ impl Grid {
     /// The expiry the thread waits for next, as a normalised `timespec` (equal to
     /// `to_timespec(self.expiry())`).
     #[inline]
-    pub fn expiry_ts(&self) -> &libc::timespec {
+    pub(crate) fn expiry_ts(&self) -> &libc::timespec {
         &self.expiry_ts
     }
 

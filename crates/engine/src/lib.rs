@@ -29,6 +29,7 @@
 //! links this crate alone.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod child;
 pub mod error;

@@ -12,20 +12,20 @@ use std::io;
 
 /// A clock that only moves when told to.
 #[derive(Debug, Default)]
-pub struct MockClock {
+pub(crate) struct MockClock {
     now: Cell<Nanos>,
 }
 
 impl MockClock {
     /// A clock reading `start` ns.
-    pub fn new(start: Nanos) -> Self {
+    pub(crate) fn new(start: Nanos) -> Self {
         MockClock {
             now: Cell::new(start),
         }
     }
 
     /// Sets the time (ns). The mock allows any value; callers keep it monotonic.
-    pub fn set(&self, t: Nanos) {
+    pub(crate) fn set(&self, t: Nanos) {
         self.now.set(t);
     }
 }

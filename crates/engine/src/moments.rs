@@ -82,7 +82,7 @@ impl Moments {
     /// Root-mean-square deviation from a nominal value `t` (ns): √(Σ(x−t)²/n), which is what
     /// the rt 2013 post prints as "SD" of the period. Expanded as Σx² − 2tΣx + nt².
     /// `None` when empty.
-    pub fn rms_about(&self, t: Nanos) -> Option<f64> {
+    pub(crate) fn rms_about(&self, t: Nanos) -> Option<f64> {
         if self.count == 0 {
             return None;
         }

@@ -12,10 +12,10 @@ use crate::window_histogram::{Count, WindowHistogram};
 /// The record the measuring loop fills: counters of 32 bits, 74 KiB per record instead of
 /// 147 KiB with 64 bits. The loop hands a record over before it holds 2^32 − 1 wake-ups
 /// ([`crate::worker::measure`]).
-pub type LoopRecord = WindowRecord<u32>;
+pub(crate) type LoopRecord = WindowRecord<u32>;
 
 /// Samples of one window (normally one second of expiries) of one measuring thread, with
-/// histogram counters of type `C` ([`Count`]: `u64` for totals, `u32` in [`LoopRecord`]).
+/// histogram counters of type `C` ([`Count`]: `u64` for totals, `u32` in `LoopRecord`).
 #[derive(Debug, Clone, Default)]
 pub struct WindowRecord<C: Count = u64> {
     /// Index of the first window this record covers (window k holds expiries in
@@ -50,7 +50,7 @@ impl WindowRecord {
 
 impl<C: Count> WindowRecord<C> {
     /// A clear record whose histogram pages become resident only as they are counted into
-    /// ([`WindowHistogram::untouched`]); [`WindowRecord::prefault`] makes a range resident.
+    /// ([`WindowHistogram::untouched`]); `WindowRecord::prefault` makes a range resident.
     pub fn untouched() -> Self {
         WindowRecord {
             index: 0,
@@ -67,7 +67,7 @@ impl<C: Count> WindowRecord<C> {
 
     /// Makes the counters of latencies and period deviations of magnitude up to
     /// `magnitude` ns resident ([`WindowHistogram::prefault`]).
-    pub fn prefault(&mut self, magnitude: u64) {
+    pub(crate) fn prefault(&mut self, magnitude: u64) {
         self.latency_hist.prefault(magnitude);
         self.period_dev_hist.prefault(magnitude);
     }

@@ -16,12 +16,12 @@ pub struct RawSample {
 
 /// Capacity of a thread's raw-sample ring: 65 536 samples (1.5 MiB), which holds 65 s at
 /// 1 kHz and, at the collector's 20 ms polling, keeps up with periods down to about 300 ns.
-pub const SAMPLE_RING: usize = 1 << 16;
+pub(crate) const SAMPLE_RING: usize = 1 << 16;
 
 /// Writes one sample into every page of `ring`'s free space without committing it, so that
 /// the pages are resident (and, under `mlockall(MCL_ONFAULT)`, locked) before the measuring
 /// loop pushes into them. Call it on a fresh ring.
-pub fn prefault_ring(ring: &mut rtrb::Producer<RawSample>) {
+pub(crate) fn prefault_ring(ring: &mut rtrb::Producer<RawSample>) {
     let per_page = (4096 / std::mem::size_of::<RawSample>()).max(1);
     if let Ok(mut chunk) = ring.write_chunk_uninit(ring.slots()) {
         let (a, b) = chunk.as_mut_slices();

@@ -10,7 +10,7 @@
 //! thousands of them), runs interleaved in time are close to it.
 //!
 //! * Ties get mid-ranks.
-//! * With at most [`EXACT_MAX_TOTAL`] values in all, the p-value is **exact**: the
+//! * With at most 60 values in all (`EXACT_MAX_TOTAL`), the p-value is **exact**: the
 //!   distribution of the rank sum over every way of splitting the pooled mid-ranks into two
 //!   groups of the given sizes, counted by dynamic programming (exact with ties too).
 //! * Above, the normal approximation with the tie correction of the variance and a
@@ -23,10 +23,10 @@
 //! sample approximation with ties).
 
 /// The significance level tickscope uses for "a measurable effect": 0.05 (two-sided).
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 
 /// The largest `n1 + n2` for which [`mann_whitney`] computes the exact p-value.
-pub const EXACT_MAX_TOTAL: usize = 60;
+pub(crate) const EXACT_MAX_TOTAL: usize = 60;
 
 /// The result of [`mann_whitney`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,7 +42,7 @@ pub struct MannWhitney {
 }
 
 impl MannWhitney {
-    /// Whether the difference is significant at [`ALPHA`].
+    /// Whether the difference is significant at the 0.05 level (`ALPHA`).
     pub fn significant(&self) -> bool {
         self.p < ALPHA
     }

@@ -70,7 +70,7 @@ impl ClockId {
 }
 
 /// A source of the current time. The real one reads a kernel clock; tests use
-/// [`crate::mock::MockClock`].
+/// `crate::mock::MockClock`.
 pub trait Clock {
     /// The current time on this clock, in ns since the clock's epoch.
     fn now(&self) -> Nanos;
@@ -78,7 +78,7 @@ pub trait Clock {
 
 /// Reads a kernel clock with `clock_gettime(2)` (through the vDSO where the kernel offers it).
 #[derive(Debug, Clone, Copy)]
-pub struct SystemClock(pub ClockId);
+pub(crate) struct SystemClock(pub ClockId);
 
 impl Clock for SystemClock {
     #[inline]

@@ -60,7 +60,7 @@ impl Count for u64 {
 /// log2 of half the sub-bucket count (128 sub-buckets per half bucket).
 const SUB_HALF_MAGNITUDE: u32 = 7;
 /// Counters per half: HdrHistogram's `counts_len` for this layout (36 buckets × 128).
-pub const COUNTS: usize = 4608;
+pub(crate) const COUNTS: usize = 4608;
 
 /// The counts index of magnitude `v` (≤ [`HIGHEST_TRACKABLE`]).
 #[inline(always)]
@@ -265,7 +265,7 @@ impl<C: Count> WindowHistogram<C> {
     /// writing to each of their pages, so that a loop recording such values does not fault
     /// on them (and, under `mlockall(MCL_ONFAULT)`, they are locked). A larger value's page
     /// faults in when it is first counted.
-    pub fn prefault(&mut self, magnitude: u64) {
+    pub(crate) fn prefault(&mut self, magnitude: u64) {
         let end = index(magnitude.min(HIGHEST_TRACKABLE)) + 1;
         self.positive.prefault(end);
         self.negative.prefault(end);
@@ -356,7 +356,7 @@ impl<C: Count> WindowHistogram<C> {
     /// values `n` (a record's [`Moments::count`](crate::moments::Moments::count)): saves the
     /// walk that counts them. `n` must be [`WindowHistogram::len`]; a different `n` gives
     /// the value at another rank (never a panic). `None` when `n` is 0.
-    pub fn value_at_quantile_of(&self, q: f64, n: u64) -> Option<Nanos> {
+    pub(crate) fn value_at_quantile_of(&self, q: f64, n: u64) -> Option<Nanos> {
         if n == 0 {
             return None;
         }

@@ -29,7 +29,7 @@ pub const WINDOW_RECORDS: usize = 2;
 /// Most periods a statistics window may hold (2^31): the measuring loop's records count in
 /// 32 bits ([`LoopRecord`]), and one window's wake-ups must fit in what is left of them
 /// whenever the loop keeps recording into a record the collector has not taken.
-pub const MAX_WINDOW_PERIODS: i64 = 1 << 31;
+pub(crate) const MAX_WINDOW_PERIODS: i64 = 1 << 31;
 
 /// When and how one measuring thread runs.
 #[derive(Debug, Clone)]
@@ -81,7 +81,7 @@ pub fn resident_magnitude(period: Nanos) -> u64 {
 
 /// Creates the two rings and the `records` (≥ 2; normally [`WINDOW_RECORDS`]) that circulate
 /// in them: one for the measuring thread to start with, the rest waiting cleared. Allocates
-/// about 74 KiB per record ([`LoopRecord`]: 32-bit counters), of which the pages of the
+/// about 74 KiB per record (`LoopRecord`: 32-bit counters), of which the pages of the
 /// counters for magnitudes up to `resident` ns ([`resident_magnitude`]) are written at once
 /// (resident, and locked under `mlockall(MCL_ONFAULT)`): 12 KiB of each of the four
 /// halves for 100 ms.
@@ -115,7 +115,7 @@ pub fn window_link(records: usize, resident: u64) -> (WindowLink, CollectorLink,
 /// once after an overrun) without a 32-bit counter wrapping. `window` and `period` in ns,
 /// both positive. A record holding this many is handed over, the loop waiting for a
 /// cleared one if need be.
-pub fn full_record(window: Nanos, period: Nanos) -> u64 {
+pub(crate) fn full_record(window: Nanos, period: Nanos) -> u64 {
     let per_window = (window / period.max(1)).max(0) as u64 + 2;
     <u32 as Count>::MAX.saturating_sub(per_window)
 }
@@ -196,12 +196,12 @@ pub struct LoopEnd {
 /// Runs the measuring loop until `params` says stop or `stop` becomes true, handing every
 /// finished window (and the last, partial one) to the collector through `link`.
 ///
-/// The record's counters are 32 bits wide ([`LoopRecord`]). When no cleared record is
+/// The record's counters are 32 bits wide (`LoopRecord`). When no cleared record is
 /// waiting at a window's end, the loop keeps recording into the current one, unless that
 /// one could then reach 2^32 − 1 wake-ups within the next window (a collector held up for
 /// 2^32 periods: 71 min at 1 µs, 50 days at 1 ms): then it waits for a record (yielding the
 /// CPU), so that no count wraps. `params.window / params.period` must be at most
-/// [`MAX_WINDOW_PERIODS`] (the engine's configuration checks it).
+/// `MAX_WINDOW_PERIODS` (the engine's configuration checks it).
 ///
 /// `current` is the record to start with; the method must already be armed. With `stream`,
 /// every wake-up is also pushed to that ring; when it is full the sample is counted in

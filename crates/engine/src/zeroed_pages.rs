@@ -21,7 +21,7 @@ mod sealed {
 }
 
 /// `N` zeroed `T`s in a mapping of their own.
-pub struct ZeroedPages<T: Zeroed, const N: usize> {
+pub(crate) struct ZeroedPages<T: Zeroed, const N: usize> {
     ptr: NonNull<[T; N]>,
 }
 
@@ -38,7 +38,7 @@ impl<T: Zeroed, const N: usize> ZeroedPages<T, N> {
     /// # Panics
     /// Aborts as an allocation failure does (`handle_alloc_error`) when the kernel refuses
     /// the mapping.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         // SAFETY: a private anonymous mapping at an address the kernel picks; no file, no
         // existing memory is touched.
         let p = unsafe {

@@ -14,7 +14,7 @@
 //!   Ctrl-C), and
 //! * when tickscope dies without either (SIGKILL, a crash), by the [`warden`].
 //!
-//! At most [`MAX_LIVE`] managed children run at once. What cannot be caught: a process that
+//! At most 64 managed children (`MAX_LIVE`) run at once. What cannot be caught: a process that
 //! leaves its group (`setsid`, `setpgid`, a daemon's double fork) is neither stopped nor
 //! killed; only a cgroup could follow it.
 
@@ -27,7 +27,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// At most this many managed children run at once (per process).
-pub const MAX_LIVE: usize = 64;
+pub(crate) const MAX_LIVE: usize = 64;
 
 /// Process groups of running managed children, for [`kill_all_now`].
 static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
@@ -85,7 +85,7 @@ impl ManagedChild {
     /// hooks the standard library spawns with `posix_spawn` (no copy of this process's memory).
     ///
     /// # Errors
-    /// More than [`MAX_LIVE`] children would run, or the OS error of the spawn. A warden
+    /// More than 64 children (`MAX_LIVE`) would run, or the OS error of the spawn. A warden
     /// that cannot run is no error here (see [`warden::start`] to report it).
     pub fn spawn(cmd: &mut Command) -> io::Result<ManagedChild> {
         let mut groups = live();

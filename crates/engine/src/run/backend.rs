@@ -30,7 +30,7 @@ impl Backend {
 }
 
 /// Thread ids reported for mock threads: `MOCK_TID_BASE + index`.
-pub const MOCK_TID_BASE: i32 = 1000;
+pub(crate) const MOCK_TID_BASE: i32 = 1000;
 
 /// First expiry of a mock run, ns of virtual time (the mock clock starts at 0).
-pub const MOCK_FIRST_EXPIRY: Nanos = 10_000_000;
+pub(crate) const MOCK_FIRST_EXPIRY: Nanos = 10_000_000;

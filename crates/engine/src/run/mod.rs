@@ -13,7 +13,8 @@ mod events;
 mod observed;
 mod thread;
 
-pub use backend::{Backend, MOCK_FIRST_EXPIRY, MOCK_TID_BASE};
+pub use backend::Backend;
+pub(crate) use backend::{MOCK_FIRST_EXPIRY, MOCK_TID_BASE};
 pub use config::{loops_span_ns, PolicyRequest, RunConfig, MAX_PERIOD_NS, MAX_RUN_NS};
 pub use defaults::AUTO_PRIORITY;
 pub use events::{Applied, AppliedThread, RunEvent, RunOutcome, SecondWindows};

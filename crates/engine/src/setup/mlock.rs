@@ -14,7 +14,6 @@ use std::io;
 #[derive(Debug)]
 pub struct MlockGuard {
     future: bool,
-    on_fault: bool,
 }
 
 impl MlockGuard {
@@ -35,10 +34,7 @@ impl MlockGuard {
         if unsafe { libc::mlockall(flags) } != 0 {
             return Err(last_os_error());
         }
-        Ok(MlockGuard {
-            future,
-            on_fault: false,
-        })
+        Ok(MlockGuard { future })
     }
 
     /// Like [`MlockGuard::lock`], but with `MCL_ONFAULT` (Linux ≥ 4.4, `mlockall(2)`): pages
@@ -51,7 +47,7 @@ impl MlockGuard {
     ///
     /// # Errors
     /// As [`MlockGuard::lock`].
-    pub fn lock_touched() -> io::Result<Self> {
+    pub(crate) fn lock_touched() -> io::Result<Self> {
         let future = super::privileges::memlock_unlimited();
         let flags = if future {
             libc::MCL_CURRENT | libc::MCL_FUTURE
@@ -60,10 +56,7 @@ impl MlockGuard {
         };
         // SAFETY: mlockall takes flags only.
         if unsafe { libc::mlockall(flags | libc::MCL_ONFAULT) } == 0 {
-            return Ok(MlockGuard {
-                future,
-                on_fault: true,
-            });
+            return Ok(MlockGuard { future });
         }
         let err = last_os_error();
         if err.raw_os_error() != Some(libc::EINVAL) {
@@ -72,13 +65,8 @@ impl MlockGuard {
         Self::lock()
     }
 
-    /// Whether pages are locked only as they are touched (`MCL_ONFAULT`).
-    pub fn locks_on_fault(&self) -> bool {
-        self.on_fault
-    }
-
     /// Whether later mappings are locked too (`MCL_FUTURE`).
-    pub fn locks_future(&self) -> bool {
+    pub(crate) fn locks_future(&self) -> bool {
         self.future
     }
 }

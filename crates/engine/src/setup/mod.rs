@@ -2,7 +2,7 @@
 //!
 //! Process-wide: [`MlockGuard`] (`mlockall`), [`PmQosGuard`] (`/dev/cpu_dma_latency`).
 //! Per measuring thread: [`AffinityGuard`], [`PolicyGuard`], [`TimerSlackGuard`], and
-//! [`prefault_stack`]. [`privileges`] explains, in the user's terms, why a setting was refused.
+//! `prefault_stack`. [`privileges`] explains, in the user's terms, why a setting was refused.
 
 mod affinity;
 mod mlock;
@@ -16,10 +16,11 @@ mod wake_signal;
 pub use affinity::{allowed_cpus, format_cpu_list, parse_cpu_list, AffinityGuard};
 pub use mlock::MlockGuard;
 pub use pm_qos::{PmQosGuard, PM_QOS_PATH};
-pub use policy::{current_policy, policy_text, read_back, Policy, PolicyGuard};
+pub(crate) use policy::read_back;
+pub use policy::{current_policy, policy_text, Policy, PolicyGuard};
 pub use slack::{current_timer_slack, TimerSlackGuard};
-pub use stack::{prefault_stack, PREFAULT_BYTES, THREAD_STACK_BYTES};
-pub use wake_signal::{kick, WakeSignalGuard, WAKE_SIGNAL};
+pub(crate) use stack::{prefault_stack, THREAD_STACK_BYTES};
+pub(crate) use wake_signal::{kick, WakeSignalGuard};
 
 /// The calling thread's kernel thread id (`gettid(2)`), the id `chrt -p` and `taskset -p` take.
 pub fn gettid() -> i32 {

@@ -35,7 +35,7 @@ impl PmQosGuard {
     }
 
     /// The latency limit held, µs.
-    pub fn limit_us(&self) -> i32 {
+    pub(crate) fn limit_us(&self) -> i32 {
         self.limit_us
     }
 }

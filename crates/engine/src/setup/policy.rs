@@ -182,7 +182,7 @@ pub fn current_policy() -> io::Result<Policy> {
 /// can read it back every window — written as `fifo:90`, `rr:5`, `other`, `other nice 5`,
 /// `batch`, `idle`, `deadline` ([`policy_text`]; policy numbers from `sched(7)`), the words
 /// `tickscope_explain`'s context uses. `None` when `tid` is not a live thread (any more).
-pub fn read_back(tid: i32) -> Option<String> {
+pub(crate) fn read_back(tid: i32) -> Option<String> {
     if tid <= 0 {
         return None;
     }
@@ -191,7 +191,7 @@ pub fn read_back(tid: i32) -> Option<String> {
         .map(|a| policy_text(&Policy::from_attr(&a)))
 }
 
-/// A policy as [`read_back`] writes it: `fifo:90`, `rr:5`, `other`, `other nice 5`,
+/// A policy as `read_back` writes it: `fifo:90`, `rr:5`, `other`, `other nice 5`,
 /// `batch`, `batch nice 5`, `idle`, `deadline`.
 pub fn policy_text(p: &Policy) -> String {
     let with_nice = |name: &str, nice: i32| match nice {

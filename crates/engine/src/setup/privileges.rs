@@ -13,7 +13,7 @@ use crate::probe::{self, capabilities, soft_rlimit, Limit, Root};
 use crate::probe::{CAP_IPC_LOCK, CAP_SYS_NICE};
 
 /// Whether the process's effective capabilities include bit `cap` (from `/proc/self/status`).
-pub fn has_capability(cap: u32) -> bool {
+pub(crate) fn has_capability(cap: u32) -> bool {
     capabilities(&Root::live())
         .value()
         .is_some_and(|mask| mask & (1u64 << cap) != 0)
@@ -127,12 +127,12 @@ pub fn explain_policy_error(policy: &Policy, err: &io::Error) -> String {
 
 /// Whether locking memory is unbounded for this process: CAP_IPC_LOCK, or an unlimited
 /// `RLIMIT_MEMLOCK`.
-pub fn memlock_unlimited() -> bool {
+pub(crate) fn memlock_unlimited() -> bool {
     has_capability(CAP_IPC_LOCK) || rlimit(libc::RLIMIT_MEMLOCK) == libc::RLIM_INFINITY
 }
 
 /// The soft `RLIMIT_MEMLOCK` in bytes (`ulimit -l` × 1024), `None` when unlimited.
-pub fn memlock_limit() -> Option<u64> {
+pub(crate) fn memlock_limit() -> Option<u64> {
     let l = rlimit(libc::RLIMIT_MEMLOCK);
     (l != libc::RLIM_INFINITY).then_some(l)
 }

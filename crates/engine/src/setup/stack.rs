@@ -6,17 +6,17 @@
 /// <https://wiki.linuxfoundation.org/realtime/documentation/howto/applications/application_base>).
 /// Every byte of it stays resident for the run (and locked under `mlockall`), so it is not
 /// larger than that margin needs.
-pub const PREFAULT_BYTES: usize = 64 * 1024;
+pub(crate) const PREFAULT_BYTES: usize = 64 * 1024;
 
 /// Stack size of a measuring thread: 1 MiB, of which only the pages used are resident. The
 /// set-up before the loop (method creation, scheduling, reading the thread's state) runs on
 /// it too.
-pub const THREAD_STACK_BYTES: usize = 1024 * 1024;
+pub(crate) const THREAD_STACK_BYTES: usize = 1024 * 1024;
 
 /// Writes to [`PREFAULT_BYTES`] of the calling thread's stack below the current frame, so
 /// those pages are mapped (and, under `mlockall`, locked) before the measuring loop starts.
 #[inline(never)]
-pub fn prefault_stack() {
+pub(crate) fn prefault_stack() {
     let mut buf = [0u8; PREFAULT_BYTES];
     // One write per 4 KiB page is enough; black_box keeps the writes from being removed.
     for i in (0..PREFAULT_BYTES).step_by(4096) {

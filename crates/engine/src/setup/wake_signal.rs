@@ -11,13 +11,13 @@ use super::last_os_error;
 use std::io;
 
 /// The signal used to interrupt waits: SIGUSR2.
-pub const WAKE_SIGNAL: libc::c_int = libc::SIGUSR2;
+pub(crate) const WAKE_SIGNAL: libc::c_int = libc::SIGUSR2;
 
 extern "C" fn ignore(_: libc::c_int) {}
 
 /// Installs a no-op, non-restarting handler for [`WAKE_SIGNAL`]; restores the previous
 /// disposition when dropped.
-pub struct WakeSignalGuard {
+pub(crate) struct WakeSignalGuard {
     saved: libc::sigaction,
 }
 
@@ -26,7 +26,7 @@ impl WakeSignalGuard {
     ///
     /// # Errors
     /// The OS error of `sigaction`.
-    pub fn install() -> io::Result<Self> {
+    pub(crate) fn install() -> io::Result<Self> {
         // SAFETY: sigaction structs are plain data; zeroed means no flags and an empty mask.
         let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
         action.sa_sigaction = ignore as extern "C" fn(libc::c_int) as usize;
@@ -50,7 +50,7 @@ impl Drop for WakeSignalGuard {
 
 /// Sends [`WAKE_SIGNAL`] to one thread of this process, cutting its current wait short.
 /// A thread that has already exited is ignored (`ESRCH`).
-pub fn kick(thread: libc::pthread_t) {
+pub(crate) fn kick(thread: libc::pthread_t) {
     // SAFETY: pthread_kill with a live or joinable thread id; errors are ignored.
     unsafe { libc::pthread_kill(thread, WAKE_SIGNAL) };
 }

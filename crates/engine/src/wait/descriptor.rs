@@ -46,7 +46,7 @@ pub struct Wakes {
 impl Wakes {
     /// A sleep in one of `syscalls` that an on-stack hrtimer ends (`hrtimer_wakeup`, the
     /// callback of `hrtimer_sleeper`, `kernel/time/hrtimer.c`).
-    pub const fn hrtimer_sleep(syscalls: &'static [i64]) -> Self {
+    pub(crate) const fn hrtimer_sleep(syscalls: &'static [i64]) -> Self {
         Wakes {
             syscalls,
             callbacks: &["hrtimer_wakeup"],
@@ -76,7 +76,7 @@ impl MethodDescriptor {
 }
 
 /// No limits beyond the clock.
-pub fn no_limits(_: ClockId, _: usize, _: Nanos) -> Result<(), String> {
+pub(crate) fn no_limits(_: ClockId, _: usize, _: Nanos) -> Result<(), String> {
     Ok(())
 }
 

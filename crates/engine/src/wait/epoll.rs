@@ -29,7 +29,7 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
 
 /// Which epoll call waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EpollForm {
+pub(crate) enum EpollForm {
     /// `epoll_pwait2`, timeout in ns.
     Pwait2,
     /// `epoll_wait`, timeout in whole ms.
@@ -41,7 +41,7 @@ impl EpollForm {
     ///
     /// # Errors
     /// Any other error of the probe.
-    pub fn from_probe(probe: io::Result<()>) -> io::Result<EpollForm> {
+    pub(crate) fn from_probe(probe: io::Result<()>) -> io::Result<EpollForm> {
         match probe {
             Ok(()) => Ok(EpollForm::Pwait2),
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => Ok(EpollForm::Wait),
@@ -77,7 +77,7 @@ impl Epoll {
     ///
     /// # Errors
     /// The error of `epoll_create1`.
-    pub fn with_form(form: EpollForm) -> io::Result<Self> {
+    pub(crate) fn with_form(form: EpollForm) -> io::Result<Self> {
         // SAFETY: plain system call with a flag.
         let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
         syscall_result(fd)?;

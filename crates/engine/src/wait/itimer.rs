@@ -96,7 +96,7 @@ extern "C" fn on_alarm(_sig: libc::c_int) {
 /// SIGALRM goes to the measuring thread; restores the mask when dropped (on the same
 /// thread).
 #[derive(Debug)]
-pub struct AlarmBlock {
+pub(crate) struct AlarmBlock {
     old: libc::sigset_t,
 }
 
@@ -105,7 +105,7 @@ impl AlarmBlock {
     ///
     /// # Errors
     /// The error of `pthread_sigmask`.
-    pub fn new() -> io::Result<Self> {
+    pub(crate) fn new() -> io::Result<Self> {
         Ok(AlarmBlock {
             old: signals::block(libc::SIGALRM)?,
         })

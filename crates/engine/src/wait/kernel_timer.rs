@@ -22,7 +22,7 @@ use std::io;
 
 /// One notification from a periodic kernel timer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fire {
+pub(crate) struct Fire {
     /// The wake time, read once right after the notification (ns).
     pub woke: Nanos,
     /// How many expiries it reports, when the kernel says (`None`: at least one; the grid
@@ -32,7 +32,7 @@ pub struct Fire {
 
 /// The expiries of a periodic kernel timer reported so far (see the module docs).
 #[derive(Debug, Clone)]
-pub struct Fired {
+pub(crate) struct Fired {
     first: Nanos,
     period: Nanos,
     last: Nanos,
@@ -44,7 +44,7 @@ impl Fired {
     ///
     /// # Panics
     /// If `period` is not positive.
-    pub fn new(first: Nanos, period: Nanos) -> Self {
+    pub(crate) fn new(first: Nanos, period: Nanos) -> Self {
         assert!(period > 0, "period must be positive");
         Fired {
             first,
@@ -56,13 +56,13 @@ impl Fired {
 
     /// Whether the kernel has reported `expiry` (or a later one) already.
     #[inline]
-    pub fn covers(&self, expiry: Nanos) -> bool {
+    pub(crate) fn covers(&self, expiry: Nanos) -> bool {
         expiry <= self.last
     }
 
     /// Takes a notification into account.
     #[inline]
-    pub fn record(&mut self, fire: Fire) {
+    pub(crate) fn record(&mut self, fire: Fire) {
         match fire.count {
             Some(n) => {
                 self.last += n as Nanos * self.period;
@@ -77,14 +77,14 @@ impl Fired {
 
     /// Expiries the kernel reported beyond one per notification: its own count of
     /// overruns.
-    pub fn overruns(&self) -> u64 {
+    pub(crate) fn overruns(&self) -> u64 {
         self.overruns
     }
 }
 
 /// The `itimerspec` of a periodic timer first expiring at the absolute time `first` (ns)
 /// and every `period` ns after it (`timer_settime(2)`, `timerfd_settime(2)`).
-pub fn periodic_spec(first: Nanos, period: Nanos) -> libc::itimerspec {
+pub(crate) fn periodic_spec(first: Nanos, period: Nanos) -> libc::itimerspec {
     libc::itimerspec {
         it_interval: to_timespec(period),
         it_value: to_timespec(first),
@@ -98,7 +98,7 @@ pub fn periodic_spec(first: Nanos, period: Nanos) -> libc::itimerspec {
 /// # Errors
 /// The error of `block` ([`io::ErrorKind::Interrupted`] for a signal; the caller retries).
 #[inline]
-pub fn wait_for(
+pub(crate) fn wait_for(
     fired: &mut Fired,
     clock: libc::clockid_t,
     expiry: Nanos,

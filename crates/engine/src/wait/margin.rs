@@ -6,21 +6,21 @@
 //! wake-up is late. So the margin should sit just above a high percentile of the overshoot:
 //! larger costs CPU (each period spins `margin − overshoot`), smaller costs precision.
 //!
-//! [`MarginTuner`] learns it while the run goes on, with no allocation after construction
+//! `MarginTuner` learns it while the run goes on, with no allocation after construction
 //! and a few tens of instructions per sleep on average:
 //!
 //! * it keeps the last [`WINDOW`] overshoots in a ring;
-//! * the first [`WARMUP`] sleeps are the warm-up: they use a generous margin
-//!   ([`warmup_margin`]); then the margin is *calibrated* to the [`QUANTILE`] of the
-//!   overshoots plus a quarter plus [`GUARD_NS`];
-//! * after that, every [`UPDATE_EVERY`] sleeps the margin is set the same way from the
+//! * the first 256 sleeps (`WARMUP`) are the warm-up: they use a generous margin
+//!   (`warmup_margin`); then the margin is *calibrated* to the 99.5th percentile (`QUANTILE`) of the
+//!   overshoots plus a quarter plus 2 µs (`GUARD_NS`);
+//! * after that, every 64 sleeps (`UPDATE_EVERY`) the margin is set the same way from the
 //!   window, so it follows the machine up and down within about one window;
 //! * the percentile is found without sorting: the ring is cut into blocks of
-//!   [`UPDATE_EVERY`] slots, each keeping, as it fills, its count of coverable overshoots and
-//!   its [`TOP`] largest. The [`QUANTILE`] of at most [`WINDOW`] values is among the
-//!   [`TOP`] largest, so merging the blocks' lists gives exactly the value a sort would;
+//!   `UPDATE_EVERY` slots, each keeping, as it fills, its count of coverable overshoots and
+//!   its `TOP` largest. The `QUANTILE` of at most [`WINDOW`] values is among the
+//!   `TOP` largest, so merging the blocks' lists gives exactly the value a sort would;
 //! * a sleep that overshoots the margin raises it at once, to 1.25 × that overshoot plus
-//!   [`GUARD_NS`] but at most to twice the margin: noise that comes in bursts costs a few
+//!   `GUARD_NS` but at most to twice the margin: noise that comes in bursts costs a few
 //!   late wake-ups instead of a window's worth.
 //!
 //! A learnt margin never exceeds half the period, and overshoots longer than that — a
@@ -29,7 +29,7 @@
 //! half of every period for them would buy nothing. (The sleep must also end after the
 //! previous wake-up for its overshoot to be measured at all.) On a machine where sleeps
 //! regularly overshoot by half a period, `busy` is the honest choice; when no overshoot in
-//! the window is coverable, the margin drops to [`GUARD_NS`] (the hybrid then sleeps almost
+//! the window is coverable, the margin drops to `GUARD_NS` (the hybrid then sleeps almost
 //! to the expiry, and keeps measuring). A fixed margin
 //! (`--margin 100us`) is used as given, up to the whole period (a busy-wait), and never
 //! changes, but its overshoots are still counted.
@@ -40,24 +40,24 @@ use serde::{Deserialize, Serialize};
 /// Overshoots kept for the percentile: the last 1024 sleeps (about 1 s at 1 kHz).
 pub const WINDOW: usize = 1024;
 /// Sleeps at the warm-up margin before the first calibration.
-pub const WARMUP: usize = 256;
+pub(crate) const WARMUP: usize = 256;
 /// Sleeps between two margin updates after the warm-up.
-pub const UPDATE_EVERY: usize = 64;
+pub(crate) const UPDATE_EVERY: usize = 64;
 /// The overshoot percentile the margin is set from.
-pub const QUANTILE: f64 = 0.995;
+pub(crate) const QUANTILE: f64 = 0.995;
 /// How many of the largest overshoots each block keeps: the [`QUANTILE`] of `n ≤ WINDOW`
 /// values is the `(n − ⌈QUANTILE·n⌉ + 1)`-th largest, at most 6 for 1024 values
 /// (`quantile_fits_in_top` checks every `n`).
-pub const TOP: usize = 6;
+pub(crate) const TOP: usize = 6;
 /// Blocks of [`UPDATE_EVERY`] ring slots.
 const BLOCKS: usize = WINDOW / UPDATE_EVERY;
 /// Added to the scaled percentile, ns: covers the spin's own first clock read and keeps a
 /// floor when sleeps are very precise.
-pub const GUARD_NS: Nanos = 2 * NS_PER_US;
+pub(crate) const GUARD_NS: Nanos = 2 * NS_PER_US;
 /// The largest warm-up margin, ns: above the sleep latency p99 of a real-time thread on
 /// common hardware (tens of µs, see cyclictest's published numbers), so that most warm-up
 /// wake-ups are on time, without spinning a quarter of each millisecond.
-pub const WARMUP_MARGIN_MAX_NS: Nanos = 200 * NS_PER_US;
+pub(crate) const WARMUP_MARGIN_MAX_NS: Nanos = 200 * NS_PER_US;
 
 /// How the hybrid's margin is chosen (`--margin`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,7 +72,7 @@ pub enum Margin {
 
 /// The margin used while the warm-up measures the overshoot: half the period, at most
 /// [`WARMUP_MARGIN_MAX_NS`] (ns).
-pub fn warmup_margin(period: Nanos) -> Nanos {
+pub(crate) fn warmup_margin(period: Nanos) -> Nanos {
     (period / 2).clamp(0, WARMUP_MARGIN_MAX_NS)
 }
 
@@ -158,7 +158,7 @@ fn quantile_rank(n: usize) -> usize {
 /// Learns the margin from measured overshoots (see the module docs). Pure logic: no clock,
 /// no system call, no allocation after [`MarginTuner::new`].
 #[derive(Debug, Clone)]
-pub struct MarginTuner {
+pub(crate) struct MarginTuner {
     auto: bool,
     period: Nanos,
     margin: Nanos,
@@ -183,7 +183,7 @@ impl MarginTuner {
     ///
     /// # Panics
     /// If `period` is not positive.
-    pub fn new(period: Nanos, margin: Margin) -> Self {
+    pub(crate) fn new(period: Nanos, margin: Margin) -> Self {
         assert!(period > 0, "period must be positive");
         let (auto, initial) = match margin {
             Margin::Auto => (true, warmup_margin(period)),
@@ -211,7 +211,7 @@ impl MarginTuner {
 
     /// The margin to use for the next sleep, ns.
     #[inline]
-    pub fn margin(&self) -> Nanos {
+    pub(crate) fn margin(&self) -> Nanos {
         self.margin
     }
 
@@ -219,7 +219,7 @@ impl MarginTuner {
     /// negative values count as 0) and, in `auto` mode, adapts the margin (see the module
     /// docs).
     #[inline]
-    pub fn observe(&mut self, overshoot: Nanos) {
+    pub(crate) fn observe(&mut self, overshoot: Nanos) {
         let s = overshoot.max(0);
         self.sleeps += 1;
         self.margin_sum += self.margin as i128;
@@ -308,7 +308,7 @@ impl MarginTuner {
     }
 
     /// What the margin was so far.
-    pub fn report(&self) -> MarginStats {
+    pub(crate) fn report(&self) -> MarginStats {
         MarginStats {
             mode: if self.auto { "auto" } else { "fixed" }.into(),
             initial_ns: self.initial,

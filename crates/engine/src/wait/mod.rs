@@ -6,7 +6,7 @@
 //! `DESCRIPTOR` ([`MethodDescriptor`]: kernel call, clock, constructor, limits, process-wide
 //! set-up, spin share, trace [`Wakes`]) plus one line in the [`registry`]. What a method cannot do (a clock,
 //! several threads) is said before a run starts by [`check`]; methods that spin share
-//! [`spin`], periodic kernel timers share [`kernel_timer`].
+//! [`spin`], periodic kernel timers share `kernel_timer`.
 
 mod busy;
 mod descriptor;
@@ -14,7 +14,7 @@ mod epoll;
 mod futex;
 mod hybrid;
 mod itimer;
-pub mod kernel_timer;
+pub(crate) mod kernel_timer;
 mod limits;
 pub mod margin;
 mod method;
@@ -34,19 +34,19 @@ mod throttle;
 mod timerfd;
 
 pub use busy::Busy;
-pub use descriptor::{no_limits, sleeps, MethodDescriptor, ProcessGuard, Wakes};
-pub use epoll::{Epoll, EpollForm};
+pub use descriptor::{sleeps, MethodDescriptor, ProcessGuard, Wakes};
+pub use epoll::Epoll;
 pub use futex::Futex;
 pub use hybrid::Hybrid;
-pub use itimer::{reserve_alarm, AlarmBlock, Itimer};
+pub use itimer::{reserve_alarm, Itimer};
 pub use limits::{check, explain_setup_error};
-pub use margin::{Margin, MarginStats, MarginTuner};
+pub use margin::{Margin, MarginStats};
 pub use method::{MethodObservations, MethodOptions, WakeMethod};
 pub use nanosleep::Nanosleep;
 pub use nanosleep_abs::NanosleepAbs;
 pub use nanosleep_rel::NanosleepRel;
 pub use poll::Poll;
-pub use posix_timer::{timer_signal, PosixTimer};
+pub use posix_timer::PosixTimer;
 pub use registry::MethodKind;
 pub use select::Select;
 pub use spin::KernelClock;

@@ -26,7 +26,7 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor::sleeping(
 
 /// The signal the timers send: `SIGRTMIN + 4` (glibc keeps the first real-time signals for
 /// itself; real-time signals queue and carry the overrun count, `signal(7)`).
-pub fn timer_signal() -> libc::c_int {
+pub(crate) fn timer_signal() -> libc::c_int {
     libc::SIGRTMIN() + 4
 }
 

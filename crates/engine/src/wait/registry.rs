@@ -75,13 +75,13 @@ impl MethodKind {
     }
 
     /// The kernel call that makes the method, with its manual section (for messages).
-    pub fn kernel_call(self) -> &'static str {
+    pub(crate) fn kernel_call(self) -> &'static str {
         self.descriptor().kernel_call
     }
 
     /// The one clock the method's kernel timer runs on, for methods whose call takes no
     /// clock; `None` for methods that take the run's clock.
-    pub fn fixed_clock(self) -> Option<ClockId> {
+    pub(crate) fn fixed_clock(self) -> Option<ClockId> {
         self.descriptor().fixed_clock
     }
 

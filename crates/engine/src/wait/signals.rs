@@ -4,7 +4,7 @@
 use std::io;
 
 /// A set holding only `sig`.
-pub fn set_of(sig: libc::c_int) -> libc::sigset_t {
+pub(crate) fn set_of(sig: libc::c_int) -> libc::sigset_t {
     // SAFETY: sigemptyset initialises the zeroed set; sigaddset adds a valid signal number.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -18,7 +18,7 @@ pub fn set_of(sig: libc::c_int) -> libc::sigset_t {
 ///
 /// # Errors
 /// The error of `pthread_sigmask` (an invalid signal number).
-pub fn block(sig: libc::c_int) -> io::Result<libc::sigset_t> {
+pub(crate) fn block(sig: libc::c_int) -> io::Result<libc::sigset_t> {
     let set = set_of(sig);
     // SAFETY: both sets are valid; `old` is written by the call.
     unsafe {
@@ -31,7 +31,7 @@ pub fn block(sig: libc::c_int) -> io::Result<libc::sigset_t> {
 }
 
 /// Restores a mask saved by [`block`] in the calling thread.
-pub fn restore(old: &libc::sigset_t) {
+pub(crate) fn restore(old: &libc::sigset_t) {
     // SAFETY: `old` is a valid set; the previous mask is not wanted.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };
 }
@@ -39,7 +39,7 @@ pub fn restore(old: &libc::sigset_t) {
 /// Takes every pending instance of `sig` (directed at this thread or at the process) without
 /// waiting, so that unblocking it afterwards cannot run its default action. `sig` must be
 /// blocked in the calling thread.
-pub fn drain(sig: libc::c_int) {
+pub(crate) fn drain(sig: libc::c_int) {
     let set = set_of(sig);
     let zero = libc::timespec {
         tv_sec: 0,
@@ -51,7 +51,7 @@ pub fn drain(sig: libc::c_int) {
 }
 
 /// The calling thread's mask with `sig` removed (for `sigsuspend(2)`).
-pub fn current_mask_without(sig: libc::c_int) -> libc::sigset_t {
+pub(crate) fn current_mask_without(sig: libc::c_int) -> libc::sigset_t {
     // SAFETY: a null new set only reads the current mask into `cur`.
     unsafe {
         let mut cur: libc::sigset_t = std::mem::zeroed();

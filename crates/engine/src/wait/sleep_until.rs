@@ -30,7 +30,7 @@ use std::io;
 /// `tv_nsec` outside 0..10⁹; `ENOTSUP` where the kernel does not support sleeping on the
 /// clock (`clock_nanosleep(2)`).
 #[inline(always)]
-pub fn sleep_until(clock: libc::clockid_t, expiry: &libc::timespec) -> io::Result<()> {
+pub(crate) fn sleep_until(clock: libc::clockid_t, expiry: &libc::timespec) -> io::Result<()> {
     #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
     {
         // SAFETY: `expiry` is a valid timespec with the kernel's layout on 64-bit Linux;

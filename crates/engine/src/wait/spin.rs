@@ -42,7 +42,7 @@ impl SpinClock for KernelClock {
 /// Decides when a spin naps: every `every`-th clock reading that is still before the expiry
 /// (the Cpp-Periodic-Task README's `step_sleep`). The count runs on across waits.
 #[derive(Debug, Clone, Default)]
-pub struct NapCounter {
+pub(crate) struct NapCounter {
     every: u32,
     count: u32,
     naps: u64,
@@ -50,7 +50,7 @@ pub struct NapCounter {
 
 impl NapCounter {
     /// Naps after every `every` readings before the expiry; `None` or `Some(0)`: never.
-    pub fn new(every: Option<u32>) -> Self {
+    pub(crate) fn new(every: Option<u32>) -> Self {
         NapCounter {
             every: every.unwrap_or(0),
             count: 0,
@@ -60,7 +60,7 @@ impl NapCounter {
 
     /// Counts one reading that was still before the expiry; true when a nap is due now.
     #[inline]
-    pub fn tick(&mut self) -> bool {
+    pub(crate) fn tick(&mut self) -> bool {
         if self.every == 0 {
             return false;
         }
@@ -75,7 +75,7 @@ impl NapCounter {
     }
 
     /// Naps taken so far.
-    pub fn naps(&self) -> u64 {
+    pub(crate) fn naps(&self) -> u64 {
         self.naps
     }
 }
@@ -97,7 +97,7 @@ pub struct Spin {
 /// # Errors
 /// The error of a nap ([`io::ErrorKind::Interrupted`] when a signal cut it short).
 #[inline]
-pub fn spin_until<C: SpinClock + ?Sized>(
+pub(crate) fn spin_until<C: SpinClock + ?Sized>(
     clock: &C,
     expiry: Nanos,
     naps: &mut NapCounter,
