@@ -2,11 +2,11 @@
 //!
 //! A wake-up is an *overrun* when it happens after the next expiry (`woke > next`), as in
 //! cyclictest, which advances `next += interval` while `now > next` and drops those periods
-//! silently. tickscope counts every grid point that passed before the thread woke as a missed
-//! period, and then either skips to the first future grid point ([`OverrunPolicy::Skip`],
-//! cyclictest's behaviour), wakes once for each missed expiry ([`OverrunPolicy::CatchUp`]), or
+//! silently. tickscope counts every grid point that passed before the thread woke as an
+//! overrun, and then either skips to the first future grid point ([`OverrunPolicy::Skip`],
+//! cyclictest's behaviour), wakes once for each passed expiry ([`OverrunPolicy::CatchUp`]), or
 //! moves the grid so that the next expiry is one period after the late wake-up
-//! ([`OverrunPolicy::Relative`]). Every policy counts the same missed periods for the same
+//! ([`OverrunPolicy::Relative`]). Every policy counts the same overruns for the same
 //! wake-up times: each grid point is counted at most once.
 
 use crate::time::{to_timespec, Nanos, NS_PER_SEC};
@@ -19,7 +19,7 @@ pub enum OverrunPolicy {
     /// Continue at the first grid point after the wake-up (cyclictest's behaviour).
     #[default]
     Skip,
-    /// Wake for every missed grid point in turn (they return at once, late).
+    /// Wake for every passed grid point in turn (they return at once, late).
     CatchUp,
     /// Move the grid: the next expiry is one period after the late wake-up, and the grid
     /// goes on from there (OROCOS RTT and FreeRTOS `vTaskDelay` behave like this after an
@@ -51,7 +51,7 @@ pub struct Grid {
     expiry: Nanos,
     expiry_ts: libc::timespec,
     period_ts: libc::timespec,
-    missed_through: Nanos,
+    overruns_through: Nanos,
     policy: OverrunPolicy,
 }
 
@@ -67,7 +67,7 @@ impl Grid {
             expiry: first_expiry,
             expiry_ts: to_timespec(first_expiry),
             period_ts: to_timespec(period),
-            missed_through: first_expiry,
+            overruns_through: first_expiry,
             policy,
         }
     }
@@ -115,9 +115,9 @@ impl Grid {
     fn advance_late(&mut self, woke: Nanos, next: Nanos) -> u64 {
         // The last grid point strictly before `woke`; it is at or after `next`.
         let last_passed = self.expiry + (woke - self.expiry - 1) / self.period * self.period;
-        let counted_from = self.missed_through.max(self.expiry);
-        let missed = if last_passed > counted_from {
-            self.missed_through = last_passed;
+        let counted_from = self.overruns_through.max(self.expiry);
+        let overruns = if last_passed > counted_from {
+            self.overruns_through = last_passed;
             ((last_passed - counted_from) / self.period) as u64
         } else {
             0
@@ -128,7 +128,7 @@ impl Grid {
             OverrunPolicy::Relative => woke + self.period,
         };
         self.expiry_ts = to_timespec(self.expiry);
-        missed
+        overruns
     }
 }
 
@@ -206,31 +206,31 @@ mod tests {
             }
         }
 
-        /// Skip: every grid point is either woken for or counted as missed, never both.
+        /// Skip: every grid point is either woken for or counted as an overrun, never both.
         #[test]
         fn skip_accounts_for_every_grid_point(delays in proptest::collection::vec(0i64..450, 1..60)) {
             let mut g = Grid::new(0, 100, OverrunPolicy::Skip);
-            let (mut missed, mut last) = (0u64, 0);
+            let (mut overruns, mut last) = (0u64, 0);
             for &d in &delays {
                 let woke = (g.expiry() + d).max(last);
-                missed += g.advance(woke);
+                overruns += g.advance(woke);
                 last = woke;
             }
-            prop_assert_eq!(delays.len() as u64 + missed, (g.expiry() / 100) as u64);
+            prop_assert_eq!(delays.len() as u64 + overruns, (g.expiry() / 100) as u64);
         }
 
         /// Catch-up: every grid point is woken for; no grid point is counted twice.
         #[test]
         fn catch_up_wakes_for_every_grid_point(delays in proptest::collection::vec(0i64..450, 1..60)) {
             let mut g = Grid::new(0, 100, OverrunPolicy::CatchUp);
-            let (mut missed, mut last) = (0u64, 0);
+            let (mut overruns, mut last) = (0u64, 0);
             for &d in &delays {
                 let woke = (g.expiry() + d).max(last);
-                missed += g.advance(woke);
+                overruns += g.advance(woke);
                 last = woke;
             }
             prop_assert_eq!(delays.len() as u64, (g.expiry() / 100) as u64);
-            prop_assert!(missed <= (last / 100) as u64);
+            prop_assert!(overruns <= (last / 100) as u64);
         }
     }
 }

@@ -135,14 +135,14 @@ fn a_stall_is_counted_as_missed_periods_by_both_policies() {
     let mut script = vec![1_000; 100];
     script[99] = 3 * MS + MS / 2;
     let (skip, _, _) = run_mock(script.clone(), params(1_000, OverrunPolicy::Skip));
-    let skip_missed: u64 = skip.iter().map(|w| w.overruns).sum();
-    assert_eq!(skip_missed, 3 * 10);
+    let skip_overruns: u64 = skip.iter().map(|w| w.overruns).sum();
+    assert_eq!(skip_overruns, 3 * 10);
     // Skip: 1000 wake-ups plus 30 skipped expiries span 1030 grid points: 2 windows.
     assert_eq!(skip.iter().map(|w| w.samples()).sum::<u64>(), 1_000);
 
     let (catch_up, _, _) = run_mock(script, params(1_000, OverrunPolicy::CatchUp));
-    let cu_missed: u64 = catch_up.iter().map(|w| w.overruns).sum();
-    assert_eq!(cu_missed, 30);
+    let cu_overruns: u64 = catch_up.iter().map(|w| w.overruns).sum();
+    assert_eq!(cu_overruns, 30);
     // Catch-up wakes for every expiry, so the latencies after a stall are late too.
     let max_after: i64 = catch_up[0].latency.max().unwrap();
     assert_eq!(max_after, 3 * MS + MS / 2);
@@ -246,7 +246,7 @@ fn busy_and_hybrid_run_the_loop_on_virtual_time_without_allocating() {
         .map(|w| w.latency_hist.len() - w.latency_hist.negative_count())
         .sum();
     assert_eq!(not_early, 3_050);
-    let r = hybrid.report().margin.unwrap();
+    let r = hybrid.observations().margin.unwrap();
     // The 300 µs overshoots (0.2 %) are late and raise the margin for a moment, but stay
     // below the percentile: after the next update the margin is back on 20 µs.
     assert_eq!(r.final_ns, 20_000 + 5_000 + 2_000);

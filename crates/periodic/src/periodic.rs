@@ -393,7 +393,7 @@ impl Periodic {
             } else {
                 0.0
             },
-            method: self.method.report(),
+            method: self.method.observations(),
         }
     }
 

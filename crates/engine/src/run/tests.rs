@@ -79,12 +79,12 @@ fn a_late_wake_up_misses_periods_and_the_counts_add_up() {
     assert_eq!(
         t.samples + t.overruns,
         2000,
-        "every expiry is woken for or missed"
+        "every expiry is woken for or counted as an overrun"
     );
     assert_eq!(
         t.overruns,
         2 * (t.samples / 100),
-        "two missed per late wake-up"
+        "two overruns per late wake-up"
     );
     assert_eq!(t.latency_ns.as_ref().unwrap().max, 2_500_000);
 }

@@ -118,7 +118,7 @@ pub(super) fn worker_thread(
         ),
     };
     let cpu1 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
-    let report = method.report();
+    let report = method.observations();
     drop(method);
     drop(guards);
     WorkerEnd {

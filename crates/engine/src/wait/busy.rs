@@ -80,7 +80,7 @@ impl<C: SpinClock + Send> WakeMethod for Busy<C> {
         "clock_gettime spin"
     }
 
-    fn report(&self) -> MethodObservations {
+    fn observations(&self) -> MethodObservations {
         MethodObservations {
             naps: Some(self.naps.naps()),
             ..MethodObservations::default()
@@ -99,7 +99,7 @@ mod tests {
         assert_eq!(b.wait(1_000, 0).unwrap(), 1_000);
         assert_eq!(b.wait(2_000, 1_000).unwrap(), 2_000);
         assert_eq!(b.wait(2_030, 2_000).unwrap(), 2_040);
-        assert_eq!(b.report().naps, Some(0));
+        assert_eq!(b.observations().naps, Some(0));
     }
 
     #[test]

@@ -102,9 +102,9 @@ impl<C: SpinClock + Send> WakeMethod for Hybrid<C> {
         "clock_nanosleep(TIMER_ABSTIME) + clock_gettime spin"
     }
 
-    fn report(&self) -> MethodObservations {
+    fn observations(&self) -> MethodObservations {
         MethodObservations {
-            margin: Some(self.tuner.report()),
+            margin: Some(self.tuner.stats()),
             ..MethodObservations::default()
         }
     }
@@ -143,7 +143,7 @@ mod tests {
         let mut h = Hybrid::with_clock(MockTimebase::new(0, 50, vec![30 * US]), Margin::Auto);
         let lat = run(&mut h, 2_000);
         assert!(lat.iter().all(|&l| (0..50).contains(&l)), "{lat:?}");
-        let r = h.report().margin.unwrap();
+        let r = h.observations().margin.unwrap();
         assert_eq!(r.calibrated_ns, Some(30 * US + 30 * US / 4 + 2 * US));
         assert_eq!((r.sleeps, r.overshot), (2_000, 0));
         assert_eq!(h.margin(), r.final_ns);
@@ -158,7 +158,7 @@ mod tests {
         let late: Vec<Nanos> = lat.iter().copied().filter(|&l| l >= 50).collect();
         // Every 100th sleep ends 200 µs after the target, 100 µs after the expiry.
         assert_eq!(late, vec![100 * US; 10]);
-        let r = h.report().margin.unwrap();
+        let r = h.observations().margin.unwrap();
         assert_eq!((r.overshot, r.max_overshoot_ns), (10, 200 * US));
     }
 
@@ -182,6 +182,6 @@ mod tests {
         // Catch-up: the expiry is long past; the wait returns after one sleep and one reading.
         let woke = h.wait(MS, 3 * MS).unwrap();
         assert_eq!(woke, 3 * MS + 5 * US);
-        assert_eq!(h.report().margin.unwrap().sleeps, 0);
+        assert_eq!(h.observations().margin.unwrap().sleeps, 0);
     }
 }

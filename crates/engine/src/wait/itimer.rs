@@ -268,7 +268,7 @@ impl WakeMethod for Itimer {
         NS_PER_US
     }
 
-    fn report(&self) -> super::MethodObservations {
+    fn observations(&self) -> super::MethodObservations {
         super::MethodObservations {
             signals_forwarded: Some(FORWARDED.load(Ordering::Relaxed)),
             ..super::MethodObservations::default()

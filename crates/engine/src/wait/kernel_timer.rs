@@ -10,7 +10,7 @@
 //! The engine's grid rule ([`crate::grid`]) decides which expiry the thread waits for next,
 //! and both rules agree only if the method remembers which expiries the kernel has already
 //! reported. [`Fired`] does: a wait for an expiry the kernel already reported returns at
-//! once (that is how `--overrun catch-up` wakes once per missed expiry), and a notification
+//! once (that is how `--overrun catch-up` wakes once per passed expiry), and a notification
 //! for an expiry before the one waited for — possible under `--overrun skip` when a grid
 //! point passes between the notification and the clock read — is consumed and waited past,
 //! never returned as an early wake-up. The overruns are counted by the engine either

@@ -308,7 +308,7 @@ impl MarginTuner {
     }
 
     /// What the margin was so far.
-    pub(crate) fn report(&self) -> MarginStats {
+    pub(crate) fn stats(&self) -> MarginStats {
         MarginStats {
             mode: if self.auto { "auto" } else { "fixed" }.into(),
             initial_ns: self.initial,
@@ -389,12 +389,12 @@ mod tests {
             t.observe(10 * US + (k % 10) as Nanos * US);
         }
         assert_eq!(t.margin(), 200 * US);
-        assert_eq!(t.report().calibrated_ns, None);
+        assert_eq!(t.stats().calibrated_ns, None);
         t.observe(10 * US);
         // Overshoots 10..=19 µs: p99.5 is 19 µs → 19 + 4.75 + 2 µs.
         let expected = 19 * US + 19 * US / 4 + GUARD_NS;
         assert_eq!(t.margin(), expected);
-        assert_eq!(t.report().calibrated_ns, Some(expected));
+        assert_eq!(t.stats().calibrated_ns, Some(expected));
     }
 
     #[test]
@@ -411,13 +411,13 @@ mod tests {
             t.observe(80 * US);
         }
         assert_eq!(t.margin(), 80 * US + 20 * US + GUARD_NS);
-        assert_eq!(t.report().overshot, 2);
+        assert_eq!(t.stats().overshot, 2);
         // Quiet again: after a full window of quiet sleeps the margin comes back down.
         for _ in 0..WINDOW {
             t.observe(20 * US);
         }
         assert_eq!(t.margin(), quiet);
-        let r = t.report();
+        let r = t.stats();
         // The warm-up's 200 µs is the largest margin used.
         assert_eq!((r.min_ns, r.max_ns), (quiet, 200 * US));
         assert_eq!(r.max_overshoot_ns, 80 * US);
@@ -435,7 +435,7 @@ mod tests {
             }
         }
         assert_eq!(t.margin(), quiet);
-        let r = t.report();
+        let r = t.stats();
         assert_eq!(r.overshot, 8);
         // The warm-up's 200 µs is the largest margin used.
         assert_eq!(r.max_ns, 200 * US);
@@ -450,7 +450,7 @@ mod tests {
             t.observe(if k % 32 == 0 { 3 * MS } else { 30 * US });
         }
         assert_eq!(t.margin(), 30 * US + 30 * US / 4 + GUARD_NS);
-        let r = t.report();
+        let r = t.stats();
         assert_eq!((r.overshot, r.max_overshoot_ns), (128, 3 * MS));
         // Only stalls: spinning would catch none of them; the hybrid sleeps almost to the
         // expiry and keeps measuring.
@@ -472,7 +472,7 @@ mod tests {
         for _ in 0..100 {
             t.observe(200 * US);
         }
-        assert_eq!(t.report().overshot, 4);
+        assert_eq!(t.stats().overshot, 4);
         assert_eq!(t.margin(), 200 * US + 50 * US + GUARD_NS);
     }
 
@@ -493,7 +493,7 @@ mod tests {
         for k in 0..3 * WINDOW {
             t.observe(if k % 100 == 0 { 70 * US } else { 10 * US });
         }
-        let r = t.report();
+        let r = t.stats();
         assert_eq!(t.margin(), 50 * US);
         assert_eq!(r.mode, "fixed");
         assert_eq!(

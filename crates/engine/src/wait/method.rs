@@ -64,7 +64,7 @@ pub trait WakeMethod: Send {
 
     /// What the method itself observed over the run (the hybrid's margin, the busy-wait's
     /// naps, a kernel timer's own overrun count). Called after the measuring loop.
-    fn report(&self) -> MethodObservations {
+    fn observations(&self) -> MethodObservations {
         MethodObservations::default()
     }
 }

@@ -128,7 +128,7 @@ impl WakeMethod for PosixTimer {
         "timer_settime(TIMER_ABSTIME, SIGEV_THREAD_ID) + sigwaitinfo"
     }
 
-    fn report(&self) -> MethodObservations {
+    fn observations(&self) -> MethodObservations {
         MethodObservations {
             timer_overruns: self.fired.as_ref().map(Fired::overruns),
             ..MethodObservations::default()

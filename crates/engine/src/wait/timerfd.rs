@@ -127,7 +127,7 @@ impl WakeMethod for Timerfd {
         "timerfd_settime(TFD_TIMER_ABSTIME, periodic) + read"
     }
 
-    fn report(&self) -> MethodObservations {
+    fn observations(&self) -> MethodObservations {
         MethodObservations {
             timer_overruns: self.fired.as_ref().map(Fired::overruns),
             ..MethodObservations::default()

@@ -29,7 +29,7 @@ pub(crate) struct RateGrid {
     /// Its expiry, `at(index)`.
     expiry: Nanos,
     /// Releases up to this index were already counted as overruns.
-    missed_through: u64,
+    overruns_through: u64,
     policy: OverrunPolicy,
 }
 
@@ -56,7 +56,7 @@ impl RateGrid {
             den,
             index: 0,
             expiry: first,
-            missed_through: 0,
+            overruns_through: 0,
             policy,
         }
     }
@@ -107,9 +107,9 @@ impl RateGrid {
         while last > self.index + 1 && self.at(last) >= woke {
             last -= 1;
         }
-        let counted_from = self.missed_through.max(self.index);
-        let missed = if last > counted_from {
-            self.missed_through = last;
+        let counted_from = self.overruns_through.max(self.index);
+        let overruns = if last > counted_from {
+            self.overruns_through = last;
             last - counted_from
         } else {
             0
@@ -121,12 +121,12 @@ impl RateGrid {
                 // Release `index` is taken to have been due at `woke`: the grid moves by the
                 // lateness, and release `index + 1` follows it by one period.
                 self.first += woke - self.at(self.index);
-                self.missed_through = self.index;
+                self.overruns_through = self.index;
                 self.index + 1
             }
         };
         self.expiry = self.at(self.index);
-        missed
+        overruns
     }
 }
 
@@ -259,20 +259,20 @@ mod tests {
             }
         }
 
-        /// Skip: every release is either started or counted as missed, never both.
+        /// Skip: every release is either started or counted as an overrun, never both.
         #[test]
         fn skip_accounts_for_every_release(
             f in 1i128..1000,
             delays in proptest::collection::vec(0i64..5_000_000_000, 1..60),
         ) {
             let mut g = RateGrid::new(0, S, f, OverrunPolicy::Skip);
-            let (mut missed, mut last) = (0u64, 0);
+            let (mut overruns, mut last) = (0u64, 0);
             for &d in &delays {
                 let woke = (g.expiry() + d).max(last);
-                missed += g.advance(woke);
+                overruns += g.advance(woke);
                 last = woke;
             }
-            prop_assert_eq!(delays.len() as u64 + missed, g.index());
+            prop_assert_eq!(delays.len() as u64 + overruns, g.index());
         }
     }
 }

@@ -464,7 +464,10 @@ impl<'a> Executive<'a> {
 
     /// What the wait method observed about itself (hybrid margin, busy-wait naps).
     pub fn method_report(&self) -> MethodObservations {
-        self.method.as_ref().map(|m| m.report()).unwrap_or_default()
+        self.method
+            .as_ref()
+            .map(|m| m.observations())
+            .unwrap_or_default()
     }
 
     /// The current time on the executive's clock, ns.
