@@ -939,18 +939,22 @@ Runs until SIGTERM or Ctrl-C (or -D, -l); every setting is restored on the way o
 /// The flags of `tickscope run` that `monitor` does not take: hidden from its help and
 /// completions, and refused ([`crate::cmd::monitor`]) with the reason.
 pub const MONITOR_REFUSES: &[(&str, &str)] = &[
-    ("rounds", "--rounds compares methods; monitor measures one method"),
     (
-        "tasks",
-        "--tasks is not supported yet (a later release measures task sets continuously); 'tickscope run --tasks' measures a task set once",
+        "rounds",
+        "--rounds compares methods; monitor measures one method",
     ),
     (
-        "tasks_file",
-        "--tasks-file is not supported yet (a later release measures task sets continuously); 'tickscope run --tasks-file' measures a task set once",
+        "load",
+        "--load runs beside a bounded measurement; use 'tickscope run --load'",
     ),
-    ("load", "--load runs beside a bounded measurement; use 'tickscope run --load'"),
-    ("load_cpus", "--load-cpus goes with --load; use 'tickscope run --load … --load-cpus'"),
-    ("csv", "--csv writes per-second windows, which monitor does not keep; use --hlog"),
+    (
+        "load_cpus",
+        "--load-cpus goes with --load; use 'tickscope run --load … --load-cpus'",
+    ),
+    (
+        "csv",
+        "--csv writes per-second windows, which monitor does not keep; use --hlog",
+    ),
 ];
 
 /// `--method`'s help for `monitor`: one method.
@@ -969,8 +973,6 @@ fn monitor_method_help() -> String {
 #[command(
     after_help = MONITOR_EXAMPLES,
     mut_arg("rounds", |a| a.hide(true)),
-    mut_arg("tasks", |a| a.hide(true)),
-    mut_arg("tasks_file", |a| a.hide(true)),
     mut_arg("load", |a| a.hide(true)),
     mut_arg("load_cpus", |a| a.hide(true)),
     mut_arg("csv", |a| a.hide(true)),
@@ -1010,7 +1012,12 @@ pub struct MonitorArgs {
 
     /// Export the wake-ups of this running program's periodic threads instead of
     /// tickscope's own (as `tickscope attach` measures them; needs root). Ends when it exits.
-    #[arg(long, value_name = "PID", help_heading = "Attach to a running program")]
+    #[arg(
+        long,
+        value_name = "PID",
+        help_heading = "Attach to a running program",
+        conflicts_with_all = ["tasks", "tasks_file"]
+    )]
     pub attach: Option<i32>,
 
     /// With --attach: export this thread only (repeatable). Default: every periodic thread,

@@ -66,7 +66,7 @@ mod strategy;
 
 pub use error::Error;
 pub use executive::{
-    Control, Executive, Plan, QueueKind, Release, StopHandle, Task, TaskId, TaskStats,
+    Completion, Control, Executive, Plan, QueueKind, Release, StopHandle, Task, TaskId, TaskStats,
 };
 pub use periodic::{Builder, Periodic, Stats, Tick, MAX_PERIOD_NS};
 pub use strategy::{Strategy, DEFAULT_SLEEP_EVERY};

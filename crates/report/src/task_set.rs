@@ -10,6 +10,7 @@
 //! field: `docs/result-schema.md`, section `tasks`.
 
 use serde::{Deserialize, Serialize};
+use tickscope_engine::histogram::HistogramBuckets;
 use tickscope_engine::result::LatencyStats;
 use tickscope_engine::time::Nanos;
 
@@ -67,6 +68,32 @@ pub struct TaskEntry {
     /// Execution time on the thread's CPU clock with its histogram; absent unless measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_ns: Option<LatencyStats>,
+}
+
+/// One finished window (one second) of one task, beside its thread's window statistics
+/// (latency, start intervals, overruns): what only a task has, for the sinks that export a
+/// task set as it runs ([`crate::sink::RunSink::task_window`]). Times in ns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskWindow {
+    /// The task's index in the set (its thread index).
+    pub task: usize,
+    /// Releases that ended in this window.
+    pub releases: u64,
+    /// Of those, releases that ended after expiry + deadline.
+    pub deadline_misses: u64,
+    /// Of those, releases that ran longer than the budget.
+    pub budget_overruns: u64,
+    /// Response times (end − expiry) of the window's releases, at HdrHistogram's resolution
+    /// (2 significant figures); `None` without releases.
+    pub response: Option<HistogramBuckets>,
+    /// The exact sum of those response times, ns.
+    pub response_sum_ns: i128,
+    /// Largest response time of the window; `None` without releases.
+    pub response_max_ns: Option<Nanos>,
+    /// Execution times on the thread's CPU clock, as `response`; `None` unless measured.
+    pub execution: Option<HistogramBuckets>,
+    /// The exact sum of those execution times: the task's CPU time in the window, ns.
+    pub execution_sum_ns: i128,
 }
 
 impl TaskSet {

@@ -8,7 +8,7 @@
 //! housekeeping CPUs ([`crate::housekeeping`]).
 
 use super::signals::stoppable;
-use super::sinks::sinks;
+use super::sinks::{file_sinks, sinks};
 use crate::cli::MonitorArgs;
 use crate::console;
 use crate::exit::Failure;
@@ -23,8 +23,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use tickscope_engine::setup::format_cpu_list;
 use tickscope_engine::time::NS_PER_SEC;
+use tickscope_report::sink::prometheus::tasks::{TaskInfo, TaskSink};
 use tickscope_report::sink::prometheus::{Exposition, PrometheusSink};
 use tickscope_report::Output;
+use tickscope_session::tasks::spec::TaskSpec;
 use tickscope_session::{Companion, Plan, Session};
 use tickscope_system::system;
 
@@ -36,8 +38,6 @@ pub(super) fn refuse_run_only_flags(args: &MonitorArgs) -> Result<(), Failure> {
     let r = &args.run;
     let given = |id: &str| match id {
         "rounds" => r.rounds.trim() != "1",
-        "tasks" => r.tasks.is_some(),
-        "tasks_file" => r.tasks_file.is_some(),
         "load" => r.load.is_some(),
         "load_cpus" => r.load_cpus.is_some(),
         "csv" => {
@@ -75,25 +75,30 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
     let until_stopped = args.run.duration.is_none() && args.run.loops.is_none();
     let placement = placement(args.run.housekeeping_cpus.as_deref(), &plan.config.cpus)
         .map_err(Failure::Usage)?;
+    if args.run.tasks.is_some() || args.run.tasks_file.is_some() {
+        let mut prepared = super::tasks::prepare(&args.run)?;
+        if until_stopped {
+            prepared.config.duration_ns = None;
+        }
+        let destinations = destinations(args)?;
+        let stop = stoppable();
+        let mut sinks = file_sinks(&args.run, false)?;
+        let infos: Vec<TaskInfo> = prepared.specs.iter().map(task_info).collect();
+        let (prom, expo) = TaskSink::new(&system::detect(), &prepared.config, &infos);
+        sinks.push(Box::new(prom));
+        let hk_cpus = housekeeping_cpus(&placement);
+        let endpoints = Endpoints::start(destinations, expo, every, hk_cpus)?;
+        let ran = super::tasks::run_prepared(&args.run, &prepared, sinks, &stop);
+        let ended = Box::new(endpoints).end().map_err(Failure::Runtime);
+        return ran.and(ended);
+    }
     let destinations = destinations(args)?;
     let stop = stoppable();
     let mut sinks = sinks(&args.run, false, &stop, false)?;
     let system = system::detect();
     let (prom, expo) = PrometheusSink::new(&system, &plan.config);
     sinks.insert(sinks.len() - 1, Box::new(prom));
-    let hk_cpus = match &placement.cpus {
-        Ok(cpus) => {
-            eprintln!(
-                "tickscope: housekeeping threads on CPUs {}",
-                format_cpu_list(cpus)
-            );
-            Some(cpus.clone())
-        }
-        Err(why) => {
-            eprintln!("tickscope: housekeeping threads not pinned: {why}");
-            None
-        }
-    };
+    let hk_cpus = housekeeping_cpus(&placement);
     let endpoints = Endpoints::start(destinations, expo, every, hk_cpus)?;
     let mut config = plan.config;
     if until_stopped {
@@ -109,6 +114,37 @@ pub fn execute(args: &MonitorArgs) -> Result<(), Failure> {
     session.companions = vec![Box::new(endpoints)];
     session.word_notes = crate::engine_errors::word_notes;
     outcome(session.run(sinks, &stop))
+}
+
+/// The CPUs of the HTTP and textfile threads, as said on stderr (`None`: not pinned).
+fn housekeeping_cpus(placement: &tickscope_session::Placement) -> Option<Vec<usize>> {
+    match &placement.cpus {
+        Ok(cpus) => {
+            eprintln!(
+                "tickscope: housekeeping threads on CPUs {}",
+                format_cpu_list(cpus)
+            );
+            Some(cpus.clone())
+        }
+        Err(why) => {
+            eprintln!("tickscope: housekeeping threads not pinned: {why}");
+            None
+        }
+    }
+}
+
+/// A task as its metrics label and describe it.
+fn task_info(s: &TaskSpec) -> TaskInfo {
+    let t = &s.task;
+    TaskInfo {
+        name: t.display_name(),
+        period_ns: t.period_ns(),
+        deadline_ns: t.deadline_ns(),
+        budget_ns: t.budget_ns(),
+        work_ns: s.work_ns,
+        priority: t.priority_value(),
+        overrun: t.overrun_policy().name().to_string(),
+    }
 }
 
 /// `--textfile-interval`, checked with `--no-listen` (which needs `--textfile`).

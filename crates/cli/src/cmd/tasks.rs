@@ -14,25 +14,35 @@ use super::signals::stoppable;
 use crate::cli::RunArgs;
 use crate::exit::Failure;
 use crate::options::run_plan;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tickscope::Strategy;
 use tickscope_engine::run::{RunConfig, SecondWindows};
 use tickscope_engine::time::NS_PER_SEC;
 use tickscope_report::executive::{plan_text, tasks_table};
+use tickscope_report::sink::RunSink;
 use tickscope_report::units::ns_i;
 use tickscope_session::tasks::file::parse_task_file_to_run;
-use tickscope_session::tasks::spec::parse_tasks_to_run;
+use tickscope_session::tasks::spec::{parse_tasks_to_run, TaskSpec};
 use tickscope_session::tasks::{self, Outputs, Ready, TasksError};
 
-/// Runs the executive over `--tasks` with the other flags of `args`
-/// ([`tickscope_session::tasks::run`]), printing a line per task every second, then the
-/// tasks' table; the files asked for (`--json`, `--csv`, `--hlog`, `--histogram-file`,
-/// `--samples`) are written as for a single-rate run, task `i` as thread `i`.
+/// A task set and what runs it, checked before anything runs.
+pub struct Prepared {
+    /// The tasks, in the order given.
+    pub specs: Vec<TaskSpec>,
+    /// The executive's strategy (from `--method`).
+    pub strategy: Strategy,
+    /// The run's settings; its nominal period is the shortest task's, its duration 10 s
+    /// when neither `-D` nor `-l` is given.
+    pub config: RunConfig,
+}
+
+/// The task set of `args` (`--tasks` or `--tasks-file`) with the settings that run it.
 ///
 /// # Errors
-/// [`Failure::Usage`] for a bad `--tasks` list, a flag that does not apply to one thread,
-/// an output that cannot be written, or a setting that cannot be applied;
-/// [`Failure::Runtime`] when a wait fails or a file cannot be finished.
-pub fn execute(args: &RunArgs) -> Result<(), Failure> {
+/// [`Failure::Usage`] for a bad list or file, `--load`, `--debug-mock`, `--explain`,
+/// several methods or rounds, several CPUs, or a method the executive has no strategy for.
+pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
     let specs = match (&args.tasks, &args.tasks_file) {
         (_, Some(path)) => {
             let (text, shown) = read_task_file(path)?;
@@ -51,6 +61,13 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     if args.debug_mock.is_some() {
         return Err(Failure::Usage(
             "--tasks runs on the real clock; drop --debug-mock".into(),
+        ));
+    }
+    if args.explain.explain.is_some() || !args.explain.on_late.is_empty() {
+        return Err(Failure::Usage(
+            "--tasks does not trace: drop --explain/--on-late, or explain a single-rate run \
+             at the shortest task's period"
+                .into(),
         ));
     }
     let plan = run_plan(args).map_err(Failure::Usage)?;
@@ -74,17 +91,55 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     })?;
     // The document's nominal period is the shortest task's (the interval flags do not
     // apply to a task set).
-    let cfg = &RunConfig {
+    let config = RunConfig {
         period_ns: specs
             .iter()
             .map(|s| s.task.period_ns())
             .min()
             .unwrap_or(cfg.period_ns),
+        duration_ns: match cfg.loops {
+            Some(_) => cfg.duration_ns,
+            None => cfg.duration_ns.or(Some(10 * NS_PER_SEC)),
+        },
         ..cfg.clone()
     };
+    Ok(Prepared {
+        specs,
+        strategy,
+        config,
+    })
+}
+
+/// Runs the executive over `--tasks` with the other flags of `args`
+/// ([`tickscope_session::tasks::run`]), printing a line per task every second, then the
+/// tasks' table; the files asked for (`--json`, `--csv`, `--hlog`, `--histogram-file`,
+/// `--samples`) are written as for a single-rate run, task `i` as thread `i`.
+///
+/// # Errors
+/// [`Failure::Usage`] for a bad `--tasks` list, a flag that does not apply to one thread,
+/// an output that cannot be written, or a setting that cannot be applied;
+/// [`Failure::Runtime`] when a wait fails or a file cannot be finished.
+pub fn execute(args: &RunArgs) -> Result<(), Failure> {
+    let prepared = prepare(args)?;
     let sinks = super::sinks::file_sinks(args, false)?;
+    run_prepared(args, &prepared, sinks, &stoppable())
+}
+
+/// Runs `p` with `sinks` (each task's files, or `monitor`'s metrics) until its end or
+/// `stop`, printing unless `-q` a line per task every second, then the tasks' table.
+///
+/// # Errors
+/// [`Failure::Usage`] for a setting that cannot be applied; [`Failure::Runtime`] when a
+/// wait fails or an output cannot be finished.
+pub fn run_prepared(
+    args: &RunArgs,
+    p: &Prepared,
+    sinks: Vec<Box<dyn RunSink>>,
+    stop: &Arc<AtomicBool>,
+) -> Result<(), Failure> {
+    let cfg = &p.config;
     let system = tickscope_system::system::detect();
-    let names: Vec<String> = specs.iter().map(|s| s.task.display_name()).collect();
+    let names: Vec<String> = p.specs.iter().map(|s| s.task.display_name()).collect();
     let quiet = args.quiet;
     let mut on_window = |w: &SecondWindows| {
         if !quiet {
@@ -99,12 +154,11 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
         command_line: Some(std::env::args_os().collect()),
         on_window: &mut on_window,
     };
-    let stop = stoppable();
     let finished = tasks::run(
-        &specs,
-        strategy,
+        &p.specs,
+        p.strategy,
         cfg,
-        &stop,
+        stop,
         &mut |r| header(r, cfg, args.quiet),
         &mut outputs,
     )
@@ -116,7 +170,9 @@ pub fn execute(args: &RunArgs) -> Result<(), Failure> {
     for note in &finished.notes {
         crate::console::line(note);
     }
-    if stop.load(Ordering::Relaxed) && !crate::console::stdout_closed() {
+    // Stopping is how a monitor ends; a run with an end was cut short.
+    let has_end = cfg.duration_ns.is_some() || cfg.loops.is_some();
+    if has_end && stop.load(Ordering::Relaxed) && !crate::console::stdout_closed() {
         eprintln!("tickscope: interrupted; the tables cover the run until then");
     }
     match finished.failures.is_empty() {
@@ -155,7 +211,6 @@ fn header(r: &Ready<'_>, cfg: &RunConfig, quiet: bool) {
     if quiet {
         return;
     }
-    let duration = cfg.duration_ns.unwrap_or(10 * NS_PER_SEC);
     crate::console::line(format!(
         "tickscope {} — {} tasks in one thread, {} strategy, CLOCK_{}, {}, {}",
         env!("CARGO_PKG_VERSION"),
@@ -163,9 +218,10 @@ fn header(r: &Ready<'_>, cfg: &RunConfig, quiet: bool) {
         r.strategy.name(),
         cfg.clock.name().to_uppercase(),
         r.policy,
-        match cfg.loops {
-            Some(n) => format!("{n} releases"),
-            None => format!("{:.1} s", duration as f64 / 1e9),
+        match (cfg.loops, cfg.duration_ns) {
+            (Some(n), _) => format!("{n} releases"),
+            (None, Some(d)) => format!("{:.1} s", d as f64 / 1e9),
+            (None, None) => "until stopped".to_string(),
         }
     ));
     let plan = plan_text(&plan_view(r.tasks, &tickscope::Plan::of(r.tasks)));

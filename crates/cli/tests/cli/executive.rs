@@ -352,10 +352,7 @@ fn task_set_files_plan_and_run_and_bad_ones_are_one_line() {
             vec!["plan", "--tasks", "1ms", "--tasks-file", example],
             "cannot be used",
         ),
-        (
-            vec!["monitor", "--tasks-file", example, "-D", "1s"],
-            "not supported yet",
-        ),
+        (vec!["monitor", "--tasks-file", &bad, "-D", "1s"], "no work"),
     ] {
         let out = tickscope().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

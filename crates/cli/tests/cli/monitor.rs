@@ -80,7 +80,6 @@ fn monitor_help_has_only_its_flags_and_refuses_runs() {
     let text = String::from_utf8_lossy(&help.stdout);
     for absent in [
         "--rounds <",
-        "--tasks <",
         "--load <",
         "--csv <",
         "Default 10s",
@@ -93,7 +92,7 @@ fn monitor_help_has_only_its_flags_and_refuses_runs() {
         );
     }
     assert!(
-        text.contains("Default: run until SIGTERM or Ctrl-C"),
+        text.contains("Default: run until SIGTERM or Ctrl-C") && text.contains("--tasks <"),
         "{text}"
     );
     let examples: Vec<&str> = text
@@ -109,8 +108,8 @@ fn monitor_help_has_only_its_flags_and_refuses_runs() {
     );
     for (args, said) in [
         (
-            &["monitor", "--tasks", "1ms"][..],
-            "--tasks is not supported yet",
+            &["monitor", "--tasks", "1ms:50us"][..],
+            "has a budget (50.0 µs) and no work",
         ),
         (&["monitor", "--rounds", "2"][..], "--rounds"),
         (&["monitor", "--load", "cpu"][..], "--load"),
@@ -694,4 +693,154 @@ fn monitor_explain_cause_counters_add_up() {
         "unexplained",
     ];
     assert!(causes.iter().all(|c| closed.contains(c)), "{causes:?}");
+}
+
+/// The value of `name{…task="<task>"…}` in Prometheus text (the first such sample).
+fn task_value(text: &str, name: &str, task: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(&format!("{name}{{")) && l.contains(&format!("task=\"{task}\"")))
+        .and_then(|l| l.rsplit_once(' ')?.1.parse().ok())
+}
+
+/// `monitor --tasks`: one series per task with a `task` label; releases, latency, response
+/// and execution counts agree (all from the same finished windows), work shows as CPU time.
+#[test]
+fn monitor_tasks_exports_per_task_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let textfile = dir.path().join("tasks.prom");
+    let out = Command::new(bin())
+        .args(["monitor", "-q", "-D", "3s", "--no-pm-qos"])
+        .args(["--tasks", "1ms:work=50us,2.5ms:work=200us,10ms:name=log"])
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--textfile"])
+        .arg(&textfile)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&textfile).unwrap();
+    for task in ["1ms", "2.5ms", "log"] {
+        let v = |name: &str| {
+            task_value(&text, name, task).unwrap_or_else(|| panic!("{name} {task}\n{text}"))
+        };
+        let releases = v("tickscope_task_releases_total");
+        assert!(releases > 0.0, "{task}");
+        for family in [
+            "tickscope_task_release_latency_seconds_count",
+            "tickscope_task_response_seconds_count",
+            "tickscope_task_execution_seconds_count",
+        ] {
+            assert_eq!(v(family), releases, "{family} {task}");
+        }
+        // Response = latency + execution (+ the clock reads between them): never below.
+        assert!(
+            v("tickscope_task_response_seconds_sum")
+                >= v("tickscope_task_release_latency_seconds_sum"),
+            "{task}"
+        );
+        assert!(v("tickscope_task_deadline_misses_total") <= releases);
+        assert_eq!(
+            v("tickscope_task_cpu_seconds_total"),
+            v("tickscope_task_execution_seconds_sum"),
+            "{task}"
+        );
+    }
+    // The tasks with work use the CPU for it; releases of the 1 ms task outnumber the 10 ms
+    // task's (structure, not timing: both ran for the same windows).
+    let cpu = |t| task_value(&text, "tickscope_task_cpu_seconds_total", t).unwrap();
+    assert!(
+        cpu("2.5ms") > cpu("log") && cpu("1ms") > cpu("log"),
+        "{text}"
+    );
+    let rel = |t| task_value(&text, "tickscope_task_releases_total", t).unwrap();
+    assert!(
+        rel("1ms") > rel("2.5ms") && rel("2.5ms") > rel("log"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"task="2.5ms",work_seconds="0.0002"} 1"#),
+        "tickscope_task_info\n{text}"
+    );
+}
+
+/// A real Prometheus scrapes `monitor --tasks`: the per-task series are there by task, and
+/// a per-task quantile comes out of the response-time histogram.
+#[test]
+fn prometheus_scrapes_per_task_series() {
+    let Some(prometheus) = which("prometheus") else {
+        eprintln!("skipping prometheus_scrapes_per_task_series: the 'prometheus' binary is not installed (Debian package prometheus)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (tport, pport) = (free_port(), free_port());
+    let monitor = Command::new(bin())
+        .args(["monitor", "-q", "--no-pm-qos"])
+        .args(["--tasks", "1ms:work=50us,2.5ms:work=200us,10ms:name=log"])
+        .args(["--listen", &format!("127.0.0.1:{tport}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut monitor = Killed(monitor);
+    wait_for(tport, "/healthz");
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tickscope\n    \
+             static_configs:\n      - targets: ['127.0.0.1:{tport}']\n"
+        ),
+    )
+    .unwrap();
+    let prom = Command::new(prometheus)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{pport}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _prom = Killed(prom);
+    wait_for(pport, "/-/ready");
+    // Until Prometheus has scraped a window with releases of every task (bounded).
+    let start = Instant::now();
+    let by_task = loop {
+        let body = wait_for(
+            pport,
+            "/api/v1/query?query=sum%20by%20(task)(tickscope_task_releases_total)%3E0",
+        );
+        // (Not JSON while Prometheus is still starting its query engine: ask again.)
+        let json: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        let mut tasks: Vec<String> = json["data"]["result"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["metric"]["task"].as_str().map(str::to_string))
+            .collect();
+        tasks.sort();
+        if tasks.len() == 3 {
+            break tasks;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{body}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(by_task, ["1ms", "2.5ms", "log"]);
+    // The 2.5 ms task's median response: its 200 µs of work at least (a structure, not a
+    // timing bound: the work spins until 200 µs have passed on the clock).
+    let p50 = prom_query(
+        pport,
+        "histogram_quantile(0.5,sum%20by%20(le)(tickscope_task_response_seconds_bucket%7Btask%3D%222.5ms%22%7D))",
+    );
+    assert!(p50 >= 100e-6, "p50 {p50}");
+    let misses = prom_query(pport, "count(tickscope_task_deadline_misses_total)");
+    assert_eq!(misses, 3.0);
+    // SAFETY: the pid is our own child's.
+    unsafe { libc::kill(monitor.0.id() as i32, libc::SIGTERM) };
+    assert!(monitor.0.wait().unwrap().success());
 }

@@ -32,4 +32,4 @@ mod tests;
 pub use plan::{Coincidence, Plan, PlanTask, MAX_HYPERPERIOD_NS, MAX_PLAN_RELEASES};
 pub use record::TaskStats;
 pub use run::{Executive, QueueKind, StopHandle, MAX_TASKS};
-pub use task::{Control, Release, Task, TaskId};
+pub use task::{Completion, Control, Release, Task, TaskId};

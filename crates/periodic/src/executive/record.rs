@@ -89,9 +89,10 @@ impl TaskRecord {
         }
     }
 
-    /// Records one release of `task`. No allocation.
+    /// Records one release of `task`; returns whether it missed its deadline and whether it
+    /// overran its budget. No allocation.
     #[inline]
-    pub fn record(&mut self, task: &Task, s: Sample) {
+    pub fn record(&mut self, task: &Task, s: Sample) -> (bool, bool) {
         let latency = s.start - s.expiry;
         let dt = self.last_start.map(|l| (s.start - l, task.period));
         self.start.record(latency, dt);
@@ -103,18 +104,21 @@ impl TaskRecord {
         if s.woken {
             self.woken.record(latency);
         }
-        if response > task.deadline_ns() {
+        let missed = response > task.deadline_ns();
+        if missed {
             self.deadline_misses += 1;
         }
         if let (Some((m, h)), Some(cpu)) = (self.execution.as_mut(), s.cpu_ns) {
             m.record(cpu);
             h.record(cpu);
         }
-        if let Some(budget) = task.budget {
-            if s.cpu_ns.unwrap_or(s.end - s.start) > budget {
-                self.budget_overruns += 1;
-            }
+        let over = task
+            .budget
+            .is_some_and(|budget| s.cpu_ns.unwrap_or(s.end - s.start) > budget);
+        if over {
+            self.budget_overruns += 1;
         }
+        (missed, over)
     }
 
     /// Forgets everything but the last start (so the next interval is still measured).

@@ -5,7 +5,7 @@ use super::plan::Plan;
 use super::queue::{ExpiryQueue, HeapQueue, ScanQueue};
 use super::rate::RateGrid;
 use super::record::{Sample, TaskRecord, TaskStats};
-use super::task::{Control, Release, Task, TaskId};
+use super::task::{Completion, Control, Release, Task, TaskId};
 use crate::error::Error;
 use crate::strategy::Strategy;
 use std::io;
@@ -17,6 +17,9 @@ use tickscope_engine::wait::{self, MethodObservations, WakeMethod};
 
 /// A task's callback: user code run at each release.
 type Callback<'a> = Box<dyn FnMut(&Release) -> Control + 'a>;
+
+/// The observer of finished releases ([`Executive::on_complete`]).
+type Observer<'a> = Box<dyn FnMut(&Completion) + 'a>;
 
 /// The most tasks an executive takes.
 pub const MAX_TASKS: usize = 1024;
@@ -115,6 +118,7 @@ pub struct Executive<'a> {
     clock: ClockId,
     queue_kind: QueueKind,
     execution_time: bool,
+    observer: Option<Observer<'a>>,
     method: Option<Box<dyn WakeMethod>>,
     queue: Option<Queue>,
     running: Option<Running>,
@@ -143,6 +147,7 @@ impl<'a> Executive<'a> {
             clock: ClockId::Monotonic,
             queue_kind: QueueKind::Heap,
             execution_time: false,
+            observer: None,
             method: None,
             queue: None,
             running: None,
@@ -182,6 +187,20 @@ impl<'a> Executive<'a> {
     pub fn measure_execution_time(&mut self, on: bool) -> Result<(), Error> {
         self.not_started("execution-time measurement")?;
         self.execution_time = on;
+        Ok(())
+    }
+
+    /// Calls `observer` after every release's callback has returned, with the release's end,
+    /// response time, execution time (when measured), and whether it missed its deadline
+    /// or overran its budget — the values the statistics count, one release at a time (to
+    /// keep per-window histograms, say). It runs in the dispatch loop, so it must be as
+    /// short as the tasks allow. Replaces any observer before; before the first run only.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] once the executive has run.
+    pub fn on_complete(&mut self, observer: impl FnMut(&Completion) + 'a) -> Result<(), Error> {
+        self.not_started("the completion observer")?;
+        self.observer = Some(Box::new(observer));
         Ok(())
     }
 
@@ -407,7 +426,7 @@ impl<'a> Executive<'a> {
             let end = method.now().max(start);
             let cpu_ns = measure_cpu.then(|| thread_cpu() - cpu0);
             running.now = end;
-            slot.record.record(
+            let (deadline_missed, budget_overrun) = slot.record.record(
                 &slot.task,
                 Sample {
                     expiry,
@@ -418,6 +437,17 @@ impl<'a> Executive<'a> {
                     overruns,
                 },
             );
+            if let Some(observe) = self.observer.as_mut() {
+                observe(&Completion {
+                    release,
+                    end,
+                    response: end - expiry,
+                    execution: cpu_ns,
+                    woken,
+                    deadline_missed,
+                    budget_overrun,
+                });
+            }
             queue.push(task, grid.expiry(), slot.rank);
             done += 1;
             if control == Control::Stop {

@@ -243,6 +243,30 @@ pub struct Release {
     pub overruns: u64,
 }
 
+/// What an observer set with [`Executive::on_complete`](super::Executive::on_complete) is
+/// told after each release's callback has returned: the release and how long it took. Times
+/// are absolute ns on the executive's clock, durations ns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// The release, as its callback was told.
+    pub release: Release,
+    /// When the callback returned (one clock read, never before `release.start`).
+    pub end: Nanos,
+    /// `end − expiry`: the response time.
+    pub response: Nanos,
+    /// The callback's time on the thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`), when the
+    /// executive measures it ([`Executive::measure_execution_time`](super::Executive::measure_execution_time)).
+    pub execution: Option<Nanos>,
+    /// Whether the release started straight from the executive's wait (the first task of
+    /// its instant), so that its latency is the OS wake-up latency alone.
+    pub woken: bool,
+    /// Whether it ended after `expiry + deadline` (a deadline miss).
+    pub deadline_missed: bool,
+    /// Whether it ran longer than the task's budget (CPU time when measured, else
+    /// `end − start`); `false` without a budget.
+    pub budget_overrun: bool,
+}
+
 /// What a task's callback returns: go on, or stop the executive's run after this release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Control {

@@ -235,6 +235,50 @@ fn deadlines_budgets_and_stop() {
     );
 }
 
+/// The completion observer sees every release once, after its callback, with the same
+/// response, misses and budget overruns the statistics count.
+#[test]
+fn the_completion_observer_agrees_with_the_statistics() {
+    let clock = VClock::default();
+    let mut ex = executive(&clock, vec![7_000], QueueKind::Heap);
+    let seen: Rc<RefCell<Vec<Completion>>> = Rc::default();
+    let s2 = seen.clone();
+    ex.on_complete(move |c| s2.borrow_mut().push(*c)).unwrap();
+    let c = clock.clone();
+    let mut k = 0;
+    ex.add(Task::new(MS).deadline(300_000).budget(100_000), move |_| {
+        k += 1;
+        c.work(if k % 3 == 0 { 400_000 } else { 50_000 });
+        Control::Continue
+    })
+    .unwrap();
+    ex.add(Task::new(2 * MS), logger(&Rc::default(), &clock, 20_000))
+        .unwrap();
+    assert_eq!(ex.run_until(12).unwrap(), 12);
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 12);
+    let stats = ex.stats();
+    for (i, s) in stats.iter().enumerate() {
+        let mine: Vec<&Completion> = seen.iter().filter(|c| c.release.task.0 == i).collect();
+        assert_eq!(mine.len() as u64, s.releases);
+        let misses = mine.iter().filter(|c| c.deadline_missed).count() as u64;
+        let over = mine.iter().filter(|c| c.budget_overrun).count() as u64;
+        assert_eq!((misses, over), (s.deadline_misses, s.budget_overruns));
+        let max = mine.iter().map(|c| c.response).max();
+        assert_eq!(max, s.response.as_ref().map(|r| r.max));
+        for c in &mine {
+            assert_eq!(c.response, c.end - c.release.expiry);
+            assert!(c.end >= c.release.start);
+            assert_eq!(c.execution, None, "not measured");
+        }
+    }
+    assert!(seen.iter().any(|c| c.woken) && seen.iter().any(|c| !c.woken));
+    assert!(
+        ex.on_complete(|_| ()).is_err(),
+        "no observer after the start"
+    );
+}
+
 /// Relative: a release that works 2.5 periods makes the next two expiries pass (counted as
 /// overruns), and the grid moves so that the next release is one period after the late one
 /// started; the other task's grid does not move.

@@ -117,6 +117,18 @@ pub trait RunSink {
         let _ = (ctx, second);
     }
 
+    /// A window of a task set (`run --tasks`, `monitor --tasks`) is complete: `second` as
+    /// given to [`RunSink::window`] just before (task `i` as thread `i`), and what only the
+    /// tasks have, one entry per task. Not called for single-rate runs.
+    fn task_window(
+        &mut self,
+        ctx: &RunContext<'_>,
+        second: &SecondWindows,
+        tasks: &[crate::task_set::TaskWindow],
+    ) {
+        let _ = (ctx, second, tasks);
+    }
+
     /// The next raw wake-ups of one thread, in order (only when [`SinkNeeds::raw_samples`]).
     fn samples(&mut self, thread: usize, samples: &[RawSample]) {
         let _ = (thread, samples);

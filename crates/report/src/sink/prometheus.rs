@@ -141,7 +141,11 @@ impl PrometheusSink {
             true => &TARGET_LABELS,
             false => &THREAD_LABELS,
         };
-        let registry = Registry::new();
+        let Base {
+            registry,
+            output_errors,
+            last_window,
+        } = Base::new(system, config);
         let histogram = |name: &str, help: &str, values| {
             let h = must(WindowBuckets::new(name, help, values, thread_labels));
             must(registry.register(Box::new(h.clone())));
@@ -165,57 +169,6 @@ impl PrometheusSink {
             thread_labels,
         ));
         must(registry.register(Box::new(cpu_seconds.clone())));
-        let last_window = must(Gauge::new(
-            "tickscope_last_window_timestamp_seconds",
-            "Unix time at which the last window was reported (staleness: the textfile cannot \
-             carry timestamps).",
-        ));
-        must(registry.register(Box::new(last_window.clone())));
-        let build = must(GaugeVec::new(
-            Opts::new("tickscope_build_info", "tickscope's version; always 1."),
-            &["version"],
-        ));
-        build
-            .with_label_values(&[env!("CARGO_PKG_VERSION")])
-            .set(1.0);
-        must(registry.register(Box::new(build)));
-        let config_labels = [
-            ("method", config.method.name().to_string()),
-            ("policy", policy_request(config)),
-            ("interval_seconds", seconds(config.period_ns).to_string()),
-            ("clock", config.clock.name().to_string()),
-            (
-                "overrun",
-                format!("{:?}", config.overrun).to_ascii_lowercase(),
-            ),
-            ("threads", config.cpus.len().to_string()),
-            ("kernel", system.kernel_release.clone()),
-            (
-                "preemption",
-                system.preemption_model.clone().unwrap_or_default(),
-            ),
-        ];
-        let names: Vec<&str> = config_labels.iter().map(|(n, _)| *n).collect();
-        let values: Vec<&str> = config_labels.iter().map(|(_, v)| v.as_str()).collect();
-        let info = must(GaugeVec::new(
-            Opts::new(
-                "tickscope_config_info",
-                "The settings of the measurement (policy as requested; the applied policy is \
-                 each thread's policy label); always 1.",
-            ),
-            &names,
-        ));
-        info.with_label_values(&values).set(1.0);
-        must(registry.register(Box::new(info)));
-        let output_errors = must(IntCounterVec::new(
-            Opts::new(
-                "tickscope_output_errors_total",
-                "Failed writes of an output rewritten while the monitor runs (output: \
-                 textfile); each is retried at the next interval.",
-            ),
-            &["output"],
-        ));
-        must(registry.register(Box::new(output_errors.clone())));
         let metrics = Metrics {
             latency: histogram(
                 "tickscope_wakeup_latency_seconds",
@@ -307,6 +260,78 @@ impl PrometheusSink {
         m.overruns.with_label_values(&l);
         m.early.with_label_values(&l);
         m.cpu_seconds.with_label_values(&l);
+    }
+}
+
+/// What every exposition has, whatever it measures: the registry with
+/// `tickscope_build_info`, `tickscope_config_info`, `tickscope_output_errors_total` and
+/// `tickscope_last_window_timestamp_seconds`.
+struct Base {
+    registry: Registry,
+    output_errors: IntCounterVec,
+    last_window: Gauge,
+}
+
+impl Base {
+    /// The registry for a run of `config` on `system`, with the metrics above registered.
+    fn new(system: &SystemInfo, config: &RunConfig) -> Base {
+        let registry = Registry::new();
+        let last_window = must(Gauge::new(
+            "tickscope_last_window_timestamp_seconds",
+            "Unix time at which the last window was reported (staleness: the textfile cannot \
+             carry timestamps).",
+        ));
+        must(registry.register(Box::new(last_window.clone())));
+        let build = must(GaugeVec::new(
+            Opts::new("tickscope_build_info", "tickscope's version; always 1."),
+            &["version"],
+        ));
+        build
+            .with_label_values(&[env!("CARGO_PKG_VERSION")])
+            .set(1.0);
+        must(registry.register(Box::new(build)));
+        let config_labels = [
+            ("method", config.method.name().to_string()),
+            ("policy", policy_request(config)),
+            ("interval_seconds", seconds(config.period_ns).to_string()),
+            ("clock", config.clock.name().to_string()),
+            (
+                "overrun",
+                format!("{:?}", config.overrun).to_ascii_lowercase(),
+            ),
+            ("threads", config.cpus.len().to_string()),
+            ("kernel", system.kernel_release.clone()),
+            (
+                "preemption",
+                system.preemption_model.clone().unwrap_or_default(),
+            ),
+        ];
+        let names: Vec<&str> = config_labels.iter().map(|(n, _)| *n).collect();
+        let values: Vec<&str> = config_labels.iter().map(|(_, v)| v.as_str()).collect();
+        let info = must(GaugeVec::new(
+            Opts::new(
+                "tickscope_config_info",
+                "The settings of the measurement (policy as requested; the applied policy is \
+                 each thread's policy label); always 1.",
+            ),
+            &names,
+        ));
+        info.with_label_values(&values).set(1.0);
+        must(registry.register(Box::new(info)));
+        let output_errors = must(IntCounterVec::new(
+            Opts::new(
+                "tickscope_output_errors_total",
+                "Failed writes of an output rewritten while the monitor runs (output: \
+                 textfile); each is retried at the next interval.",
+            ),
+            &["output"],
+        ));
+        must(registry.register(Box::new(output_errors.clone())));
+        Base {
+            registry,
+            output_errors,
+            last_window,
+        }
     }
 }
 
@@ -440,6 +465,7 @@ impl PrometheusSink {
 
 pub mod labels;
 pub mod openmetrics;
+pub mod tasks;
 pub mod why;
 pub mod window_buckets;
 

@@ -25,7 +25,7 @@ use tickscope_engine::run::{PolicyRequest, RunConfig, AUTO_PRIORITY};
 use tickscope_engine::setup::{
     privileges, AffinityGuard, MlockGuard, PmQosGuard, Policy, PolicyGuard, TimerSlackGuard,
 };
-use tickscope_engine::time::{read_clock, Nanos, NS_PER_MS, NS_PER_SEC};
+use tickscope_engine::time::{read_clock, Nanos, NS_PER_MS};
 use tickscope_engine::wait::MethodKind;
 use tickscope_report::executive::TaskRow;
 
@@ -83,8 +83,8 @@ pub struct Finished {
 const SLICE_NS: Nanos = 100 * NS_PER_MS;
 
 /// Runs `tasks` with `strategy` in the calling thread with `cfg`'s settings (held until
-/// the end), for `cfg`'s loops (total releases) or duration (10 s without either), or
-/// until `stop` is set (checked every 100 ms). `ready` is called once the thread is set up.
+/// the end), for `cfg`'s loops (total releases) or duration (until stopped without either:
+/// `monitor --tasks`), or until `stop` is set (checked every 100 ms). `ready` is called once the thread is set up.
 /// Every task is recorded as a measuring thread of a single-rate run (task `i` is thread
 /// `i`, the `recorder` module), so `outputs`' sinks write what they write for one: per-second
 /// windows (closed every `cfg.window_ns` of a run given by its duration; one window for a
@@ -168,7 +168,9 @@ pub fn run(
         None => {
             // In slices ending at each window's end, at most 100 ms long, so that a stop
             // ends the run within 100 ms; the grids go on across slices unchanged.
-            let end = begin + cfg.duration_ns.unwrap_or(10 * NS_PER_SEC);
+            let end = cfg
+                .duration_ns
+                .map_or(Nanos::MAX, |d| begin.saturating_add(d));
             while !stop.load(Ordering::Relaxed) {
                 let now = ex.now();
                 if now >= end {
@@ -233,7 +235,8 @@ pub fn run(
 }
 
 /// The executive over `tasks`, each spinning on the clock for its `work=` after its
-/// release starts.
+/// release starts, each finished release recorded in its task's recorder, execution times
+/// measured.
 fn executive(
     tasks: &[TaskSpec],
     strategy: Strategy,
@@ -243,14 +246,20 @@ fn executive(
     let refused = |e: tickscope::Error| TasksError::Setting(e.to_string());
     let mut ex = Executive::new(strategy);
     ex.set_clock(cfg.clock).map_err(refused)?;
+    // Each task's CPU time and execution-time histogram (two reads of the thread CPU clock
+    // per release).
+    ex.measure_execution_time(true).map_err(refused)?;
+    let recorders = Rc::clone(recorders);
+    ex.on_complete(move |c| {
+        if let Some(rec) = recorders.borrow_mut().get_mut(c.release.task.0) {
+            rec.record(c);
+        }
+    })
+    .map_err(refused)?;
     let clock = cfg.clock.raw();
-    for (i, s) in tasks.iter().enumerate() {
+    for s in tasks {
         let work = s.work_ns.unwrap_or(0);
-        let recorders = Rc::clone(recorders);
         ex.add(s.task.clone(), move |r| {
-            if let Some(rec) = recorders.borrow_mut().get_mut(i) {
-                rec.record(r);
-            }
             if work > 0 {
                 let until = r.start + work;
                 while read_clock(clock) < until {

@@ -12,7 +12,7 @@ use tickscope_engine::setup::Policy;
 use tickscope_engine::stats::{totals_stats, window_stats};
 use tickscope_engine::time::Nanos;
 use tickscope_report::sink::{RunContext, RunSink, SinkNeeds};
-use tickscope_report::task_set::{TaskEntry, TaskSet};
+use tickscope_report::task_set::{TaskEntry, TaskSet, TaskWindow};
 use tickscope_report::{MethodRun, RunDocument};
 use tickscope_system::system::SystemInfo;
 
@@ -112,8 +112,9 @@ pub(crate) fn context<'a>(
     }
 }
 
-/// Closes window `index` of every task, hands it to the sinks and `on_window`, and keeps
-/// its statistics when a sink renders windows after the run.
+/// Closes window `index` of every task, hands it to the sinks (as threads' windows, then
+/// with what only tasks have) and `on_window`, and keeps its statistics when a sink renders
+/// windows after the run.
 pub(crate) fn close_window(
     recorders: &mut [TaskRecorder],
     index: u64,
@@ -124,14 +125,17 @@ pub(crate) fn close_window(
     ctx: &RunContext<'_>,
 ) {
     let mut merged = WindowRecord::new();
+    let mut tasks = Vec::with_capacity(recorders.len());
     let threads: Vec<(usize, _)> = recorders
         .iter_mut()
         .enumerate()
         .map(|(i, r)| {
-            let w = r.close_window(index, cfg.window_ns, needs.window_histograms, &mut merged);
+            let (w, task) =
+                r.close_window(index, cfg.window_ns, needs.window_histograms, &mut merged);
             if needs.windows {
                 r.windows.push(w.clone());
             }
+            tasks.push(TaskWindow { task: i, ..task });
             (i, w)
         })
         .collect();
@@ -144,6 +148,7 @@ pub(crate) fn close_window(
     };
     for s in outputs.sinks.iter_mut() {
         s.window(ctx, &second);
+        s.task_window(ctx, &second, &tasks);
     }
     (outputs.on_window)(&second);
 }
@@ -177,7 +182,7 @@ pub(crate) fn document(
         .map(|(i, r)| {
             let cpu = ran.applied.threads.get(i).and_then(|t| t.cpu);
             let tid = ran.applied.threads.get(i).map_or(0, |t| t.tid);
-            let s = r.thread_stats(i, tid, cpu);
+            let s = r.thread_stats(i, tid, cpu, ran.wall_ns);
             all.merge(r.total());
             s
         })
