@@ -5,7 +5,7 @@
 // Every CPU keeps its recent trace events as compact 64-byte records in a per-CPU ring
 // (a flight recorder: `rings`, RING_LEN records, overwritten in place, nothing sent).
 // When a measured thread returns from its wait later than its threshold (`sys_exit`
-// of a wait system call, compared with the hard expiry its own `hrtimer_start` armed),
+// of a wait system call, compared with the soft expiry its own `hrtimer_start` armed),
 // the thread is marked; when it next leaves the CPU on its own (after its clock read, so
 // the copy is never inside a measured wake-up) the whole ring is copied to the BPF ring
 // buffer `dumps` with BPF_RB_NO_WAKEUP: nobody is woken, the collector polls from a
@@ -22,9 +22,21 @@
 // Programs are BTF-enabled raw tracepoints (tp_btf, "BPF_PROG_TYPE_TRACING",
 // https://docs.kernel.org/bpf/libbpf/program_types.html); their arguments are the
 // tracepoints' TP_PROTO (include/trace/events/{timer,sched,irq,power}.h,
-// include/trace/events/syscalls.h, arch/x86/include/asm/trace/irq_vectors.h), and the
-// kernel structures below are read through CO-RE relocations (only the fields used are
-// declared; the loader relocates their offsets against /sys/kernel/btf/vmlinux).
+// arch/x86/include/asm/trace/irq_vectors.h), and the kernel structures below are read
+// through CO-RE relocations (only the fields used are declared; the loader relocates their
+// offsets against /sys/kernel/btf/vmlinux). The wait's return is the `sys_exit` tracepoint,
+// which runs for every system call of every task (the program returns after the CPU check
+// or one hash lookup); an fexit program on the wait call's kernel function would run for
+// those calls only, but attaching fexit needs the kernel's function tracing, which the VM
+// this was measured on refuses (EPERM, docs/explain.md).
+//
+// Lean on the measured CPU: between the expiry and the thread's return from its wait, a
+// wake-up runs hrtimer_expire_entry, local_timer_exit, cpu_idle (idle exit: returns at once,
+// only idle entries are recorded), sched_switch and sys_exit. The local timer
+// vector's entry and the callbacks' hrtimer_expire_exit have no program: the entry is put
+// back by the decoder at the interrupt's clock read (`now` of hrtimer_expire_entry; see
+// src/bpf_records.rs, `fill_in`), and the replayed oracle attributes the same without the
+// callbacks' ends (tests/oracle_replay.rs).
 //
 // Built with: clang -O2 -g -target bpf -c capture.bpf.c -o capture.bpf.o && llvm-strip -g
 // (crates/explain/bpf/build.sh). No libbpf headers: the few helpers are declared here by
@@ -48,6 +60,7 @@ typedef int __s32;
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
 #define BPF_MAP_TYPE_RINGBUF 27
 #define BPF_RB_NO_WAKEUP 1
+#define PWR_EVENT_EXIT 0xffffffffU // cpu_idle's state when idle ends (include/trace/events/power.h)
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
@@ -80,7 +93,7 @@ struct pt_regs {
 enum kind {
 	K_HRTIMER_START = 1,
 	K_HRTIMER_EXPIRE_ENTRY = 2,
-	K_HRTIMER_EXPIRE_EXIT = 3,
+	K_HRTIMER_EXPIRE_EXIT = 3, // not recorded now (no program); the decoder still reads it
 	K_VECTOR_ENTRY = 4,
 	K_VECTOR_EXIT = 5,
 	K_IRQ_ENTRY = 6,
@@ -113,6 +126,7 @@ struct ring {
 	__u64 dumps;       // windows sent
 	__u64 dumps_lost;  // windows the ring buffer had no room for
 	__u64 dumped_head; // head at the last window sent
+	__u64 watch_tid;   // the watched thread that last returned from its wait here (0: none)
 	struct rec recs[RING_LEN];
 };
 
@@ -243,13 +257,6 @@ int on_hrtimer_expire_entry(__u64 *ctx)
 	return 0;
 }
 
-SEC("tp_btf/hrtimer_expire_exit")
-int on_hrtimer_expire_exit(__u64 *ctx)
-{
-	put2(K_HRTIMER_EXPIRE_EXIT, ctx[0], 0);
-	return 0;
-}
-
 SEC("tp_btf/sched_switch")
 int on_sched_switch(__u64 *ctx)
 {
@@ -267,6 +274,10 @@ int on_sched_switch(__u64 *ctx)
 		  ((__u64)(__u32)next->prio << 32);
 	__builtin_memcpy(&e->p[2], prev->comm, 16);
 	__builtin_memcpy(&e->p[4], next->comm, 16);
+	// Only the watched thread that last returned from its wait on this CPU can have
+	// anything to judge or send: any other switch returns before the hash lookup.
+	if (r->watch_tid != prev_pid)
+		return 0;
 	struct thread *th = bpf_map_lookup_elem(&threads, &prev_pid);
 	if (!th)
 		return 0;
@@ -306,6 +317,8 @@ int on_sched_switch(__u64 *ctx)
 	return 0;
 }
 
+// The return from a system call: for a watched thread's wait call, recorded, and the thread
+// marked late when it returns more than its threshold after the soft expiry it armed.
 SEC("tp_btf/sys_exit")
 int on_sys_exit(__u64 *ctx)
 {
@@ -342,6 +355,7 @@ int on_sys_exit(__u64 *ctx)
 		th->returned = expiry;
 	}
 	th->expiry = 0;
+	r->watch_tid = tid;
 	return 0;
 }
 
@@ -373,15 +387,21 @@ int on_softirq_exit(__u64 *ctx)
 	return 0;
 }
 
+// Only idle entries are recorded (the state entered); the exit is the first thing the CPU
+// does after the interrupt that ends idle, inside a measured wake-up, and returns at once.
+// The decoder puts the exit back before the next switch away from the idle task.
 SEC("tp_btf/cpu_idle")
 int on_cpu_idle(__u64 *ctx)
 {
-	put2(K_CPU_IDLE, (__u32)ctx[0], 0);
+	__u32 state = (__u32)ctx[0];
+	if (state == PWR_EVENT_EXIT)
+		return 0;
+	put2(K_CPU_IDLE, state, 0);
 	return 0;
 }
 
 // x86 interrupt vectors: one program per tracepoint, the vector's index in VECTORS of
-// src/bpf_records.rs as payload.
+// src/bpf_records.rs as payload. The local timer (index 0) has only its exit: see the top.
 #define VECTOR(name, idx)                                                                          \
 	SEC("tp_btf/" #name "_entry")                                                              \
 	int on_##name##_entry(__u64 *ctx)                                                          \
@@ -396,7 +416,13 @@ int on_cpu_idle(__u64 *ctx)
 		return 0;                                                                          \
 	}
 
-VECTOR(local_timer, 0)
+SEC("tp_btf/local_timer_exit")
+int on_local_timer_exit(__u64 *ctx)
+{
+	put2(K_VECTOR_EXIT, 0, 0);
+	return 0;
+}
+
 VECTOR(reschedule, 1)
 VECTOR(call_function, 2)
 VECTOR(call_function_single, 3)

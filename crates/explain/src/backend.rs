@@ -40,6 +40,8 @@ pub enum Capture {
         windows: HashMap<i32, Nanos>,
         /// Reused per poll.
         dumps: Vec<Dump>,
+        /// The system's `trace_marker` (tracefs' top level), opened by the first mark.
+        marker: Option<std::fs::File>,
     },
     /// A tracefs instance read as text.
     Tracefs {
@@ -192,6 +194,7 @@ impl Capture {
                 cap,
                 windows,
                 dumps,
+                ..
             } => {
                 let mut events = Vec::new();
                 cap.poll(&mut events, dumps);
@@ -240,15 +243,27 @@ impl Capture {
         }
     }
 
-    /// Writes a line into the trace (tracefs `trace_marker`); the BPF backend has no text
-    /// trace and says so.
+    /// Writes a line into the trace: the instance's `trace_marker` (tracefs), or with BPF,
+    /// which has no text trace of its own, the system's (`/sys/kernel/tracing/trace_marker`,
+    /// where a tracer the user runs — trace-cmd, perf — sees it, as cyclictest's
+    /// `--tracemark` writes it). Returns the file written.
     ///
     /// # Errors
-    /// The write's error.
-    pub fn mark(&mut self, text: &str) -> std::io::Result<bool> {
+    /// Opening or writing the file (tracefs not mounted: `NotFound`).
+    pub fn mark(&mut self, text: &str) -> std::io::Result<&'static str> {
         match self {
-            Capture::Bpf { .. } => Ok(false),
-            Capture::Tracefs { inst, .. } => inst.mark(text).map(|_| true),
+            Capture::Bpf { marker, .. } => {
+                if marker.is_none() {
+                    let path = std::path::Path::new(crate::tracefs::TRACEFS).join("trace_marker");
+                    *marker = Some(std::fs::OpenOptions::new().write(true).open(path)?);
+                }
+                match marker.as_mut() {
+                    Some(m) => std::io::Write::write_all(m, text.as_bytes())
+                        .map(|_| "the system's trace_marker"),
+                    None => Err(std::io::ErrorKind::NotFound.into()),
+                }
+            }
+            Capture::Tracefs { inst, .. } => inst.mark(text).map(|_| "the instance's trace_marker"),
         }
     }
 

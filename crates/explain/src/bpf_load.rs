@@ -15,11 +15,12 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/capture.bpf.o");
 /// The maps the guard keeps, in the order [`Parts::maps`] holds them.
 pub(crate) const MAPS: [&str; 5] = ["rings", "threads", "config", "dumps", "skip"];
 
-/// Program name → tracepoint, and whether loading fails without it.
-pub(crate) const PROGRAMS: [(&str, &str, bool); 26] = [
+/// Program name → tracepoint, and whether loading fails without it. The local timer
+/// vector's entry and `hrtimer_expire_exit` have no program (the decoder puts the entry back:
+/// [`crate::bpf_records::fill_in`]).
+pub(crate) const PROGRAMS: [(&str, &str, bool); 24] = [
     ("on_hrtimer_start", "hrtimer_start", true),
     ("on_hrtimer_expire_entry", "hrtimer_expire_entry", true),
-    ("on_hrtimer_expire_exit", "hrtimer_expire_exit", true),
     ("on_sched_switch", "sched_switch", true),
     ("on_sys_exit", "sys_exit", true),
     ("on_irq_entry", "irq_handler_entry", false),
@@ -27,7 +28,6 @@ pub(crate) const PROGRAMS: [(&str, &str, bool); 26] = [
     ("on_softirq_entry", "softirq_entry", false),
     ("on_softirq_exit", "softirq_exit", false),
     ("on_cpu_idle", "cpu_idle", false),
-    ("on_local_timer_entry", "local_timer_entry", false),
     ("on_local_timer_exit", "local_timer_exit", false),
     ("on_reschedule_entry", "reschedule_entry", false),
     ("on_reschedule_exit", "reschedule_exit", false),

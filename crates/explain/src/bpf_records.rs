@@ -2,8 +2,8 @@
 //! [`crate::attribute`] explains them exactly as it explains the text of `trace_pipe`.
 //!
 //! A dump is one CPU's ring as the BPF program copied it to the ring buffer when a measured
-//! thread was late: a 56-byte header (see [`Dump`]) and [`RING_LEN`] records of 64 bytes,
-//! written in place from `head % RING_LEN`. Each record is `ts` (u64, CLOCK_MONOTONIC ns from
+//! thread was late: a 64-byte header (see [`Dump`]; its last word is the program's own) and
+//! [`RING_LEN`] records of 64 bytes, written in place from `head % RING_LEN`. Each record is `ts` (u64, CLOCK_MONOTONIC ns from
 //! `bpf_ktime_get_ns()`, "BPF helpers", man 7 bpf-helpers), `pid` (u32, the current task),
 //! `kind` (u16), 2 unused bytes and six u64 payload words whose meaning depends on the kind
 //! (the same numbers as `enum kind` in the C source). All fields are little-endian, as the
@@ -22,7 +22,7 @@ pub const RING_LEN: usize = 256;
 /// Bytes per record.
 pub const RECORD_SIZE: usize = 64;
 /// Bytes of a dump's header.
-pub const HEADER_SIZE: usize = 56;
+pub const HEADER_SIZE: usize = 64;
 /// Bytes of one dump (`struct ring`).
 pub const DUMP_SIZE: usize = HEADER_SIZE + RING_LEN * RECORD_SIZE;
 
@@ -199,7 +199,7 @@ impl Decoder {
     }
 
     /// Appends the dump's records not decoded before (by sequence, per CPU) to `out`, oldest
-    /// first. Returns how many.
+    /// first, with what [`fill_in`] puts back. Returns how many records.
     ///
     /// When records between this CPU's previous window and this one were never sent
     /// (overwritten in the kernel's ring before a window carried them), a [`Kind::Lost`]
@@ -233,6 +233,7 @@ impl Decoder {
             }
         }
         self.resolve_symbols(&fresh);
+        let mut events = Vec::with_capacity(fresh.len());
         for r in &fresh {
             // Switches name the tasks they move: learn before naming this record's task.
             if r.kind == 10 {
@@ -241,7 +242,7 @@ impl Decoder {
             }
             let Some(kind) = self.kind(r) else { continue };
             let comm = self.comm(r.pid);
-            out.push(Event {
+            events.push(Event {
                 ts: r.ts,
                 cpu: dump.cpu,
                 pid: r.pid,
@@ -249,6 +250,8 @@ impl Decoder {
                 kind,
             });
         }
+        fill_in(&mut events);
+        out.append(&mut events);
         fresh.len()
     }
 
@@ -383,6 +386,73 @@ impl Decoder {
             _ => return None,
         })
     }
+}
+
+/// Puts back, per CPU, the events the BPF programs do not record because they are inside
+/// every measured wake-up and what they tell is known from a neighbour:
+/// * the local timer vector's entry (`local_timer_entry`), before the first hrtimer callback
+///   of an interrupt that is not inside the HRTIMER softirq, at the interrupt's base clock
+///   read (`hrtimer_expire_entry.now`, read by `hrtimer_interrupt()` as it starts,
+///   kernel/time/hrtimer.c); its exit is recorded. An exit with no callback before it
+///   gets an entry at its own time;
+/// * the idle exit (`cpu_idle` with no state), just before the switch away from the idle
+///   task that follows an idle entry.
+///
+/// A CPU whose events already have a local timer entry (the text path) is left as it is.
+/// Events stay in order per CPU; the output is at most twice as long.
+pub fn fill_in(events: &mut Vec<Event>) {
+    #[derive(Default)]
+    struct Cpu {
+        /// A local timer vector put back and not left yet.
+        open: bool,
+        in_hrtimer_softirq: bool,
+        idle: bool,
+        has_entries: bool,
+        last_ts: Nanos,
+    }
+    let mut cpus: HashMap<u32, Cpu> = HashMap::new();
+    let mut out = Vec::with_capacity(events.len() + events.len() / 2);
+    let timer_entry = |ts: Nanos, e: &Event| Event {
+        ts,
+        cpu: e.cpu,
+        pid: e.pid,
+        comm: e.comm.clone(),
+        kind: Kind::VectorEntry {
+            name: VECTORS[0].to_string(),
+        },
+    };
+    for e in events.drain(..) {
+        let st = cpus.entry(e.cpu).or_default();
+        match &e.kind {
+            Kind::VectorEntry { name } if name == VECTORS[0] => st.has_entries = true,
+            Kind::HrtimerExpireEntry { now, .. }
+                if !st.open && !st.in_hrtimer_softirq && !st.has_entries =>
+            {
+                out.push(timer_entry((*now).clamp(st.last_ts.min(e.ts), e.ts), &e));
+                st.open = true;
+            }
+            Kind::VectorExit { name } if name == VECTORS[0] && !st.has_entries => {
+                if !st.open {
+                    out.push(timer_entry(e.ts, &e));
+                }
+                st.open = false;
+            }
+            Kind::SoftirqEntry { action } if action == SOFTIRQS[8] => st.in_hrtimer_softirq = true,
+            Kind::SoftirqExit { action } if action == SOFTIRQS[8] => st.in_hrtimer_softirq = false,
+            Kind::CpuIdle { state } => st.idle = state.is_some(),
+            Kind::SchedSwitch { prev_pid: 0, .. } if st.idle => {
+                out.push(Event {
+                    kind: Kind::CpuIdle { state: None },
+                    ..e.clone()
+                });
+                st.idle = false;
+            }
+            _ => {}
+        }
+        st.last_ts = e.ts;
+        out.push(e);
+    }
+    *events = out;
 }
 
 /// IRQ number → handler name from the text of `/proc/interrupts` (the last column of each
@@ -558,6 +628,115 @@ mod tests {
             .unwrap();
         assert!(matches!(ev[at + 1].kind, Kind::SysExit { nr } if nr == 900 - RING_LEN as i64));
         assert_eq!(ev[at].ts, ev[at + 1].ts);
+    }
+
+    fn ev(ts: Nanos, cpu: u32, pid: i32, kind: Kind) -> Event {
+        Event {
+            ts,
+            cpu,
+            pid,
+            comm: if pid == 0 { "<idle>".into() } else { "t".into() },
+            kind,
+        }
+    }
+
+    fn names(events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match &e.kind {
+                Kind::VectorEntry { name } => format!("{}:{name}>@{}", e.cpu, e.ts),
+                Kind::VectorExit { name } => format!("{}:<{name}@{}", e.cpu, e.ts),
+                Kind::CpuIdle { state } => format!("{}:idle{state:?}@{}", e.cpu, e.ts),
+                Kind::HrtimerExpireEntry { .. } => format!("{}:expire@{}", e.cpu, e.ts),
+                Kind::SoftirqEntry { action } => format!("{}:{action}>", e.cpu),
+                Kind::SoftirqExit { action } => format!("{}:<{action}", e.cpu),
+                Kind::SchedSwitch { next_pid, .. } => format!("{}:switch>{next_pid}", e.cpu),
+                k => format!("{k:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_timer_vector_entry_and_the_idle_exit_are_put_back() {
+        let expire = |timer, now| Kind::HrtimerExpireEntry {
+            timer,
+            function: "hrtimer_wakeup".into(),
+            now,
+        };
+        let exit = || Kind::VectorExit {
+            name: "local_timer".into(),
+        };
+        let sw = |prev_pid, next_pid| Kind::SchedSwitch {
+            prev_pid,
+            prev_comm: String::new(),
+            prev_state: "R".into(),
+            next_pid,
+            next_comm: String::new(),
+            next_prio: 9,
+        };
+        let softirq = |entry: bool| match entry {
+            true => Kind::SoftirqEntry {
+                action: "HRTIMER".into(),
+            },
+            false => Kind::SoftirqExit {
+                action: "HRTIMER".into(),
+            },
+        };
+        let mut events = vec![
+            ev(100, 1, 0, Kind::CpuIdle { state: Some(1) }),
+            // Two callbacks of one interrupt (one `now`), on CPU 1, while CPU 0 works.
+            ev(205, 1, 0, expire(1, 200)),
+            ev(206, 0, 9, sw(9, 8)),
+            ev(210, 1, 0, expire(2, 200)),
+            ev(230, 1, 0, exit()),
+            ev(240, 1, 0, sw(0, 7)),
+            // A callback in the HRTIMER softirq is not a timer interrupt.
+            ev(300, 1, 7, softirq(true)),
+            ev(305, 1, 7, expire(3, 301)),
+            ev(310, 1, 7, softirq(false)),
+            // An exit with no callback before it gets an entry at its own time.
+            ev(400, 1, 7, exit()),
+            // Back to idle and a switch from it that is not after an idle entry.
+            ev(500, 1, 7, sw(7, 0)),
+            ev(600, 1, 0, sw(0, 7)),
+        ];
+        fill_in(&mut events);
+        assert_eq!(
+            names(&events),
+            [
+                "1:idleSome(1)@100",
+                "1:local_timer>@200",
+                "1:expire@205",
+                "0:switch>8",
+                "1:expire@210",
+                "1:<local_timer@230",
+                "1:idleNone@240",
+                "1:switch>7",
+                "1:HRTIMER>",
+                "1:expire@305",
+                "1:<HRTIMER",
+                "1:local_timer>@400",
+                "1:<local_timer@400",
+                "1:switch>0",
+                "1:switch>7",
+            ]
+        );
+        // A stream with the vector's entries (the text path) is left as it is.
+        let mut text = vec![
+            ev(
+                10,
+                0,
+                0,
+                Kind::VectorEntry {
+                    name: "local_timer".into(),
+                },
+            ),
+            ev(11, 0, 0, expire(1, 10)),
+            ev(12, 0, 0, exit()),
+        ];
+        let before = text.clone();
+        fill_in(&mut text);
+        assert_eq!(text, before);
     }
 
     #[test]

@@ -235,6 +235,7 @@ impl Controller {
                     cap: Box::new(cap),
                     windows: Default::default(),
                     dumps: Vec::new(),
+                    marker: None,
                 }),
                 Err(e) if opts.mode == Mode::Bpf => {
                     return Err(Unavailable(format!("--explain=bpf: {e}")))
@@ -528,7 +529,6 @@ impl Controller {
 
     fn mark(&mut self, s: &LateSample) -> Result<String, String> {
         match self.trace.as_mut() {
-            Some(Capture::Bpf { .. }) => Ok("skipped: the BPF backend has no text trace".into()),
             Some(t) => t
                 .mark(&format!(
                     "tickscope: late wake-up T{} tid {} #{} latency {} ns expiry {}\n",
@@ -538,7 +538,7 @@ impl Controller {
                     s.latency(),
                     s.expiry
                 ))
-                .map(|_| "ok".into())
+                .map(|file| format!("ok: {file}"))
                 .map_err(|e| format!("trace_marker: {e}")),
             None => Ok("skipped: no trace".into()),
         }

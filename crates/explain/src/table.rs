@@ -15,9 +15,34 @@ pub struct CauseRow {
     pub total_ns: Nanos,
     /// Largest of their latencies, ns.
     pub max_ns: Nanos,
-    /// Counts per detail (command name, IRQ, vector) when the cause has one.
+    /// Counts per detail (command name, IRQ, vector) when the cause has one: at most
+    /// [`DETAILS_KEPT`] names, then [`OTHER_DETAILS`] counts the rest.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub details: BTreeMap<String, u64>,
+}
+
+/// Detail names kept per cause. Names are unbounded (every short-lived command that held a
+/// CPU has its own), and a table kept for days — `monitor --explain` — must not grow with
+/// them: the first this many names are counted by name, later new names together.
+pub const DETAILS_KEPT: usize = 64;
+
+/// The detail that counts names beyond [`DETAILS_KEPT`].
+pub const OTHER_DETAILS: &str = "(other names)";
+
+impl CauseRow {
+    /// Counts `n` more wake-ups for `detail`, within [`DETAILS_KEPT`].
+    fn add_detail(&mut self, detail: &str, n: u64) {
+        let key = match self.details.contains_key(detail) || self.details.len() < DETAILS_KEPT {
+            true => detail,
+            false => OTHER_DETAILS,
+        };
+        match self.details.get_mut(key) {
+            Some(c) => *c += n,
+            None => {
+                self.details.insert(key.to_string(), n);
+            }
+        }
+    }
 }
 
 /// Causes of one thread's late wake-ups, by category.
@@ -35,7 +60,7 @@ impl CauseTable {
         row.total_ns += b.latency_ns;
         row.max_ns = row.max_ns.max(b.latency_ns);
         if let Some(d) = &b.cause.detail {
-            *row.details.entry(d.clone()).or_default() += 1;
+            row.add_detail(d, 1);
         }
     }
 
@@ -55,7 +80,7 @@ impl CauseTable {
             row.total_ns += r.total_ns;
             row.max_ns = row.max_ns.max(r.max_ns);
             for (d, n) in &r.details {
-                *row.details.entry(d.clone()).or_default() += n;
+                row.add_detail(d, *n);
             }
         }
     }
@@ -74,5 +99,34 @@ impl CauseTable {
                 .then(b.1.total_ns.cmp(&a.1.total_ns))
         });
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn details_stay_bounded_and_every_wake_up_is_counted() {
+        let mut row = CauseRow::default();
+        // A day of short-lived commands: each name new.
+        for i in 0..100_000u64 {
+            row.add_detail(&format!("cc1-{i}"), 1);
+            row.add_detail("rustc", 1);
+        }
+        assert!(row.details.len() <= DETAILS_KEPT + 1, "{}", row.details.len());
+        assert_eq!(row.details.values().sum::<u64>(), 200_000);
+        assert_eq!(row.details["rustc"], 100_000);
+        assert_eq!(row.details[OTHER_DETAILS], 100_000 - (DETAILS_KEPT as u64 - 1));
+        // Merging tables keeps the bound too.
+        let mut a = CauseTable::default();
+        let mut b = CauseTable::default();
+        b.causes.insert("other thread".into(), row.clone());
+        for _ in 0..3 {
+            a.merge(&b);
+        }
+        let merged = &a.causes["other thread"];
+        assert!(merged.details.len() <= DETAILS_KEPT + 1);
+        assert_eq!(merged.details.values().sum::<u64>(), 600_000);
     }
 }

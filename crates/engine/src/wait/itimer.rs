@@ -45,8 +45,9 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     process_guard: Some(|| Ok(Box::new(AlarmBlock::new()?))),
     ..MethodDescriptor::sleeping(
         "setitimer(2)",
+        // The handler runs on the return from rt_sigsuspend(2), where the thread waits.
         Wakes {
-            syscalls: &[],
+            syscalls: &[libc::SYS_rt_sigsuspend],
             callbacks: &["it_real_fn"],
         },
         |_, _| Ok(Box::new(Itimer::new()?)),
