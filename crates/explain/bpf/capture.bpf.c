@@ -174,23 +174,38 @@ struct {
 	__type(value, struct config);
 } config SEC(".maps");
 
-// CPUs where nothing is recorded (value 1): set by user space when every measured thread is
-// pinned, to the CPUs none of them may run on. Checked first by every program, so that the
+// Per CPU, set by user space: `off` = 1 where nothing is recorded (when every measured thread
+// is pinned, the CPUs none of them may run on). Checked first by every program, so that the
 // rest of the machine pays one array lookup per event (the verifier inlines ARRAY lookups).
+// For a timer that another thread re-arms (setitimer's, re-armed by whichever thread takes
+// its SIGALRM: kernel/signal.c dequeue_signal), its callback (`fired_fn`, 0: none) and the
+// thread whose expiry its firing gives: kept here, on the line every program reads anyway,
+// so that hrtimer_expire_entry touches no other map for it.
 #define MAX_CPUS 1024
+
+struct cpu_conf {
+	__u32 off;
+	__u32 fired_tid;
+	__u64 fired_fn;
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MAX_CPUS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct cpu_conf);
 } skip SEC(".maps");
+
+static __always_inline struct cpu_conf *cpu_conf(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	return bpf_map_lookup_elem(&skip, &cpu);
+}
 
 static __always_inline int skipped(void)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
-	__u32 *s = bpf_map_lookup_elem(&skip, &cpu);
-	return s && *s;
+	struct cpu_conf *s = cpu_conf();
+	return s && s->off;
 }
 
 static __always_inline struct ring *my_ring(void)
@@ -245,7 +260,11 @@ SEC("tp_btf/hrtimer_expire_entry")
 int on_hrtimer_expire_entry(__u64 *ctx)
 {
 	struct hrtimer *t = (void *)ctx[0];
-	struct ring *r = my_ring();
+	struct cpu_conf *cc = cpu_conf();
+	if (!cc || cc->off)
+		return 0;
+	__u32 zero = 0;
+	struct ring *r = bpf_map_lookup_elem(&rings, &zero);
 	if (!r)
 		return 0;
 	__s64 now = 0;
@@ -253,7 +272,14 @@ int on_hrtimer_expire_entry(__u64 *ctx)
 	struct rec *e = put(r, K_HRTIMER_EXPIRE_ENTRY);
 	e->p[0] = (__u64)t;
 	e->p[1] = now;
-	e->p[3] = (__u64)t->function;
+	__u64 function = (__u64)t->function;
+	e->p[3] = function;
+	if (cc->fired_fn && function == cc->fired_fn) {
+		__u32 tid = cc->fired_tid;
+		struct thread *th = bpf_map_lookup_elem(&threads, &tid);
+		if (th)
+			th->expiry = t->_softexpires;
+	}
 	return 0;
 }
 

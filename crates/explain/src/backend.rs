@@ -130,7 +130,9 @@ impl Capture {
     }
 
     /// Starts capturing for threads `tids` waiting in `wait_nrs`, threshold `threshold_ns`,
-    /// on `spec`'s CPUs (empty: all; tracefs also enables `spec`'s events).
+    /// on `spec`'s CPUs (empty: all; tracefs also enables `spec`'s events). `fired_by`: the
+    /// callback of a timer that another thread re-arms, whose firing gives the one thread's
+    /// expiry (BPF; see [`BpfCapture::expiry_when_fired`]).
     ///
     /// # Errors
     /// [`Unavailable`] when the kernel refuses.
@@ -140,11 +142,16 @@ impl Capture {
         wait_nrs: &[i64],
         threshold_ns: i64,
         spec: &InstanceSpec,
+        fired_by: Option<&str>,
     ) -> Result<(), Unavailable> {
         match self {
             Capture::Bpf { cap, .. } => cap
                 .record_only_on(&spec.cpus)
                 .and_then(|()| cap.watch(tids, wait_nrs, kernel_threshold(threshold_ns)))
+                .and_then(|()| match (fired_by, tids) {
+                    (Some(f), [tid]) => cap.expiry_when_fired(Some((*tid, f))),
+                    _ => cap.expiry_when_fired(None),
+                })
                 .map_err(|e| Unavailable(format!("BPF backend: {e}"))),
             Capture::Tracefs { inst, .. } => inst.start(spec),
         }

@@ -37,6 +37,25 @@ type ThreadWords = [u64; 7];
 /// `struct ring` as u64 words (`crate::bpf_records::DUMP_SIZE` / 8).
 type RingWords = [u64; crate::bpf_records::DUMP_SIZE / 8];
 
+/// The address of kernel function `name` in `/proc/kallsyms` (read line by line: the file is
+/// several MB); `None` when absent or hidden (all zeros without root or CAP_SYSLOG, proc(5)).
+fn kernel_symbol(name: &str) -> Option<u64> {
+    use std::io::BufRead;
+    let file = std::fs::File::open("/proc/kallsyms").ok()?;
+    let mut lines = std::io::BufReader::new(file);
+    let mut line = String::new();
+    while matches!(lines.read_line(&mut line), Ok(n) if n > 0) {
+        let mut f = line.split_whitespace();
+        if let (Some(addr), Some(_), Some(sym)) = (f.next(), f.next(), f.next()) {
+            if sym == name {
+                return u64::from_str_radix(addr, 16).ok().filter(|a| *a != 0);
+            }
+        }
+        line.clear();
+    }
+    None
+}
+
 /// Counters of the BPF path, summed over CPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BpfStats {
@@ -54,7 +73,11 @@ pub struct BpfCapture {
     threads: BpfHashMap<MapData, u32, ThreadWords>,
     config: Array<MapData, [i64; 4]>,
     ring: RingBuf<MapData>,
-    skip: Array<MapData, u32>,
+    /// `struct cpu_conf` per CPU: off | fired_tid << 32, fired_fn.
+    skip: Array<MapData, [u64; 2]>,
+    /// What `skip` holds: CPUs not recorded, and the fired timer's thread and callback.
+    off: Vec<bool>,
+    fired: (u32, u64),
     /// Held for their effect: each keeps its program attached.
     _links: Vec<OwnedFd>,
     decoder: Decoder,
@@ -110,6 +133,8 @@ impl BpfCapture {
             config,
             ring,
             skip,
+            off: Vec::new(),
+            fired: (0, 0),
             _links: links,
             decoder: Decoder::new(),
             received: 0,
@@ -155,13 +180,49 @@ impl BpfCapture {
         // SAFETY: sysconf has no memory effects.
         let conf = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
         let n = usize::try_from(conf).unwrap_or(MAX_CPUS).clamp(1, MAX_CPUS);
-        for cpu in 0..n {
-            let off = u32::from(!cpus.is_empty() && !cpus.contains(&cpu));
+        self.off = (0..n)
+            .map(|cpu| !cpus.is_empty() && !cpus.contains(&cpu))
+            .collect();
+        self.write_cpu_conf()
+    }
+
+    /// Writes `struct cpu_conf` of every CPU from `off` and `fired`.
+    fn write_cpu_conf(&mut self) -> Result<(), String> {
+        for (cpu, off) in self.off.iter().enumerate() {
+            let words = [
+                u64::from(*off) | u64::from(self.fired.0) << 32,
+                self.fired.1,
+            ];
             self.skip
-                .set(cpu as u32, off, 0)
+                .set(cpu as u32, words, 0)
                 .map_err(|e| format!("CPU {cpu}: {e}"))?;
         }
         Ok(())
+    }
+
+    /// For a timer that another thread re-arms (setitimer's, whose SIGALRM any thread of the
+    /// process may take and re-arm: `dequeue_signal`, kernel/signal.c), `Some((tid,
+    /// function))`: thread `tid`'s expiry is the soft expiry of the timer with callback
+    /// `function` when it fires, instead of the one its own `hrtimer_start` armed; `None`:
+    /// every thread's own (the default). The callback's address is read from
+    /// `/proc/kallsyms` (real addresses need root or CAP_SYSLOG).
+    ///
+    /// # Errors
+    /// The callback not found in `/proc/kallsyms`, or a map update refused, as text.
+    pub fn expiry_when_fired(&mut self, fired: Option<(i32, &str)>) -> Result<(), String> {
+        self.fired = match fired {
+            Some((tid, function)) => (
+                tid as u32,
+                kernel_symbol(function)
+                    .ok_or_else(|| format!("{function} not found in /proc/kallsyms"))?,
+            ),
+            None => (0, 0),
+        };
+        if self.off.is_empty() {
+            self.record_only_on(&[])
+        } else {
+            self.write_cpu_conf()
+        }
     }
 
     /// Sets a watched thread's threshold, ns (a thread not watched yet is added).

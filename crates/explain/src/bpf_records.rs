@@ -635,7 +635,11 @@ mod tests {
             ts,
             cpu,
             pid,
-            comm: if pid == 0 { "<idle>".into() } else { "t".into() },
+            comm: if pid == 0 {
+                "<idle>".into()
+            } else {
+                "t".into()
+            },
             kind,
         }
     }

@@ -618,6 +618,12 @@ impl Controller {
         let tids: Vec<i32> = applied.threads.iter().map(|t| t.tid).collect();
         let wakes = applied.method.descriptor().wakes;
         let nrs: Vec<i64> = wakes.syscalls.to_vec();
+        // A timer re-armed by whichever thread takes its signal (setitimer's): the expiry is
+        // taken from the timer's firing.
+        let fired_by = match wakes.expiry_at_fire {
+            true => wakes.callbacks.first().copied(),
+            false => None,
+        };
         self.setting = Some(Setting {
             period: config.period_ns,
             virtualized: self.virtualized,
@@ -652,7 +658,7 @@ impl Controller {
                 Threshold::Fixed(ns) => ns,
                 Threshold::P99 => P99_START,
             };
-            if let Err(e) = trace.start(&tids, &nrs, threshold, &spec) {
+            if let Err(e) = trace.start(&tids, &nrs, threshold, &spec, fired_by) {
                 eprintln!("tickscope: --explain: {e}; this run is explained from context only");
                 self.trace = None;
                 self.section.backend = "context".into();

@@ -114,10 +114,17 @@ mod tests {
             row.add_detail(&format!("cc1-{i}"), 1);
             row.add_detail("rustc", 1);
         }
-        assert!(row.details.len() <= DETAILS_KEPT + 1, "{}", row.details.len());
+        assert!(
+            row.details.len() <= DETAILS_KEPT + 1,
+            "{}",
+            row.details.len()
+        );
         assert_eq!(row.details.values().sum::<u64>(), 200_000);
         assert_eq!(row.details["rustc"], 100_000);
-        assert_eq!(row.details[OTHER_DETAILS], 100_000 - (DETAILS_KEPT as u64 - 1));
+        assert_eq!(
+            row.details[OTHER_DETAILS],
+            100_000 - (DETAILS_KEPT as u64 - 1)
+        );
         // Merging tables keeps the bound too.
         let mut a = CauseTable::default();
         let mut b = CauseTable::default();

@@ -672,3 +672,74 @@ fn a_plain_run_removes_a_stale_instance() {
         );
     }
 }
+
+/// Under BPF, `itimer` gets windows (its timer is re-armed by whichever thread takes the
+/// SIGALRM, so the expiry comes from the timer's firing) and `--on-late …:mark` writes the
+/// system's trace_marker. Structure only: windows arrive, every late wake-up is counted,
+/// every mark succeeded.
+#[test]
+fn itimer_gets_windows_and_mark_writes_under_bpf() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipping itimer_gets_windows_and_mark_writes_under_bpf: {why}");
+        return;
+    }
+    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        eprintln!("skipping itimer_gets_windows_and_mark_writes_under_bpf: no kernel BTF");
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = tickscope()
+        .args(["run", "-q", "--method", "itimer", "-i", "1ms", "-D", "2s"])
+        .args([
+            "--explain=bpf",
+            "--explain-threshold",
+            "1ns",
+            "--on-late",
+            "1ns:mark",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ex = &doc["explain"];
+    assert_eq!(ex["backend"], "bpf");
+    assert!(
+        ex["cost"]["windows"].as_u64().unwrap() > 0,
+        "no window: {ex}"
+    );
+    let t = &ex["threads"][0];
+    let late = t["late"].as_u64().unwrap();
+    let counted: u64 = t["causes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|r| r["count"].as_u64().unwrap())
+        .sum();
+    assert!(
+        late > 0 && counted <= late,
+        "late {late}, counted {counted}"
+    );
+    let marks: Vec<&str> = ex["captures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["actions"].as_array().unwrap())
+        .filter(|a| a["name"] == "mark")
+        .map(|a| a["status"].as_str().unwrap())
+        .collect();
+    assert!(!marks.is_empty());
+    assert!(
+        marks.iter().all(|s| s.starts_with("ok")),
+        "{:?}",
+        &marks[..marks.len().min(3)]
+    );
+}

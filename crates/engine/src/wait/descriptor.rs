@@ -41,6 +41,11 @@ pub struct Wakes {
     pub syscalls: &'static [i64],
     /// Names of the kernel functions the method's timer expiry runs (hrtimer callbacks).
     pub callbacks: &'static [&'static str],
+    /// Whether the expiry a thread waits for is known only when its timer fires (the first
+    /// of `callbacks`), not from an `hrtimer_start` of the thread: setitimer's timer is
+    /// re-armed by whichever thread of the process takes its SIGALRM (`dequeue_signal`,
+    /// kernel/signal.c).
+    pub expiry_at_fire: bool,
 }
 
 impl Wakes {
@@ -50,6 +55,7 @@ impl Wakes {
         Wakes {
             syscalls,
             callbacks: &["hrtimer_wakeup"],
+            expiry_at_fire: false,
         }
     }
 }

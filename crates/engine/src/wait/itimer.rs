@@ -49,6 +49,7 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
         Wakes {
             syscalls: &[libc::SYS_rt_sigsuspend],
             callbacks: &["it_real_fn"],
+            expiry_at_fire: true,
         },
         |_, _| Ok(Box::new(Itimer::new()?)),
     )

@@ -20,6 +20,7 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor::sleeping(
     Wakes {
         syscalls: &[libc::SYS_rt_sigtimedwait],
         callbacks: &["posix_timer_fn"],
+        expiry_at_fire: false,
     },
     |clock, _| Ok(Box::new(PosixTimer::new(clock)?)),
 );

@@ -30,6 +30,7 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
         Wakes {
             syscalls: &[libc::SYS_read],
             callbacks: &["timerfd_tmrproc"],
+            expiry_at_fire: false,
         },
         |clock, _| Ok(Box::new(Timerfd::new(clock)?)),
     )
