@@ -84,6 +84,21 @@ impl<C: Count> WindowRecord<C> {
         }
     }
 
+    /// Records `n` wake-ups of the same latency and period (or none): the same as `n`
+    /// calls of [`WindowRecord::record`] (for virtual time's bulk windows,
+    /// [`crate::mock_bulk`]).
+    ///
+    /// # Panics
+    /// If `n` does not fit in a counter of type `C`.
+    pub fn record_n(&mut self, latency: Nanos, period: Option<(Nanos, Nanos)>, n: u64) {
+        self.latency.record_n(latency, n);
+        self.latency_hist.record_n(latency, n);
+        if let Some((dt, nominal)) = period {
+            self.period.record_n(dt, n);
+            self.period_dev_hist.record_n(dt - nominal, n);
+        }
+    }
+
     /// Number of wake-ups recorded.
     pub fn samples(&self) -> u64 {
         self.latency.count

@@ -29,7 +29,15 @@ use std::ops::AddAssign;
 /// window records the measuring loop fills (half the memory; the loop hands a record over
 /// before any counter could reach 2^32, see [`crate::worker::measure`]).
 pub trait Count:
-    crate::zeroed_pages::Zeroed + Default + Debug + Eq + Send + Sync + AddAssign + 'static
+    crate::zeroed_pages::Zeroed
+    + Default
+    + Debug
+    + Eq
+    + Send
+    + Sync
+    + AddAssign
+    + TryFrom<u64>
+    + 'static
 {
     /// The largest count the type holds.
     const MAX: u64;
@@ -167,6 +175,16 @@ impl<C: Count> Half<C> {
         }
     }
 
+    /// Counts `magnitude` (≤ [`HIGHEST_TRACKABLE`]) `n` times; `n` and the counter's value
+    /// must fit in `C` (the caller checks).
+    fn record_n(&mut self, magnitude: u64, n: C) {
+        let i = index(magnitude);
+        self.counts[i] += n;
+        if i >= self.end {
+            self.end = i + 1;
+        }
+    }
+
     fn touched(&self) -> std::ops::Range<usize> {
         0..self.end
     }
@@ -284,6 +302,31 @@ impl<C: Count> WindowHistogram<C> {
         } else {
             self.negative.record(value.unsigned_abs());
             self.negative_len += 1;
+        }
+    }
+
+    /// Records `value` (ns) `n` times at once: the same as `n` calls of
+    /// [`WindowHistogram::record`] (for virtual time's bulk windows, [`crate::mock_bulk`]).
+    ///
+    /// # Panics
+    /// If `n` does not fit in `C`.
+    pub fn record_n(&mut self, value: Nanos, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let Ok(count) = C::try_from(n) else {
+            panic!("{n} values do not fit in one counter");
+        };
+        let limit = HIGHEST_TRACKABLE as Nanos;
+        if value.unsigned_abs() > HIGHEST_TRACKABLE {
+            self.clamped += n;
+        }
+        let value = value.clamp(-limit, limit);
+        if value >= 0 {
+            self.positive.record_n(value as u64, count);
+        } else {
+            self.negative.record_n(value.unsigned_abs(), count);
+            self.negative_len += n;
         }
     }
 

@@ -5,7 +5,10 @@
 //! with a scripted latency per wake-up — and changes nothing on the system (no policy,
 //! affinity, timer slack, memory lock or PM QoS), with fixed, made-up thread ids and no CPU
 //! time. A run on it is deterministic: tests pin its whole output (hyperfine's
-//! `--debug-mode` is the model: <https://github.com/sharkdp/hyperfine>).
+//! `--debug-mode` is the model: <https://github.com/sharkdp/hyperfine>). A script whose
+//! latencies all lie within the period is counted a window at a time
+//! ([`crate::mock_bulk`]), with the same records, so that day-long runs of many threads at
+//! 1 kHz take minutes.
 
 use crate::time::Nanos;
 
