@@ -262,6 +262,63 @@ impl CoarseWindow {
     }
 }
 
+/// The coarse windows of every series of one run being merged, for a sink that writes
+/// windows as they finish (`--json`, `--csv`): each window passes through [`Coarsener::put`],
+/// which says what to write — the window itself while its series keeps the run's grain, a
+/// finished coarse window after that, or nothing while one is being merged — and
+/// [`Coarsener::flush`] gives the coarse windows still open when the run ends. It holds one
+/// [`CoarseWindow`] per series: its memory does not grow with the run's length.
+#[derive(Debug)]
+pub struct Coarsener {
+    /// The coarse window being merged, per series (a thread, `None` for all threads merged).
+    open: BTreeMap<Option<usize>, CoarseWindow>,
+    /// The run's window, ns (for the coarse windows' `start_ns`).
+    window_ns: Nanos,
+}
+
+impl Default for Coarsener {
+    fn default() -> Self {
+        Coarsener {
+            open: BTreeMap::new(),
+            window_ns: 1,
+        }
+    }
+}
+
+impl Coarsener {
+    /// Takes window `w` of series `thread` (`None`: all threads merged) in a run of
+    /// `threads` threads with windows of `window_ns` ns, and returns the window to write:
+    /// `w` as it is while the series keeps the run's grain ([`Grain::of`]), else the coarse
+    /// window `w` finished, if it finished one.
+    pub fn put(
+        &mut self,
+        thread: Option<usize>,
+        (threads, window_ns): (usize, Nanos),
+        w: &WindowStats,
+    ) -> Option<WindowStats> {
+        match Grain::of(thread, threads, window_ns).group(w.index) {
+            None => Some(w.clone()),
+            Some(group) => {
+                self.window_ns = window_ns;
+                self.open
+                    .entry(thread)
+                    .or_default()
+                    .add(group, w, window_ns)
+            }
+        }
+    }
+
+    /// The coarse windows still being merged, finished, by series (the merged one first,
+    /// then the threads in order); leaves the coarsener empty, ready for another run.
+    pub fn flush(&mut self) -> Vec<(Option<usize>, WindowStats)> {
+        let window_ns = self.window_ns;
+        std::mem::take(&mut self.open)
+            .into_iter()
+            .filter_map(|(thread, mut acc)| acc.take(window_ns).map(|w| (thread, w)))
+            .collect()
+    }
+}
+
 fn buckets_of(map: BTreeMap<Nanos, u64>) -> HistogramBuckets {
     HistogramBuckets {
         significant_figures: tickscope_engine::histogram::SIGNIFICANT_FIGURES,

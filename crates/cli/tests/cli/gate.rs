@@ -124,6 +124,18 @@ fn gate_judges_cyclictest_files_with_reduced_power() {
 }
 
 #[test]
+fn gate_judges_jitterdebugger_files_with_reduced_power() {
+    let file = report_fixture("jitterdebugger-2cpus.json");
+    let (code, out) = gate(&[file.as_os_str(), file.as_os_str()]);
+    // 3940 wake-ups: too few for p99.9 and p99.99 (inconclusive), enough for p50 and p99.
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("(jitterdebugger, 3940 wake-ups"), "{out}");
+    assert!(out.contains("│ p99      ┆  51.0 µs ┆   51.0 µs"), "{out}");
+    assert!(out.contains("reduced power"), "{out}");
+    assert!(out.contains("shape: not run"), "{out}");
+}
+
+#[test]
 fn gate_accepts_a_fleet_baseline_merged_by_hlog_merge() {
     let dir = tempfile::tempdir().unwrap();
     let fleet = dir.path().join("fleet.hlog");

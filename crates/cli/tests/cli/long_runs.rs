@@ -105,3 +105,64 @@ fn many_threads_keep_full_grain_for_a_shorter_time() {
     let t = tags(&log);
     assert_eq!((t.get("all"), t.get("T15")), (Some(&1200), Some(&905)));
 }
+
+/// `--csv` coarsens as the result file does: its window rows after the first hour are the
+/// same minutes (index, wake-ups, p99, maximum), series by series.
+#[test]
+fn csv_rows_are_the_result_files_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
+    let out = Command::cargo_bin("tickscope")
+        .unwrap()
+        .args(["run", "--debug-mock", "20us,30us,45us", "-i", "100ms", "-q"])
+        .args(["-t", "2", "-D", "1h10m", "--json"])
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let mut from_json: BTreeMap<String, Vec<[String; 4]>> = BTreeMap::new();
+    for w in doc["windows"].as_array().unwrap() {
+        let thread = match w["thread"].as_u64() {
+            Some(t) => t.to_string(),
+            None => "all".to_string(),
+        };
+        let field = |k: &str| w[k].to_string();
+        from_json.entry(thread).or_default().push([
+            field("index"),
+            field("samples"),
+            field("latency_p99"),
+            field("latency_max"),
+        ]);
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut from_csv: BTreeMap<String, Vec<[String; 4]>> = BTreeMap::new();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let cols = [
+        col("window"),
+        col("samples"),
+        col("latency_p99_ns"),
+        col("latency_max_ns"),
+    ];
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        if f[col("scope")] == "window" {
+            from_csv
+                .entry(f[col("thread")].to_string())
+                .or_default()
+                .push(cols.map(|c| f[c].to_string()));
+        }
+    }
+    assert_eq!(from_csv, from_json);
+    // 3600 seconds, then 10 minutes, per series.
+    assert!(from_csv.values().all(|rows| rows.len() == 3610));
+}

@@ -16,12 +16,11 @@
 //! ([`SinkNeeds::window_histograms`]).
 
 use super::{RunContext, RunSink, SinkError, SinkNeeds};
-use crate::coarse::{CoarseWindow, Grain};
+use crate::coarse::Coarsener;
 use crate::document::RunDocument;
 use crate::layout::{self, EntryWriter, WindowEntry};
 use crate::output::Output;
 use crate::quoted;
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use tickscope_engine::result::WindowStats;
@@ -36,11 +35,9 @@ pub struct JsonSink {
     entries: EntryWriter,
     /// The first I/O error of the spool; reported when the document is written.
     spool_error: Option<io::Error>,
-    /// The coarse windows being merged, per series (a thread, `None` for the merged one),
-    /// of run `coarse_run` with windows of `coarse_window_ns`.
-    coarse: BTreeMap<Option<usize>, CoarseWindow>,
+    /// The coarse windows being merged, of run `coarse_run`.
+    coarse: Coarsener,
     coarse_run: usize,
-    coarse_window_ns: Nanos,
 }
 
 impl JsonSink {
@@ -51,9 +48,8 @@ impl JsonSink {
             spool: None,
             entries: EntryWriter::default(),
             spool_error: None,
-            coarse: BTreeMap::new(),
+            coarse: Coarsener::default(),
             coarse_run: 0,
-            coarse_window_ns: 1,
         }
     }
 
@@ -66,15 +62,8 @@ impl JsonSink {
         thread: Option<usize>,
         w: &WindowStats,
     ) -> io::Result<()> {
-        let stats = match Grain::of(thread, threads, window_ns).group(w.index) {
-            None => Some(w.clone()),
-            Some(group) => {
-                self.coarse_run = run;
-                self.coarse_window_ns = window_ns;
-                let acc = self.coarse.entry(thread).or_default();
-                acc.add(group, w, window_ns)
-            }
-        };
+        self.coarse_run = run;
+        let stats = self.coarse.put(thread, (threads, window_ns), w);
         match stats {
             Some(stats) => self.spool(&WindowEntry { run, thread, stats }),
             None => Ok(()),
@@ -83,13 +72,11 @@ impl JsonSink {
 
     /// Spools the coarse windows still being merged (at the end of a run).
     fn flush_coarse(&mut self) {
-        let (run, window_ns) = (self.coarse_run, self.coarse_window_ns);
-        for (thread, mut acc) in std::mem::take(&mut self.coarse) {
-            if let Some(stats) = acc.take(window_ns) {
-                let result = self.spool(&WindowEntry { run, thread, stats });
-                if self.spool_error.is_none() {
-                    self.spool_error = result.err();
-                }
+        let run = self.coarse_run;
+        for (thread, stats) in self.coarse.flush() {
+            let result = self.spool(&WindowEntry { run, thread, stats });
+            if self.spool_error.is_none() {
+                self.spool_error = result.err();
             }
         }
     }

@@ -8,13 +8,14 @@
 //! raw samples, for instance) instead of editing the engine's configuration.
 //!
 //! One file per sink: [`terminal`] (header, per-second lines, summary or comparison table),
-//! [`json`] (the result document, rewritten after every run), [`rendered`] (any
-//! [`crate::export::Exporter`] written when the run ends: CSV), [`histogram`] (cyclictest's
+//! [`json`] (the result document, rewritten after every run), [`csv`] (the summary and
+//! the windows as a CSV table, its rows spooled as they finish), [`histogram`] (cyclictest's
 //! `-h` format, with the overflows' cycle numbers), [`samples`]
 //! (every wake-up, streamed). [`registry`] names the file formats; a new output format is
 //! one new file plus one line there.
 
 pub mod context;
+pub mod csv;
 pub mod doctor;
 pub mod explain_sink;
 pub mod histogram;
@@ -23,7 +24,6 @@ pub mod json;
 pub mod load;
 pub mod prometheus;
 pub mod registry;
-pub mod rendered;
 pub mod samples;
 #[cfg(test)]
 pub(crate) mod synthetic;
@@ -41,9 +41,8 @@ pub struct SinkNeeds {
     /// Every wake-up as a [`RawSample`] (costs a wait-free ring per thread and collector work).
     pub raw_samples: bool,
     /// Every window kept in memory for the final document's threads
-    /// ([`RunConfig::keep_windows`]): memory grows with the run's length, so only a sink
-    /// that renders the windows after the run (CSV) asks for it; the JSON document spools
-    /// them instead.
+    /// ([`RunConfig::keep_windows`]): memory grows with the run's length, so no sink of a
+    /// run asks for it (the JSON document and the CSV table spool their windows instead).
     pub windows: bool,
     /// Each window's latency and period-deviation histograms
     /// ([`RunConfig::window_histograms`]): built once a window by the collector from the

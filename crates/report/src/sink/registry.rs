@@ -5,13 +5,12 @@
 //! [`Exporter`](crate::export::Exporter) for a file rendered at the end, or a
 //! [`RunSink`] for one written while the run goes on) plus one line in [`FORMATS`].
 
+use super::csv::CsvSink;
 use super::histogram::HistogramSink;
 use super::hlog::HlogSink;
 use super::json::JsonSink;
-use super::rendered::RenderedSink;
 use super::samples::SamplesSink;
 use super::{RunSink, SinkError};
-use crate::export::csv::CsvExport;
 use crate::export::histogram_file::HistogramOptions;
 use crate::output::Output;
 
@@ -39,7 +38,7 @@ pub struct Format {
 pub const FORMATS: &[Format] = &[
     Format { name: "json", flag: "--json", single_run_only: false, about: "the result document (tickscope.run/2)", open: |o| Ok(Box::new(JsonSink::new(o))) },
     Format { name: "histogram", flag: "--histogram-file", single_run_only: true, about: "the latency histogram in cyclictest's -h format", open: |o| Ok(Box::new(HistogramSink::new(o, HistogramOptions::default()))) },
-    Format { name: "csv", flag: "--csv", single_run_only: true, about: "the summary and the per-second windows as CSV", open: |o| Ok(Box::new(RenderedSink::new(o, Box::new(CsvExport)))) },
+    Format { name: "csv", flag: "--csv", single_run_only: true, about: "the summary and the per-second windows as CSV", open: |o| Ok(Box::new(CsvSink::new(o))) },
     Format { name: "samples", flag: "--samples", single_run_only: true, about: "every wake-up as CSV, streamed", open: |o| SamplesSink::new(o).map(|s| Box::new(s) as Box<dyn RunSink>) },
     Format { name: "hlog", flag: "--hlog", single_run_only: true, about: "an HdrHistogram interval log: one histogram per window per thread, streamed", open: |o| HlogSink::new(o).map(|s| Box::new(s) as Box<dyn RunSink>) },
 ];
