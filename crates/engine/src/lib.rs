@@ -36,7 +36,7 @@ pub mod error;
 pub mod grid;
 pub mod histogram;
 pub mod mock;
-pub mod mock_bulk;
+pub(crate) mod mock_bulk;
 pub mod moments;
 pub mod probe;
 pub mod quote;

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether a run with this latency script (ns) and period (ns) can be counted in bulk:
 /// every latency between 0 and the period (no wake-up passes the next expiry).
-pub fn applies(latencies: &[Nanos], period: Nanos) -> bool {
+pub(crate) fn applies(latencies: &[Nanos], period: Nanos) -> bool {
     !latencies.is_empty() && latencies.iter().all(|&l| (0..=period).contains(&l))
 }
 
@@ -53,7 +53,7 @@ fn record_window(record: &mut LoopRecord, latencies: &[Nanos], period: Nanos, s:
 /// windows, handed over the same way (waiting for a cleared record, as
 /// [`LoopParams::await_records`] asks), each filled at once. `started` is the virtual
 /// clock's reading before the first wait (the mock's start).
-pub fn measure_in_bulk(
+pub(crate) fn measure_in_bulk(
     latencies: &[Nanos],
     params: &LoopParams,
     stop: &AtomicBool,

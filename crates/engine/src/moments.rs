@@ -46,7 +46,7 @@ impl Moments {
 
     /// Records `v` (ns) `n` times at once: the same as `n` calls of [`Moments::record`]
     /// (for virtual time's bulk windows, [`crate::mock_bulk`]).
-    pub fn record_n(&mut self, v: Nanos, n: u64) {
+    pub(crate) fn record_n(&mut self, v: Nanos, n: u64) {
         if n == 0 {
             return;
         }

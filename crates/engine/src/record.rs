@@ -90,7 +90,7 @@ impl<C: Count> WindowRecord<C> {
     ///
     /// # Panics
     /// If `n` does not fit in a counter of type `C`.
-    pub fn record_n(&mut self, latency: Nanos, period: Option<(Nanos, Nanos)>, n: u64) {
+    pub(crate) fn record_n(&mut self, latency: Nanos, period: Option<(Nanos, Nanos)>, n: u64) {
         self.latency.record_n(latency, n);
         self.latency_hist.record_n(latency, n);
         if let Some((dt, nominal)) = period {

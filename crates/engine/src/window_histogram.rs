@@ -310,7 +310,7 @@ impl<C: Count> WindowHistogram<C> {
     ///
     /// # Panics
     /// If `n` does not fit in `C`.
-    pub fn record_n(&mut self, value: Nanos, n: u64) {
+    pub(crate) fn record_n(&mut self, value: Nanos, n: u64) {
         if n == 0 {
             return;
         }
