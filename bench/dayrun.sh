@@ -6,9 +6,11 @@
 #
 # For each length H (hours of virtual time) one run of THREADS mock threads at INTERVAL writes
 # the result (--json) and the interval log (--hlog) into a temporary directory; printed per
-# run: the wall time it took, the wake-ups, the bytes of JSON, of the log and of both, the
-# windows in the JSON, the log's intervals, and the process's peak RSS (VmHWM, from GNU time's
-# %M). The latency script has 45 values (15-45 us in 1 us steps, 50-150 us in 10 us steps,
+# run: the wall time it took and the CPU time it used (user + system, GNU time's %U + %S: on
+# a loaded machine the wall time is mostly waiting for a CPU), the wake-ups, the bytes of JSON,
+# of the log and of both, the windows in the JSON, the log's intervals, and the process's peak
+# RSS (VmHWM, from GNU time's %M). A run that did not reach its length (stopped by a signal)
+# is marked "interrupted" in the last column. The latency script has 45 values (15-45 us in 1 us steps, 50-150 us in 10 us steps,
 # 400 us and 900 us), so a 1-second window of 1000 wake-ups holds about as many histogram
 # buckets as a real one. Virtual time changes nothing on the system; the runs are
 # deterministic, so one run per length suffices for sizes; RSS and wall time depend on the
@@ -24,11 +26,11 @@ script=$( (seq -f '%gus' 15 45; seq -f '%gus' 50 10 150; echo 400us; echo 900us)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 echo "# bench/dayrun.sh $threads \"$hours\" $interval $bin; $(nproc) CPUs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %8s %14s %12s %12s %12s %9s %10s %9s %s\n' hours wall_s wake_ups json_B hlog_B all_B windows intervals rss_MB load
+printf '%-6s %8s %7s %14s %12s %12s %12s %9s %10s %9s %s\n' hours wall_s cpu_s wake_ups json_B hlog_B all_B windows intervals rss_MB load
 for h in $hours; do
   rm -f "$dir"/r.json "$dir"/r.hlog
   start=$(date +%s.%N)
-  /usr/bin/time -o "$dir/time" -f '%M' "$bin" run --debug-mock "$script" -i "$interval" \
+  /usr/bin/time -o "$dir/time" -f '%M %U %S' "$bin" run --debug-mock "$script" -i "$interval" \
     -t "$threads" -D "${h}h" -q --json "$dir/r.json" --hlog "$dir/r.hlog" >/dev/null 2>"$dir/err" ||
     { cat "$dir/err" >&2; exit 1; }
   wall=$(echo "$(date +%s.%N) - $start" | bc)
@@ -38,6 +40,8 @@ for h in $hours; do
   windows=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["windows"]))' "$dir/r.json")
   intervals=$(grep -c '^Tag=' "$dir/r.hlog" || true)
   rss=$(awk '{printf "%.1f", $1/1024}' "$dir/time")
-  printf '%-6s %8.1f %14s %12s %12s %12s %9s %10s %9s %s\n' "$h" "$wall" "$wakeups" "$json" "$hlog" \
-    $((json + hlog)) "$windows" "$intervals" "$rss" "$(cut -d' ' -f1 /proc/loadavg)"
+  cpu=$(awk '{printf "%.1f", $2 + $3}' "$dir/time")
+  cut=$(python3 -c 'import json,sys; print("interrupted" if json.load(open(sys.argv[1])).get("interrupted") else "")' "$dir/r.json")
+  printf '%-6s %8.1f %7s %14s %12s %12s %12s %9s %10s %9s %s %s\n' "$h" "$wall" "$cpu" "$wakeups" "$json" "$hlog" \
+    $((json + hlog)) "$windows" "$intervals" "$rss" "$(cut -d' ' -f1 /proc/loadavg)" "$cut"
 done

@@ -7,7 +7,7 @@
 # Runs `tickscope run -t THREADS -i INTERVAL -D MINUTESm -q --json --hlog --csv` (the default
 # method and policy; as root the measuring threads run SCHED_FIFO) into a temporary
 # directory and reads the process's VmRSS and VmHWM (/proc/PID/status) 10 s after the start
-# and then at the end of every minute. Printed: one row per reading (minute, VmRSS, VmHWM,
+# and then at the end of every minute. Printed: one row per reading (seconds since the start, VmRSS, VmHWM,
 # the load average), then min/median/max of VmRSS over the readings from minute 2 on, its
 # growth from minute 2 to the last, and the outputs' sizes. The run is ended by its own -D;
 # the directory is removed, nothing is left running or changed (the run restores the
@@ -30,7 +30,7 @@ echo "# bench/realrss.sh $minutes $threads $interval $bin; $(nproc) CPUs; $(unam
   --json "$dir/r.json" --hlog "$dir/r.hlog" --csv "$dir/r.csv" >"$dir/out" 2>"$dir/err" &
 pid=$!
 field() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$pid/status" 2>/dev/null || true; }
-printf '%-8s %10s %10s %s\n' minute rss_KiB hwm_KiB load
+printf '%-8s %10s %10s %s\n' at_s rss_KiB hwm_KiB load
 start=$(date +%s)
 readings=()
 next=10
@@ -39,8 +39,7 @@ while kill -0 "$pid" 2>/dev/null; do
   if [ "$now" -ge "$next" ]; then
     rss=$(field VmRSS); hwm=$(field VmHWM)
     [ -n "$rss" ] || break
-    label=$(awk -v s="$next" 'BEGIN { printf "%g", s / 60 }')
-    printf '%-8s %10s %10s %s\n' "$label" "$rss" "$hwm" "$(cut -d' ' -f1 /proc/loadavg)"
+    printf '%-8s %10s %10s %s\n' "$next" "$rss" "$hwm" "$(cut -d' ' -f1 /proc/loadavg)"
     [ "$next" -ge 120 ] && readings+=("$rss")
     if [ "$next" -lt 60 ]; then next=60; else next=$(( next + 60 )); fi
   fi
