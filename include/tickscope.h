@@ -20,6 +20,11 @@
 #define TS_MARGIN_AUTO 0
 
 /**
+ * Causes a `ts_explanation` holds at most (the most frequent ones).
+ */
+#define TS_EXPLAIN_CAUSES 16
+
+/**
  * An executive (opaque): several periodic tasks run in the calling thread. Create it with
  * `ts_executive_new`, free it with `ts_executive_free`, on the thread that runs it.
  */
@@ -195,6 +200,60 @@ typedef struct ts_stats {
  * A scheduling policy for `ts_periodic_set_policy`: one of the `TS_POLICY_*` values.
  */
 typedef int32_t ts_policy;
+
+/**
+ * One cause of late wake-ups (`ts_periodic_explanation`).
+ */
+typedef struct ts_explain_cause {
+  /**
+   * The cause, NUL-terminated, in `tickscope run --explain`'s words (`other thread`,
+   * `irq`, `exit from idle`, …), cut at 31 bytes.
+   */
+  char cause[32];
+  /**
+   * Late wake-ups it caused.
+   */
+  uint64_t count;
+  /**
+   * Their latencies summed, ns.
+   */
+  int64_t total_ns;
+  /**
+   * The largest of them, ns.
+   */
+  int64_t max_ns;
+} ts_explain_cause;
+
+/**
+ * Why a loop's wake-ups were late, so far (`ts_periodic_explanation`).
+ */
+typedef struct ts_explanation {
+  /**
+   * Where the causes come from, NUL-terminated: `bpf` or `tracefs`.
+   */
+  char backend[16];
+  /**
+   * Wake-ups later than the threshold since explanation was turned on.
+   */
+  uint64_t late;
+  /**
+   * Of those, not attributed yet (in the ring, or waiting for their trace events).
+   */
+  uint64_t pending;
+  /**
+   * Of those, dropped because the ring was full (never explained); the causes' counts
+   * add up to `late - pending - dropped`.
+   */
+  uint64_t dropped;
+  /**
+   * Entries used in `causes`.
+   */
+  uint32_t n_causes;
+  /**
+   * The causes, most frequent first (at most `TS_EXPLAIN_CAUSES`).
+   */
+  struct ts_explain_cause causes[16];
+} ts_explanation;
 
 /**
  * A task's timing. Fill it with `ts_task_options_init`, then change fields.
@@ -569,6 +628,34 @@ int ts_periodic_set_timer_slack(struct ts_periodic *p, uint64_t ns);
  * it must not be used afterwards.
  */
 void ts_periodic_free(struct ts_periodic *p);
+
+/**
+ * Turns on explanation of the loop's wake-ups later than `threshold_ns`: each is broken
+ * into its causes by the trace capture and attribution of `tickscope run --explain`, on a
+ * housekeeping thread the library starts; `ts_periodic_wait` only hands late wake-ups over
+ * (no lock, no allocation, no system call). Read the result with `ts_periodic_explanation`.
+ *
+ * Returns 0; `-EPERM` when tracing is not permitted (root, or `CAP_BPF` and `CAP_PERFMON`:
+ * `ts_last_error` says so); `-ENOTSUP` when the library was built without its `explain`
+ * feature; `-EINVAL` if `p` is NULL or the threshold is negative.
+ *
+ * # Safety
+ * `p` is NULL or a live loop from this thread.
+ */
+int ts_periodic_explain(struct ts_periodic *p, int64_t threshold_ns);
+
+/**
+ * Fills `out` with why the loop's wake-ups were late so far (`ts_periodic_explain`). Takes
+ * a lock and copies: call it between waits, like `ts_periodic_stats`.
+ *
+ * Returns 0; `-EINVAL` if `p` or `out` is NULL or explanation is off; `-ENOTSUP` when the
+ * library was built without its `explain` feature.
+ *
+ * # Safety
+ * `p` is NULL or a live loop from this thread; `out` is NULL or points to writable memory
+ * for one `ts_explanation`.
+ */
+int ts_periodic_explanation(const struct ts_periodic *p, struct ts_explanation *out);
 
 /**
  * An executive with no task, waiting with `strategy` (a `TS_STRATEGY_*` value, default

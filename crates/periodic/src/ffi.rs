@@ -696,3 +696,141 @@ pub(crate) mod tests {
         );
     }
 }
+
+/// Causes a `ts_explanation` holds at most (the most frequent ones).
+pub const TS_EXPLAIN_CAUSES: usize = 16;
+
+/// One cause of late wake-ups (`ts_periodic_explanation`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ts_explain_cause {
+    /// The cause, NUL-terminated, in `tickscope run --explain`'s words (`other thread`,
+    /// `irq`, `exit from idle`, …), cut at 31 bytes.
+    pub cause: [c_char; 32],
+    /// Late wake-ups it caused.
+    pub count: u64,
+    /// Their latencies summed, ns.
+    pub total_ns: i64,
+    /// The largest of them, ns.
+    pub max_ns: i64,
+}
+
+/// Why a loop's wake-ups were late, so far (`ts_periodic_explanation`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ts_explanation {
+    /// Where the causes come from, NUL-terminated: `bpf` or `tracefs`.
+    pub backend: [c_char; 16],
+    /// Wake-ups later than the threshold since explanation was turned on.
+    pub late: u64,
+    /// Of those, not attributed yet (in the ring, or waiting for their trace events).
+    pub pending: u64,
+    /// Of those, dropped because the ring was full (never explained); the causes' counts
+    /// add up to `late - pending - dropped`.
+    pub dropped: u64,
+    /// Entries used in `causes`.
+    pub n_causes: u32,
+    /// The causes, most frequent first (at most `TS_EXPLAIN_CAUSES`).
+    pub causes: [ts_explain_cause; 16],
+}
+
+/// Copies `text` into `out`, cut so that a NUL always ends it.
+#[cfg_attr(not(feature = "explain"), allow(dead_code))]
+fn c_text<const N: usize>(text: &str, out: &mut [c_char; N]) {
+    *out = [0; N];
+    for (o, b) in out.iter_mut().zip(text.bytes().take(N - 1)) {
+        *o = b as c_char;
+    }
+}
+
+#[cfg(feature = "explain")]
+fn explain_on(p: &mut Periodic, threshold_ns: i64) -> Result<(), Error> {
+    p.explain(threshold_ns)
+}
+
+#[cfg(not(feature = "explain"))]
+fn explain_on(_: &mut Periodic, _: i64) -> Result<(), Error> {
+    Err(Error::Unsupported(
+        "this libtickscope was built without the explain feature (cargo build -p tickscope \
+         --features explain)"
+            .into(),
+    ))
+}
+
+#[cfg(feature = "explain")]
+fn explanation_of(p: &Periodic) -> Result<ts_explanation, Error> {
+    let e = p.explanation().ok_or_else(|| {
+        Error::InvalidArgument("explanation is off: call ts_periodic_explain first".into())
+    })?;
+    let mut out = ts_explanation {
+        late: e.late,
+        pending: e.pending,
+        dropped: e.dropped,
+        ..ts_explanation::default()
+    };
+    c_text(&e.backend, &mut out.backend);
+    for (slot, c) in out.causes.iter_mut().zip(&e.causes) {
+        c_text(&c.cause, &mut slot.cause);
+        slot.count = c.count;
+        slot.total_ns = c.total_ns;
+        slot.max_ns = c.max_ns;
+        out.n_causes += 1;
+    }
+    Ok(out)
+}
+
+#[cfg(not(feature = "explain"))]
+fn explanation_of(p: &Periodic) -> Result<ts_explanation, Error> {
+    let _ = p;
+    Err(Error::Unsupported(
+        "this libtickscope was built without the explain feature".into(),
+    ))
+}
+
+/// Turns on explanation of the loop's wake-ups later than `threshold_ns`: each is broken
+/// into its causes by the trace capture and attribution of `tickscope run --explain`, on a
+/// housekeeping thread the library starts; `ts_periodic_wait` only hands late wake-ups over
+/// (no lock, no allocation, no system call). Read the result with `ts_periodic_explanation`.
+///
+/// Returns 0; `-EPERM` when tracing is not permitted (root, or `CAP_BPF` and `CAP_PERFMON`:
+/// `ts_last_error` says so); `-ENOTSUP` when the library was built without its `explain`
+/// feature; `-EINVAL` if `p` is NULL or the threshold is negative.
+///
+/// # Safety
+/// `p` is NULL or a live loop from this thread.
+#[no_mangle]
+pub unsafe extern "C" fn ts_periodic_explain(p: *mut ts_periodic, threshold_ns: i64) -> c_int {
+    shielded(-libc::EIO, || {
+        // SAFETY: the caller's guarantee for `p`.
+        status(unsafe { inner_mut(p) }.and_then(|p| explain_on(p, threshold_ns)))
+    })
+}
+
+/// Fills `out` with why the loop's wake-ups were late so far (`ts_periodic_explain`). Takes
+/// a lock and copies: call it between waits, like `ts_periodic_stats`.
+///
+/// Returns 0; `-EINVAL` if `p` or `out` is NULL or explanation is off; `-ENOTSUP` when the
+/// library was built without its `explain` feature.
+///
+/// # Safety
+/// `p` is NULL or a live loop from this thread; `out` is NULL or points to writable memory
+/// for one `ts_explanation`.
+#[no_mangle]
+pub unsafe extern "C" fn ts_periodic_explanation(
+    p: *const ts_periodic,
+    out: *mut ts_explanation,
+) -> c_int {
+    shielded(-libc::EIO, || {
+        status((|| {
+            // SAFETY: the caller guarantees a non-null `p` is a live loop.
+            let p = unsafe { p.as_ref() }.ok_or_else(|| null("the loop"))?;
+            if out.is_null() {
+                return Err(null("out"));
+            }
+            let e = explanation_of(&p.inner)?;
+            // SAFETY: non-null, and the caller guarantees it is writable.
+            unsafe { out.write(e) };
+            Ok(())
+        })())
+    })
+}

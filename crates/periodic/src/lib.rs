@@ -59,6 +59,8 @@
 
 mod error;
 pub mod executive;
+#[cfg(feature = "explain")]
+pub mod explain;
 pub mod ffi;
 pub mod ffi_executive;
 mod periodic;
@@ -68,6 +70,8 @@ pub use error::Error;
 pub use executive::{
     Completion, Control, Executive, Plan, QueueKind, Release, StopHandle, Task, TaskId, TaskStats,
 };
+#[cfg(feature = "explain")]
+pub use explain::{CauseCount, Explanation};
 pub use periodic::{Builder, Periodic, Stats, Tick, MAX_PERIOD_NS};
 pub use strategy::{Strategy, DEFAULT_SLEEP_EVERY};
 pub use tickscope_engine::grid::OverrunPolicy;

@@ -118,6 +118,9 @@ pub struct Periodic {
     record: Box<WindowRecord>,
     stats_since: (Nanos, Nanos),
     setup: Setup,
+    /// The explainer of late wake-ups ([`Periodic::explain`]).
+    #[cfg(feature = "explain")]
+    explainer: Option<crate::explain::Explainer>,
     _thread_bound: PhantomData<*const ()>,
 }
 
@@ -251,6 +254,8 @@ impl Builder {
             record: Box::new(WindowRecord::new()),
             stats_since: (0, 0),
             setup: Setup::default(),
+            #[cfg(feature = "explain")]
+            explainer: None,
             _thread_bound: PhantomData,
         };
         if self.mlock {
@@ -345,6 +350,10 @@ impl Periodic {
         } = step.expect("a wait that resumes on every signal always ends in a wake-up");
         let latency = woke - expiry;
         running.ticked = true;
+        #[cfg(feature = "explain")]
+        if let Some(x) = self.explainer.as_mut() {
+            x.push(expiry, woke);
+        }
         Ok(Tick {
             index: ((expiry - running.first_expiry) / self.period) as u64,
             expiry,
@@ -395,6 +404,46 @@ impl Periodic {
             },
             method: self.method.observations(),
         }
+    }
+
+    /// Turns on explanation of this loop's wake-ups later than `threshold_ns` (cargo feature
+    /// `explain`): each one is broken into its causes — another thread, an interrupt,
+    /// leaving an idle state, … — by the same trace capture and attribution as `tickscope
+    /// run --explain`, on a housekeeping thread the library starts (off the loop's CPU when
+    /// it is pinned). [`Periodic::wait`] only hands each late wake-up over: one wait-free
+    /// push into a fixed ring, no lock, no allocation, no system call. Read the result with
+    /// [`Periodic::explanation`]. Calling it again restarts with the new threshold. Tracing
+    /// stops when the loop is dropped.
+    ///
+    /// # Errors
+    /// [`Error::Os`] with `EPERM` when tracing is not permitted (root, or `CAP_BPF` and
+    /// `CAP_PERFMON`; the message says so), [`Error::InvalidArgument`] for a negative
+    /// threshold, [`Error::Os`] when the housekeeping thread cannot be started.
+    #[cfg(feature = "explain")]
+    pub fn explain(&mut self, threshold_ns: Nanos) -> Result<(), Error> {
+        self.explainer = None;
+        let (method, _) = self.strategy.method(self.period)?;
+        let cpus = tickscope_engine::setup::allowed_cpus().unwrap_or_default();
+        let info = crate::explain::LoopInfo {
+            // SAFETY: gettid has no preconditions.
+            tid: unsafe { libc::gettid() },
+            cpu: (cpus.len() == 1).then(|| cpus[0]),
+            method,
+            period_ns: self.period,
+            clock: self.clock,
+        };
+        self.explainer = Some(crate::explain::Explainer::start(threshold_ns, info)?);
+        Ok(())
+    }
+
+    /// Why this loop's wake-ups were late, so far ([`Periodic::explain`]); `None` when
+    /// explanation is off. Takes the lock the housekeeping thread publishes under and
+    /// allocates: call it between waits, like [`Periodic::stats`].
+    #[cfg(feature = "explain")]
+    pub fn explanation(&self) -> Option<crate::explain::Explanation> {
+        self.explainer
+            .as_ref()
+            .map(crate::explain::Explainer::snapshot)
     }
 
     /// Forgets the statistics (for example after a warm-up) without touching the grid: the

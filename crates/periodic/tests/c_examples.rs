@@ -284,3 +284,30 @@ fn c_executive_example_runs_three_tasks() {
     let status = Command::new(&exe).arg("-5").status().unwrap();
     assert_eq!(status.code(), Some(2));
 }
+
+/// `examples/explain.c`: compiled against the static library of this build and run. With
+/// the `explain` feature and root it prints the causes (the late wake-ups add up); else one
+/// line says why explanation is off, and the loop runs on.
+#[test]
+fn c_explain_example_explains_or_says_why_not() {
+    if Command::new("gcc").arg("--version").output().is_err() {
+        eprintln!("skipping c_explain_example_explains_or_says_why_not: gcc is not installed");
+        return;
+    }
+    let dir = scratch("explain");
+    let exe = dir.join("explain_c");
+    gcc_static(&repo_dir().join("examples/explain.c"), &exe);
+    let out = run(&mut Command::new(&exe));
+    let first = out.lines().next().unwrap_or_default();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if cfg!(feature = "explain") && root {
+        assert!(
+            first.starts_with("explain: bpf,") || first.starts_with("explain: tracefs,"),
+            "{out}"
+        );
+    } else {
+        assert!(first.starts_with("explain: off ("), "{out}");
+        assert_eq!(out.lines().count(), 1, "{out}");
+    }
+}
