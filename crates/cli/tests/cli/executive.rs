@@ -250,6 +250,20 @@ fn run_tasks_writes_the_outputs_of_a_run_and_report_and_compare_read_them() {
         assert_eq!(t["overruns"], th["overruns"], "{t}");
         assert!(t["response_ns"]["histogram"].is_object(), "{t}");
         assert!(th["latency_ns"]["histogram"].is_object(), "{th}");
+        // Each task's CPU time is its releases' execution times added up (thread CPU
+        // clock): the execution histogram's count is the releases.
+        let counted: u64 = t["execution_ns"]["histogram"]["buckets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b[1].as_u64())
+            .sum();
+        assert_eq!(Some(counted), t["releases"].as_u64(), "{t}");
+        assert!(th["cpu_time_ns"].as_i64().is_some_and(|c| c >= 0), "{th}");
+    }
+    // The tasks with work used CPU time for it (it was reported as 0 before).
+    for th in &threads[..2] {
+        assert!(th["cpu_time_ns"].as_i64().is_some_and(|c| c > 0), "{th}");
     }
     // Per-second windows of every task (read back into its thread).
     for th in threads {
