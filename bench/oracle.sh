@@ -27,7 +27,8 @@
 #   quota      SCHED_OTHER nice -20 spin on CPU 0     other (nice 0)       100us      cpu quota
 #              until the group is throttled and refilled once (bound 100 ms), ~60 ms apart, in a
 #              cpu-cgroup (v1) with the measuring thread, cfs_quota_us 1000 of period 10000,
-#              sched_cfs_bandwidth_slice_us 10 (group removed, slice restored after)
+#              cpu.shares 262144, sched_cfs_bandwidth_slice_us 10 (group removed, slice
+#              restored after); the burst logged is the stretch the plant was throttled
 #   softirq    1400-byte UDP flood 300 µs / ~10 ms   fifo 90              50us       softirq (NET_RX)
 #              on CPU 0 to a socket with a slow BPF filter (~20000 loops a datagram),
 #              RPS -> CPU 1
@@ -223,6 +224,11 @@ else
 fi
 if [ -w /sys/fs/cgroup/cpu ] && [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
     mkdir "$cg" && echo 10000 > "$cg/cpu.cfs_period_us" && echo 1000 > "$cg/cpu.cfs_quota_us"
+    # The group's weight (cpu.shares) is split between CPUs by their load: with the default
+    # 1024 and the plant's load on CPU 0, the measuring thread's share on CPU 1 is a few
+    # units, so under load every fair task delays it — bursts or not. The maximum keeps the
+    # plant's cause to its quota.
+    echo 262144 > "$cg/cpu.shares"
     # CPU 1 takes its share of the group's quota in slices of this size: small, so that once
     # the plant on CPU 0 has spent the quota, the measuring thread's next slice is refused.
     [ -w $slice ] && echo 10 > $slice

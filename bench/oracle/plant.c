@@ -33,7 +33,9 @@
  *          is throttled too; the burst ends when it runs again after 200 µs or more off
  *          the CPU — after the period timer refilled the quota for every CPU of the group.
  *          At nice PRIO if given (it then gets the CPU back soon after the refill).
- *          BURST_US is only the upper bound.
+ *          BURST_US is only the upper bound. The burst logged is the stretch the plant was
+ *          throttled (its last run before the gap to its first run after the refill): the
+ *          group's other tasks are held only then; a burst never throttled is not logged.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -223,14 +225,20 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "quota")) {
       long long t0 = throttled_time(stat);
       struct timespec cpu_time;
-      int throttled = 0;
-      for (int64_t last = a; (b = now()) - a < burst; last = b) {
+      int throttled = 0, refilled = 0;
+      int64_t last = a;
+      for (; (b = now()) - a < burst; last = b) {
         /* Off the CPU for 200 µs after the group was throttled: this process was throttled
          * too, and runs again because the period timer refilled the quota. */
-        if (throttled && b - last > 200000) break;
+        if (throttled && b - last > 200000) { refilled = 1; break; }
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_time);
         throttled = throttled || throttled_time(stat) > t0;
       }
+      /* The quota delays the group's other tasks only while the group is throttled: the
+       * logged burst is that stretch (from this process's last run before it to its first
+       * run after the refill), not the spending before it; none if it was never throttled. */
+      if (!refilled) continue;
+      a = last;
     } else if (!strcmp(mode, "ipi")) {
       bursting = 1;
       while ((b = now()) - a < burst)
