@@ -38,9 +38,10 @@
 #              handler takes < 1 µs, the delay it adds is held by the host)
 #   slack      none: 400 µs timer slack              other, nanosleep-rel 100us      timer slack (wake-ups up to 500 µs late)
 #   spinner    SCHED_OTHER user-mode spin 1.5/~12 ms fifo 90              50us       anything NOT naming plant-other
+#   pagefault  process_madvise(MADV_PAGEOUT) of      fifo 90, --no-mlock  50us       page fault
+#              tickscope's own executable mappings from CPU 0, then 2 ms (the next wake-ups
+#              fault their code back in), ~20 ms apart
 # "cannot tell" and "unexplained" count against recall, never precision.
-# Not planted: page faults (a fault in the measuring thread's own work delays its response, not
-# its wake-up; with mlockall, tickscope's default, the wait path does not fault).
 # rtla timerlat -a runs beside ours only where the timerlat tracer exists (not on this kernel).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -157,7 +158,7 @@ run_plant() {
             done
         fi
         # Set up on CPU 0 (allocation, mlockall); the plant pins itself to its CPU after.
-        taskset -c 0 "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
+        PAGEOUT_PID=$ts taskset -c 0 "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
         local pp=$!
         pids+=("$pp")
         wait "$pp" || { echo "oracle: plant $name failed" >&2; }
@@ -241,6 +242,8 @@ if [ -w /sys/fs/cgroup/cpu ] && [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
 else
     echo "oracle: quota skipped: no cgroup v1 cpu controller at /sys/fs/cgroup/cpu (cfs_quota_us)" >&2
 fi
+PLANT_BURST=2000 PLANT_GAP=20000 PLANT_PRIO= \
+    run_plant pagefault "" '{"category":["page fault"],"detail":null}' false 50us "$fifo --no-mlock" pageout 0
 PLANT_BURST=0 PLANT_GAP=0 MAX_LATENCY_NS=500000 \
     run_plant slack "" '{"category":["timer slack"],"detail":null}' false 100us "--policy other --method nanosleep-rel --timer-slack 400000"
 PLANT_BURST=1500 PLANT_GAP=12000 PLANT_PRIO= \

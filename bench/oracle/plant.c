@@ -36,6 +36,15 @@
  *          BURST_US is only the upper bound. The burst logged is the stretch the plant was
  *          throttled (its last run before the gap to its first run after the refill): the
  *          group's other tasks are held only then; a burst never throttled is not logged.
+ *   pageout on CPU (not the measured one): pages out the file-backed pages that the
+ *          process PAGEOUT_PID (tickscope, run with --no-mlock) maps from its own executable
+ *          (/proc/PID/exe), with process_madvise(MADV_PAGEOUT) on a pidfd (Linux >= 5.10,
+ *          process_madvise(2)): its measuring loop's code, which runs right after each wait
+ *          returns, then faults on the next wake-up (a major fault: the clean pages left
+ *          the page cache). A burst is the page-out and the BURST_US after it (the next
+ *          wake-ups fault their code back in). Anonymous pages (stack, heap) would need swap,
+ *          and shared libraries (libc, the vDSO) are mapped by other processes and not paged
+ *          out for one.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -53,6 +62,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <linux/bpf.h>
 #include <fcntl.h>
 #include <time.h>
@@ -125,6 +135,31 @@ static void *helper(void *arg) {
   return NULL;
 }
 
+/* The executable's mappings of process `pid` as iovecs (at most `cap`); their count. */
+static int exe_ranges(int pid, struct iovec *v, int cap) {
+  char path[64], exe[4096], line[4096 + 128];
+  snprintf(path, sizeof path, "/proc/%d/exe", pid);
+  ssize_t k = readlink(path, exe, sizeof exe - 1);
+  if (k <= 0) return -1;
+  exe[k] = 0;
+  snprintf(path, sizeof path, "/proc/%d/maps", pid);
+  FILE *m = fopen(path, "r");
+  if (!m) return -1;
+  int n = 0;
+  while (n < cap && fgets(line, sizeof line, m)) {
+    unsigned long lo, hi;
+    char *name = strchr(line, '/');
+    if (!name || sscanf(line, "%lx-%lx", &lo, &hi) != 2) continue;
+    name[strcspn(name, "\n")] = 0;
+    if (strcmp(name, exe)) continue;
+    v[n].iov_base = (void *)lo;
+    v[n].iov_len = hi - lo;
+    n++;
+  }
+  fclose(m);
+  return n;
+}
+
 int main(int argc, char **argv) {
   if (argc < 7) {
     fprintf(stderr, "usage: plant MODE CPU SECONDS BURST_US GAP_US LOG [PRIO]\n");
@@ -142,7 +177,8 @@ int main(int argc, char **argv) {
   snprintf(name, sizeof name, "plant-%s", mode);
   prctl(PR_SET_NAME, name);
   if (mlockall(MCL_CURRENT | MCL_FUTURE)) perror("mlockall");
-  int sock = -1, file = -1, rxs = -1, stat = -1;
+  int sock = -1, file = -1, rxs = -1, stat = -1, pidfd = -1, target = 0;
+  static struct iovec ranges[64];
   char data[4096];
   struct sockaddr_in to = {.sin_family = AF_INET};
   static char payload[1400];
@@ -195,6 +231,14 @@ int main(int argc, char **argv) {
       fprintf(stderr, "plant quota: could not join QUOTA_TASKS\n");
       return 3;
     }
+  } else if (!strcmp(mode, "pageout")) {
+    const char *t = getenv("PAGEOUT_PID");
+    target = t ? atoi(t) : 0;
+    pidfd = target > 0 ? (int)syscall(SYS_pidfd_open, target, 0) : -1;
+    if (pidfd < 0 || exe_ranges(target, ranges, 64) <= 0) {
+      fprintf(stderr, "plant pageout: PAGEOUT_PID must name a running process (pidfd_open, maps)\n");
+      return 3;
+    }
   } else if (!strcmp(mode, "kernel")) {
     kbytes = (size_t)(burst / 1000) * 1024;
     snprintf(data, sizeof data, "%s.data", log);
@@ -239,6 +283,14 @@ int main(int argc, char **argv) {
        * run after the refill), not the spending before it; none if it was never throttled. */
       if (!refilled) continue;
       a = last;
+    } else if (!strcmp(mode, "pageout")) {
+      int n = exe_ranges(target, ranges, 64);
+      if (n > 0 && syscall(SYS_process_madvise, pidfd, ranges, (size_t)n, 21 /* MADV_PAGEOUT */, 0) < 0) {
+        perror("plant pageout: process_madvise");
+        return 3;
+      }
+      sleep_ns(burst);
+      b = now();
     } else if (!strcmp(mode, "ipi")) {
       bursting = 1;
       while ((b = now()) - a < burst)

@@ -103,6 +103,7 @@ enum kind {
 	K_SCHED_SWITCH = 10,
 	K_CPU_IDLE = 11,
 	K_SYS_EXIT = 12,
+	K_PAGE_FAULT = 13,
 };
 
 // One event: 16 bytes of header, 48 of payload (p[2..6] hold the two comms of a switch).
@@ -310,9 +311,11 @@ int on_sched_switch(__u64 *ctx)
 	// A thread switched out runnable after its wait returned on time may be kept off the CPU
 	// before its clock read: since Linux 6.18 a throttled CFS group's task is dequeued by task
 	// work on its way back to user mode (throttle_cfs_rq_work(), kernel/sched/fair.c) and
-	// runs again only after the refill. When it next leaves the CPU on its own (after its
-	// clock read), that wake-up is judged again, up to then: late if past its threshold.
-	if (preempt) {
+	// runs again only after the refill; one that waits uninterruptibly (TASK_UNINTERRUPTIBLE,
+	// 2) may be waiting for a page its code faulted on. When it next leaves the CPU on its
+	// own otherwise (after its clock read), that wake-up is judged again, up to then: late
+	// if past its threshold.
+	if (preempt || (prev_state & 2)) {
 		if (th->returned > 0)
 			th->returned = -th->returned;
 		return 0;
@@ -423,6 +426,33 @@ int on_cpu_idle(__u64 *ctx)
 	if (state == PWR_EVENT_EXIT)
 		return 0;
 	put2(K_CPU_IDLE, state, 0);
+	return 0;
+}
+
+// Page faults of the measured threads only (exceptions:page_fault_user/_kernel, x86,
+// TP_PROTO(unsigned long address, struct pt_regs *regs, unsigned long error_code)): a compiler
+// sharing the CPU takes tens of thousands a second. Payload: the address, 1 if in user mode.
+static __always_inline void page_fault(__u64 address, __u64 user)
+{
+	if (skipped())
+		return;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	if (!bpf_map_lookup_elem(&threads, &tid))
+		return;
+	put2(K_PAGE_FAULT, address, user);
+}
+
+SEC("tp_btf/page_fault_user")
+int on_page_fault_user(__u64 *ctx)
+{
+	page_fault(ctx[0], 1);
+	return 0;
+}
+
+SEC("tp_btf/page_fault_kernel")
+int on_page_fault_kernel(__u64 *ctx)
+{
+	page_fault(ctx[0], 0);
 	return 0;
 }
 

@@ -78,7 +78,9 @@ pub struct Detail {
     /// "CPU idle while the thread was runnable" when the CPU idled with the throttled thread
     /// off it; in S3 or, for `cfs_throttled` on Linux ≥ 6.18, in S5); `cpu_busy` only in documents
     /// written before delivery was named from evidence. A `hypervisor` detail's name ends
-    /// with the IPIs that reached the CPU during the held delivery, if any.
+    /// with the IPIs that reached the CPU during the held delivery, if any. `page_fault` (name:
+    /// "user mode" or "kernel"): a fault of the measured thread's own, in S5 on its way back
+    /// to user mode, or in S1 when it armed its timer only after the expiry.
     pub kind: String,
     /// IRQ handler, softirq vector, command name, or idle state.
     pub name: String,
@@ -105,8 +107,8 @@ pub struct Segment {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Cause {
     /// `hypervisor`, `exit from idle`, `cannot tell`, `hrtimer queue`, `other thread`,
-    /// `irq`, `softirq`, `kernel path`, `rt throttled`, `cpu quota`, `timer slack`,
-    /// `return to user`, `events lost`, `unexplained` (`cpu busy` in older documents).
+    /// `irq`, `softirq`, `kernel path`, `rt throttled`, `cpu quota`, `page fault`, `timer
+    /// slack`, `return to user`, `events lost`, `unexplained` (`cpu busy` in older documents).
     pub category: String,
     /// The thread's command name, IRQ or vector, when there is one; for `hypervisor`,
     /// `IPI delivery` when IPIs reached the CPU while its interrupt was held.
@@ -339,6 +341,17 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         segments[1].details =
             delivery_details(events, c, i, tid, setting, segments[1].ns, &mut flags);
     }
+    // S1 when the thread armed its timer only after the expiry: it was not waiting, and a
+    // page fault of its own before the arming is what held it (its code paged out, e.g.).
+    if let Some((i, ..)) = start {
+        let armed = events[i].ts;
+        let held = (armed - expiry).min(segments[1].ns);
+        if held > 0 && 2 * held >= segments[1].ns {
+            if let Some(d) = own_fault(events, tid, expiry - setting.period, armed, held) {
+                segments[1].details.insert(0, d);
+            }
+        }
+    }
     // S2: other callbacks run first in the same interrupt.
     if let (Some(l), Some(i)) = (lte, entry) {
         let mut d = Vec::new();
@@ -396,6 +409,20 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
                 let passed: Vec<Option<i32>> = t.1.iter().map(|p| Some(*p)).collect();
                 segments[5].details.retain(|d| !passed.contains(&d.pid));
                 segments[5].details.insert(0, t.0);
+            }
+            // A page fault of the thread's own on its way back to user mode (its code paged
+            // out): from the fault to the clock read, waiting for the page included.
+            let first = events[x..]
+                .iter()
+                .take_while(|e| e.ts <= end)
+                .find(|e| e.pid == tid && e.ts >= b5 && matches!(e.kind, Kind::PageFault { .. }));
+            if let Some(f) = first {
+                let held = end - f.ts;
+                if 2 * held >= segments[5].ns {
+                    if let Some(d) = own_fault(events, tid, f.ts, end, held) {
+                        segments[5].details.insert(0, d);
+                    }
+                }
             }
         }
     }
@@ -951,6 +978,25 @@ fn throttled_on_exit(
     None
 }
 
+/// The first page fault thread `tid` took in `[from, to]` (`exceptions:page_fault_user`,
+/// `page_fault_kernel`), as a `page_fault` detail of `ns` named by where it was taken
+/// ("user mode" or "kernel"); `None` without one. A fault's end is not traced: `ns` is the
+/// span the caller shows it held the thread (a major fault waits for its page in state `D`,
+/// "Understanding the Linux Virtual Memory Manager", Gorman 2004, ch. 4.6).
+fn own_fault(events: &[Event], tid: i32, from: Nanos, to: Nanos, ns: Nanos) -> Option<Detail> {
+    events.iter().find_map(|e| match e.kind {
+        Kind::PageFault { user, .. } if e.pid == tid && e.ts >= from && e.ts <= to => {
+            Some(Detail {
+                kind: "page_fault".into(),
+                name: if user { "user mode" } else { "kernel" }.into(),
+                pid: Some(tid),
+                ns,
+            })
+        }
+        _ => None,
+    })
+}
+
 /// How [`throttled_on_exit`] names a refill that reached the CPU by IPI.
 const REMOTE_UNTHROTTLE: &str = "call_function_single (period timer on another CPU)";
 /// How [`throttled_on_exit`] names a throttle shown by the CPU idling while the thread was
@@ -1135,6 +1181,7 @@ fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
             Some("exit_from_idle") => cause("exit from idle", top.map(|d| d.name.clone())),
             Some("irq") => cause("irq", top.map(|d| d.name.clone())),
             Some("cannot_tell") => cause("cannot tell", Some("interrupt delivery".into())),
+            Some("page_fault") => cause("page fault", top.map(|d| d.name.clone())),
             Some("cpu_busy") => cause("cpu busy", top.map(|d| d.name.clone())),
             _ => cause("interrupt delivery", None),
         },
@@ -1166,6 +1213,7 @@ fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
             match top.map(|d| d.kind.as_str()) {
                 Some("rt_throttled") => cause("rt throttled", top.map(|d| d.name.clone())),
                 Some("cfs_throttled") => cause("cpu quota", top.map(|d| d.name.clone())),
+                Some("page_fault") => cause("page fault", top.map(|d| d.name.clone())),
                 _ if k == 5 => found.unwrap_or_else(|| cause("return to user", None)),
                 _ => found.unwrap_or_else(|| cause("kernel path", None)),
             }

@@ -18,7 +18,7 @@ pub(crate) const MAPS: [&str; 5] = ["rings", "threads", "config", "dumps", "skip
 /// Program name → tracepoint, and whether loading fails without it. The local timer
 /// vector's entry and `hrtimer_expire_exit` have no program (the decoder puts the entry back:
 /// [`crate::bpf_records::fill_in`]).
-pub(crate) const PROGRAMS: [(&str, &str, bool); 24] = [
+pub(crate) const PROGRAMS: [(&str, &str, bool); 26] = [
     ("on_hrtimer_start", "hrtimer_start", true),
     ("on_hrtimer_expire_entry", "hrtimer_expire_entry", true),
     ("on_sched_switch", "sched_switch", true),
@@ -51,6 +51,8 @@ pub(crate) const PROGRAMS: [(&str, &str, bool); 24] = [
     ("on_spurious_apic_exit", "spurious_apic_exit", false),
     ("on_thermal_apic_entry", "thermal_apic_entry", false),
     ("on_thermal_apic_exit", "thermal_apic_exit", false),
+    ("on_page_fault_user", "page_fault_user", false),
+    ("on_page_fault_kernel", "page_fault_kernel", false),
 ];
 
 /// What loading leaves: the maps (in [`MAPS`] order) and one link per attached program.

@@ -383,6 +383,10 @@ impl Decoder {
                 state: (p[0] as u32 != u32::MAX).then_some(p[0] as u32),
             },
             12 => Kind::SysExit { nr: p[0] as i64 },
+            13 => Kind::PageFault {
+                address: p[0],
+                user: p[1] != 0,
+            },
             _ => return None,
         })
     }

@@ -137,6 +137,16 @@ pub enum Kind {
         /// The raw arguments.
         args: [u64; 6],
     },
+    /// `exceptions:page_fault_user` / `page_fault_kernel` (x86): the current task took a page
+    /// fault at `address`, in user mode or in the kernel (`arch/x86/mm/fault.c`,
+    /// `trace_page_fault_entries()`); the event marks the fault's start (there is no end event:
+    /// a major fault that waits for its page shows as a switch-out in state `D`).
+    PageFault {
+        /// The faulting address.
+        address: u64,
+        /// A fault taken in user mode (`page_fault_user`) rather than in the kernel.
+        user: bool,
+    },
     /// `sched:sched_process_exit`: task `pid` exits.
     TaskExit {
         /// The exiting task (thread) id.
@@ -376,6 +386,10 @@ fn decode(name: &str, p: &str) -> Option<Kind> {
                 .parse()
                 .ok()?,
         },
+        "page_fault_user" | "page_fault_kernel" => Kind::PageFault {
+            address: hex(p, "address")?,
+            user: name == "page_fault_user",
+        },
         "tracing_mark_write" => Kind::Marker {
             text: p.to_string(),
         },
@@ -463,6 +477,18 @@ mod tests {
             parse_line("            bash-3512    [001] .....  6170.567917: sys_exit: NR 230 = 0")
                 .unwrap();
         assert_eq!(e.kind, Kind::SysExit { nr: 230 });
+        // Recorded on this machine (`exceptions:page_fault_user`, Linux 6.18).
+        let e = parse_line("     tickscope-0-12099   [001] d.... 32177.431069: page_fault_user: address=0x55b0476c1e68 ip=0x55b0488414de error_code=0x4").unwrap();
+        assert_eq!(
+            (e.pid, e.kind),
+            (
+                12099,
+                Kind::PageFault {
+                    address: 0x55b0476c1e68,
+                    user: true
+                }
+            )
+        );
         let e = parse_line("         timeout-3519    [001] d.h..  6170.569777: irq_handler_entry: irq=36 name=virtio1-req.0").unwrap();
         assert_eq!(
             e.kind,

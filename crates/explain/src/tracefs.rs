@@ -141,6 +141,18 @@ pub fn explain_events(tids: &[i32], wait_nrs: &[i64]) -> Vec<EventSpec> {
         e("irq/softirq_entry", false),
         e("irq/softirq_exit", false),
         e("power/cpu_idle", false),
+        // Page faults of the measured threads only (every task's would flood the buffer:
+        // 37 000 a second on a CPU shared with a compiler here).
+        EventSpec {
+            path: "exceptions/page_fault_user",
+            filter: Some(format!("({pids})")),
+            required: false,
+        },
+        EventSpec {
+            path: "exceptions/page_fault_kernel",
+            filter: Some(format!("({pids})")),
+            required: false,
+        },
     ];
     for vector in [
         "local_timer",

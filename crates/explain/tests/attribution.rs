@@ -1085,3 +1085,90 @@ fn a_wake_up_inside_a_loss_is_events_lost_not_unexplained() {
     assert_eq!(b.cause.category, "events lost");
     assert!(b.flags.iter().any(|f| f == "lost_events"));
 }
+
+/// A page fault of the measured thread's own at `ts`.
+fn fault(b: B, ts: Nanos, user: bool) -> B {
+    b.ev(
+        ts,
+        TID,
+        "tickscope-0",
+        Kind::PageFault {
+            address: 0x55b0_476c_1e68,
+            user,
+        },
+    )
+}
+
+#[test]
+fn a_fault_of_the_thread_on_its_way_back_to_user_mode_is_a_page_fault() {
+    // Recorded shape (the pageout plant): the wait returns, the thread's code was paged out,
+    // it faults, waits for the page in state D (the CPU idles) and reads its clock 400 µs on.
+    let ev = fault(
+        B::new()
+            .armed(0)
+            .fired(EXPIRY + 5_000, EXPIRY + 6_000, (0, "<idle>"))
+            .switch_prio(EXPIRY + 9_000, (0, "<idle>"), (TID, "tickscope-0"), 9)
+            .sys_exit(EXPIRY + 11_000),
+        EXPIRY + 13_000,
+        true,
+    )
+    .ev(
+        EXPIRY + 20_000,
+        TID,
+        "tickscope-0",
+        Kind::SchedSwitch {
+            prev_pid: TID,
+            prev_comm: "tickscope-0".into(),
+            prev_state: "D".into(),
+            next_pid: 0,
+            next_comm: "swapper/1".into(),
+            next_prio: 120,
+        },
+    )
+    .switch_prio(EXPIRY + 400_000, (0, "<idle>"), (TID, "tickscope-0"), 9)
+    .events();
+    let b = attribute(&sample(EXPIRY + 410_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "page fault", "{b:#?}");
+    assert_eq!(b.cause.detail.as_deref(), Some("user mode"));
+    // The same wake-up without the fault event: not a page fault.
+    let ev: Vec<Event> = ev
+        .into_iter()
+        .filter(|e| !matches!(e.kind, Kind::PageFault { .. }))
+        .collect();
+    let b = attribute(&sample(EXPIRY + 410_000), &setting(true), &ev);
+    assert_ne!(b.cause.category, "page fault", "{b:#?}");
+}
+
+#[test]
+fn a_thread_that_faulted_before_arming_its_timer_is_a_page_fault() {
+    // The thread faulted on its own code after the previous wake-up and armed its timer only
+    // 300 µs after the expiry: it was not waiting, the interrupt was not late.
+    let arm = |b: B| {
+        b.ev(
+            EXPIRY + 300_000,
+            TID,
+            "tickscope-0",
+            Kind::HrtimerStart {
+                timer: PTR,
+                function: "hrtimer_wakeup".into(),
+                expires: EXPIRY,
+                softexpires: None,
+            },
+        )
+    };
+    let ev = arm(fault(B::new(), EXPIRY - 200_000, true))
+        .fired(EXPIRY + 302_000, EXPIRY + 303_000, (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 305_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 306_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "page fault", "{b:#?}");
+    // Armed late with no fault seen: not named a page fault.
+    let ev = arm(B::new())
+        .fired(EXPIRY + 302_000, EXPIRY + 303_000, (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 305_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 306_000), &setting(true), &ev);
+    assert_ne!(b.cause.category, "page fault", "{b:#?}");
+}

@@ -17,7 +17,7 @@ use tickscope_explain::controller::published;
 
 /// Cause label values: the categories of `tickscope_explain::Cause` with `_` for spaces;
 /// anything else (a wake-up not traced, or beyond the pending cap) is `unexplained`.
-pub const CAUSES: [&str; 14] = [
+pub const CAUSES: [&str; 17] = [
     "timer_slack",
     "interrupt_delivery",
     "hypervisor",
@@ -29,6 +29,9 @@ pub const CAUSES: [&str; 14] = [
     "irq",
     "softirq",
     "kernel_path",
+    "rt_throttled",
+    "cpu_quota",
+    "page_fault",
     "return_to_user",
     "events_lost",
     "unexplained",
