@@ -378,7 +378,9 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     if let (Some(c), Some(i), Some(b3), Some(end)) = (cpu, entry, bounds[3], bounds[4]) {
         segments[3].details = cpu_details(events, c, i, lte, b3, end, tid, None);
         if let Some(si) = switch_in {
-            if let Some(t) = throttled(events, c, i, si, b3, end, segments[3].ns) {
+            let t = throttled(events, c, i, si, b3, end, segments[3].ns)
+                .or_else(|| unthrottled_at_refill(events, c, i, si, b3, end, segments[3].ns));
+            if let Some(t) = t {
                 // Who ran while the thread was passed over ran because of the throttling:
                 // the throttling is the cause, those tasks are not.
                 let passed: Vec<Option<i32>> = t.1.iter().map(|p| Some(*p)).collect();
@@ -866,6 +868,77 @@ fn throttled(
         },
         pids,
     ))
+}
+
+/// Longest time, ns, from a CFS refill on the CPU to the switch-in it causes: the unthrottle
+/// enqueues the group and asks for a reschedule, taken at that interrupt's return (recorded
+/// on this machine: 28–32 µs from `sched_cfs_period_timer` to the switch-in).
+const REFILL_TO_SWITCH_NS: Nanos = 100 * US;
+
+/// A fair thread woken into a throttled CFS group on a busy CPU and held until the refill
+/// (S3, `[b3, end]`, `ns` long): its run queue stays off the CPU's while throttled, so the
+/// wake-up is not acted on until the unthrottle enqueues it (`unthrottle_cfs_rq()`,
+/// `kernel/sched/fair.c`; Documentation/scheduler/sched-bwc.rst). Evidence, all required:
+/// * a refill reached the CPU between the wake-up (`entry`) and the switch-in (`si`): a CFS
+///   bandwidth timer's callback there, or a `call_function_single` IPI (the remote
+///   unthrottle, `__cfsb_csd_unthrottle()`);
+/// * the switch to the thread is the next switch on the CPU after it, within
+///   [`REFILL_TO_SWITCH_NS`] — a thread merely waiting for a task in the kernel is switched
+///   in whenever that task gives up the CPU, not at the refill;
+/// * it is switched in as a fair task (`next_prio` ≥ 100);
+/// * the wait until the refill fills at least half of S3.
+///
+/// The tasks that ran meanwhile (the one current at the wake-up included) ran because of the
+/// throttle. The detail names the timer or the IPI.
+fn unthrottled_at_refill(
+    events: &[Event],
+    cpu: u32,
+    entry: usize,
+    si: usize,
+    b3: Nanos,
+    end: Nanos,
+    ns: Nanos,
+) -> Option<(Detail, Vec<i32>)> {
+    match events[si].kind {
+        Kind::SchedSwitch { next_prio, .. } if si > entry && next_prio >= 100 => {}
+        _ => return None,
+    }
+    let mut refill: Option<(Nanos, String)> = None;
+    let mut pids: Vec<i32> = Some(events[entry].pid)
+        .filter(|&p| p != 0)
+        .into_iter()
+        .collect();
+    for e in events[entry + 1..si].iter().filter(|e| e.cpu == cpu) {
+        match &e.kind {
+            Kind::HrtimerExpireEntry { function, .. }
+                if CFS_TIMERS.contains(&function.as_str()) =>
+            {
+                refill = Some((e.ts, function.clone()))
+            }
+            Kind::VectorEntry { name } if name == "call_function_single" => {
+                refill = Some((e.ts, REMOTE_UNTHROTTLE.into()))
+            }
+            Kind::SchedSwitch { next_pid, .. } => {
+                refill = None;
+                if *next_pid != 0 && !pids.contains(next_pid) {
+                    pids.push(*next_pid);
+                }
+            }
+            _ => {}
+        }
+    }
+    let (at, name) = refill?;
+    let held = at.clamp(b3, end.max(b3)) - b3;
+    if events[si].ts - at > REFILL_TO_SWITCH_NS || ns <= 0 || 2 * held < ns {
+        return None;
+    }
+    let d = Detail {
+        kind: "cfs_throttled".into(),
+        name,
+        pid: None,
+        ns: held.min(ns),
+    };
+    Some((d, pids))
 }
 
 /// CFS bandwidth timers: the period timer refills a group's quota and unthrottles its run

@@ -1172,3 +1172,32 @@ fn a_thread_that_faulted_before_arming_its_timer_is_a_page_fault() {
     let b = attribute(&sample(EXPIRY + 306_000), &setting(true), &ev);
     assert_ne!(b.cause.category, "page fault", "{b:#?}");
 }
+
+#[test]
+fn a_fair_thread_woken_into_a_throttled_group_is_cpu_quota_at_the_refill() {
+    // Recorded shape (loaded machine, quota group): woken while lto runs in user mode, the
+    // thread is not switched in — its group's run queue is throttled — until the period
+    // timer on this CPU refills the quota; the switch to it follows 30 µs later.
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 12_000, EXPIRY + 13_000, (31, "lto"));
+    let ev = cfs_period_timer(ev, EXPIRY + 3_500_000, (31, "lto"))
+        .switch_prio(EXPIRY + 3_530_000, (31, "lto"), (TID, "tickscope-0"), 120)
+        .sys_exit(EXPIRY + 3_532_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 3_540_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "cpu quota", "{b:#?}");
+    assert_eq!(b.cause.detail.as_deref(), Some("sched_cfs_period_timer"));
+    assert!(b.segments[3].details.iter().all(|d| d.pid != Some(31)));
+    // Switched in long after the period timer (lto gave the CPU up on its own): not a quota.
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 12_000, EXPIRY + 13_000, (31, "lto"));
+    let ev = cfs_period_timer(ev, EXPIRY + 3_500_000, (31, "lto"))
+        .switch_prio(EXPIRY + 3_700_000, (31, "lto"), (TID, "tickscope-0"), 120)
+        .sys_exit(EXPIRY + 3_702_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 3_710_000), &setting(true), &ev);
+    assert_eq!(b.cause.category, "other thread", "{b:#?}");
+}
