@@ -53,6 +53,20 @@ pub enum Command {
     Attach(AttachArgs),
 }
 
+impl Command {
+    /// Whether the command measures this machine (starts measuring threads or the doctor's
+    /// `--measure` runs): only then do signals stop a measurement, and stale trace
+    /// instances of killed runs get removed first.
+    pub fn measures(&self) -> bool {
+        match self {
+            Command::Run(_) | Command::Clocks(_) | Command::Monitor(_) | Command::Attach(_) => true,
+            Command::Scenario(c) => matches!(c, ScenarioCommand::Run(_)),
+            Command::Doctor(a) => a.measure,
+            _ => false,
+        }
+    }
+}
+
 /// The EXIT STATUS section of `tickscope gate --help` (and its manual page).
 pub const GATE_EXIT: &str = "Exit status (the worst of all candidates):
   0  pass (or improvement): no test showed a change beyond the allowed one

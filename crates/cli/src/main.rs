@@ -44,15 +44,7 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => return exit::clap_error(e),
     };
-    let measures = match &cli.command {
-        cli::Command::Run(_)
-        | cli::Command::Clocks(_)
-        | cli::Command::Monitor(_)
-        | cli::Command::Attach(_) => true,
-        cli::Command::Scenario(c) => matches!(c, cli::ScenarioCommand::Run(_)),
-        cli::Command::Doctor(a) => a.measure,
-        _ => false,
-    };
+    let measures = cli.command.measures();
     if !measures {
         cmd::signals::measures_nothing();
     }

@@ -206,6 +206,37 @@ pub fn summary_line(doc: &DoctorDocument) -> String {
     )
 }
 
+/// The first line of `tickscope doctor`: host, kernel release, what was read (`place`:
+/// "this machine" or "tree PATH") and the measured CPUs.
+pub fn header_line(system: &SystemInfo, place: &str, cpus: &[usize]) -> String {
+    format!(
+        "tickscope doctor: {} {} ({place}), measured CPUs {}\n",
+        system.hostname,
+        system.kernel_release,
+        tickscope_engine::setup::format_cpu_list(cpus)
+    )
+}
+
+/// What `--measure` is about to do: 5 knobs × `rounds` interleaved rounds of 2 runs of
+/// `duration_ns` each, and the total in seconds.
+pub fn measure_plan_line(rounds: u32, duration_ns: i64) -> String {
+    format!(
+        "tickscope: measuring 5 knobs, {rounds} interleaved round(s) of 2 runs of {} ms each \
+         (about {} s)",
+        duration_ns / 1_000_000,
+        (5 * 2 * i64::from(rounds) * duration_ns) / 1_000_000_000
+    )
+}
+
+/// The `--measure` section: its heading, then [`measure_text`].
+pub fn measure_section(rows: &[KnobResult]) -> String {
+    format!(
+        "\nWhat the knobs tickscope can set are worth here (each changes one setting of an \
+         ordinary program):\n{}",
+        measure_text(rows).trim_end()
+    )
+}
+
 /// The `--measure` table: knob, without/with, p50/p99/max each side (µs), p99 ratio,
 /// then the verdicts.
 pub fn measure_text(rows: &[KnobResult]) -> String {

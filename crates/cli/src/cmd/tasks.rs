@@ -18,7 +18,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tickscope::Strategy;
 use tickscope_engine::run::{RunConfig, SecondWindows};
-use tickscope_engine::time::NS_PER_SEC;
 use tickscope_report::executive::{plan_text, tasks_table};
 use tickscope_report::sink::RunSink;
 use tickscope_report::units::ns_i;
@@ -89,20 +88,7 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
             cfg.method.name()
         ))
     })?;
-    // The document's nominal period is the shortest task's (the interval flags do not
-    // apply to a task set).
-    let config = RunConfig {
-        period_ns: specs
-            .iter()
-            .map(|s| s.task.period_ns())
-            .min()
-            .unwrap_or(cfg.period_ns),
-        duration_ns: match cfg.loops {
-            Some(_) => cfg.duration_ns,
-            None => cfg.duration_ns.or(Some(10 * NS_PER_SEC)),
-        },
-        ..cfg.clone()
-    };
+    let config = tasks::run_config(&specs, cfg);
     Ok(Prepared {
         specs,
         strategy,

@@ -25,7 +25,7 @@ use tickscope_engine::run::{PolicyRequest, RunConfig, AUTO_PRIORITY};
 use tickscope_engine::setup::{
     privileges, AffinityGuard, MlockGuard, PmQosGuard, Policy, PolicyGuard, TimerSlackGuard,
 };
-use tickscope_engine::time::{read_clock, Nanos, NS_PER_MS};
+use tickscope_engine::time::{read_clock, Nanos, NS_PER_MS, NS_PER_SEC};
 use tickscope_engine::wait::MethodKind;
 use tickscope_report::executive::TaskRow;
 
@@ -65,6 +65,24 @@ pub fn strategy(cfg: &RunConfig) -> Option<Strategy> {
             margin: cfg.method_options.margin,
         }),
         _ => None,
+    }
+}
+
+/// The settings a task set runs with: `cfg` with its nominal period set to the shortest
+/// task's (the interval settings do not apply to a task set) and, when neither a duration
+/// nor a count of loops is given, a duration of 10 s.
+pub fn run_config(specs: &[TaskSpec], cfg: &RunConfig) -> RunConfig {
+    RunConfig {
+        period_ns: specs
+            .iter()
+            .map(|s| s.task.period_ns())
+            .min()
+            .unwrap_or(cfg.period_ns),
+        duration_ns: match cfg.loops {
+            Some(_) => cfg.duration_ns,
+            None => cfg.duration_ns.or(Some(10 * NS_PER_SEC)),
+        },
+        ..cfg.clone()
     }
 }
 

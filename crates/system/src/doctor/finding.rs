@@ -38,6 +38,21 @@ impl Severity {
             Severity::Fatal => "fatal",
         }
     }
+
+    /// The severity a `--fail-on` threshold names: `info`, `medium`, `high` or `fatal`
+    /// (`ok` and `unknown` are not thresholds).
+    ///
+    /// # Errors
+    /// One sentence listing the four names for anything else.
+    pub fn threshold(name: &str) -> Result<Severity, String> {
+        match name {
+            "info" => Ok(Severity::Info),
+            "medium" => Ok(Severity::Medium),
+            "high" => Ok(Severity::High),
+            "fatal" => Ok(Severity::Fatal),
+            other => Err(format!("'{other}': use info, medium, high or fatal")),
+        }
+    }
 }
 
 /// A kernel document, by its path in the kernel tree and its address on docs.kernel.org.

@@ -12,6 +12,7 @@
 pub mod check;
 pub mod checks;
 pub mod finding;
+pub mod inspection;
 pub mod measure;
 
 pub use check::{Check, Context};
