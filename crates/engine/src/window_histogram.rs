@@ -70,6 +70,10 @@ const SUB_HALF_MAGNITUDE: u32 = 7;
 /// Counters per half: HdrHistogram's `counts_len` for this layout (36 buckets × 128).
 pub(crate) const COUNTS: usize = 4608;
 
+/// Counters turned into one bit mask at once when walking a half for its non-zero counters
+/// (at most 64: the mask is a `u64`).
+const SKIP_BLOCK: usize = 32;
+
 /// The counts index of magnitude `v` (≤ [`HIGHEST_TRACKABLE`]).
 #[inline(always)]
 fn index(v: u64) -> usize {
@@ -102,6 +106,21 @@ pub fn lowest_equivalent(v: u64) -> u64 {
 /// `highestEquivalentValue`); beyond [`HIGHEST_TRACKABLE`] as [`lowest_equivalent`].
 pub fn highest_equivalent(v: u64) -> u64 {
     highest(index(v.min(HIGHEST_TRACKABLE)))
+}
+
+/// The index in HdrHistogram's counts array (`counts_array_index` of the layout described in
+/// the module docs, `0..`[`COUNTS`]) of the bucket holding magnitude `v` ns; magnitudes beyond
+/// [`HIGHEST_TRACKABLE`] are taken at that limit. For writers of HdrHistogram's own encoding
+/// (the V2 format of `--hlog`), which lists the counts by this index.
+pub fn counts_index(v: u64) -> usize {
+    index(v.min(HIGHEST_TRACKABLE))
+}
+
+/// The highest value (ns) of the bucket at counts index `i` (< [`COUNTS`]; see
+/// [`counts_index`]): what HdrHistogram states as a histogram's maximum when `i` is the
+/// highest index counted into.
+pub fn counts_highest(i: usize) -> u64 {
+    highest(i.min(COUNTS - 1))
 }
 
 /// Bucket and sub-bucket of counts index `i` (the inverse of [`index`]).
@@ -187,6 +206,34 @@ impl<C: Count> Half<C> {
 
     fn touched(&self) -> std::ops::Range<usize> {
         0..self.end
+    }
+
+    /// Calls `f(index, count)` for each non-zero counter of the touched range, ascending by
+    /// index. A block of [`SKIP_BLOCK`] counters is turned into a bit mask of its non-zero
+    /// ones (a vectorised comparison), and only the set bits are visited: a window's values
+    /// fill a few dozen to a few hundred of the thousands of counters up to its largest, and
+    /// the collector walks them every window for `--hlog` and `monitor`.
+    #[inline]
+    fn for_each_nonzero(&self, mut f: impl FnMut(usize, u64)) {
+        let counts = &self.counts[self.touched()];
+        let mut blocks = counts.chunks_exact(SKIP_BLOCK);
+        let mut visit = |base: usize, block: &[C]| {
+            let mut mask = block
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (i, c)| m | (u64::from(c.get() != 0) << i));
+            while mask != 0 {
+                let i = mask.trailing_zeros() as usize;
+                f(base + i, block[i].get());
+                mask &= mask - 1;
+            }
+        };
+        let mut base = 0;
+        for block in &mut blocks {
+            visit(base, block);
+            base += SKIP_BLOCK;
+        }
+        visit(base, blocks.remainder());
     }
 
     fn len(&self) -> u64 {
@@ -437,19 +484,15 @@ impl<C: Count> WindowHistogram<C> {
     /// The histogram as explicit buckets, ascending — the same as
     /// [`SignedHistogram::buckets`](crate::histogram::SignedHistogram::buckets).
     pub fn buckets(&self) -> HistogramBuckets {
-        let mut buckets: Vec<(Nanos, u64)> = Vec::new();
-        for i in self.negative.touched().rev() {
-            let c = self.negative.counts[i].get();
-            if c > 0 {
-                buckets.push((-(lowest(i) as Nanos), c));
-            }
+        let mut buckets: Vec<(Nanos, u64)> = Vec::with_capacity(64);
+        // The negative half ascending by magnitude, then turned: ascending by value.
+        if self.negative_len > 0 {
+            self.negative
+                .for_each_nonzero(|i, c| buckets.push((-(lowest(i) as Nanos), c)));
+            buckets.reverse();
         }
-        for i in self.positive.touched() {
-            let c = self.positive.counts[i].get();
-            if c > 0 {
-                buckets.push((highest(i) as Nanos, c));
-            }
-        }
+        self.positive
+            .for_each_nonzero(|i, c| buckets.push((highest(i) as Nanos, c)));
         HistogramBuckets {
             significant_figures: SIGNIFICANT_FIGURES,
             buckets,

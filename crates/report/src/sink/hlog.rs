@@ -6,10 +6,12 @@
 //!
 //! Per window: tag `T<k>` for thread k's wake-up latencies ≥ 0 (ns), `all` for every
 //! thread merged, and `T<k>.early` for thread k's early wake-ups (latency < 0) as absolute
-//! values — an HdrHistogram holds no negative values. Histograms are V2 with DEFLATE
-//! (`V2DeflateSerializer`), at tickscope's 2 significant figures, written by the `hdrhistogram`
-//! crate's `IntervalLogWriter`. `StartTime` is the wall-clock time of the run's first expiry;
-//! each interval's start is relative to it. Interval_Max is in ns (no MaxValueDivisor).
+//! values — an HdrHistogram holds no negative values. Histograms are HdrHistogram's
+//! compressed V2 encoding, at tickscope's 2 significant figures, written from the window's
+//! non-zero buckets (`encode`: the same bytes as the `hdrhistogram` crate's serializer, at a
+//! few thousand instructions per window); the header is the crate's `IntervalLogWriter`'s.
+//! `StartTime` is the wall-clock time of the run's first expiry; each interval's start is
+//! relative to it. Interval_Max is in ns (no MaxValueDivisor).
 //!
 //! The values come from the engine's window histograms ([`SinkNeeds::window_histograms`]):
 //! the collector hands over each window's latency distribution, counted by the measuring
@@ -36,8 +38,9 @@ use crate::document::RunDocument;
 pub use crate::hlog_section::HlogSection;
 use crate::output::{Output, OutputStream};
 use crate::quoted;
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
-use hdrhistogram::serialization::V2DeflateSerializer;
+use encode::{Scratch, Sparse, View};
+use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+use hdrhistogram::serialization::V2Serializer;
 use hdrhistogram::Histogram;
 use std::io::Write;
 use std::time::{Duration, SystemTime};
@@ -74,18 +77,18 @@ fn warn_on_stderr(line: &str) {
 }
 
 /// One thread's values in one window, or in the coarse window `range` (its first window,
-/// one past its last).
+/// one past its last), as non-zero counts ([`encode::Sparse`]).
 struct Open {
-    latency: Histogram<u64>,
-    early: Histogram<u64>,
+    latency: Sparse,
+    early: Sparse,
     range: (u64, u64),
 }
 
 impl Open {
     fn new(range: (u64, u64)) -> Self {
         Open {
-            latency: new_histogram(),
-            early: new_histogram(),
+            latency: Sparse::new(),
+            early: Sparse::new(),
             range,
         }
     }
@@ -93,18 +96,14 @@ impl Open {
     /// Adds a window's buckets: values ≥ 0 to `latency`, the magnitudes of the others to
     /// `early`. A bucket's value lies in the bucket: the same counts as every wake-up's.
     fn add(&mut self, buckets: &[(Nanos, u64)]) {
-        for &(value, count) in buckets {
-            let (h, v) = match value >= 0 {
-                true => (&mut self.latency, value as u64),
-                false => (&mut self.early, value.unsigned_abs()),
-            };
-            h.saturating_record_n(v.min(HIGHEST_TRACKABLE), count);
-        }
+        let (early, latency) = encode::split(buckets);
+        encode::merge(&mut self.latency, latency);
+        encode::merge(&mut self.early, early);
     }
 }
 
-/// One line of the log: tag, histogram, first window, windows covered.
-type Line<'a> = (String, &'a Histogram<u64>, u64, u64);
+/// One line of the log: tag, counts, first window, windows covered.
+type Line<'a> = (String, View<'a>, u64, u64);
 
 /// Writes the interval log (see the module docs).
 pub struct HlogSink {
@@ -119,7 +118,8 @@ pub struct HlogSink {
     error: Option<String>,
     /// Says the first write error at once (stderr; replaced in tests).
     warn: fn(&str),
-    serializer: V2DeflateSerializer,
+    /// Buffers reused from line to line.
+    scratch: Scratch,
     header: Option<String>,
     window: Nanos,
     clock: libc::clockid_t,
@@ -162,7 +162,7 @@ impl HlogSink {
             stream: None,
             error: None,
             warn: warn_on_stderr,
-            serializer: V2DeflateSerializer::new(),
+            scratch: Scratch::default(),
             header: None,
             window: 1_000_000_000,
             clock: libc::CLOCK_MONOTONIC,
@@ -207,39 +207,36 @@ impl HlogSink {
             return Ok(());
         };
         let cannot = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", self.quoted);
-        let mut buf = Vec::new();
-        let mut builder = IntervalLogWriterBuilder::new();
+        let mut buf = Vec::with_capacity(4096);
         if let Some(comments) = self.header.take() {
+            // The header by the crate's writer; the legend after it, as the Java writer
+            // puts it.
             let start = self.start.unwrap_or_else(SystemTime::now);
-            builder.add_comment(&comments).with_start_time(start);
-        }
-        {
-            let mut writer = builder
-                .begin_log_with(&mut buf, &mut self.serializer)
+            IntervalLogWriterBuilder::new()
+                .add_comment(&comments)
+                .with_start_time(start)
+                .begin_log_with(&mut buf, &mut V2Serializer::new())
                 .map_err(|e| cannot(&e))?;
-            for (tag, h, first, span) in lines {
-                let start = Duration::from_nanos(first * self.window as u64);
-                let length = Duration::from_nanos(self.window as u64 * span.max(&1));
-                writer
-                    .write_histogram(h, start, length, Tag::new(tag))
-                    .map_err(|e| cannot(&e))?;
-            }
         }
         if !self.begun {
             self.begun = true;
-            // The legend goes after the header comments, as the Java writer puts it.
-            let text = String::from_utf8_lossy(&buf).into_owned();
-            let split = text
-                .lines()
-                .take_while(|l| l.starts_with('#'))
-                .map(|l| l.len() + 1)
-                .sum::<usize>();
-            buf = [
-                &text.as_bytes()[..split],
-                LEGEND.as_bytes(),
-                &text.as_bytes()[split..],
-            ]
-            .concat();
+            buf.extend_from_slice(LEGEND.as_bytes());
+        }
+        let window = self.window as u64;
+        // The counts of each line written, and where its text lies in `buf`: a line with
+        // the same counts as an earlier one (`all` with one thread) copies its text.
+        let mut written: Vec<(View<'_>, std::ops::Range<usize>)> = Vec::new();
+        for (tag, h, first, span) in lines {
+            let times = (first * window, window * span.max(&1));
+            let text = match written.iter().find(|(w, _)| w.same(h)) {
+                Some((_, text)) => {
+                    let text = text.clone();
+                    encode::line_again(tag, times, *h, text.clone(), &mut buf);
+                    text
+                }
+                None => encode::line(tag, times, *h, &mut self.scratch, &mut buf),
+            };
+            written.push((*h, text));
         }
         stream.write_all(&buf).map_err(|e| cannot(&e))?;
         stream.flush().map_err(|e| cannot(&e))?;
@@ -253,10 +250,20 @@ impl HlogSink {
             return;
         };
         let (first, end) = open.range;
-        let mut lines = vec![(format!("T{t}"), &open.latency, first, end - first)];
+        let mut lines = vec![(
+            format!("T{t}"),
+            View::Sparse(&open.latency),
+            first,
+            end - first,
+        )];
         if !open.early.is_empty() {
             self.early_tags.insert(t);
-            lines.push((format!("T{t}.early"), &open.early, first, end - first));
+            lines.push((
+                format!("T{t}.early"),
+                View::Sparse(&open.early),
+                first,
+                end - first,
+            ));
         }
         self.write_or_stop(&lines);
     }
@@ -322,8 +329,8 @@ impl RunSink for HlogSink {
             self.coarse = std::iter::repeat_with(|| None).take(self.threads).collect();
         }
         let index = second.index;
-        let mut fine: Vec<(usize, Open)> = Vec::new();
-        let mut all = new_histogram();
+        // Windows written as they came: their buckets, read in place.
+        let mut fine: Vec<(usize, &[(Nanos, u64)], (u64, u64))> = Vec::new();
         let mut span = 1;
         let mut any = false;
         for (t, w) in &second.threads {
@@ -333,51 +340,38 @@ impl RunSink for HlogSink {
             any = true;
             span = span.max(w.span);
             let range = (w.index, w.index + w.span.max(1));
-            let open = match Grain::of(Some(*t), self.threads, self.window).group(w.index) {
-                None => {
-                    fine.push((*t, Open::new(range)));
-                    fine.last_mut().map(|f| &mut f.1)
-                }
+            match Grain::of(Some(*t), self.threads, self.window).group(w.index) {
+                None => fine.push((*t, &buckets.buckets, range)),
                 Some(group) => {
                     if self.coarse[*t].as_ref().is_some_and(|o| o.range.0 != group) {
                         self.flush_coarse(*t);
                     }
                     let open = self.coarse[*t].get_or_insert_with(|| Open::new((group, range.1)));
                     open.range.1 = open.range.1.max(range.1);
-                    Some(open)
-                }
-            };
-            if let Some(open) = open {
-                open.add(&buckets.buckets);
-            }
-            for &(value, count) in &buckets.buckets {
-                if value >= 0 {
-                    all.saturating_record_n((value as u64).min(HIGHEST_TRACKABLE), count);
+                    open.add(&buckets.buckets);
                 }
             }
         }
         if !any {
             return;
         }
-        let mut lines: Vec<Line<'_>> = Vec::new();
-        for (t, o) in &fine {
-            lines.push((
-                format!("T{t}"),
-                &o.latency,
-                o.range.0,
-                o.range.1 - o.range.0,
-            ));
-            if !o.early.is_empty() {
-                self.early_tags.insert(*t);
-                lines.push((
-                    format!("T{t}.early"),
-                    &o.early,
-                    o.range.0,
-                    o.range.1 - o.range.0,
-                ));
+        let mut lines: Vec<Line<'_>> = Vec::with_capacity(2 * fine.len() + 1);
+        for &(t, buckets, (first, end)) in &fine {
+            let (early, latency) = encode::split(buckets);
+            lines.push((format!("T{t}"), latency, first, end - first));
+            if early.last().is_some() {
+                self.early_tags.insert(t);
+                lines.push((format!("T{t}.early"), early, first, end - first));
             }
         }
-        lines.push(("all".into(), &all, index, span));
+        // Every thread's wake-ups ≥ 0: the merged record's buckets (the thread's own with
+        // one thread), which the collector built from the same records.
+        let none = Sparse::new();
+        let all = match &second.merged.latency_buckets {
+            Some(b) => encode::split(&b.buckets).1,
+            None => View::Sparse(&none),
+        };
+        lines.push(("all".into(), all, index, span));
         self.write_or_stop(&lines);
     }
 
@@ -420,5 +414,6 @@ impl RunSink for HlogSink {
     }
 }
 
+mod encode;
 #[cfg(test)]
 mod tests;
