@@ -10,7 +10,7 @@
 
 use crate::grid::{Grid, OverrunPolicy};
 use crate::record::{LoopRecord, WindowRecord};
-use crate::sample::RawSample;
+use crate::sample::{RawSample, SampleStream};
 use crate::time::Nanos;
 use crate::wait::WakeMethod;
 use crate::window_histogram::Count;
@@ -204,8 +204,9 @@ pub struct LoopEnd {
 /// `MAX_WINDOW_PERIODS` (the engine's configuration checks it).
 ///
 /// `current` is the record to start with; the method must already be armed. With `stream`,
-/// every wake-up is also pushed to that ring; when it is full the sample is counted in
-/// [`WindowRecord::samples_dropped`] instead of waiting.
+/// every wake-up later than its threshold (every wake-up with [`SampleStream::every`]) is
+/// also pushed to its ring — one load and one comparison per wake-up; when the ring is full
+/// the sample is counted in [`WindowRecord::samples_dropped`] instead of waiting.
 // Never inlined: called once per measuring thread, so it costs no call per wake-up, and it
 // keeps a symbol of its own, which the shipped program's start-up layout places and its test
 // finds (crates/cli/link/startup-text.ld, docs/dist.md).
@@ -216,7 +217,7 @@ pub fn measure<M: WakeMethod + ?Sized>(
     stop: &AtomicBool,
     link: &mut WindowLink,
     mut current: Box<LoopRecord>,
-    mut stream: Option<&mut rtrb::Producer<RawSample>>,
+    mut stream: Option<SampleStream<'_>>,
 ) -> LoopEnd {
     let mut grid = Grid::new(params.first_expiry, params.period, params.overrun);
     let mut window_end = params.first_expiry + params.window;
@@ -274,14 +275,16 @@ pub fn measure<M: WakeMethod + ?Sized>(
                 break;
             }
         };
-        if let Some(ring) = stream.as_deref_mut() {
-            let sample = RawSample {
-                seq: samples,
-                expiry,
-                woke,
-            };
-            if ring.push(sample).is_err() {
-                current.samples_dropped += 1;
+        if let Some(s) = stream.as_mut() {
+            if woke - expiry > s.later_than.load(Ordering::Relaxed) {
+                let sample = RawSample {
+                    seq: samples,
+                    expiry,
+                    woke,
+                };
+                if s.ring.push(sample).is_err() {
+                    current.samples_dropped += 1;
+                }
             }
         }
         last_expiry = expiry;

@@ -192,7 +192,7 @@ fn every_sample_is_streamed_or_counted_as_dropped() {
         &stop,
         &mut link,
         first,
-        Some(&mut tx),
+        Some(tickscope_engine::sample::SampleStream::every(&mut tx)),
     );
     assert_eq!(end.samples, 250);
     let mut streamed = Vec::new();
@@ -206,6 +206,37 @@ fn every_sample_is_streamed_or_counted_as_dropped() {
         .all(|(k, s)| s.seq == k as u64 && s.woke - s.expiry == 1_000));
     let rec = dropped_total(&mut link, _collector);
     assert_eq!(rec, 150);
+}
+
+#[test]
+fn only_wake_ups_later_than_the_threshold_are_streamed() {
+    let (mut link, collector, first) = window_link(WINDOW_RECORDS, resident_magnitude(1_000_000));
+    let (mut tx, mut rx) = rtrb::RingBuffer::new(1000);
+    let mut m = MockMethod::new(10 * SEC - MS, vec![1_000, 50_000, 2_000, 80_000]);
+    let stop = AtomicBool::new(false);
+    let later_than = std::sync::atomic::AtomicI64::new(10_000);
+    let end = measure(
+        &mut m,
+        &params(400, OverrunPolicy::Skip),
+        &stop,
+        &mut link,
+        first,
+        Some(tickscope_engine::sample::SampleStream {
+            ring: &mut tx,
+            later_than: &later_than,
+        }),
+    );
+    assert_eq!(end.samples, 400);
+    let mut streamed = Vec::new();
+    while let Ok(s) = rx.pop() {
+        streamed.push((s.seq, s.woke - s.expiry));
+    }
+    let want: Vec<(u64, i64)> = (0..400u64)
+        .filter(|k| k % 2 == 1)
+        .map(|k| (k, if k % 4 == 1 { 50_000 } else { 80_000 }))
+        .collect();
+    assert_eq!(streamed, want);
+    assert_eq!(dropped_total(&mut link, collector), 0);
 }
 
 fn dropped_total(

@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tickscope_engine::quote::quoted;
 use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
-use tickscope_engine::sample::RawSample;
+use tickscope_engine::sample::{LateThreshold, RawSample};
 
 static THRESHOLD_HIT: AtomicBool = AtomicBool::new(false);
 
@@ -173,8 +173,12 @@ pub struct Controller {
     rounds: Vec<(bool, i64, i64, i64)>,
     /// `--explain-log`'s writer.
     log: Option<std::io::BufWriter<std::fs::File>>,
-    /// The newest wake-up time received from the sample stream, ns.
+    /// How far the sample stream is known to be complete, ns: the newest wake-up received,
+    /// or the end of the latest window reported (every wake-up of a window — the late ones
+    /// are all that is streamed — arrives before the window is reported).
     received: Option<i64>,
+    /// The run's window length, ns (for the end of a reported window).
+    window_ns: i64,
 }
 
 /// The latency p99 fallback before the first window, ns.
@@ -332,6 +336,7 @@ impl Controller {
                 rounds: Vec::new(),
                 log,
                 received: None,
+                window_ns: 1_000_000_000,
             },
             (!notes.is_empty()).then(|| notes.join("; ")),
         ))
@@ -358,6 +363,16 @@ impl Controller {
             backend: self.section.backend.clone(),
             threads,
         });
+    }
+
+    /// Which wake-ups the measuring loop needs to stream for this controller: those later
+    /// than its threshold ([`Threshold`]; the p99 one as the engine keeps it, from the
+    /// same windows and 100 µs before the first).
+    pub fn late_threshold(&self) -> LateThreshold {
+        match self.opts.threshold {
+            Threshold::Fixed(ns) => LateThreshold::Fixed(ns),
+            Threshold::P99 => LateThreshold::PreviousP99 { first: P99_START },
+        }
     }
 
     fn threshold_for(&self, thread: usize) -> i64 {
@@ -631,6 +646,7 @@ impl Controller {
             timer_functions: wakes.callbacks.iter().map(|f| f.to_string()).collect(),
         });
         self.run_settings = serde_json::json!({ "config": config, "applied": applied });
+        self.window_ns = config.window_ns;
         self.thresholds = vec![P99_START; tids.len()];
         for t in &applied.threads {
             if self.section.threads.len() <= t.thread {
@@ -719,6 +735,11 @@ impl Controller {
     /// A window (one second) is complete: updates the p99 thresholds and attributes what the
     /// trace has caught up with.
     pub fn window(&mut self, second: &SecondWindows) {
+        let span = second.threads.iter().map(|(_, w)| w.span.max(1)).max();
+        if let Some(span) = span {
+            let end = second.first_expiry + (second.index + span) as i64 * self.window_ns;
+            self.received = Some(self.received.map_or(end, |r| r.max(end)));
+        }
         for (t, w) in &second.threads {
             if let (Some(p99), Some(slot)) = (w.latency_p99, self.thresholds.get_mut(*t)) {
                 *slot = p99.max(1);

@@ -165,7 +165,8 @@ impl<'a> Session<'a> {
             .iter()
             .fold(SinkNeeds::default(), |n, s| n.union(s.needs()));
         let base = RunConfig {
-            stream_samples: needs.raw_samples,
+            stream_samples: needs.any_samples(),
+            stream_later_than: needs.late_samples,
             window_histograms: needs.window_histograms,
             keep_windows: needs.windows || self.keep_windows,
             ..self.plan.config.clone()

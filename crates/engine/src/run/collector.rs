@@ -11,6 +11,8 @@ use crate::time::{read_clock, Nanos};
 use crate::wait::MethodObservations;
 use crate::worker::CollectorLink;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 
 /// Per-thread totals kept by the collector.
 struct ThreadAccum {
@@ -36,6 +38,9 @@ type PendingSecond = (Vec<(usize, WindowStats)>, Option<Box<WindowRecord>>);
 pub(super) struct Collector {
     links: Vec<CollectorLink>,
     sample_rings: Vec<Option<rtrb::Consumer<RawSample>>>,
+    /// Per thread, the loop's late threshold when it follows the latest p99
+    /// ([`crate::sample::LateThreshold::PreviousP99`]).
+    p99_gates: Vec<Option<Arc<AtomicI64>>>,
     accums: Vec<ThreadAccum>,
     pending: BTreeMap<u64, PendingSecond>,
     /// All threads' windows merged, second by second (kept like the threads' windows).
@@ -59,12 +64,21 @@ impl Collector {
     pub(super) fn new(
         cfg: &RunConfig,
         reports: &[ThreadSetup],
-        links: Vec<(CollectorLink, Option<rtrb::Consumer<RawSample>>)>,
+        links: Vec<super::CollectorEnds>,
         first_expiry: Nanos,
     ) -> Self {
-        let (links, sample_rings) = links.into_iter().unzip();
+        let (mut sample_rings, mut p99_gates) = (Vec::new(), Vec::new());
+        let links = links
+            .into_iter()
+            .map(|(link, ring, gate)| {
+                sample_rings.push(ring);
+                p99_gates.push(gate);
+                link
+            })
+            .collect();
         Collector {
             sample_rings,
+            p99_gates,
             accums: reports
                 .iter()
                 .map(|r| ThreadAccum {
@@ -219,6 +233,12 @@ impl Collector {
         let waiting = live
             .iter()
             .any(|&t| self.accums[t].delivered_through.is_none());
+        // Every wake-up of the windows taken was pushed before its window's record: the
+        // samples are handed over before the seconds are reported, so that a sink's
+        // threshold changes only between the wake-ups it has seen and those it has not.
+        if took {
+            self.drain_samples(observer);
+        }
         while let Some(entry) = self.pending.first_entry() {
             if *entry.key() > ready_through || (!final_drain && waiting) {
                 break;
@@ -248,6 +268,13 @@ impl Collector {
                 merged,
             };
             observer(RunEvent::Second(&report));
+            // The loop's p99 threshold follows the second just reported: the wake-ups it
+            // now pushes are received after the observers saw this second.
+            for (t, w) in &report.threads {
+                if let (Some(Some(gate)), Some(p99)) = (self.p99_gates.get(*t), w.latency_p99) {
+                    gate.store(p99.max(1), Ordering::Relaxed);
+                }
+            }
         }
         took
     }
@@ -261,6 +288,7 @@ impl Collector {
         // statistics built below reuse their memory instead of raising the peak RSS.
         drop(std::mem::take(&mut self.links));
         drop(std::mem::take(&mut self.sample_rings));
+        drop(std::mem::take(&mut self.p99_gates));
         // With one thread its totals are the run's: no merged record (147 KiB) is allocated.
         let single = self.accums.len() == 1;
         let mut all: Option<Box<WindowRecord>> = None;

@@ -65,8 +65,15 @@ pub struct RunConfig {
     pub overrun: OverrunPolicy,
     /// Length of a statistics window, ns (normally one second).
     pub window_ns: Nanos,
-    /// Stream every raw wake-up to the observer ([`RunEvent::Samples`](super::RunEvent::Samples)).
+    /// Stream raw wake-ups to the observer ([`RunEvent::Samples`](super::RunEvent::Samples)):
+    /// every one, or only the late ones ([`RunConfig::stream_later_than`]).
     pub stream_samples: bool,
+    /// With [`RunConfig::stream_samples`], stream only the wake-ups later than this (what
+    /// `--explain` and `--on-late` need): the measuring loop compares each wake-up's latency
+    /// with the threshold and pushes only those beyond it, instead of every one. `None`
+    /// streams every wake-up.
+    #[serde(skip)]
+    pub stream_later_than: Option<crate::sample::LateThreshold>,
     /// Keep every window's statistics for [`ThreadStats::windows`] (the default). `false`
     /// keeps none, so that memory does not grow with the length of the run (`tickscope
     /// monitor`); the windows are still reported as they finish.
@@ -113,6 +120,7 @@ impl RunConfig {
             overrun: OverrunPolicy::Skip,
             window_ns: NS_PER_SEC,
             stream_samples: false,
+            stream_later_than: None,
             keep_windows: true,
             window_histograms: false,
             backend: super::Backend::System,

@@ -28,7 +28,7 @@ use crate::wait;
 use crate::worker::{resident_magnitude, window_link, WINDOW_RECORDS};
 use collector::Collector;
 use std::os::unix::thread::JoinHandleExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -151,6 +151,8 @@ struct Worker {
 type CollectorEnds = (
     crate::worker::CollectorLink,
     Option<rtrb::Consumer<crate::sample::RawSample>>,
+    // The loop's late threshold, when the collector keeps it at the latest p99.
+    Option<Arc<AtomicI64>>,
 );
 
 /// Starts one measuring thread per entry of `cfg.cpus`; each sets itself up and reports.
@@ -167,13 +169,20 @@ fn spawn_workers(
     for (index, &cpu) in cfg.cpus.iter().enumerate() {
         let (link, collector, first_record) =
             window_link(records, resident_magnitude(cfg.period_ns));
-        let (samples, sample_rx) = match cfg.stream_samples {
+        let (samples, sample_rx, p99_gate) = match cfg.stream_samples {
             true => {
                 let (mut tx, rx) = rtrb::RingBuffer::new(SAMPLE_RING);
                 crate::sample::prefault_ring(&mut tx);
-                (Some(tx), Some(rx))
+                let later_than = cfg.stream_later_than.map_or(Nanos::MIN, |l| l.initial());
+                let gate = Arc::new(AtomicI64::new(later_than));
+                let p99 = matches!(
+                    cfg.stream_later_than,
+                    Some(crate::sample::LateThreshold::PreviousP99 { .. })
+                )
+                .then(|| Arc::clone(&gate));
+                (Some((tx, gate)), Some(rx), p99)
             }
-            false => (None, None),
+            false => (None, None, None),
         };
         let (setup_tx, setup) = mpsc::channel();
         let (go, go_rx) = mpsc::channel();
@@ -191,7 +200,7 @@ fn spawn_workers(
             .spawn(move || worker_thread(&cfg, index, cpu, &stop, ports))
             .map_err(|e| Error::os(format!("cannot start measuring thread {index}"), e))?;
         workers.push(Worker { handle, go, setup });
-        collectors.push((collector, sample_rx));
+        collectors.push((collector, sample_rx, p99_gate));
     }
     Ok((workers, collectors))
 }

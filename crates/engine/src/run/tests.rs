@@ -2,6 +2,7 @@
 //! time ([`Backend::Mock`]), so its counts and its events are exact.
 
 use super::*;
+use crate::sample::LateThreshold;
 use crate::time::NS_PER_US;
 
 /// A mock run of `threads` threads at 1 ms for `seconds`, with a latency script.
@@ -173,4 +174,71 @@ fn window_histograms_leave_the_measuring_loop_alone() {
         .iter()
         .all(|s| s.merged.latency_buckets.is_none()
             && s.threads.iter().all(|(_, w)| w.latency_buckets.is_none())));
+}
+
+/// The latencies (woke − expiry) and sequence numbers a run streamed, per thread.
+fn streamed(cfg: &RunConfig) -> (RunOutcome, Vec<Vec<(u64, Nanos)>>) {
+    let mut got = vec![Vec::new(); cfg.cpus.len()];
+    let out = run(cfg, &Arc::new(AtomicBool::new(false)), &mut |e| {
+        if let RunEvent::Samples { thread, samples } = e {
+            got[thread].extend(samples.iter().map(|s| (s.seq, s.woke - s.expiry)));
+        }
+    })
+    .unwrap();
+    (out, got)
+}
+
+/// With a late threshold the loop pushes only the wake-ups beyond it: none when nothing is
+/// that late (and the outcome is the plain run's), exactly the late ones otherwise.
+#[test]
+fn a_fixed_late_threshold_streams_exactly_the_late_wake_ups() {
+    let script = vec![20 * NS_PER_US, 1_500, 300 * NS_PER_US, -2_000, 7_777];
+    let plain = mock(2, 3, script.clone());
+    let (want, _) = run_collecting(&plain, false);
+    let late = |ns| RunConfig {
+        stream_samples: true,
+        stream_later_than: Some(LateThreshold::Fixed(ns)),
+        ..plain.clone()
+    };
+    let (calm, none) = streamed(&late(NS_PER_SEC));
+    assert!(none.iter().all(Vec::is_empty));
+    assert_eq!(calm, want);
+    let (out, some) = streamed(&late(10 * NS_PER_US));
+    assert_eq!(out, want);
+    for thread in &some {
+        // Wake-ups k with script[k % 5] of 20 or 300 µs, in order.
+        let expected: Vec<(u64, Nanos)> = (0..3000u64)
+            .map(|k| (k, script[k as usize % 5]))
+            .filter(|&(_, l)| l > 10 * NS_PER_US)
+            .collect();
+        assert_eq!(thread, &expected);
+    }
+}
+
+/// The p99 threshold starts at `first` and then follows each thread's p99 as the seconds
+/// are reported: all of the first window's wake-ups beyond `first` are streamed, and none
+/// from the fourth window on (the loop cannot reach it before the collector has reported
+/// the first second: it waits for the records the collector hands back).
+#[test]
+fn a_p99_late_threshold_follows_the_reported_seconds() {
+    let script = vec![20 * NS_PER_US, 1_500, 300 * NS_PER_US, -2_000, 7_777];
+    let cfg = RunConfig {
+        stream_samples: true,
+        stream_later_than: Some(LateThreshold::PreviousP99 {
+            first: 10 * NS_PER_US,
+        }),
+        ..mock(1, 5, script.clone())
+    };
+    let (_, got) = streamed(&cfg);
+    let got = &got[0];
+    let first_window: Vec<(u64, Nanos)> = (0..1000u64)
+        .map(|k| (k, script[k as usize % 5]))
+        .filter(|&(_, l)| l > 10 * NS_PER_US)
+        .collect();
+    assert_eq!(&got[..first_window.len()], &first_window[..]);
+    assert!(got.iter().all(|&(_, l)| l > 10 * NS_PER_US));
+    assert!(
+        got.iter().all(|&(seq, _)| seq < 3000),
+        "the p99 (300 µs) leaves nothing later"
+    );
 }

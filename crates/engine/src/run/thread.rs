@@ -5,13 +5,14 @@ use crate::error::{Error, Facility};
 use crate::mock::MockMethod;
 use crate::mock_bulk;
 use crate::record::LoopRecord;
-use crate::sample::RawSample;
+use crate::sample::{RawSample, SampleStream};
 use crate::setup::{self, privileges, AffinityGuard, Policy, PolicyGuard, TimerSlackGuard};
 use crate::time::{read_clock, Nanos};
 use crate::wait::{self, MethodObservations};
 use crate::worker::{measure, LoopParams};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicI64};
 use std::sync::mpsc;
+use std::sync::Arc;
 
 pub(super) enum Start {
     Go { first_expiry: Nanos },
@@ -41,7 +42,9 @@ pub(super) struct WorkerEnd {
 pub(super) struct WorkerPorts {
     pub(super) link: crate::worker::WindowLink,
     pub(super) first_record: Box<LoopRecord>,
-    pub(super) samples: Option<rtrb::Producer<RawSample>>,
+    /// The raw-sample ring and the threshold above which the loop pushes a wake-up
+    /// ([`crate::sample::SampleStream`]).
+    pub(super) samples: Option<(rtrb::Producer<RawSample>, Arc<AtomicI64>)>,
     pub(super) setup_tx: mpsc::Sender<Result<ThreadSetup, Error>>,
     pub(super) go_rx: mpsc::Receiver<Start>,
 }
@@ -115,7 +118,10 @@ pub(super) fn worker_thread(
             stop,
             &mut link,
             first_record,
-            samples.as_mut(),
+            samples.as_mut().map(|(ring, later_than)| SampleStream {
+                ring,
+                later_than: &**later_than,
+            }),
         ),
         _ => measure(
             method.as_mut(),
@@ -123,7 +129,10 @@ pub(super) fn worker_thread(
             stop,
             &mut link,
             first_record,
-            samples.as_mut(),
+            samples.as_mut().map(|(ring, later_than)| SampleStream {
+                ring,
+                later_than: &**later_than,
+            }),
         ),
     };
     let cpu1 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);

@@ -38,8 +38,9 @@ impl ExplainSink {
 
 impl RunSink for ExplainSink {
     fn needs(&self) -> SinkNeeds {
+        // Only the late wake-ups: the measuring loop pushes those alone.
         SinkNeeds {
-            raw_samples: true,
+            late_samples: Some(self.0.late_threshold()),
             ..SinkNeeds::default()
         }
     }

@@ -31,7 +31,7 @@ pub mod terminal;
 
 use crate::document::RunDocument;
 use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
-use tickscope_engine::sample::RawSample;
+use tickscope_engine::sample::{LateThreshold, RawSample};
 use tickscope_engine::wait::MethodKind;
 use tickscope_system::system::SystemInfo;
 
@@ -40,6 +40,10 @@ use tickscope_system::system::SystemInfo;
 pub struct SinkNeeds {
     /// Every wake-up as a [`RawSample`] (costs a wait-free ring per thread and collector work).
     pub raw_samples: bool,
+    /// Only the wake-ups later than this, as [`RawSample`]s (what `--explain` needs): the
+    /// measuring loop pushes only those ([`RunConfig::stream_later_than`]). A sink given
+    /// more (another sink asked for every wake-up) filters them itself.
+    pub late_samples: Option<LateThreshold>,
     /// Every window kept in memory for the final document's threads
     /// ([`RunConfig::keep_windows`]): memory grows with the run's length, so no sink of a
     /// run asks for it (the JSON document and the CSV table spool their windows instead).
@@ -51,13 +55,26 @@ pub struct SinkNeeds {
 }
 
 impl SinkNeeds {
-    /// What any of `a` and `b` needs.
+    /// What any of `a` and `b` needs. Two different late thresholds need every wake-up.
     pub fn union(self, other: SinkNeeds) -> SinkNeeds {
+        let (late, raw) = match (self.late_samples, other.late_samples) {
+            (Some(a), Some(b)) if a != b => (None, true),
+            (a, b) => (a.or(b), false),
+        };
+        let raw_samples = raw || self.raw_samples || other.raw_samples;
         SinkNeeds {
-            raw_samples: self.raw_samples || other.raw_samples,
+            raw_samples,
+            late_samples: late.filter(|_| !raw_samples),
             windows: self.windows || other.windows,
             window_histograms: self.window_histograms || other.window_histograms,
         }
+    }
+}
+
+impl SinkNeeds {
+    /// Whether any wake-up is streamed (every one, or the late ones).
+    pub fn any_samples(&self) -> bool {
+        self.raw_samples || self.late_samples.is_some()
     }
 }
 

@@ -132,7 +132,7 @@ pub fn run(
             .map(|s| {
                 let per_slice = SLICE_NS / s.task.period_ns().max(1) + 64;
                 let raw = needs
-                    .raw_samples
+                    .any_samples()
                     .then(|| usize::try_from(per_slice.min(1 << 20)).unwrap_or(1 << 20));
                 TaskRecorder::new(s.task.period_ns(), raw)
             })
