@@ -116,6 +116,13 @@ pub fn attach_buckets<C: Count>(stats: &mut WindowStats, r: &WindowRecord<C>) {
     stats.deviation_buckets = Some(r.period_dev_hist.buckets());
 }
 
+/// Attaches only the window's latency histogram of `r` to `stats`
+/// ([`WindowStats::latency_buckets`]), for outputs that need no period deviations (`--hlog`):
+/// the period-deviation counters, spread as widely as the latencies', are not walked.
+pub fn attach_latency_buckets<C: Count>(stats: &mut WindowStats, r: &WindowRecord<C>) {
+    stats.latency_buckets = Some(r.latency_hist.buckets());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,7 +23,7 @@ use crate::histogram::{HistogramBuckets, HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES}
 use crate::time::Nanos;
 use crate::zeroed_pages::ZeroedPages;
 use std::fmt::Debug;
-use std::ops::AddAssign;
+use std::ops::{AddAssign, BitOr};
 
 /// The unsigned integer a histogram counts in: `u64` for a run's totals, `u32` for the
 /// window records the measuring loop fills (half the memory; the loop hands a record over
@@ -37,6 +37,7 @@ pub trait Count:
     + Sync
     + AddAssign
     + TryFrom<u64>
+    + BitOr<Output = Self>
     + 'static
 {
     /// The largest count the type holds.
@@ -70,9 +71,8 @@ const SUB_HALF_MAGNITUDE: u32 = 7;
 /// Counters per half: HdrHistogram's `counts_len` for this layout (36 buckets × 128).
 pub(crate) const COUNTS: usize = 4608;
 
-/// Counters turned into one bit mask at once when walking a half for its non-zero counters
-/// (at most 64: the mask is a `u64`).
-const SKIP_BLOCK: usize = 32;
+/// Counters tested for zero at once when walking a half for its non-zero counters.
+const SKIP_BLOCK: usize = 8;
 
 /// The counts index of magnitude `v` (≤ [`HIGHEST_TRACKABLE`]).
 #[inline(always)]
@@ -209,28 +209,26 @@ impl<C: Count> Half<C> {
     }
 
     /// Calls `f(index, count)` for each non-zero counter of the touched range, ascending by
-    /// index. A block of [`SKIP_BLOCK`] counters is turned into a bit mask of its non-zero
-    /// ones (a vectorised comparison), and only the set bits are visited: a window's values
-    /// fill a few dozen to a few hundred of the thousands of counters up to its largest, and
-    /// the collector walks them every window for `--hlog` and `monitor`.
+    /// index. Zeros are skipped a block of [`SKIP_BLOCK`] counters at a time (their OR, which
+    /// the compiler vectorises); only a block holding a count is walked counter by counter. A
+    /// window's values fill a few dozen to a few hundred of the thousands of counters up to
+    /// its largest, and the collector walks them every window for `--hlog` and `monitor`.
     #[inline]
     fn for_each_nonzero(&self, mut f: impl FnMut(usize, u64)) {
         let counts = &self.counts[self.touched()];
         let mut blocks = counts.chunks_exact(SKIP_BLOCK);
         let mut visit = |base: usize, block: &[C]| {
-            let mut mask = block
-                .iter()
-                .enumerate()
-                .fold(0u64, |m, (i, c)| m | (u64::from(c.get() != 0) << i));
-            while mask != 0 {
-                let i = mask.trailing_zeros() as usize;
-                f(base + i, block[i].get());
-                mask &= mask - 1;
+            for (i, &c) in block.iter().enumerate() {
+                if c != C::default() {
+                    f(base + i, c.get());
+                }
             }
         };
         let mut base = 0;
         for block in &mut blocks {
-            visit(base, block);
+            if block.iter().fold(C::default(), |any, &c| any | c) != C::default() {
+                visit(base, block);
+            }
             base += SKIP_BLOCK;
         }
         visit(base, blocks.remainder());

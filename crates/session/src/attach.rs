@@ -318,7 +318,10 @@ impl Observation<'_> {
             cfg.period_ns,
             cfg.window_ns,
             t0,
-            (cfg.keep_windows, cfg.window_histograms),
+            (
+                cfg.keep_windows,
+                cfg.window_histograms || cfg.window_latency_histograms,
+            ),
         );
         for p in &self.chosen {
             observed.add_thread(p.period_ns.max(1));

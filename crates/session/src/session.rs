@@ -168,6 +168,7 @@ impl<'a> Session<'a> {
             stream_samples: needs.any_samples(),
             stream_later_than: needs.late_samples,
             window_histograms: needs.window_histograms,
+            window_latency_histograms: needs.latency_histograms,
             keep_windows: needs.windows || self.keep_windows,
             ..self.plan.config.clone()
         };

@@ -9,8 +9,8 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use tickscope_engine::run::{run, Backend, PolicyRequest, RunConfig, RunEvent, RunOutcome};
-use tickscope_engine::setup::Policy;
 use tickscope_engine::sample::LateThreshold;
+use tickscope_engine::setup::Policy;
 use tickscope_engine::wait::MethodKind;
 use tickscope_explain::controller::{ExplainOptions, Mode, Threshold};
 use tickscope_report::sink::explain_sink::ExplainSink;

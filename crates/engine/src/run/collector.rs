@@ -6,7 +6,7 @@ use super::{Applied, AppliedThread, RunConfig, RunEvent, SecondWindows};
 use crate::record::WindowRecord;
 use crate::result::{ThreadStats, WindowStats};
 use crate::sample::RawSample;
-use crate::stats::{attach_buckets, totals_stats, window_stats};
+use crate::stats::{attach_buckets, attach_latency_buckets, totals_stats, window_stats};
 use crate::time::{read_clock, Nanos};
 use crate::wait::MethodObservations;
 use crate::worker::CollectorLink;
@@ -48,8 +48,9 @@ pub(super) struct Collector {
     period: Nanos,
     window: Nanos,
     keep_windows: bool,
-    /// Attach each window's histograms ([`RunConfig::window_histograms`]).
-    window_histograms: bool,
+    /// Which histograms each window carries: `Some(true)` both ([`RunConfig::window_histograms`]),
+    /// `Some(false)` the latencies' only ([`RunConfig::window_latency_histograms`]).
+    window_histograms: Option<bool>,
     /// Hold a thread that runs ahead ([`MOCK_LEAD`]): virtual time only.
     throttle: bool,
     /// The run's first expiry (absolute ns), passed on with every second.
@@ -95,7 +96,11 @@ impl Collector {
             period: cfg.period_ns,
             window: cfg.window_ns,
             keep_windows: cfg.keep_windows,
-            window_histograms: cfg.window_histograms,
+            window_histograms: match (cfg.window_histograms, cfg.window_latency_histograms) {
+                (true, _) => Some(true),
+                (false, true) => Some(false),
+                (false, false) => None,
+            },
             throttle: cfg.backend.is_mock(),
             first_expiry,
             // Virtual time's threads have made-up tids: nothing to read back.
@@ -198,8 +203,10 @@ impl Collector {
                         acc.windows.push(stats.clone());
                     }
                     // After the copy kept above: the kept windows carry no histograms.
-                    if self.window_histograms {
-                        attach_buckets(&mut stats, &rec);
+                    match self.window_histograms {
+                        Some(true) => attach_buckets(&mut stats, &rec),
+                        Some(false) => attach_latency_buckets(&mut stats, &rec),
+                        None => {}
                     }
                     let entry = self.pending.entry(rec.index).or_default();
                     if threads > 1 {
@@ -258,8 +265,10 @@ impl Collector {
             if self.keep_windows && threads > 1 {
                 self.summary_windows.push(merged.clone());
             }
-            if let (Some(rec), true) = (&merged_rec, self.window_histograms) {
-                attach_buckets(&mut merged, rec);
+            match (&merged_rec, self.window_histograms) {
+                (Some(rec), Some(true)) => attach_buckets(&mut merged, rec),
+                (Some(rec), Some(false)) => attach_latency_buckets(&mut merged, rec),
+                _ => {}
             }
             let report = SecondWindows {
                 index,

@@ -89,6 +89,13 @@ pub struct RunConfig {
     /// [`WindowStats::latency_buckets`]: crate::result::WindowStats::latency_buckets
     #[serde(skip)]
     pub window_histograms: bool,
+    /// Attach each window's latency histogram only ([`WindowStats::latency_buckets`]; not
+    /// the period deviations'), for outputs that need no more (`--hlog`); implied by
+    /// [`RunConfig::window_histograms`]. Off by default.
+    ///
+    /// [`WindowStats::latency_buckets`]: crate::result::WindowStats::latency_buckets
+    #[serde(skip)]
+    pub window_latency_histograms: bool,
     /// What the run measures with (the real system unless a test asks for virtual time);
     /// not written to result files.
     #[serde(skip)]
@@ -123,6 +130,7 @@ impl RunConfig {
             stream_later_than: None,
             keep_windows: true,
             window_histograms: false,
+            window_latency_histograms: false,
             backend: super::Backend::System,
         }
     }

@@ -13,7 +13,7 @@
 //! `StartTime` is the wall-clock time of the run's first expiry; each interval's start is
 //! relative to it. Interval_Max is in ns (no MaxValueDivisor).
 //!
-//! The values come from the engine's window histograms ([`SinkNeeds::window_histograms`]):
+//! The values come from the engine's window histograms ([`SinkNeeds::latency_histograms`]):
 //! the collector hands over each window's latency distribution, counted by the measuring
 //! loop in HdrHistogram's own buckets (see [`tickscope_engine::window_histogram`]), so the
 //! loop does the same work with or without `--hlog` and no wake-up goes through a ring.
@@ -272,7 +272,7 @@ impl HlogSink {
 impl RunSink for HlogSink {
     fn needs(&self) -> SinkNeeds {
         SinkNeeds {
-            window_histograms: true,
+            latency_histograms: true,
             ..SinkNeeds::default()
         }
     }

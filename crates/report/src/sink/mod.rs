@@ -52,6 +52,9 @@ pub struct SinkNeeds {
     /// ([`RunConfig::window_histograms`]): built once a window by the collector from the
     /// measuring loop's own records, so the loop's work does not change.
     pub window_histograms: bool,
+    /// Each window's latency histogram only ([`RunConfig::window_latency_histograms`]):
+    /// what `--hlog` needs, at half the collector's work of [`SinkNeeds::window_histograms`].
+    pub latency_histograms: bool,
 }
 
 impl SinkNeeds {
@@ -67,6 +70,7 @@ impl SinkNeeds {
             late_samples: late.filter(|_| !raw_samples),
             windows: self.windows || other.windows,
             window_histograms: self.window_histograms || other.window_histograms,
+            latency_histograms: self.latency_histograms || other.latency_histograms,
         }
     }
 }

@@ -130,8 +130,8 @@ pub(crate) fn close_window(
         .iter_mut()
         .enumerate()
         .map(|(i, r)| {
-            let (w, task) =
-                r.close_window(index, cfg.window_ns, needs.window_histograms, &mut merged);
+            let histograms = needs.window_histograms || needs.latency_histograms;
+            let (w, task) = r.close_window(index, cfg.window_ns, histograms, &mut merged);
             if needs.windows {
                 r.windows.push(w.clone());
             }

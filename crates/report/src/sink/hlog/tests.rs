@@ -291,7 +291,7 @@ fn the_windows_alone_give_the_histograms_of_the_samples() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.hlog");
     let mut sink = HlogSink::new(Output::prepare(&path).unwrap()).unwrap();
-    assert!(!sink.needs().raw_samples && sink.needs().window_histograms);
+    assert!(!sink.needs().raw_samples && sink.needs().latency_histograms);
     let ctx = run.ctx();
     sink.started(&ctx, &run.applied);
     for w in &run.windows {
