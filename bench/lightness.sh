@@ -2,8 +2,10 @@
 # How much tickscope disturbs what it measures, side by side with cyclictest in one run:
 # user-space instructions per wake-up (measuring thread and whole process, callgrind) at 1 ms
 # and 100 µs, and peak RSS for 10^4 and BIG wake-ups at 100 µs — for cyclictest, a plain
-# tickscope run and the same run with --hlog (fed from the window histograms) — over ROUNDS
-# interleaved rounds, printed as min/median/max with the ratios of the medians and the load.
+# tickscope run, the same run with --hlog and `tickscope monitor` (both fed from the window
+# histograms) — over ROUNDS interleaved rounds, printed as min/median/max with the ratios of
+# the medians and the load. Instruction counts do not depend on the load; wall time and so
+# the collector's per-second work per wake-up under valgrind do a little, hence the rounds.
 #
 # Usage: [SHORT=1000 LONG=6000 ROUNDS=5] bench/lightness.sh [BIG]
 #        BIG: wake-ups of the long RSS run (default 100000, at 100 µs 10 s per run)
@@ -57,6 +59,9 @@ rss() { # round label wake-ups command... : peak RSS in KiB
   echo "rss $round $label $(cat "$work/rss")"
 }
 
+# `monitor` serves /metrics on a loopback port nobody scrapes here: the exposition is built
+# from the windows all the same (a scrape only encodes it).
+monitor_http="--listen 127.0.0.1:0"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
   echo "round $r of $rounds: callgrind (slow), then peak RSS ..." >&2
@@ -65,11 +70,13 @@ for r in $(seq 1 "$rounds"); do
     per_wakeup "$r" "cyclictest-$p" cyclictest -m -p 90 -i "$us" -q -h 400
     per_wakeup "$r" "tickscope-$p" "$ts" run -p 90 -i "$p" -q
     per_wakeup "$r" "hlog-$p" "$ts" run -p 90 -i "$p" -q --hlog "$work/x.hlog"
+    per_wakeup "$r" "monitor-$p" "$ts" monitor -p 90 -i "$p" -q $monitor_http
   done
   for n in 10000 "$big"; do
     rss "$r" "cyclictest-$n" "$n" cyclictest -m -p 90 -i 100 -q -h 400
     rss "$r" "tickscope-$n" "$n" "$ts" run -p 90 -i 100us -q
     rss "$r" "hlog-$n" "$n" "$ts" run -p 90 -i 100us -q --hlog "$work/x.hlog"
+    rss "$r" "monitor-$n" "$n" "$ts" monitor -p 90 -i 100us -q $monitor_http
   done
   echo "load $r $(cut -d' ' -f1 /proc/loadavg)"
 done > "$work/rows"
@@ -88,14 +95,18 @@ loads = [r[2] for r in rows if r[0] == "load"]
 def mmm(v):
     return f"{min(v)}/{statistics.median(v):g}/{max(v)}"
 print(f"rounds: {len(loads)}; 1-min load average after each round: {' '.join(loads)}")
-print(f"{'min/median/max':34}{'cyclictest':>16}{'tickscope':>16}{'--hlog':>16}  ratios of medians (t/c, hlog/t)")
+kinds = ("cyclictest", "tickscope", "hlog", "monitor")
+print(f"{'min/median/max':34}{'cyclictest':>16}{'tickscope':>16}{'--hlog':>16}{'monitor':>16}"
+      "  ratios of medians (t/c, hlog/t, monitor/t)")
 for p in ("1ms", "100us"):
     for i, what in enumerate(("measuring thread", "whole process")):
-        c, t, h = ([x[i] for x in instr[f"{k}-{p}"]] for k in ("cyclictest", "tickscope", "hlog"))
-        mc, mt, mh = map(statistics.median, (c, t, h))
-        print(f"instr/wake-up {what:<14} {p:>5} {mmm(c):>16}{mmm(t):>16}{mmm(h):>16}  {mt/mc:.2f}, {mh/mt:.2f}")
+        c, t, h, m = ([x[i] for x in instr[f"{k}-{p}"]] for k in kinds)
+        mc, mt, mh, mm = map(statistics.median, (c, t, h, m))
+        print(f"instr/wake-up {what:<14} {p:>5} {mmm(c):>16}{mmm(t):>16}{mmm(h):>16}{mmm(m):>16}"
+              f"  {mt/mc:.2f}, {mh/mt:.2f}, {mm/mt:.2f}")
 for n in sorted({k.split('-')[1] for k in rss}, key=int):
-    c, t, h = (rss[f"{k}-{n}"] for k in ("cyclictest", "tickscope", "hlog"))
-    mc, mt, mh = map(statistics.median, (c, t, h))
-    print(f"peak RSS [KiB] {n:>8} wake-ups   {mmm(c):>16}{mmm(t):>16}{mmm(h):>16}  {mt/mc:.2f}, {mh/mt:.2f}")
+    c, t, h, m = (rss[f"{k}-{n}"] for k in kinds)
+    mc, mt, mh, mm = map(statistics.median, (c, t, h, m))
+    print(f"peak RSS [KiB] {n:>8} wake-ups   {mmm(c):>16}{mmm(t):>16}{mmm(h):>16}{mmm(m):>16}"
+          f"  {mt/mc:.2f}, {mh/mt:.2f}, {mm/mt:.2f}")
 PY
