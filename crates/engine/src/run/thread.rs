@@ -120,7 +120,7 @@ pub(super) fn worker_thread(
             first_record,
             samples.as_mut().map(|(ring, later_than)| SampleStream {
                 ring,
-                later_than: &**later_than,
+                later_than,
             }),
         ),
         _ => measure(
@@ -131,7 +131,7 @@ pub(super) fn worker_thread(
             first_record,
             samples.as_mut().map(|(ring, later_than)| SampleStream {
                 ring,
-                later_than: &**later_than,
+                later_than,
             }),
         ),
     };

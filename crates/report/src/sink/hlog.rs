@@ -102,6 +102,9 @@ impl Open {
     }
 }
 
+/// A thread's window written as it came: thread, buckets, (first window, one past its last).
+type Fine<'a> = (usize, &'a [(Nanos, u64)], (u64, u64));
+
 /// One line of the log: tag, counts, first window, windows covered.
 type Line<'a> = (String, View<'a>, u64, u64);
 
@@ -330,7 +333,7 @@ impl RunSink for HlogSink {
         }
         let index = second.index;
         // Windows written as they came: their buckets, read in place.
-        let mut fine: Vec<(usize, &[(Nanos, u64)], (u64, u64))> = Vec::new();
+        let mut fine: Vec<Fine<'_>> = Vec::new();
         let mut span = 1;
         let mut any = false;
         for (t, w) in &second.threads {
