@@ -50,7 +50,7 @@ pub enum LateThreshold {
     /// has reported (ns; at least 1), and `first` ns before the first such report. The
     /// collector updates the threshold right after it reports a second, so the loop tests a
     /// wake-up against the threshold a sink reading it sees when the wake-up arrives
-    /// ([`crate::run`]: the collector drains the samples before it reports a second).
+    /// ([`crate::run`](mod@crate::run): the collector drains the samples before it reports a second).
     PreviousP99 {
         /// The threshold before the first window is reported, ns.
         first: Nanos,

@@ -109,14 +109,14 @@ pub fn highest_equivalent(v: u64) -> u64 {
 }
 
 /// The index in HdrHistogram's counts array (`counts_array_index` of the layout described in
-/// the module docs, `0..`[`COUNTS`]) of the bucket holding magnitude `v` ns; magnitudes beyond
+/// the module docs, 0 to 4607) of the bucket holding magnitude `v` ns; magnitudes beyond
 /// [`HIGHEST_TRACKABLE`] are taken at that limit. For writers of HdrHistogram's own encoding
 /// (the V2 format of `--hlog`), which lists the counts by this index.
 pub fn counts_index(v: u64) -> usize {
     index(v.min(HIGHEST_TRACKABLE))
 }
 
-/// The highest value (ns) of the bucket at counts index `i` (< [`COUNTS`]; see
+/// The highest value (ns) of the bucket at counts index `i` (< 4608; see
 /// [`counts_index`]): what HdrHistogram states as a histogram's maximum when `i` is the
 /// highest index counted into.
 pub fn counts_highest(i: usize) -> u64 {

@@ -118,10 +118,9 @@ pub(super) fn worker_thread(
             stop,
             &mut link,
             first_record,
-            samples.as_mut().map(|(ring, later_than)| SampleStream {
-                ring,
-                later_than,
-            }),
+            samples
+                .as_mut()
+                .map(|(ring, later_than)| SampleStream { ring, later_than }),
         ),
         _ => measure(
             method.as_mut(),
@@ -129,10 +128,9 @@ pub(super) fn worker_thread(
             stop,
             &mut link,
             first_record,
-            samples.as_mut().map(|(ring, later_than)| SampleStream {
-                ring,
-                later_than,
-            }),
+            samples
+                .as_mut()
+                .map(|(ring, later_than)| SampleStream { ring, later_than }),
         ),
     };
     let cpu1 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
