@@ -31,6 +31,15 @@ struct ThreadAccum {
 /// grow with the run's length. A real clock keeps the threads within a window of each other.
 const MOCK_LEAD: u64 = 2;
 
+/// What the collector holds of one measuring thread: its window link, its raw-sample ring,
+/// and the loop's late threshold when the collector keeps it at the latest p99.
+pub(super) type CollectorEnds = (
+    crate::worker::CollectorLink,
+    Option<rtrb::Consumer<crate::sample::RawSample>>,
+    // The loop's late threshold, when the collector keeps it at the latest p99.
+    Option<Arc<AtomicI64>>,
+);
+
 /// A second some threads have delivered: their statistics and their merged record.
 type PendingSecond = (Vec<(usize, WindowStats)>, Option<Box<WindowRecord>>);
 
@@ -65,7 +74,7 @@ impl Collector {
     pub(super) fn new(
         cfg: &RunConfig,
         reports: &[ThreadSetup],
-        links: Vec<super::CollectorEnds>,
+        links: Vec<CollectorEnds>,
         first_expiry: Nanos,
     ) -> Self {
         let (mut sample_rings, mut p99_gates) = (Vec::new(), Vec::new());

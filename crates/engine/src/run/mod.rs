@@ -26,7 +26,7 @@ use crate::setup::{self, privileges, MlockGuard, PmQosGuard};
 use crate::time::{Clock, Nanos, SystemClock, NS_PER_MS, NS_PER_SEC};
 use crate::wait;
 use crate::worker::{resident_magnitude, window_link, WINDOW_RECORDS};
-use collector::Collector;
+use collector::{Collector, CollectorEnds};
 use std::os::unix::thread::JoinHandleExt;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc;
@@ -146,14 +146,6 @@ struct Worker {
     go: mpsc::Sender<Start>,
     setup: mpsc::Receiver<Result<ThreadSetup, Error>>,
 }
-
-/// The collector's ends of one thread's rings.
-type CollectorEnds = (
-    crate::worker::CollectorLink,
-    Option<rtrb::Consumer<crate::sample::RawSample>>,
-    // The loop's late threshold, when the collector keeps it at the latest p99.
-    Option<Arc<AtomicI64>>,
-);
 
 /// Starts one measuring thread per entry of `cfg.cpus`; each sets itself up and reports.
 fn spawn_workers(
