@@ -5,6 +5,7 @@
 use crate::common::bin;
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -57,6 +58,34 @@ pub(super) fn which(name: &str) -> Option<std::path::PathBuf> {
         .flat_map(std::env::split_paths)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
+}
+
+/// Starts `binary` (Prometheus) with its data in `dir`, scraping 127.0.0.1:`target` every
+/// second and serving its API on 127.0.0.1:`port`; returns once it is ready (killed on drop).
+pub(super) fn start_prometheus(binary: &Path, dir: &Path, target: u16, port: u16) -> Killed {
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tickscope\n    \
+             static_configs:\n      - targets: ['127.0.0.1:{target}']\n"
+        ),
+    )
+    .unwrap();
+    let prom = Command::new(binary)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prom = Killed(prom);
+    wait_for(port, "/-/ready");
+    prom
 }
 
 #[test]
@@ -269,28 +298,7 @@ fn prometheus_histogram_quantile_matches_tickscope_median() {
         .unwrap();
     let mut monitor = Killed(monitor);
     wait_for(tport, "/healthz");
-    let config = dir.path().join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tickscope\n    \
-             static_configs:\n      - targets: ['127.0.0.1:{tport}']\n"
-        ),
-    )
-    .unwrap();
-    let prom = Command::new(prometheus)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.path().join("data").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{pport}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _prom = Killed(prom);
-    wait_for(pport, "/-/ready");
+    let _prom = start_prometheus(&prometheus, dir.path(), tport, pport);
     std::thread::sleep(Duration::from_secs(10));
     let query = "histogram_quantile(0.5,sum%20by%20(le)(tickscope_wakeup_latency_seconds_bucket))";
     let body = wait_for(pport, &format!("/api/v1/query?query={query}"));
@@ -585,28 +593,7 @@ fn monitor_explain_cause_counters_add_up() {
     let dir = tempfile::tempdir().unwrap();
     let (tport, pport) = (free_port(), free_port());
     let textfile = dir.path().join("tickscope.prom");
-    let config = dir.path().join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tickscope\n    \
-             static_configs:\n      - targets: ['127.0.0.1:{tport}']\n"
-        ),
-    )
-    .unwrap();
-    let prom = Command::new(prometheus)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.path().join("data").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{pport}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _prom = Killed(prom);
-    wait_for(pport, "/-/ready");
+    let _prom = start_prometheus(&prometheus, dir.path(), tport, pport);
     // Late = above 10 µs, a bucket edge (`le` is 0.00001 as exposed, 1e-05 once Prometheus 3
     // normalises it). The histogram comes from the loop's HdrHistograms: a wake-up within
     // 1/128 above 10 µs (10 001 … 10 047 ns) is counted at or below the edge, so the late
@@ -786,28 +773,7 @@ fn prometheus_scrapes_per_task_series() {
         .unwrap();
     let mut monitor = Killed(monitor);
     wait_for(tport, "/healthz");
-    let config = dir.path().join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tickscope\n    \
-             static_configs:\n      - targets: ['127.0.0.1:{tport}']\n"
-        ),
-    )
-    .unwrap();
-    let prom = Command::new(prometheus)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.path().join("data").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{pport}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _prom = Killed(prom);
-    wait_for(pport, "/-/ready");
+    let _prom = start_prometheus(&prometheus, dir.path(), tport, pport);
     // Until Prometheus has scraped a window with releases of every task (bounded).
     let start = Instant::now();
     let by_task = loop {

@@ -5,7 +5,7 @@
 //! `prometheus` binary. Structure only (series present, counts positive, sums adding up).
 
 use super::attach::{cannot_trace, serial, tick};
-use super::monitor::{free_port, text_sum, wait_for, which, Killed};
+use super::monitor::{free_port, start_prometheus, text_sum, wait_for, which, Killed};
 use crate::common::{bin, tickscope};
 use std::io::Read;
 use std::path::PathBuf;
@@ -94,28 +94,7 @@ fn monitor_attach_exports_every_thread_and_ends_with_the_program() {
     let pid = target.id();
     let mut target = Killed(target);
     let (tport, pport) = (free_port(), free_port());
-    let config = dir.path().join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tickscope\n    \
-             static_configs:\n      - targets: ['127.0.0.1:{tport}']\n"
-        ),
-    )
-    .unwrap();
-    let prom = Command::new(prometheus)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.path().join("data").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{pport}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _prom = Killed(prom);
-    wait_for(pport, "/-/ready");
+    let _prom = start_prometheus(&prometheus, dir.path(), tport, pport);
     let textfile = dir.path().join("tickscope.prom");
     let monitor = Command::new(bin())
         .args([
