@@ -1,22 +1,66 @@
 //! The BPF backend on the real kernel: a thread that is always "late" (threshold 0) gets its
-//! windows, with its own timer and its return from the wait, and nothing stays loaded.
+//! windows, with its own timer and its return from the wait, and none of its programs stays
+//! loaded.
 //! Skips with a reason without root or BTF.
 
 use std::time::Duration;
 use tickscope_explain::bpf::BpfCapture;
 use tickscope_explain::Kind;
 
-fn our_programs_loaded() -> Option<usize> {
-    let out = std::process::Command::new("bpftool")
-        .args(["prog", "show"])
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    Some(
-        text.lines()
-            .filter(|l| l.contains(" name on_sched_switch ") || l.contains(" name on_sys_exit "))
-            .count(),
-    )
+/// The two tests of this file load captures in the same process: one at a time, so that the
+/// BPF descriptors this process holds are the running test's own. Other processes (other test
+/// binaries, tickscope runs of other users) load the same programs meanwhile: the checks
+/// follow only the ids of this process's programs, never a machine-wide count by name.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The ids of the BPF programs this process holds a descriptor of (a program's own or a
+/// link's), from `/proc/self/fdinfo` (`prog_id:` lines, kernel/bpf/syscall.c
+/// `bpf_prog_show_fdinfo()`, `bpf_link_show_fdinfo()`).
+fn own_program_ids() -> Vec<u32> {
+    let mut ids = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return ids;
+    };
+    for fd in dir.flatten() {
+        let target = std::fs::read_link(fd.path()).unwrap_or_default();
+        let target = target.to_string_lossy();
+        if !target.starts_with("anon_inode:bpf-prog") && !target.starts_with("anon_inode:bpf_link")
+        {
+            continue;
+        }
+        let info = std::path::Path::new("/proc/self/fdinfo").join(fd.file_name());
+        for line in std::fs::read_to_string(info).unwrap_or_default().lines() {
+            if let Some(v) = line.strip_prefix("prog_id:") {
+                if let Ok(id) = v.trim().parse::<u32>() {
+                    if !ids.contains(&id) {
+                        ids.push(id);
+                    }
+                }
+            }
+        }
+    }
+    ids
+}
+
+/// Whether the kernel still has program `id` (bpf(2) `BPF_PROG_GET_FD_BY_ID`: `ENOENT` once it
+/// is freed).
+fn program_exists(id: u32) -> bool {
+    const BPF_PROG_GET_FD_BY_ID: libc::c_long = 13;
+    let mut attr = [0u32; 32];
+    attr[0] = id;
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_PROG_GET_FD_BY_ID,
+            attr.as_mut_ptr(),
+            std::mem::size_of_val(&attr),
+        )
+    };
+    if fd >= 0 {
+        unsafe { libc::close(fd as i32) };
+        return true;
+    }
+    std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT)
 }
 
 #[test]
@@ -25,7 +69,11 @@ fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
         eprintln!("skipping late_wake_ups_send_their_window: not root");
         return;
     }
-    let before = our_programs_loaded();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    assert!(
+        own_program_ids().is_empty(),
+        "a capture of an earlier test still held"
+    );
     let mut cap = match BpfCapture::load() {
         Ok(c) => c,
         Err(e) => {
@@ -33,11 +81,11 @@ fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
             return;
         }
     };
+    let ours = own_program_ids();
+    assert!(!ours.is_empty(), "programs attached");
+    assert!(ours.iter().all(|&id| program_exists(id)));
     let tid = unsafe { libc::gettid() };
     cap.watch(&[tid], &[libc::SYS_clock_nanosleep], 0).unwrap();
-    if before.is_some() {
-        assert!(our_programs_loaded().unwrap() > 0, "programs attached");
-    }
     let mut events = Vec::new();
     let mut dumps = Vec::new();
     for _ in 0..20 {
@@ -69,19 +117,20 @@ fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
     std::thread::sleep(Duration::from_millis(2));
     assert!(cap.stats().records > frozen, "every CPU records again");
     drop(cap);
+    assert!(own_program_ids().is_empty(), "descriptors left open");
     // The kernel frees a detached program after an RCU grace period: wait for it, bounded.
-    let mut left = our_programs_loaded();
+    let mut left: Vec<u32> = ours.clone();
     for _ in 0..100 {
-        if left.is_none_or(|n| n <= before.unwrap_or(0)) {
+        left.retain(|&id| program_exists(id));
+        if left.is_empty() {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
-        left = our_programs_loaded();
     }
-    match left {
-        Some(n) => assert_eq!(n, before.unwrap_or(0), "programs left loaded"),
-        None => eprintln!("bpftool missing: not checking that the programs are gone"),
-    }
+    assert!(
+        left.is_empty(),
+        "programs left loaded: ids {left:?} of {ours:?}"
+    );
 }
 
 /// With timer slack the kernel fires a relative sleep anywhere between the time asked for
@@ -95,6 +144,7 @@ fn a_wake_up_late_only_by_its_timer_slack_is_late() {
         eprintln!("skipping a_wake_up_late_only_by_its_timer_slack_is_late: not root");
         return;
     }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut cap = match BpfCapture::load() {
         Ok(c) => c,
         Err(e) => {
