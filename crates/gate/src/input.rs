@@ -9,20 +9,34 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
 use tickscope_engine::time::Nanos;
-use tickscope_report::document::RunDocument;
+use tickscope_engine::result::{ThreadStats, WindowStats};
+use tickscope_report::document::{MethodRun, RunDocument};
 use tickscope_report::import::{self, hlog::Reader, open_input};
 use tickscope_report::quoted;
+
+/// A file as the gate reads it: the whole run, and for a task-set result (`tickscope run
+/// --tasks … --json`) each task as a series of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    /// The whole run (every thread or task merged).
+    pub whole: Series,
+    /// A task set's tasks in the order given, named as the result names them (task `i` is
+    /// thread `i`: its release latencies, overruns and per-second windows); `None` for any
+    /// other run.
+    pub tasks: Option<Vec<(String, Series)>>,
+}
 
 /// Reads `path` (`-` for standard input).
 ///
 /// # Errors
 /// One line naming the file: unreadable, of no known format, malformed, holding several
-/// runs (a `--methods`/`--rounds` comparison: the gate compares one run per file) or no
-/// wake-ups.
-pub fn read(path: &Path) -> Result<Series, String> {
+/// runs (a `--methods`/`--rounds` comparison: the gate compares one run per file), a task
+/// set whose tasks are not its threads, or no wake-ups.
+pub fn read(path: &Path) -> Result<Input, String> {
     let name = path.display().to_string();
     let fail = |p: String| format!("{}: {p}", quoted(path));
     let mut input = open_input(path).map_err(|e| e.to_string())?;
+    let mut tasks = None;
     let series = if input.is_hlog().map_err(|e| e.to_string())? {
         read_hlog(input.into_reader(), name).map_err(|p| fail(format!("interval log: {p}")))?
     } else {
@@ -33,6 +47,7 @@ pub fn read(path: &Path) -> Result<Series, String> {
             let doc = RunDocument::from_json_value(json)
                 .map_err(|p| fail(format!("tickscope result: {p}")))?;
             import::validate::check(&doc).map_err(|p| fail(format!("tickscope result: {p}")))?;
+            tasks = task_series(&doc, &name).map_err(fail)?;
             from_document(&doc, name).map_err(fail)?
         } else {
             let stem = path
@@ -45,30 +60,48 @@ pub fn read(path: &Path) -> Result<Series, String> {
     if series.samples == 0 {
         return Err(fail("no wake-ups in the file".into()));
     }
-    Ok(series)
+    Ok(Input {
+        whole: series,
+        tasks,
+    })
 }
 
 /// A tickscope document's single run: its merged histogram, overruns and windows.
 fn from_document(doc: &RunDocument, source: String) -> Result<Series, String> {
-    let runs = doc.each_run();
-    if runs.len() != 1 {
-        return Err(format!(
-            "holds {} runs (--methods or --rounds); the gate compares one run per file",
-            runs.len()
-        ));
-    }
-    let run = &runs[0];
+    let run = single_run(doc)?;
     let summary = &run.summary;
-    let total = summary
-        .latency_ns
-        .as_ref()
-        .map(|l| l.histogram.buckets.clone())
-        .unwrap_or_default();
     let windows_of = if summary.windows.is_empty() && run.threads.len() == 1 {
         &run.threads[0].windows
     } else {
         &summary.windows
     };
+    Ok(from_stats(summary, windows_of, run.interrupted, source))
+}
+
+/// The only run of `doc`.
+fn single_run(doc: &RunDocument) -> Result<&MethodRun, String> {
+    match doc.each_run() {
+        [run] => Ok(run),
+        runs => Err(format!(
+            "holds {} runs (--methods or --rounds); the gate compares one run per file",
+            runs.len()
+        )),
+    }
+}
+
+/// One series of a tickscope run (a thread, or every thread merged): its histogram and
+/// overruns from `stats`, its windows from `windows_of`.
+fn from_stats(
+    stats: &ThreadStats,
+    windows_of: &[WindowStats],
+    interrupted: bool,
+    source: String,
+) -> Series {
+    let total = stats
+        .latency_ns
+        .as_ref()
+        .map(|l| l.histogram.buckets.clone())
+        .unwrap_or_default();
     // Windows of one length only: a result keeps a day-long run's windows after its first
     // hour as windows of a minute (tickscope_report::coarse), whose p99 is not a second's.
     let grain = windows_of
@@ -92,7 +125,7 @@ fn from_document(doc: &RunDocument, source: String) -> Result<Series, String> {
         })
         .collect();
     let mut notes = Vec::new();
-    if run.interrupted {
+    if interrupted {
         notes.push("the run was interrupted: the figures cover what ran".into());
     }
     if longer > 0 {
@@ -107,16 +140,43 @@ fn from_document(doc: &RunDocument, source: String) -> Result<Series, String> {
     } else {
         WindowKind::Summaries
     };
-    Ok(Series {
+    Series {
         source,
         format: "tickscope",
         samples: total.iter().map(|b| b.1).sum(),
         total,
-        overruns: Some(summary.overruns),
+        overruns: Some(stats.overruns),
         windows,
         window_kind,
         notes,
-    })
+    }
+}
+
+/// The tasks of a task-set result, each as a series of its own; `None` for a result of
+/// any other run.
+fn task_series(doc: &RunDocument, source: &str) -> Result<Option<Vec<(String, Series)>>, String> {
+    let Some(set) = &doc.tasks else {
+        return Ok(None);
+    };
+    let run = single_run(doc)?;
+    if set.tasks.len() != run.threads.len() {
+        return Err(format!(
+            "a task set of {} tasks with {} threads (task i is thread i)",
+            set.tasks.len(),
+            run.threads.len()
+        ));
+    }
+    Ok(Some(
+        set.tasks
+            .iter()
+            .zip(&run.threads)
+            .map(|(task, thread)| {
+                let series =
+                    from_stats(thread, &thread.windows, run.interrupted, source.to_string());
+                (task.name.clone(), series)
+            })
+            .collect(),
+    ))
 }
 
 /// Another tool's result (cyclictest, jitterdebugger): its threads' histograms merged.

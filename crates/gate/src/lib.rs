@@ -11,6 +11,7 @@
 //! * Quantiles are compared at equal run length with intervals ([`quantile`]); the shape
 //!   test is window-level ([`shape`]); overruns are counts ([`overruns`]); the tests of a
 //!   candidate decide together under Holm's correction ([`holm`]).
+//! * Task sets (`run --tasks`) are judged task by task, matched by name ([`tasks`]).
 //! * Rules come from a small TOML file ([`rules`]); the verdict is deterministic (seeded
 //!   ChaCha8) — the same inputs and rules give the same verdict.
 
@@ -27,6 +28,7 @@ pub mod rules;
 pub mod series;
 pub mod shape;
 pub mod synthetic;
+pub mod tasks;
 pub mod verdict;
 
 pub use report::Report;

@@ -17,7 +17,7 @@ pub const SCHEMA: &str = "tickscope.gate/1";
 pub struct Report {
     /// [`SCHEMA`].
     pub schema: &'static str,
-    /// The worst outcome of all candidates (what the exit status says).
+    /// The worst outcome of all candidates and tasks (what the exit status says).
     pub outcome: Outcome,
     /// The baseline's file.
     pub baseline: String,
@@ -29,14 +29,20 @@ pub struct Report {
     pub baseline_windows: usize,
     /// Remarks on how the baseline was read.
     pub baseline_notes: Vec<String>,
+    /// The baseline's tasks by name, when it is a task set (`run --tasks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_tasks: Option<Vec<String>>,
     /// The rules decided by.
     pub rules: Rules,
-    /// One verdict per candidate, in the order given.
+    /// One verdict per candidate, in the order given; for a task-set candidate one per task
+    /// (each with its `task`), the candidate's tasks in their order, then those only the
+    /// baseline has.
     pub verdicts: Vec<Verdict>,
 }
 
 impl Report {
-    /// The report of `verdicts` on `baseline`.
+    /// The report of `verdicts` on `baseline` (for a task set, every task merged:
+    /// [`crate::input::Input::whole`]).
     pub fn new(baseline: &crate::series::Series, rules: &Rules, verdicts: Vec<Verdict>) -> Report {
         Report {
             schema: SCHEMA,
@@ -50,6 +56,7 @@ impl Report {
             baseline_samples: baseline.samples,
             baseline_windows: baseline.windows.len(),
             baseline_notes: baseline.notes.clone(),
+            baseline_tasks: None,
             rules: rules.clone(),
             verdicts,
         }
@@ -61,24 +68,57 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
 
-    /// The table for people: per candidate, one row per test, then why it failed.
+    /// The table for people: per candidate, one row per test, then why it failed; for a
+    /// task-set candidate first a row per task, then each task's tests.
     pub fn to_text(&self) -> String {
-        let mut out = format!(
-            "baseline {} ({}, {} wake-ups, {} windows)\n",
-            self.baseline, self.baseline_format, self.baseline_samples, self.baseline_windows
-        );
-        for n in &self.baseline_notes {
-            out += &format!("  baseline: {n}\n");
-        }
-        for v in &self.verdicts {
-            out += &format!(
-                "\ncandidate {} ({}, {} wake-ups, {} windows): {}\n",
-                v.candidate,
-                v.format,
-                v.samples,
-                v.windows,
-                v.outcome.word()
-            );
+        let mut out = match &self.baseline_tasks {
+            Some(tasks) => format!(
+                "baseline {} (task set: {}; {} releases)\n",
+                self.baseline,
+                tasks.join(", "),
+                self.baseline_samples
+            ),
+            None => {
+                let mut out = format!(
+                    "baseline {} ({}, {} wake-ups, {} windows)\n",
+                    self.baseline,
+                    self.baseline_format,
+                    self.baseline_samples,
+                    self.baseline_windows
+                );
+                for n in &self.baseline_notes {
+                    out += &format!("  baseline: {n}\n");
+                }
+                out
+            }
+        };
+        for (i, v) in self.verdicts.iter().enumerate() {
+            if let Some(task) = &v.task {
+                let first = i == 0
+                    || self.verdicts[i - 1].task.is_none()
+                    || self.verdicts[i - 1].candidate != v.candidate;
+                if first {
+                    out += &self.task_summary(i);
+                }
+                out += &format!(
+                    "\ncandidate {}, task {} ({}, {} releases, {} windows): {}\n",
+                    v.candidate,
+                    task,
+                    v.format,
+                    v.samples,
+                    v.windows,
+                    v.outcome.word()
+                );
+            } else {
+                out += &format!(
+                    "\ncandidate {} ({}, {} wake-ups, {} windows): {}\n",
+                    v.candidate,
+                    v.format,
+                    v.samples,
+                    v.windows,
+                    v.outcome.word()
+                );
+            }
             let mut table = comfy_table::Table::new();
             table.load_style(presets::UTF8_FULL_CONDENSED);
             table.set_header(vec![
@@ -133,8 +173,58 @@ impl Report {
         out
     }
 
-    /// The report as JUnit XML: a test suite per candidate, a test case per test; a
-    /// regression is a `<failure>`, an inconclusive or not-run test `<skipped>`.
+    /// The table of a task-set candidate whose first task's verdict is `self.verdicts[first]`:
+    /// a row per task with its outcome and the tests that decided it, then the candidate's
+    /// outcome (the worst of its tasks').
+    fn task_summary(&self, first: usize) -> String {
+        let cand = &self.verdicts[first].candidate;
+        let tasks: Vec<&Verdict> = self.verdicts[first..]
+            .iter()
+            .take_while(|v| v.task.is_some() && &v.candidate == cand)
+            .collect();
+        let outcome = tasks
+            .iter()
+            .map(|v| v.outcome)
+            .max()
+            .unwrap_or(Outcome::Pass);
+        let mut out = format!(
+            "\ncandidate {cand} (task set, {} tasks): {}\n",
+            tasks.len(),
+            outcome.word()
+        );
+        let mut table = comfy_table::Table::new();
+        table.load_style(presets::UTF8_FULL_CONDENSED);
+        table.set_header(vec!["task", "releases", "windows", "result", "decided by"]);
+        for v in &tasks {
+            let decided: Vec<String> = v
+                .findings
+                .iter()
+                .filter(|f| !matches!(f.decision, Decision::Pass | Decision::NotRun))
+                .map(|f| match (f.name.as_str(), &f.inconclusive) {
+                    ("task", Some(side)) => side.clone(),
+                    _ => format!("{} {}", f.name, f.decision.word()),
+                })
+                .collect();
+            table.add_row(vec![
+                v.task.clone().unwrap_or_default(),
+                v.samples.to_string(),
+                v.windows.to_string(),
+                v.outcome.word().to_string(),
+                decided.join(", "),
+            ]);
+        }
+        for (i, col) in table.column_iter_mut().enumerate() {
+            if (1..3).contains(&i) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        out += &tickscope_report::fit::table(&table);
+        out.push('\n');
+        out
+    }
+
+    /// The report as JUnit XML: a test suite per candidate (per task of a task-set
+    /// candidate, named `FILE: task NAME`), a test case per test; a regression is a `<failure>`, an inconclusive or not-run test `<skipped>`.
     pub fn to_junit(&self) -> String {
         let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         let count = |d: Decision| {
@@ -156,16 +246,24 @@ impl Report {
                 .iter()
                 .filter(|f| f.decision == Decision::Regression)
                 .count();
+            let suite = match &v.task {
+                Some(task) => format!("{}: task {task}", v.candidate),
+                None => v.candidate.clone(),
+            };
             out += &format!(
                 "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">\n",
-                xml(&v.candidate),
+                xml(&suite),
                 v.findings.len()
             );
             for f in &v.findings {
                 let detail = row(f).join(" | ");
+                let name = match &v.task {
+                    Some(task) => format!("{task}: {}", f.name),
+                    None => f.name.clone(),
+                };
                 out += &format!(
                     "    <testcase classname=\"tickscope.gate\" name=\"{}\">",
-                    xml(&f.name)
+                    xml(&name)
                 );
                 match f.decision {
                     Decision::Regression => {

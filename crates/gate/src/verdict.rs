@@ -51,6 +51,10 @@ impl Outcome {
 pub struct Verdict {
     /// The candidate's file.
     pub candidate: String,
+    /// The task judged, when the inputs are task sets (`tickscope run --tasks`): each task
+    /// of the candidate is judged against the baseline's task of the same name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     /// The candidate's format.
     pub format: &'static str,
     /// Wake-ups in the candidate.
@@ -74,6 +78,15 @@ fn pct(x: f64) -> String {
 /// Judges `cand` against `base` by `rules`. Deterministic: the resampling generator is
 /// seeded from `rules.seed`.
 pub fn judge(base: &Series, cand: &Series, rules: &Rules) -> Verdict {
+    let (mut findings, notes) = examine(base, cand, rules);
+    decide(&mut findings, rules.alpha());
+    conclude(cand, findings, notes)
+}
+
+/// Runs every test of `rules` on `cand` against `base`, undecided: the findings, and the
+/// notes on the inputs. Deterministic: the resampling generator is seeded from
+/// `rules.seed`.
+pub fn examine(base: &Series, cand: &Series, rules: &Rules) -> (Vec<Finding>, Vec<String>) {
     let mut rng = rng(rules.seed);
     let mut notes: Vec<String> = cand
         .notes
@@ -125,7 +138,12 @@ pub fn judge(base: &Series, cand: &Series, rules: &Rules) -> Verdict {
             ),
         });
     }
-    decide(&mut findings, rules.alpha());
+    (findings, notes)
+}
+
+/// The verdict on `cand` from its decided `findings` (see [`decide`]) and `notes`: the
+/// outcome, and a sentence per deciding test.
+pub fn conclude(cand: &Series, findings: Vec<Finding>, notes: Vec<String>) -> Verdict {
     let mut reasons = Vec::new();
     for f in &findings {
         match f.decision {
@@ -179,6 +197,7 @@ pub fn judge(base: &Series, cand: &Series, rules: &Rules) -> Verdict {
     }
     Verdict {
         candidate: cand.source.clone(),
+        task: None,
         format: cand.format,
         samples: cand.samples,
         windows: cand.windows.len(),
@@ -190,8 +209,9 @@ pub fn judge(base: &Series, cand: &Series, rules: &Rules) -> Verdict {
 }
 
 /// Decides the family: regressions by Holm over every tested `p_regression`, then
-/// improvements by Holm over every `p_improvement` of what is not a regression.
-fn decide(findings: &mut [Finding], alpha: f64) {
+/// improvements by Holm over every `p_improvement` of what is not a regression. `alpha` is
+/// the family-wise significance level, `1 − confidence` ([`Rules::alpha`]).
+pub fn decide(findings: &mut [Finding], alpha: f64) {
     let tested: Vec<usize> = (0..findings.len())
         .filter(|&i| findings[i].p_regression.is_some() && findings[i].inconclusive.is_none())
         .collect();

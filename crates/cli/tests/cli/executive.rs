@@ -276,6 +276,27 @@ fn run_tasks_writes_the_outputs_of_a_run_and_report_and_compare_read_them() {
         let len = std::fs::metadata(p(f)).map(|m| m.len()).unwrap_or(0);
         assert!(len > 0, "{f} is empty or missing");
     }
+    // The interval log: a tag per task, and `all` (every task merged) holds releases.
+    let hlog = std::fs::read_to_string(p("t.hlog")).unwrap();
+    for tag in ["Tag=T0,", "Tag=T1,", "Tag=T2,"] {
+        assert!(hlog.lines().any(|l| l.starts_with(tag)), "{tag}\n{hlog}");
+    }
+    assert!(
+        hlog.lines()
+            .filter(|l| l.starts_with("Tag=all,"))
+            .any(|l| l.split(',').nth(3).is_some_and(|max| max != "0.000")),
+        "{hlog}"
+    );
+    // The gate reads the result task by task (1.5 s: too few windows to judge, status 3).
+    let gate = tickscope()
+        .args(["gate", &p("t.json"), &p("t.json")])
+        .output()
+        .unwrap();
+    let gate_text = String::from_utf8_lossy(&gate.stdout);
+    assert_eq!(gate.status.code(), Some(3), "{gate_text}");
+    for task in ["1ms", "2.5ms", "logger"] {
+        assert!(gate_text.contains(&format!(", task {task} (")), "{gate_text}");
+    }
     let cmp = tickscope()
         .args(["compare", &p("t.json"), &p("t.json")])
         .output()

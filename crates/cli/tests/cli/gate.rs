@@ -2,7 +2,7 @@
 //! A/A pair passes, a planted tail regression fails, an improvement is said, a short
 //! candidate is inconclusive, cyclictest inputs are judged with reduced power, a fleet
 //! baseline merged by `tickscope hlog merge` is accepted, every result schema version is
-//! read, and the verdict is the same on every run. No live measurement: deterministic.
+//! read, task sets are judged task by task, and the verdict is the same on every run. No live measurement: deterministic.
 
 use super::common::tickscope;
 use std::path::PathBuf;
@@ -229,5 +229,151 @@ fn gate_refuses_bad_input_in_one_line_with_status_2() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+/// Rules for the task-set fixture (31 s: 7 750 releases of its shortest task, too few for
+/// p99.9): p50 and p99 only.
+const TASK_RULES: &str = "[[quantiles]]\nquantile = 0.5\nmax_increase = 0.10\n\
+                          [[quantiles]]\nquantile = 0.99\nmax_increase = 0.05\n";
+
+/// The task-set fixture with every latency of task `task` (thread `task`) made 3/2 as long
+/// — its histogram, statistics and windows — and the task names replaced by `names`.
+fn planted_task_set(task: Option<usize>, names: &[&str]) -> serde_json::Value {
+    let text = std::fs::read_to_string(fixture("tasks.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let scale = |v: &mut serde_json::Value| {
+        if let Some(x) = v.as_i64() {
+            *v = (x * 3 / 2).into();
+        } else if let Some(x) = v.as_f64() {
+            *v = (x * 1.5).into();
+        }
+    };
+    if let Some(t) = task {
+        let latency = &mut doc["threads"][t]["latency_ns"];
+        for key in ["min", "max", "mean", "stddev", "p50", "p90", "p99", "p99_9", "p99_99"] {
+            scale(&mut latency[key]);
+        }
+        for b in latency["histogram"]["buckets"].as_array_mut().unwrap() {
+            scale(&mut b[0]);
+        }
+        for w in doc["windows"].as_array_mut().unwrap() {
+            if w["thread"] == t {
+                for key in ["latency_min", "latency_mean", "latency_p99", "latency_max"] {
+                    scale(&mut w[key]);
+                }
+            }
+        }
+    }
+    for (i, name) in names.iter().enumerate() {
+        doc["tasks"]["tasks"][i]["name"] = (*name).into();
+    }
+    doc
+}
+
+#[test]
+fn gate_judges_task_sets_task_by_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(&rules, TASK_RULES).unwrap();
+    let write = |name: &str, doc: serde_json::Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let base = fixture("tasks.json");
+    let run = |cand: &std::path::Path, extra: &[&str]| {
+        let out = tickscope()
+            .arg("gate")
+            .arg(&base)
+            .arg(cand)
+            .arg("--rules")
+            .arg(&rules)
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    // A/A: every task passes, a row per task.
+    let (code, out) = run(&base, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("task set: 4ms, 10ms, 20ms"), "{out}");
+    for task in ["4ms", "10ms", "20ms"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("│ {task} ")) && l.contains("pass")),
+            "{task}:\n{out}"
+        );
+        assert!(out.contains(&format!(", task {task} (")), "{task}:\n{out}");
+    }
+    // A regression planted in the 10 ms task fails that task and the whole gate; the
+    // other tasks pass. The JSON and JUnit say it per task.
+    let worse = write(
+        "worse.json",
+        planted_task_set(Some(1), &["4ms", "10ms", "20ms"]),
+    );
+    let junit = dir.path().join("gate.xml");
+    let (code, out) = run(&worse, &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    let row = |task: &str| row_of(&out, task);
+    assert!(row("10ms").contains("REGRESSION"), "{out}");
+    assert!(row("4ms").contains("pass") && row("20ms").contains("pass"), "{out}");
+    assert!(out.contains("outcome: REGRESSION"), "{out}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testsuite ").count(), 3, "{xml}");
+    assert!(xml.contains("worse.json: task 10ms"), "{xml}");
+    assert!(xml.contains("name=\"10ms: shape\"><failure"), "{xml}");
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    let (_, json) = run(&worse, &["--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["outcome"], "regression");
+    assert_eq!(v["baseline_tasks"], serde_json::json!(["4ms", "10ms", "20ms"]));
+    let verdicts = v["verdicts"].as_array().unwrap();
+    let by_task: Vec<(&str, &str)> = verdicts
+        .iter()
+        .map(|v| (v["task"].as_str().unwrap(), v["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        by_task,
+        vec![("4ms", "pass"), ("10ms", "regression"), ("20ms", "pass")]
+    );
+    // A task renamed: in one result only, each side said, inconclusive (status 3).
+    let renamed = write(
+        "renamed.json",
+        planted_task_set(None, &["4ms", "control", "20ms"]),
+    );
+    let (code, out) = run(&renamed, &[]);
+    assert_eq!(code, 3, "{out}");
+    assert!(row_of(&out, "control").contains("in the candidate only"), "{out}");
+    assert!(row_of(&out, "10ms").contains("in the baseline only"), "{out}");
+    assert!(
+        out.contains("the task '10ms' is in the baseline only: the candidate has '4ms', 'control', '20ms'"),
+        "{out}"
+    );
+}
+
+/// The summary row of `task` in a gate's table.
+fn row_of(out: &str, task: &str) -> String {
+    out.lines()
+        .find(|l| l.starts_with(&format!("│ {task} ")))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn gate_refuses_a_task_set_against_a_single_rate_run_in_one_line() {
+    let tasks = fixture("tasks.json");
+    let single = fixture("mock-v2.json");
+    for (a, b) in [(&tasks, &single), (&single, &tasks)] {
+        let out = tickscope().arg("gate").arg(a).arg(b).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("tasks.json' is a task set"), "{err}");
     }
 }

@@ -9,7 +9,7 @@ use tickscope::{Strategy, TaskStats};
 use tickscope_engine::record::WindowRecord;
 use tickscope_engine::run::{Applied, AppliedThread, RunConfig, SecondWindows};
 use tickscope_engine::setup::Policy;
-use tickscope_engine::stats::{totals_stats, window_stats};
+use tickscope_engine::stats::{attach_buckets, totals_stats, window_stats};
 use tickscope_engine::time::Nanos;
 use tickscope_report::sink::{RunContext, RunSink, SinkNeeds};
 use tickscope_report::task_set::{TaskEntry, TaskSet, TaskWindow};
@@ -140,11 +140,16 @@ pub(crate) fn close_window(
         })
         .collect();
     merged.begin(index);
+    let mut all = window_stats(&merged, cfg.window_ns, cfg.period_ns, None);
+    if needs.window_histograms || needs.latency_histograms {
+        // Every task's releases merged, as a distribution: the interval log's `all` tag.
+        attach_buckets(&mut all, &merged);
+    }
     let second = SecondWindows {
         index,
         first_expiry,
         threads,
-        merged: window_stats(&merged, cfg.window_ns, cfg.period_ns, None),
+        merged: all,
     };
     for s in outputs.sinks.iter_mut() {
         s.window(ctx, &second);
