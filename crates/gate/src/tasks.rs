@@ -78,10 +78,7 @@ pub fn judge_tasks(base: &Tasks, cand: &Tasks, source: &str, rules: &Rules) -> V
         ));
     }
     // One family: every finding of every task, decided together.
-    let mut family: Vec<Finding> = examined
-        .iter()
-        .flat_map(|e| e.2.iter().cloned())
-        .collect();
+    let mut family: Vec<Finding> = examined.iter().flat_map(|e| e.2.iter().cloned()).collect();
     decide(&mut family, rules.alpha());
     let mut decided = family.into_iter();
     let mut verdicts: Vec<Verdict> = examined
@@ -137,13 +134,7 @@ fn listed(keys: &[String]) -> String {
 
 /// The verdict on a task only one side has: inconclusive, `side` saying which side has it
 /// (the finding's short reason) and `why` the sentence.
-fn lacking(
-    key: &str,
-    source: &str,
-    series: Option<&Series>,
-    side: &str,
-    why: String,
-) -> Verdict {
+fn lacking(key: &str, source: &str, series: Option<&Series>, side: &str, why: String) -> Verdict {
     Verdict {
         candidate: source.to_string(),
         task: Some(key.to_string()),

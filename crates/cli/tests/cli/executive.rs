@@ -295,7 +295,10 @@ fn run_tasks_writes_the_outputs_of_a_run_and_report_and_compare_read_them() {
     let gate_text = String::from_utf8_lossy(&gate.stdout);
     assert_eq!(gate.status.code(), Some(3), "{gate_text}");
     for task in ["1ms", "2.5ms", "logger"] {
-        assert!(gate_text.contains(&format!(", task {task} (")), "{gate_text}");
+        assert!(
+            gate_text.contains(&format!(", task {task} (")),
+            "{gate_text}"
+        );
     }
     let cmp = tickscope()
         .args(["compare", &p("t.json"), &p("t.json")])

@@ -251,7 +251,9 @@ fn planted_task_set(task: Option<usize>, names: &[&str]) -> serde_json::Value {
     };
     if let Some(t) = task {
         let latency = &mut doc["threads"][t]["latency_ns"];
-        for key in ["min", "max", "mean", "stddev", "p50", "p90", "p99", "p99_9", "p99_99"] {
+        for key in [
+            "min", "max", "mean", "stddev", "p50", "p90", "p99", "p99_9", "p99_99",
+        ] {
             scale(&mut latency[key]);
         }
         for b in latency["histogram"]["buckets"].as_array_mut().unwrap() {
@@ -322,7 +324,10 @@ fn gate_judges_task_sets_task_by_task() {
     assert_eq!(code, 1, "{out}");
     let row = |task: &str| row_of(&out, task);
     assert!(row("10ms").contains("REGRESSION"), "{out}");
-    assert!(row("4ms").contains("pass") && row("20ms").contains("pass"), "{out}");
+    assert!(
+        row("4ms").contains("pass") && row("20ms").contains("pass"),
+        "{out}"
+    );
     assert!(out.contains("outcome: REGRESSION"), "{out}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<testsuite ").count(), 3, "{xml}");
@@ -332,7 +337,10 @@ fn gate_judges_task_sets_task_by_task() {
     let (_, json) = run(&worse, &["--json"]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["outcome"], "regression");
-    assert_eq!(v["baseline_tasks"], serde_json::json!(["4ms", "10ms", "20ms"]));
+    assert_eq!(
+        v["baseline_tasks"],
+        serde_json::json!(["4ms", "10ms", "20ms"])
+    );
     let verdicts = v["verdicts"].as_array().unwrap();
     let by_task: Vec<(&str, &str)> = verdicts
         .iter()
@@ -349,10 +357,18 @@ fn gate_judges_task_sets_task_by_task() {
     );
     let (code, out) = run(&renamed, &[]);
     assert_eq!(code, 3, "{out}");
-    assert!(row_of(&out, "control").contains("in the candidate only"), "{out}");
-    assert!(row_of(&out, "10ms").contains("in the baseline only"), "{out}");
     assert!(
-        out.contains("the task '10ms' is in the baseline only: the candidate has '4ms', 'control', '20ms'"),
+        row_of(&out, "control").contains("in the candidate only"),
+        "{out}"
+    );
+    assert!(
+        row_of(&out, "10ms").contains("in the baseline only"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "the task '10ms' is in the baseline only: the candidate has '4ms', 'control', '20ms'"
+        ),
         "{out}"
     );
 }
