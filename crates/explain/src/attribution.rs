@@ -16,7 +16,7 @@
 //! clamped into `[previous, woke]`, so no segment is negative; a boundary whose event is
 //! missing makes the span around it the residual, flagged — never guessed.
 
-use crate::events::{Event, Kind, Nanos};
+use crate::events::{Event, Kind, Name, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// A late wake-up to explain.
@@ -355,7 +355,7 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     // S2: other callbacks run first in the same interrupt.
     if let (Some(l), Some(i)) = (lte, entry) {
         let mut d = Vec::new();
-        let mut open: Option<(u64, String, Nanos)> = None;
+        let mut open: Option<(u64, Name, Nanos)> = None;
         for e in &events[l..i] {
             match &e.kind {
                 Kind::HrtimerExpireEntry {
@@ -395,7 +395,7 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         if end > b4 {
             let me = match &events[si].kind {
                 Kind::SchedSwitch { next_comm, .. } => next_comm.clone(),
-                _ => String::new(),
+                _ => Name::default(),
             };
             segments[4].details = cpu_details(events, c, si, None, b4, end, tid, Some((tid, me)));
         }
@@ -450,18 +450,18 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
 /// relative to `from`: nested contexts are shown innermost (an IRQ inside a softirq splits
 /// the softirq's mark), adjacent pieces of the same context merged.
 fn cpu_marks(events: &[Event], cpu: u32, tid: i32, from: Nanos, to: Nanos) -> Vec<Mark> {
-    let mut stack: Vec<(&str, String)> = Vec::new();
-    let mut task: Option<(i32, String)> = None;
+    let mut stack: Vec<(&str, Name)> = Vec::new();
+    let mut task: Option<(i32, Name)> = None;
     let mut out: Vec<Mark> = Vec::new();
     let mut last: Option<Nanos> = None;
-    let mut emit = |stack: &[(&str, String)], task: &Option<(i32, String)>, a: Nanos, b: Nanos| {
+    let mut emit = |stack: &[(&str, Name)], task: &Option<(i32, Name)>, a: Nanos, b: Nanos| {
         let (a, b) = (a.max(from), b.min(to));
         if b <= a {
             return;
         }
         let (kind, name, pid) = match (stack.last(), task) {
-            (Some((k, n)), _) => (*k, n.clone(), None),
-            (None, Some((p, n))) if *p != 0 && *p != tid => ("thread", n.clone(), Some(*p)),
+            (Some((k, n)), _) => (*k, n.to_string(), None),
+            (None, Some((p, n))) if *p != 0 && *p != tid => ("thread", n.to_string(), Some(*p)),
             _ => return,
         };
         if let Some(m) = out.last_mut() {
@@ -732,10 +732,10 @@ fn hard_irq_before(
     cpu: u32,
     before: usize,
     from: Nanos,
-) -> Option<(String, Nanos)> {
+) -> Option<(Name, Nanos)> {
     let end = events[before].ts;
-    let mut open: Vec<(String, Nanos)> = Vec::new();
-    let mut best: Option<(String, Nanos)> = None;
+    let mut open: Vec<(Name, Nanos)> = Vec::new();
+    let mut best: Option<(Name, Nanos)> = None;
     for e in events[..before].iter().filter(|e| e.cpu == cpu) {
         match &e.kind {
             Kind::IrqEntry { name, .. } | Kind::VectorEntry { name } => {
@@ -810,7 +810,7 @@ fn throttled(
         Kind::HrtimerExpireEntry { function, .. }
             if BANDWIDTH_TIMERS.contains(&function.as_str()) =>
         {
-            Some(function.clone())
+            Some(function.to_string())
         }
         _ => None,
     });
@@ -913,7 +913,7 @@ fn unthrottled_at_refill(
             Kind::HrtimerExpireEntry { function, .. }
                 if CFS_TIMERS.contains(&function.as_str()) =>
             {
-                refill = Some((e.ts, function.clone()))
+                refill = Some((e.ts, function.to_string()))
             }
             Kind::VectorEntry { name } if name == "call_function_single" => {
                 refill = Some((e.ts, REMOTE_UNTHROTTLE.into()))
@@ -1009,7 +1009,7 @@ fn throttled_on_exit(
             (Kind::HrtimerExpireEntry { function, .. }, Some(_))
                 if CFS_TIMERS.contains(&function.as_str()) =>
             {
-                refill = Some(function.clone())
+                refill = Some(function.to_string())
             }
             (Kind::VectorEntry { name }, Some(_))
                 if name == "call_function_single" && refill.is_none() =>
@@ -1103,13 +1103,13 @@ fn cpu_details(
     b3: Nanos,
     end: Nanos,
     tid: i32,
-    start_task: Option<(i32, String)>,
+    start_task: Option<(i32, Name)>,
 ) -> Vec<Detail> {
     #[derive(Clone)]
     enum Ctx {
         OwnIrq,
-        Irq(String),
-        Softirq(String),
+        Irq(Name),
+        Softirq(Name),
     }
     // What the timer interrupted is still running when it returns: a softirq (or an IRQ
     // handler) entered before the interrupt and not left holds the CPU first.
@@ -1146,21 +1146,24 @@ fn cpu_details(
     let mut first_task = true;
     let mut d = Vec::new();
     let mut last = b3;
-    let account =
-        |d: &mut Vec<Detail>, stack: &[Ctx], task: &(i32, String), first: bool, ns: Nanos| {
-            match stack.last() {
-                Some(Ctx::OwnIrq) => add(d, "own_timer_irq", "local_timer", None, ns),
-                Some(Ctx::Irq(n)) => add(d, "irq", n, None, ns),
-                Some(Ctx::Softirq(n)) => add(d, "softirq", n, None, ns),
-                None if task.0 == 0 => add(d, "idle", "<idle>", Some(0), ns),
-                None if task.0 == tid => add(d, "own_thread", &task.1, Some(tid), ns),
-                None => match handler_thread(&task.1) {
-                    Some(kind) => add(d, kind, &task.1, Some(task.0), ns),
-                    None if first => add(d, "blocking_thread", &task.1, Some(task.0), ns),
-                    None => add(d, "higher_priority_thread", &task.1, Some(task.0), ns),
-                },
-            }
-        };
+    let account = |d: &mut Vec<Detail>,
+                   stack: &[Ctx],
+                   task: &(i32, Name),
+                   first: bool,
+                   ns: Nanos| {
+        match stack.last() {
+            Some(Ctx::OwnIrq) => add(d, "own_timer_irq", "local_timer", None, ns),
+            Some(Ctx::Irq(n)) => add(d, "irq", n, None, ns),
+            Some(Ctx::Softirq(n)) => add(d, "softirq", n, None, ns),
+            None if task.0 == 0 => add(d, "idle", "<idle>", Some(0), ns),
+            None if task.0 == tid => add(d, "own_thread", &task.1, Some(tid), ns),
+            None => match handler_thread(&task.1) {
+                Some(kind) => add(d, kind, &task.1, Some(task.0), ns),
+                None if first => add(d, "blocking_thread", &task.1, Some(task.0), ns),
+                None => add(d, "higher_priority_thread", &task.1, Some(task.0), ns),
+            },
+        }
+    };
     for e in events[entry + 1..].iter().filter(|e| e.cpu == cpu) {
         if e.ts > end {
             break;

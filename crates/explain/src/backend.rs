@@ -14,7 +14,7 @@
 
 use crate::bpf::BpfCapture;
 use crate::bpf_records::Dump;
-use crate::events::Nanos;
+use crate::events::{LineParser, Nanos};
 use crate::tracefs::{InstanceSpec, TraceInstance, Unavailable};
 use crate::window::EventWindow;
 use std::collections::HashMap;
@@ -49,6 +49,8 @@ pub enum Capture {
         inst: TraceInstance,
         /// Bytes read but not yet parsed (an incomplete last line).
         buf: Vec<u8>,
+        /// The line decoder and its table of names (kept for the run).
+        parser: LineParser,
     },
 }
 
@@ -213,14 +215,16 @@ impl Capture {
                     *w = (*w).max(d.woke);
                 }
             }
-            Capture::Tracefs { inst, buf } => {
+            Capture::Tracefs { inst, buf, parser } => {
                 if inst.read_available(buf).is_ok() {
                     if let Some(end) = buf.iter().rposition(|&b| b == b'\n') {
-                        let text = String::from_utf8_lossy(&buf[..=end]).into_owned();
-                        buf.drain(..=end);
-                        for e in text.lines().filter_map(crate::parse_line) {
+                        // Borrowed unless the text is not UTF-8: no copy per read.
+                        let text = String::from_utf8_lossy(&buf[..=end]);
+                        for e in text.lines().filter_map(|l| parser.parse(l)) {
                             window.push(e);
                         }
+                        drop(text);
+                        buf.drain(..=end);
                     }
                 }
             }

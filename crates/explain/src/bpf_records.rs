@@ -15,6 +15,7 @@
 //! `/proc/PID/comm`).
 
 use crate::events::{Event, Kind, Nanos};
+use crate::name::{Interner, Name};
 use std::collections::HashMap;
 
 /// Records per CPU ring (`RING_LEN` in the C source).
@@ -45,6 +46,11 @@ const SOFTIRQS: [&str; 10] = [
 
 /// At most this many task names are remembered (then forgotten all at once and relearned).
 const COMMS_KEPT: usize = 4096;
+
+/// The idle task's name as the text output prints it.
+const IDLE: Name = Name::from_static("<idle>");
+/// A task whose name is not known (as the text output prints it).
+const UNKNOWN: Name = Name::from_static("<...>");
 
 /// One record as written by the BPF program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,20 +166,30 @@ pub fn state_letters(preempt: bool, state: u32) -> &'static str {
     }
 }
 
-fn comm_text(words: &[u64]) -> String {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
+/// The bytes of a task name carried in two payload words (`char comm[16]`, NUL-padded).
+fn comm_bytes(words: &[u64]) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    for (chunk, w) in b.chunks_mut(8).zip(words) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    b
 }
 
 /// Turns dumps into [`Event`]s: each CPU's records once, in order, with names resolved.
+/// Names come from a bounded [`Interner`] and the buffers are kept between dumps: once a
+/// run's names are known, decoding a dump allocates nothing per record.
 #[derive(Debug, Default)]
 pub struct Decoder {
     /// Newest record sequence already turned into events, per CPU.
     done: HashMap<u32, u64>,
-    comms: HashMap<i32, String>,
-    symbols: HashMap<u64, String>,
-    irqs: HashMap<u32, String>,
+    comms: HashMap<i32, Name>,
+    symbols: HashMap<u64, Name>,
+    irqs: HashMap<u32, Name>,
+    names: Interner,
+    /// The dump's records not decoded before (kept between dumps).
+    fresh: Vec<Record>,
+    /// Their events before [`fill_in`] (kept between dumps).
+    events: Vec<Event>,
     /// Read `/proc` for names not learned from the records (off in tests).
     read_proc: bool,
 }
@@ -192,10 +208,22 @@ impl Decoder {
     /// and `irqs`, unknown ones print as hex / numbers (for tests and replays).
     pub fn offline(symbols: HashMap<u64, String>, irqs: HashMap<u32, String>) -> Self {
         Decoder {
-            symbols,
-            irqs,
+            symbols: symbols.into_iter().map(|(a, n)| (a, n.into())).collect(),
+            irqs: irqs.into_iter().map(|(i, n)| (i, n.into())).collect(),
             ..Default::default()
         }
+    }
+
+    /// How many names each of the decoder's tables holds: (task names by pid, interned
+    /// texts, timer callbacks, IRQ handlers). The first two are bounded (4096 pids and
+    /// the interner's cap); the last two grow only with the kernel's symbols and IRQs used.
+    pub fn table_sizes(&self) -> (usize, usize, usize, usize) {
+        (
+            self.comms.len(),
+            self.names.len(),
+            self.symbols.len(),
+            self.irqs.len(),
+        )
     }
 
     /// Appends the dump's records not decoded before (by sequence, per CPU) to `out`, oldest
@@ -208,12 +236,13 @@ impl Decoder {
     /// the gap began).
     pub fn decode(&mut self, dump: &Dump, out: &mut Vec<Event>) -> usize {
         let done = self.done.get(&dump.cpu).copied();
-        let fresh: Vec<Record> = dump
-            .records
-            .iter()
-            .filter(|r| done.is_none_or(|d| r.seq > d))
-            .copied()
-            .collect();
+        let mut fresh = std::mem::take(&mut self.fresh);
+        fresh.clear();
+        fresh.extend(
+            dump.records
+                .iter()
+                .filter(|r| done.is_none_or(|d| r.seq > d)),
+        );
         if let Some(max) = fresh.iter().map(|r| r.seq).max() {
             self.done.insert(dump.cpu, max);
         }
@@ -224,7 +253,7 @@ impl Decoder {
                     ts: oldest.ts,
                     cpu: dump.cpu,
                     pid: -1,
-                    comm: String::new(),
+                    comm: Name::default(),
                     kind: Kind::Lost {
                         count: first - done - 1,
                         since: None,
@@ -233,12 +262,15 @@ impl Decoder {
             }
         }
         self.resolve_symbols(&fresh);
-        let mut events = Vec::with_capacity(fresh.len());
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
         for r in &fresh {
             // Switches name the tasks they move: learn before naming this record's task.
             if r.kind == 10 {
-                self.learn(r.p[0] as u32 as i32, comm_text(&r.p[2..4]));
-                self.learn((r.p[0] >> 32) as u32 as i32, comm_text(&r.p[4..6]));
+                let prev = self.names.intern_bytes(&comm_bytes(&r.p[2..4]));
+                let next = self.names.intern_bytes(&comm_bytes(&r.p[4..6]));
+                self.learn(r.p[0] as u32 as i32, prev);
+                self.learn((r.p[0] >> 32) as u32 as i32, next);
             }
             let Some(kind) = self.kind(r) else { continue };
             let comm = self.comm(r.pid);
@@ -252,11 +284,17 @@ impl Decoder {
         }
         fill_in(&mut events);
         out.append(&mut events);
-        fresh.len()
+        let n = fresh.len();
+        self.fresh = fresh;
+        self.events = events;
+        n
     }
 
-    fn learn(&mut self, pid: i32, comm: String) {
+    fn learn(&mut self, pid: i32, comm: Name) {
         if pid == 0 {
+            return;
+        }
+        if self.comms.get(&pid) == Some(&comm) {
             return;
         }
         if self.comms.len() >= COMMS_KEPT {
@@ -265,41 +303,48 @@ impl Decoder {
         self.comms.insert(pid, comm);
     }
 
-    fn comm(&mut self, pid: i32) -> String {
+    fn comm(&mut self, pid: i32) -> Name {
         if pid == 0 {
-            return "<idle>".into();
+            return IDLE;
         }
         if let Some(c) = self.comms.get(&pid) {
             return c.clone();
         }
         let c = match self.read_proc {
-            true => std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .map(|s| s.trim_end().to_string())
-                .unwrap_or_else(|_| "<...>".into()),
-            false => "<...>".into(),
+            true => match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+                Ok(s) => self.names.intern(s.trim_end()),
+                Err(_) => UNKNOWN,
+            },
+            false => UNKNOWN,
         };
         self.learn(pid, c.clone());
         c
     }
 
-    fn symbol(&self, addr: u64) -> String {
-        self.symbols
-            .get(&addr)
-            .cloned()
-            .unwrap_or_else(|| format!("0x{addr:x}"))
+    fn symbol(&mut self, addr: u64) -> Name {
+        if let Some(s) = self.symbols.get(&addr) {
+            return s.clone();
+        }
+        let s = self.names.intern(&format!("0x{addr:x}"));
+        self.symbols.insert(addr, s.clone());
+        s
     }
 
-    fn irq_name(&mut self, irq: u32) -> String {
+    fn irq_name(&mut self, irq: u32) -> Name {
         if !self.irqs.contains_key(&irq) && self.read_proc {
             if let Ok(text) = std::fs::read_to_string("/proc/interrupts") {
-                self.irqs.extend(irq_names(&text));
+                for (n, name) in irq_names(&text) {
+                    let name = self.names.intern(&name);
+                    self.irqs.insert(n, name);
+                }
             }
-            self.irqs.entry(irq).or_insert_with(|| irq.to_string());
         }
-        self.irqs
-            .get(&irq)
-            .cloned()
-            .unwrap_or_else(|| irq.to_string())
+        if let Some(n) = self.irqs.get(&irq) {
+            return n.clone();
+        }
+        let n = self.names.intern(&irq.to_string());
+        self.irqs.insert(irq, n.clone());
+        n
     }
 
     /// Looks up in `/proc/kallsyms`, in one pass, every timer callback of `records` not
@@ -326,7 +371,8 @@ impl Decoder {
                 if let (Some(addr), Some(_), Some(name)) = (f.next(), f.next(), f.next()) {
                     if let Ok(a) = u64::from_str_radix(addr, 16) {
                         if missing.binary_search(&a).is_ok() {
-                            self.symbols.insert(a, name.to_string());
+                            let name = self.names.intern(name);
+                            self.symbols.insert(a, name);
                         }
                     }
                 }
@@ -334,7 +380,10 @@ impl Decoder {
             }
         }
         for a in missing {
-            self.symbols.entry(a).or_insert_with(|| format!("0x{a:x}"));
+            if !self.symbols.contains_key(&a) {
+                let hex = self.names.intern(&format!("0x{a:x}"));
+                self.symbols.insert(a, hex);
+            }
         }
     }
 
@@ -354,10 +403,10 @@ impl Decoder {
             },
             3 => Kind::HrtimerExpireExit { timer: p[0] },
             4 => Kind::VectorEntry {
-                name: VECTORS.get(p[0] as usize)?.to_string(),
+                name: Name::from_static(VECTORS.get(p[0] as usize)?),
             },
             5 => Kind::VectorExit {
-                name: VECTORS.get(p[0] as usize)?.to_string(),
+                name: Name::from_static(VECTORS.get(p[0] as usize)?),
             },
             6 => Kind::IrqEntry {
                 irq: p[0] as u32,
@@ -365,18 +414,20 @@ impl Decoder {
             },
             7 => Kind::IrqExit { irq: p[0] as u32 },
             8 => Kind::SoftirqEntry {
-                action: SOFTIRQS.get(p[0] as usize)?.to_string(),
+                action: Name::from_static(SOFTIRQS.get(p[0] as usize)?),
             },
             9 => Kind::SoftirqExit {
-                action: SOFTIRQS.get(p[0] as usize)?.to_string(),
+                action: Name::from_static(SOFTIRQS.get(p[0] as usize)?),
             },
             10 => Kind::SchedSwitch {
                 prev_pid: p[0] as u32 as i32,
-                prev_comm: comm_text(&p[2..4]),
-                prev_state: state_letters(p[1] & (1 << 31) != 0, (p[1] & 0x7fff_ffff) as u32)
-                    .into(),
+                prev_comm: self.names.intern_bytes(&comm_bytes(&p[2..4])),
+                prev_state: Name::from_static(state_letters(
+                    p[1] & (1 << 31) != 0,
+                    (p[1] & 0x7fff_ffff) as u32,
+                )),
                 next_pid: (p[0] >> 32) as u32 as i32,
-                next_comm: comm_text(&p[4..6]),
+                next_comm: self.names.intern_bytes(&comm_bytes(&p[4..6])),
                 next_prio: (p[1] >> 32) as u32 as i32,
             },
             11 => Kind::CpuIdle {
@@ -422,7 +473,7 @@ pub fn fill_in(events: &mut Vec<Event>) {
         pid: e.pid,
         comm: e.comm.clone(),
         kind: Kind::VectorEntry {
-            name: VECTORS[0].to_string(),
+            name: Name::from_static(VECTORS[0]),
         },
     };
     for e in events.drain(..) {
@@ -676,10 +727,10 @@ mod tests {
         };
         let sw = |prev_pid, next_pid| Kind::SchedSwitch {
             prev_pid,
-            prev_comm: String::new(),
+            prev_comm: Name::default(),
             prev_state: "R".into(),
             next_pid,
-            next_comm: String::new(),
+            next_comm: Name::default(),
             next_prio: 9,
         };
         let softirq = |entry: bool| match entry {

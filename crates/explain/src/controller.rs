@@ -270,6 +270,7 @@ impl Controller {
                         Some(Capture::Tracefs {
                             inst: t,
                             buf: Vec::new(),
+                            parser: Default::default(),
                         })
                     }
                     Err(e) if matches!(opts.mode, Mode::Trace | Mode::Tracefs) => {

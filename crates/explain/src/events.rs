@@ -12,6 +12,8 @@
 //! `sched.h`, `irq.h`, `power.h`, `syscalls.h` and `arch/x86/include/asm/trace/irq_vectors.h`
 //! (as printed by 6.18 on this machine).
 
+use crate::name::Interner;
+pub use crate::name::Name;
 use serde::{Deserialize, Serialize};
 
 /// Nanoseconds on CLOCK_MONOTONIC (the engine's clock, and tracefs' `mono` clock).
@@ -27,7 +29,7 @@ pub struct Event {
     /// The task current when it was recorded (0 = idle).
     pub pid: i32,
     /// That task's command name.
-    pub comm: String,
+    pub comm: Name,
     /// What happened.
     pub kind: Kind,
 }
@@ -41,7 +43,7 @@ pub enum Kind {
         /// The timer's address (hashed by the kernel in text output, but consistently).
         timer: u64,
         /// The callback (`hrtimer_wakeup`, `timerfd_tmrproc`, …).
-        function: String,
+        function: Name,
         /// Hard expiry, ns.
         expires: Nanos,
         /// Soft expiry, ns: the timer may fire from here to `expires` (timer slack); absent
@@ -54,7 +56,7 @@ pub enum Kind {
         /// The timer's address.
         timer: u64,
         /// The callback.
-        function: String,
+        function: Name,
         /// The base clock when the callback ran, ns.
         now: Nanos,
     },
@@ -67,19 +69,19 @@ pub enum Kind {
     /// LAPIC timer.
     VectorEntry {
         /// The vector event's name without `_entry` (`local_timer`, `reschedule`, …).
-        name: String,
+        name: Name,
     },
     /// `irq_vectors:*_exit`.
     VectorExit {
         /// As in [`Kind::VectorEntry`].
-        name: String,
+        name: Name,
     },
     /// `irq:irq_handler_entry`.
     IrqEntry {
         /// IRQ number.
         irq: u32,
         /// Handler's name.
-        name: String,
+        name: Name,
     },
     /// `irq:irq_handler_exit`.
     IrqExit {
@@ -89,25 +91,25 @@ pub enum Kind {
     /// `irq:softirq_entry`.
     SoftirqEntry {
         /// Vector name (`TIMER`, `NET_RX`, `SCHED`, `RCU`, …).
-        action: String,
+        action: Name,
     },
     /// `irq:softirq_exit`.
     SoftirqExit {
         /// Vector name.
-        action: String,
+        action: Name,
     },
     /// `sched:sched_switch`.
     SchedSwitch {
         /// Task leaving the CPU.
         prev_pid: i32,
         /// Its command name.
-        prev_comm: String,
+        prev_comm: Name,
         /// Its state letter (`R` = still runnable, i.e. preempted).
-        prev_state: String,
+        prev_state: Name,
         /// Task entering.
         next_pid: i32,
         /// Its command name.
-        next_comm: String,
+        next_comm: Name,
         /// Its kernel priority (0–99 RT, lower is higher; 100–139 normal).
         next_prio: i32,
     },
@@ -116,7 +118,7 @@ pub enum Kind {
         /// Task woken.
         pid: i32,
         /// Its command name.
-        comm: String,
+        comm: Name,
     },
     /// `power:cpu_idle`: `state` is the idle state entered, `None` when leaving idle.
     CpuIdle {
@@ -160,7 +162,7 @@ pub enum Kind {
     /// A `trace_marker` line.
     Marker {
         /// The text written.
-        text: String,
+        text: Name,
     },
     /// Events the ring buffer dropped on this CPU before this point (BPF backend: records
     /// overwritten in the kernel's per-CPU ring before a window carried them).
@@ -176,64 +178,94 @@ pub enum Kind {
     /// An event `--explain` does not use.
     Other {
         /// Its name.
-        name: String,
+        name: Name,
     },
 }
 
+/// Decodes lines of `trace_pipe` into [`Event`]s, their names taken from a bounded
+/// [`Interner`]: once a window's task, callback and handler names have been seen, decoding a
+/// line allocates nothing.
+#[derive(Debug, Default)]
+pub struct LineParser {
+    names: Interner,
+}
+
+impl LineParser {
+    /// A parser with an empty name table of [`crate::name::NAMES_KEPT`] names.
+    pub fn new() -> Self {
+        LineParser::default()
+    }
+
+    /// The table of names seen (bounded: for a long run's checks).
+    pub fn names(&self) -> &Interner {
+        &self.names
+    }
+
+    /// Decodes one line; `None` for comments, blank lines and lines that do not have the
+    /// default layout.
+    pub fn parse(&mut self, line: &str) -> Option<Event> {
+        let line = line.trim_end();
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        if let Some(rest) = line.trim_start().strip_prefix("CPU:") {
+            // "CPU:1 [LOST 123 EVENTS]"
+            let (cpu, rest) = rest.split_once(' ')?;
+            let count = rest
+                .strip_prefix("[LOST ")?
+                .split_once(' ')?
+                .0
+                .parse()
+                .ok()?;
+            return Some(Event {
+                ts: 0,
+                cpu: cpu.parse().ok()?,
+                pid: -1,
+                comm: Name::default(),
+                kind: Kind::Lost { count, since: None },
+            });
+        }
+        let open = find_cpu_column(line)?;
+        let task = line[..open].trim();
+        let (comm, pid) = task.rsplit_once('-')?;
+        let pid: i32 = pid.parse().ok()?;
+        let close = open + line[open..].find(']')?;
+        let cpu: u32 = line[open + 1..close].trim().parse().ok()?;
+        let mut rest = line[close + 1..].trim_start();
+        // Optional flags column ("d.h1."), then "SECS.USECS:".
+        let (first, after) = rest.split_once(' ')?;
+        if !first.ends_with(':') {
+            rest = after.trim_start();
+        }
+        let (ts_text, after) = rest.split_once(": ")?;
+        let ts = parse_timestamp(ts_text.trim())?;
+        let (name, payload) = match after.split_once(": ") {
+            Some((n, p)) => (n.trim(), p),
+            None => (after.trim().trim_end_matches(':'), ""),
+        };
+        let kind = decode(name, payload, &mut self.names)?;
+        Some(Event {
+            ts,
+            cpu,
+            pid,
+            comm: if pid == 0 {
+                IDLE
+            } else {
+                self.names.intern(comm)
+            },
+            kind,
+        })
+    }
+}
+
+/// The idle task's name as the text output prints it.
+const IDLE: Name = Name::from_static("<idle>");
+
 /// Decodes one line of `trace_pipe`; `None` for comments, blank lines and lines that do not
-/// have the default layout.
+/// have the default layout. Each call starts a new name table (for tests and one-off
+/// lines; a stream is read with one [`LineParser`]).
 pub fn parse_line(line: &str) -> Option<Event> {
-    let line = line.trim_end();
-    if line.is_empty() || line.starts_with('#') {
-        return None;
-    }
-    if let Some(rest) = line.trim_start().strip_prefix("CPU:") {
-        // "CPU:1 [LOST 123 EVENTS]"
-        let (cpu, rest) = rest.split_once(' ')?;
-        let count = rest
-            .strip_prefix("[LOST ")?
-            .split_once(' ')?
-            .0
-            .parse()
-            .ok()?;
-        return Some(Event {
-            ts: 0,
-            cpu: cpu.parse().ok()?,
-            pid: -1,
-            comm: String::new(),
-            kind: Kind::Lost { count, since: None },
-        });
-    }
-    let open = find_cpu_column(line)?;
-    let task = line[..open].trim();
-    let (comm, pid) = task.rsplit_once('-')?;
-    let pid: i32 = pid.parse().ok()?;
-    let close = open + line[open..].find(']')?;
-    let cpu: u32 = line[open + 1..close].trim().parse().ok()?;
-    let mut rest = line[close + 1..].trim_start();
-    // Optional flags column ("d.h1."), then "SECS.USECS:".
-    let (first, after) = rest.split_once(' ')?;
-    if !first.ends_with(':') {
-        rest = after.trim_start();
-    }
-    let (ts_text, after) = rest.split_once(": ")?;
-    let ts = parse_timestamp(ts_text.trim())?;
-    let (name, payload) = match after.split_once(": ") {
-        Some((n, p)) => (n.trim(), p),
-        None => (after.trim().trim_end_matches(':'), ""),
-    };
-    let kind = decode(name, payload)?;
-    Some(Event {
-        ts,
-        cpu,
-        pid,
-        comm: if pid == 0 {
-            "<idle>".into()
-        } else {
-            comm.into()
-        },
-        kind,
-    })
+    LineParser::new().parse(line)
 }
 
 /// Position of the `[NNN]` CPU column: the first `[` followed by digits and `]` after the
@@ -286,18 +318,35 @@ fn hex(payload: &str, key: &str) -> Option<u64> {
 /// The value of `key=` in a sched_switch payload, where command names may hold spaces: the
 /// text up to the next ` word=`.
 fn spaced_field<'a>(payload: &'a str, key: &str, next: &str) -> Option<&'a str> {
-    let start = payload.find(&format!("{key}="))? + key.len() + 1;
+    let start = find_key(payload, "", key)? + key.len() + 1;
     let rest = &payload[start..];
-    let end = rest.find(&format!(" {next}=")).unwrap_or(rest.len());
+    let end = find_key(rest, " ", next).unwrap_or(rest.len());
     Some(&rest[..end])
 }
 
+/// Byte position of the first `{lead}{key}=` in `text` (as `text.find(&format!(…))`, without
+/// building the pattern: keys are short ASCII constants; one longer than 30 bytes is not
+/// found).
+fn find_key(text: &str, lead: &str, key: &str) -> Option<usize> {
+    let mut pat = [0u8; 32];
+    let n = lead.len() + key.len() + 1;
+    if n > pat.len() {
+        return None;
+    }
+    pat[..lead.len()].copy_from_slice(lead.as_bytes());
+    pat[lead.len()..n - 1].copy_from_slice(key.as_bytes());
+    pat[n - 1] = b'=';
+    text.as_bytes().windows(n).position(|w| w == &pat[..n])
+}
+
 /// Softirq payload `vec=9 [action=RCU]` → `RCU`.
-fn softirq_action(payload: &str) -> String {
-    payload
-        .split_once("action=")
-        .map(|(_, a)| a.trim_end_matches(']').to_string())
-        .unwrap_or_else(|| payload.to_string())
+fn softirq_action(payload: &str, names: &mut Interner) -> Name {
+    names.intern(
+        payload
+            .split_once("action=")
+            .map(|(_, a)| a.trim_end_matches(']'))
+            .unwrap_or(payload),
+    )
 }
 
 /// `NR 230 (1, 1, 7ffd…, 0, 0, 0)` → the six arguments (hexadecimal without `0x`).
@@ -312,17 +361,17 @@ fn syscall_args(payload: &str) -> Option<[u64; 6]> {
     (n == 6).then_some(args)
 }
 
-fn decode(name: &str, p: &str) -> Option<Kind> {
+fn decode(name: &str, p: &str, names: &mut Interner) -> Option<Kind> {
     Some(match name {
         "hrtimer_start" => Kind::HrtimerStart {
             timer: hex(p, "hrtimer")?,
-            function: field(p, "function")?.to_string(),
+            function: names.intern(field(p, "function")?),
             expires: num(p, "expires")?,
             softexpires: num(p, "softexpires"),
         },
         "hrtimer_expire_entry" => Kind::HrtimerExpireEntry {
             timer: hex(p, "hrtimer")?,
-            function: field(p, "function")?.to_string(),
+            function: names.intern(field(p, "function")?),
             now: num(p, "now")?,
         },
         "hrtimer_expire_exit" => Kind::HrtimerExpireExit {
@@ -345,33 +394,27 @@ fn decode(name: &str, p: &str) -> Option<Kind> {
         },
         "irq_handler_entry" => Kind::IrqEntry {
             irq: num(p, "irq")?,
-            name: field(p, "name").unwrap_or("").to_string(),
+            name: names.intern(field(p, "name").unwrap_or("")),
         },
         "irq_handler_exit" => Kind::IrqExit {
             irq: num(p, "irq")?,
         },
         "softirq_entry" => Kind::SoftirqEntry {
-            action: softirq_action(p),
+            action: softirq_action(p, names),
         },
         "softirq_exit" => Kind::SoftirqExit {
-            action: softirq_action(p),
+            action: softirq_action(p, names),
         },
         "sched_switch" => Kind::SchedSwitch {
-            prev_comm: spaced_field(p, "prev_comm", "prev_pid")?.to_string(),
+            prev_comm: names.intern(spaced_field(p, "prev_comm", "prev_pid")?),
             prev_pid: spaced_field(p, "prev_pid", "prev_prio")?.parse().ok()?,
-            prev_state: p
-                .split_once("prev_state=")?
-                .1
-                .split(" ==>")
-                .next()?
-                .trim()
-                .into(),
-            next_comm: spaced_field(p, "next_comm", "next_pid")?.to_string(),
+            prev_state: names.intern(p.split_once("prev_state=")?.1.split(" ==>").next()?.trim()),
+            next_comm: names.intern(spaced_field(p, "next_comm", "next_pid")?),
             next_pid: spaced_field(p, "next_pid", "next_prio")?.parse().ok()?,
             next_prio: spaced_field(p, "next_prio", "")?.trim().parse().ok()?,
         },
         "sched_waking" | "sched_wakeup" => Kind::SchedWaking {
-            comm: spaced_field(p, "comm", "pid")?.to_string(),
+            comm: names.intern(spaced_field(p, "comm", "pid")?),
             pid: spaced_field(p, "pid", "prio")?.parse().ok()?,
         },
         "cpu_idle" => Kind::CpuIdle {
@@ -390,17 +433,16 @@ fn decode(name: &str, p: &str) -> Option<Kind> {
             address: hex(p, "address")?,
             user: name == "page_fault_user",
         },
-        "tracing_mark_write" => Kind::Marker {
-            text: p.to_string(),
-        },
+        // Marker texts are free text (often unique): not kept in the table.
+        "tracing_mark_write" => Kind::Marker { text: p.into() },
         n if n.ends_with("_entry") && field(p, "vector").is_some() => Kind::VectorEntry {
-            name: n.trim_end_matches("_entry").to_string(),
+            name: names.intern(n.trim_end_matches("_entry")),
         },
         n if n.ends_with("_exit") && field(p, "vector").is_some() => Kind::VectorExit {
-            name: n.trim_end_matches("_exit").to_string(),
+            name: names.intern(n.trim_end_matches("_exit")),
         },
         n => Kind::Other {
-            name: n.to_string(),
+            name: names.intern(n),
         },
     })
 }

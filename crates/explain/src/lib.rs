@@ -4,6 +4,7 @@
 //! traces and attributes, on the collector thread, never the measuring one):
 //!
 //! * [`events`] decodes the text of a tracefs `trace_pipe` into [`events::Event`]s;
+//! * [`name`] shares the names events carry from a bounded table (no allocation per event);
 //! * [`window`] keeps a bounded window of recent events per CPU;
 //! * [`attribution`] breaks one late wake-up into segments S0–S5 plus a residual, and names
 //!   its cause (pure code over a list of events);
@@ -38,6 +39,7 @@ pub mod context;
 pub mod controller;
 pub mod events;
 pub mod infer;
+pub mod name;
 pub mod on_late;
 pub mod on_late_exec;
 pub mod roster;
@@ -48,4 +50,5 @@ pub mod wakeups;
 pub mod window;
 
 pub use attribution::{attribute, Breakdown, Cause, LateSample, Setting};
-pub use events::{parse_line, Event, Kind, Nanos};
+pub use events::{parse_line, Event, Kind, LineParser, Nanos};
+pub use name::Name;

@@ -43,7 +43,7 @@ impl EventWindow {
     }
 
     /// Takes one event in.
-    pub fn push(&mut self, mut e: Event) {
+    pub fn push(&mut self, e: Event) {
         if let Kind::Lost { count, .. } = e.kind {
             self.lost += count;
             *self.unstamped_lost.entry(e.cpu).or_default() += count;
@@ -59,7 +59,6 @@ impl EventWindow {
                 ..e.clone()
             });
         }
-        e.comm.shrink_to_fit();
         q.push_back(e);
         let mut horizon = self.newest - self.keep_ns;
         if let Some(h) = self.hold {

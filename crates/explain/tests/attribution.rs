@@ -511,7 +511,7 @@ fn lost_events_are_a_flag_never_a_guess() {
             ts: EXPIRY + 100_000,
             cpu: CPU,
             pid: 0,
-            comm: String::new(),
+            comm: Default::default(),
             kind: Kind::Lost {
                 count: 12,
                 since: None,
@@ -1074,7 +1074,7 @@ fn a_wake_up_inside_a_loss_is_events_lost_not_unexplained() {
         ts: EXPIRY + 5_000_000,
         cpu: CPU,
         pid: -1,
-        comm: String::new(),
+        comm: Default::default(),
         kind: Kind::Lost {
             count: 900,
             since: Some(EXPIRY - 2_000_000),

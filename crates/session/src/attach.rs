@@ -50,6 +50,7 @@ pub fn instance_spec(events: Vec<tickscope_explain::tracefs::EventSpec>) -> Inst
 #[derive(Debug, Default)]
 pub struct TraceReader {
     buf: Vec<u8>,
+    parser: tickscope_explain::LineParser,
 }
 
 impl TraceReader {
@@ -64,12 +65,12 @@ impl TraceReader {
         let Some(end) = self.buf.iter().rposition(|&b| b == b'\n') else {
             return Ok(Vec::new());
         };
-        let text = String::from_utf8_lossy(&self.buf[..=end]).into_owned();
+        let text = String::from_utf8_lossy(&self.buf[..=end]);
+        let parser = &mut self.parser;
+        let events = text.lines().filter_map(|l| parser.parse(l)).collect();
+        drop(text);
         self.buf.drain(..=end);
-        Ok(text
-            .lines()
-            .filter_map(tickscope_explain::parse_line)
-            .collect())
+        Ok(events)
     }
 }
 
