@@ -33,7 +33,7 @@
 #              on CPU 0 to a socket with a slow BPF filter (~20000 loops a datagram),
 #              RPS -> CPU 1
 #   ipi        membarrier expedited from CPU 0 while  fifo 90              30us       hypervisor (IPI delivery)
-#              a helper spins on CPU 1 (was: irq (any); changed with the evidence in
+#              a SCHED_FIFO 1 helper spins on CPU 1 (was: irq (any); changed with the evidence in
 #              docs/explain.md "Interrupts held by the host": on this KVM guest the IPI's
 #              handler takes < 1 µs, the delay it adds is held by the host)
 #   slack      none: 400 µs timer slack              other, nanosleep-rel 100us      timer slack (wake-ups up to 500 µs late)

@@ -20,7 +20,7 @@
  *          datagrams queue up into long NET_RX runs. A burst ends when every datagram sent
  *          has been received (at most 50 ms after the sending stopped).
  *   ipi    on CPU (not the measured one): membarrier(PRIVATE_EXPEDITED) in a loop; the
- *          kernel sends the IPI only to CPUs running this process, so a SCHED_OTHER helper
+ *          kernel sends the IPI only to CPUs running this process, so a SCHED_FIFO 1 helper
  *          thread spins on the measured CPU (PRIO) during each burst and sleeps between
  *   quota  SCHED_OTHER on CPU (not the measured one), in a cpu cgroup (v1) with a CFS quota
  *          shared with the measuring thread, which it joins after its setup (QUOTA_TASKS:
@@ -128,6 +128,11 @@ static void *helper(void *arg) {
   (void)arg;
   pin(helper_cpu);
   prctl(PR_SET_NAME, "plant-ipi-help");
+  /* SCHED_FIFO 1 (below the measured thread): a SCHED_OTHER helper on a loaded machine got
+   * the measured CPU in only part of the bursts, and the kernel sends no IPI to a CPU where
+   * the plant's process is not running — the plant then caused nothing in its bursts. */
+  struct sched_param sp = {.sched_priority = 1};
+  pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
   for (;;) {
     while (!bursting) sleep_ns(50000);
     while (bursting) {}
