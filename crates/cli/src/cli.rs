@@ -2,6 +2,7 @@
 //! [`crate::options`]. Short flags follow cyclictest's where a user expects them.
 
 use clap::{Args, Parser, Subcommand};
+use tickscope_session::tasks::spec::TaskList;
 
 /// Measure how precisely this machine wakes a periodic task, and why it is late.
 #[derive(Debug, Parser)]
@@ -220,21 +221,16 @@ pub struct DoctorArgs {
     pub root: Option<std::path::PathBuf>,
 }
 
-/// The text of [`TASKS_HELP`], as a literal for `concat!`.
-macro_rules! tasks_help {
-    () => {
-        "The tasks, separated by commas: PERIOD[+PHASE][:FIELD]…, for example \
-         '1ms:work=50us,2.5ms:work=200us,10ms'. PERIOD is a duration or a frequency as for \
-         --interval (a bare number is µs); +PHASE delays the first expiry. FIELDs, each at most \
-         once: work=D (synthetic busy work per release in run; the plan's budget when no budget \
-         is given), budget=D (or a bare D), deadline=D, phase=D, prio=N (higher first among \
-         tasks due together), overrun=skip|catch-up|relative, name=S. run refuses a budget without work."
-    };
-}
-
-/// The help of every `--tasks` option (`plan`, `run`): one syntax, parsed by
-/// `tickscope_session::tasks::spec::parse_tasks`.
-pub const TASKS_HELP: &str = tasks_help!();
+/// The help of every `--tasks` option (`plan`, `run`, `monitor`): one syntax, one parser
+/// ([`TaskList::parse`], the option's value parser).
+pub const TASKS_HELP: &str = "Periodic tasks in one thread (the library's executive): plan \
+     analyses them, run and monitor run them with synthetic work. Separated by commas: \
+     PERIOD[+PHASE][:FIELD]…, for example '1ms:work=50us,2.5ms:work=200us,10ms'. PERIOD is a \
+     duration or a frequency as for --interval (a bare number is µs; 85Hz is kept exact); \
+     +PHASE delays the first expiry. FIELDs, each at most once: work=D (synthetic busy work \
+     per release in run and monitor; the plan's budget when no budget is given), budget=D (or \
+     a bare D), deadline=D, phase=D, prio=N (higher first among tasks due together), \
+     overrun=skip|catch-up|relative, name=S. run and monitor refuse a budget without work.";
 
 /// The help of every `--tasks-file` option (`plan`, `run`).
 pub const TASKS_FILE_HELP: &str = "The tasks from a TOML file: one [[task]] table per task, \
@@ -245,8 +241,14 @@ pub const TASKS_FILE_HELP: &str = "The tasks from a TOML file: one [[task]] tabl
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The tasks (help: [`TASKS_HELP`]).
-    #[arg(long, value_name = "TASKS", help = TASKS_HELP, required_unless_present = "tasks_file")]
-    pub tasks: Option<String>,
+    #[arg(
+        long,
+        value_name = "TASKS",
+        help = TASKS_HELP,
+        value_parser = TaskList::parse,
+        required_unless_present = "tasks_file"
+    )]
+    pub tasks: Option<TaskList>,
 
     /// The tasks from a TOML file instead (help: [`TASKS_FILE_HELP`]).
     #[arg(long, value_name = "FILE", help = TASKS_FILE_HELP, conflicts_with = "tasks")]
@@ -740,17 +742,9 @@ pub struct RunArgs {
     pub exports: ExportArgs,
 
     /// Run several periodic tasks in one thread with the library's executive and synthetic
-    /// work instead, and print per-task latency, response and misses (help: [`TASKS_HELP`]).
-    #[arg(
-        long,
-        value_name = "TASKS",
-        help = concat!(
-            "Run several periodic tasks in one thread with the library's executive and \
-             synthetic work instead; prints per-task latency, response and misses. ",
-            tasks_help!()
-        )
-    )]
-    pub tasks: Option<String>,
+    /// work instead of one rate (help: [`TASKS_HELP`]).
+    #[arg(long, value_name = "TASKS", help = TASKS_HELP, value_parser = TaskList::parse)]
+    pub tasks: Option<TaskList>,
 
     /// Run the tasks of a TOML file instead (help: [`TASKS_FILE_HELP`]).
     #[arg(long, value_name = "FILE", help = TASKS_FILE_HELP, conflicts_with = "tasks")]

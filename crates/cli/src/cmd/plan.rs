@@ -8,7 +8,6 @@ use crate::exit::Failure;
 use tickscope::{Plan, Task};
 use tickscope_report::executive::{plan_text, PlanRow, PlanView};
 use tickscope_session::tasks::file::parse_task_file;
-use tickscope_session::tasks::spec::parse_tasks;
 
 /// The report's view of a plan.
 pub fn plan_view(tasks: &[Task], plan: &Plan) -> PlanView {
@@ -48,7 +47,7 @@ pub fn execute(args: &PlanArgs) -> Result<(), Failure> {
             let (text, shown) = read_task_file(path)?;
             parse_task_file(&text, &shown).map_err(Failure::Usage)?
         }
-        (Some(list), None) => parse_tasks(list).map_err(Failure::Usage)?,
+        (Some(list), None) => list.specs.clone(),
         (None, None) => return Err(Failure::Usage("give --tasks or --tasks-file".into())),
     };
     let tasks: Vec<Task> = specs.iter().map(|s| s.planned()).collect();

@@ -22,7 +22,7 @@ use tickscope_report::executive::{plan_text, tasks_table};
 use tickscope_report::sink::RunSink;
 use tickscope_report::units::ns_i;
 use tickscope_session::tasks::file::parse_task_file_to_run;
-use tickscope_session::tasks::spec::{parse_tasks_to_run, TaskSpec};
+use tickscope_session::tasks::spec::TaskSpec;
 use tickscope_session::tasks::{self, Outputs, Ready, TasksError};
 
 /// A task set and what runs it, checked before anything runs.
@@ -47,7 +47,7 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
             let (text, shown) = read_task_file(path)?;
             parse_task_file_to_run(&text, &shown).map_err(Failure::Usage)?
         }
-        (Some(list), None) => parse_tasks_to_run(list).map_err(Failure::Usage)?,
+        (Some(list), None) => list.to_run().map_err(Failure::Usage)?,
         (None, None) => return Err(Failure::Usage("give --tasks or --tasks-file".into())),
     };
     if args.load.is_some() {

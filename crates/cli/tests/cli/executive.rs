@@ -32,6 +32,55 @@ fn bad_task_lists_are_one_line_and_exit_2() {
     }
 }
 
+/// `plan`, `run` and `monitor` read `--tasks` with one value parser: the same list gives the
+/// same one-line error, exit status 2, in all three, before anything runs; `run` and
+/// `monitor` refuse a budget without work (it would run no work), `plan` takes it.
+#[test]
+fn the_three_commands_share_one_task_list_parser() {
+    let cases = [
+        ("1ms:bogus=1", "task 1 '1ms:bogus=1': unknown field 'bogus'"),
+        ("1ms,2ms 3ms", "task 2 '2ms 3ms'"),
+        (" , ", "--tasks is empty"),
+        ("1ms:work=5us:work=6us", "work is given twice"),
+    ];
+    for (list, says) in cases {
+        for cmd in [
+            vec!["plan", "--tasks", list],
+            vec!["run", "--tasks", list, "-D", "1s"],
+            vec!["monitor", "--tasks", list, "-D", "1s"],
+        ] {
+            let out = tickscope().args(&cmd).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{cmd:?}: {err}");
+            assert!(
+                err.starts_with("tickscope: invalid value ") && err.contains(says),
+                "{cmd:?}: {err}"
+            );
+            assert!(out.stdout.is_empty(), "{cmd:?}");
+        }
+    }
+    let budget_only = "1ms:50us,10ms";
+    for cmd in [
+        vec!["run", "--tasks", budget_only, "-D", "1s"],
+        vec!["monitor", "--tasks", budget_only, "-D", "1s"],
+    ] {
+        let out = tickscope().args(&cmd).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{cmd:?}: {err}");
+        assert!(
+            err.contains("task 1 '1ms:50us' has a budget (50.0 µs) and no work")
+                && err.contains("write 1ms:work=D"),
+            "{cmd:?}: {err}"
+        );
+    }
+    tickscope()
+        .args(["plan", "--tasks", budget_only])
+        .assert()
+        .success();
+}
+
 #[test]
 fn run_tasks_prints_a_row_per_task() {
     let out = tickscope()
@@ -173,7 +222,7 @@ fn task_names_with_control_characters_are_escaped() {
 }
 
 #[test]
-fn plan_and_run_tasks_share_one_help_text() {
+fn plan_run_and_monitor_share_one_task_help_text() {
     let help = |args: &[&str]| {
         let out = tickscope().args(args).output().unwrap();
         // clap wraps at the terminal's width: compare the words.
@@ -182,13 +231,23 @@ fn plan_and_run_tasks_share_one_help_text() {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let plan = help(&["plan", "--help"]);
-    let run = help(&["run", "--help"]);
-    let syntax = "The tasks, separated by commas: PERIOD[+PHASE][:FIELD]…, for example \
-                  '1ms:work=50us,2.5ms:work=200us,10ms'.";
-    assert!(plan.contains(syntax), "{plan}");
-    assert!(run.contains(syntax), "{run}");
-    assert!(run.contains("work=D") && plan.contains("overrun=skip|catch-up"));
+    // The whole help of --tasks, as the three commands print it.
+    let tasks_help = |args: &[&str]| {
+        let all = help(args);
+        let start = all.find("--tasks <TASKS> ").expect("--tasks in the help");
+        let end = all[start..].find("--tasks-file").expect("--tasks-file after it");
+        all[start..start + end].to_string()
+    };
+    let plan = tasks_help(&["plan", "--help"]);
+    let run = tasks_help(&["run", "--help"]);
+    let monitor = tasks_help(&["monitor", "--help"]);
+    assert!(
+        plan.contains("Separated by commas: PERIOD[+PHASE][:FIELD]…, for example"),
+        "{plan}"
+    );
+    assert_eq!(plan, run);
+    assert_eq!(plan, monitor);
+    assert!(plan.contains("work=D") && plan.contains("overrun=skip|catch-up|relative"));
 }
 
 /// A task-set run writes the outputs of a single-rate run, task `i` as thread `i`, plus

@@ -75,7 +75,7 @@ pub fn parse_task_file_to_run(text: &str, shown: &str) -> Result<Vec<TaskSpec>, 
     let specs = parse_task_file(text, shown)?;
     match super::spec::budget_without_work(&specs) {
         Some(i) => Err(format!(
-            "{shown}: task {} has a budget and no work; run --tasks does only the work it \
+            "{shown}: task {} has a budget and no work; a task set runs only the work it \
              is given: add work = \"D\" (D is also checked as the budget)",
             i + 1
         )),

@@ -71,31 +71,70 @@ pub fn parse_tasks(spec: &str) -> Result<Vec<TaskSpec>, String> {
         .collect()
 }
 
-/// Parses a `--tasks` list for `run`, which does only the work it is given: a task with a
-/// budget and no `work=` is refused, since it would run no work at all (`plan` reads a bare
-/// duration as the budget, and a list copied from it would silently measure idle tasks).
+/// A `--tasks` list as the command line reads it: the tasks, and the text they were
+/// parsed from (for messages naming a task as written). The value of the `--tasks` option
+/// of `plan`, `run` and `monitor`, parsed by [`TaskList::parse`] when the arguments are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskList {
+    /// The list as given.
+    pub text: String,
+    /// The tasks, in the order given.
+    pub specs: Vec<TaskSpec>,
+}
+
+impl TaskList {
+    /// Parses a `--tasks` list (see the module documentation): the one value parser of the
+    /// option of `plan`, `run` and `monitor` (`value_parser = TaskList::parse`).
+    ///
+    /// # Errors
+    /// As [`parse_tasks`], without its `--tasks: ` prefix (the command line's error names
+    /// the option).
+    pub fn parse(text: &str) -> Result<TaskList, String> {
+        let specs = parse_tasks(text)
+            .map_err(|e| e.strip_prefix("--tasks: ").map(str::to_owned).unwrap_or(e))?;
+        Ok(TaskList {
+            text: text.to_string(),
+            specs,
+        })
+    }
+
+    /// The tasks to run (`run`, `monitor`): refuses a task with a budget and no `work=`,
+    /// since it would run no work at all (`plan` reads a bare duration as the budget, and a
+    /// list copied from it would silently measure idle tasks).
+    ///
+    /// # Errors
+    /// One sentence naming the first task with a budget and no work, and what to write.
+    pub fn to_run(&self) -> Result<Vec<TaskSpec>, String> {
+        let specs = &self.specs;
+        let items: Vec<&str> = self.text.split(',').map(str::trim).collect();
+        if let Some(i) = budget_without_work(specs) {
+            let s = &specs[i];
+            if let (Some(b), None) = (s.task.budget_ns(), s.work_ns) {
+                let item = items.get(i).copied().unwrap_or_default();
+                let period = item.split(':').next().unwrap_or_default();
+                return Err(escaped(&format!(
+                    "--tasks: task {} '{item}' has a budget ({}) and no work; a task set runs \
+                     only the work it is given: write {period}:work=D (D is also checked as the \
+                     budget), or {period}:work=D:budget=B",
+                    i + 1,
+                    ns_i(b)
+                ))
+                .into_owned());
+            }
+        }
+        Ok(specs.clone())
+    }
+}
+
+/// Parses a `--tasks` list for `run`, which does only the work it is given
+/// ([`TaskList::to_run`]).
 ///
 /// # Errors
 /// As [`parse_tasks`], and one sentence naming the first task with a budget and no work.
 pub fn parse_tasks_to_run(spec: &str) -> Result<Vec<TaskSpec>, String> {
-    let specs = parse_tasks(spec)?;
-    let items: Vec<&str> = spec.split(',').map(str::trim).collect();
-    if let Some(i) = budget_without_work(&specs) {
-        let s = &specs[i];
-        if let (Some(b), None) = (s.task.budget_ns(), s.work_ns) {
-            let item = items.get(i).copied().unwrap_or_default();
-            let period = item.split(':').next().unwrap_or_default();
-            return Err(escaped(&format!(
-                "--tasks: task {} '{item}' has a budget ({}) and no work; run --tasks does \
-                 only the work it is given: write {period}:work=D (D is also checked as the \
-                 budget), or {period}:work=D:budget=B",
-                i + 1,
-                ns_i(b)
-            ))
-            .into_owned());
-        }
-    }
-    Ok(specs)
+    TaskList::parse(spec)
+        .map_err(|e| format!("--tasks: {e}"))?
+        .to_run()
 }
 
 /// The first task with a budget and no work, which `run` refuses (it would run no work).
