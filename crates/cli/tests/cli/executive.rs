@@ -235,7 +235,9 @@ fn plan_run_and_monitor_share_one_task_help_text() {
     let tasks_help = |args: &[&str]| {
         let all = help(args);
         let start = all.find("--tasks <TASKS> ").expect("--tasks in the help");
-        let end = all[start..].find("--tasks-file").expect("--tasks-file after it");
+        let end = all[start..]
+            .find("--tasks-file")
+            .expect("--tasks-file after it");
         all[start..start + end].to_string()
     };
     let plan = tasks_help(&["plan", "--help"]);
