@@ -21,9 +21,14 @@
 #   other-hog  SCHED_OTHER nice -20 spin 2 ms/~10 ms other (nice 0)       100us      other thread (plant-other)
 #   kernel     SCHED_OTHER read() of 4 MiB of its    fifo 90              100us      other thread (plant-kernel)
 #              own cached file per burst
-#   rt-throttle SCHED_FIFO 1 spin 15 ms / ~100 ms with fifo 90             100us      rt throttled
-#              RT runtime 4000 µs of period 20000 µs (root cpu cgroup's cpu.rt_runtime_us /
-#              rt_period_us under RT group scheduling, else the sched_rt_* sysctls; restored)
+#   rt-throttle SCHED_FIFO 1 spin until throttled fifo 90             100us      rt throttled
+#              and refilled once (bound 100 ms), ~200 ms apart, with RT runtime 4000 µs of
+#              period 20000 µs (root cpu cgroup's cpu.rt_runtime_us / rt_period_us under RT
+#              group scheduling, else the sched_rt_* sysctls), set only while the plant runs
+#              (tickscope's own start-up is not throttled) and restored; the burst logged is
+#              the spin plus one RT period after the refill it saw (the RT time left over
+#              throttles the next RT task until the following refill; was: a 15 ms spin, which
+#              missed that tail — the rule for what is correct did not change)
 #   quota      SCHED_OTHER nice -20 spin on CPU 0     other (nice 0)       100us      cpu quota
 #              until the group is throttled and refilled once (bound 100 ms), ~60 ms apart, in a
 #              cpu-cgroup (v1) with the measuring thread, cfs_quota_us 1000 of period 10000,
@@ -157,11 +162,14 @@ run_plant() {
                 [ "$(cat "$t/comm" 2>/dev/null)" = tickscope-0 ] && echo "${t##*/}" > "$PLANT_CGROUP/tasks"
             done
         fi
+        # The RT bandwidth is the rt-throttle plant's cause: lowered only while it runs.
+        [ -n "${PLANT_RT:-}" ] && { rt_lower || echo "oracle: $name: could only set $rt_runtime/$rt_period to $(cat $rt_runtime)/$(cat $rt_period)" >&2; }
         # Set up on CPU 0 (allocation, mlockall); the plant pins itself to its CPU after.
-        PAGEOUT_PID=$ts taskset -c 0 "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
+        RT_PERIOD_US=20000 PAGEOUT_PID=$ts taskset -c 0 "$work/plant" "$@" $((secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
         local pp=$!
         pids+=("$pp")
         wait "$pp" || { echo "oracle: plant $name failed" >&2; }
+        [ -n "${PLANT_RT:-}" ] && rt_restore
     else
         : > "$d/truth.txt"
     fi
@@ -216,10 +224,8 @@ fi
 PLANT_BURST=1000 PLANT_GAP=8000 PLANT_PRIO=1 \
     run_plant ipi "" '{"category":["hypervisor"],"detail":"IPI delivery"}' false 30us "$fifo" ipi 0
 if [ -w $rt_runtime ] && [ -w $rt_period ]; then
-    rt_lower || echo "oracle: rt-throttle: could only set $rt_runtime/$rt_period to $(cat $rt_runtime)/$(cat $rt_period)" >&2
-    PLANT_BURST=15000 PLANT_GAP=100000 PLANT_PRIO=1 \
-        run_plant rt-throttle "" '{"category":["rt throttled"],"detail":null}' false 100us "$fifo" fifo 1
-    rt_restore
+    PLANT_RT=1 PLANT_BURST=100000 PLANT_GAP=200000 PLANT_PRIO=1 \
+        run_plant rt-throttle "" '{"category":["rt throttled"],"detail":null}' false 100us "$fifo" rt 1
 else
     echo "oracle: rt-throttle skipped: $rt_runtime is not writable" >&2
 fi

@@ -8,6 +8,15 @@
  * measured period. Modes:
  *   fifo   SCHED_FIFO PRIO (default 99) spinning in user mode on CPU
  *   rr     SCHED_RR PRIO spinning in user mode on CPU
+ *   rt     SCHED_FIFO PRIO spinning in user mode on CPU under a lowered RT bandwidth, until
+ *          it was throttled and runs again after the refill (off the CPU >= 2 ms, then
+ *          running), BURST_US the upper bound. The run queue's RT time is charged at the
+ *          tick, so it overshoots the budget by up to a tick, and a refill only subtracts one
+ *          budget from it (kernel/sched/rt.c, do_sched_rt_period_timer(): rt_time -=
+ *          min(rt_time, overrun * runtime)): right after the refill the plant saw, the RT
+ *          time left can still throttle the next RT task that runs (the measured one) until
+ *          the following refill. The logged burst is therefore the spin plus one RT period
+ *          (RT_PERIOD_US, the period the oracle set) after the refill it saw.
  *   other  SCHED_OTHER spinning in user mode on CPU, at nice PRIO if given
  *   kernel SCHED_OTHER staying in the kernel: one read() per burst of BURST_US KiB of a
  *          file of its own (LOG.data, written first, so it is in the page cache; removed
@@ -200,7 +209,13 @@ int main(int argc, char **argv) {
     usleep(100000);
   }
   pin(cpu);
-  if (!strcmp(mode, "fifo")) policy(SCHED_FIFO, prio);
+  const char *rtp = getenv("RT_PERIOD_US");
+  int64_t rt_period = rtp ? atoll(rtp) * 1000 : 0;
+  if (!strcmp(mode, "rt") && rt_period <= 0) {
+    fprintf(stderr, "plant rt: RT_PERIOD_US must give the RT period set (us)\n");
+    return 3;
+  }
+  if (!strcmp(mode, "fifo") || !strcmp(mode, "rt")) policy(SCHED_FIFO, prio);
   else if (!strcmp(mode, "rr")) policy(SCHED_RR, prio);
   else if ((!strcmp(mode, "other") || !strcmp(mode, "quota")) && argc > 7 &&
            setpriority(PRIO_PROCESS, 0, prio)) {
@@ -296,6 +311,11 @@ int main(int argc, char **argv) {
       }
       sleep_ns(burst);
       b = now();
+    } else if (!strcmp(mode, "rt")) {
+      int64_t last = a;
+      for (; (b = now()) - a < burst; last = b)
+        if (b - last >= 2000000) break; /* throttled, and running again after the refill */
+      b += rt_period;
     } else if (!strcmp(mode, "ipi")) {
       bursting = 1;
       while ((b = now()) - a < burst)

@@ -794,6 +794,15 @@ const BANDWIDTH_TIMERS: [&str; 5] = [
 ///   PREEMPT_NONE, a period timer may fire meanwhile): that case is
 ///   [`throttled_on_exit`]'s, where the throttle shows itself.
 ///
+/// For an RT thread, the fair task that was current at the wake-up (its priority from the
+/// CPU's last switch before it) and kept running counts as passed over too, once a task of a
+/// lower class was chosen after the wake-up: only a running RT task's accounting throttles
+/// an RT run queue (`update_curr_rt()` → `sched_rt_runtime_exceeded()`, kernel/sched/rt.c),
+/// none ran in between, so the queue throttled at that switch was throttled at the wake-up
+/// already (else the wake-up would have preempted the fair task). Without that switch a fair
+/// task that keeps the CPU is only a task in the kernel under PREEMPT_NONE (the `kernel`
+/// plant) and is not counted.
+///
 /// Passed-over time must fill at least half of S3. The detail names the bandwidth timer
 /// seen between the wake-up and the switch-in, if any.
 fn throttled(
@@ -818,9 +827,24 @@ fn throttled(
         }
         _ => None,
     });
-    // (pid, prio, chosen after the wake-up)
-    let mut task = (events[entry].pid, None::<i32>, false);
-    let (mut idle, mut lower, mut last) = (0, 0, b3);
+    // (pid, prio, chosen after the wake-up); the current task's priority from the CPU's last
+    // switch before the wake-up, when it is in the events.
+    let current_prio = events[..entry]
+        .iter()
+        .rev()
+        .filter(|e| e.cpu == cpu)
+        .find_map(|e| match e.kind {
+            Kind::SchedSwitch {
+                next_pid,
+                next_prio,
+                ..
+            } => Some((next_pid == events[entry].pid).then_some(next_prio)),
+            _ => None,
+        })
+        .flatten();
+    let mut task = (events[entry].pid, current_prio, false);
+    let (mut idle, mut lower, mut blocking, mut last) = (0, 0, 0, b3);
+    let mut rt_ran = false;
     let mut pids = Vec::new();
     let mut account = |task: &(i32, Option<i32>, bool), a: Nanos, b: Nanos| {
         let lo = a.clamp(b3, end.max(b3));
@@ -830,8 +854,12 @@ fn throttled(
         }
         if task.0 == 0 {
             idle += t;
-        } else if rt && task.2 && task.1.is_some_and(|p| p >= 100) {
-            lower += t;
+        } else if rt && task.1.is_some_and(|p| p >= 100) {
+            if task.2 {
+                lower += t;
+            } else {
+                blocking += t;
+            }
         }
     };
     for e in events[entry + 1..si].iter().filter(|e| e.cpu == cpu) {
@@ -847,10 +875,15 @@ fn throttled(
             if rt && next_pid != 0 && next_prio >= 100 && !pids.contains(&next_pid) {
                 pids.push(next_pid);
             }
+            rt_ran |= next_pid != 0 && next_prio < 100;
         }
     }
     account(&task, last, end);
-    let passed = idle + lower;
+    let blocked = lower > 0 && !rt_ran && blocking > 0;
+    if blocked && !pids.contains(&events[entry].pid) {
+        pids.push(events[entry].pid);
+    }
+    let passed = idle + lower + if blocked { blocking } else { 0 };
     if ns <= 0 || 2 * passed < ns {
         return None;
     }

@@ -1283,3 +1283,56 @@ fn unexplained_kernel_time_does_not_outweigh_a_named_larger_segment() {
     check_sum(&b);
     assert_eq!(b.cause.category, "kernel path", "{b:#?}");
 }
+
+/// An RT thread woken while a fair task (rustc, prio 120) runs: the task keeps the CPU
+/// 3.2 ms, then the scheduler picks another fair task (lto) for 1.3 ms before the RT thread
+/// (recorded by the oracle's rt-throttle plant, load 7). The switch to a lower class proves
+/// the RT run queue throttled, and no RT task ran to throttle it after the wake-up: rustc's
+/// time was passed-over time too, and the cause is `rt throttled`. Without the switch to
+/// another fair task the same 3.2 ms is rustc's (a fair task in the kernel under
+/// PREEMPT_NONE), and an RT task run in between (migration/1) also keeps it rustc's.
+#[test]
+fn a_fair_task_kept_running_over_a_throttled_rt_thread_is_passed_over_time() {
+    let base = || {
+        B::new()
+            .armed(0)
+            .switch_prio(
+                EXPIRY - PERIOD + 2_000,
+                (TID, "tickscope-0"),
+                (31, "rustc"),
+                120,
+            )
+            .fired(EXPIRY + 12_000, EXPIRY + 13_000, (31, "rustc"))
+    };
+    let ev = base()
+        .switch_prio(EXPIRY + 3_220_000, (31, "rustc"), (32, "lto"), 120)
+        .switch_prio(EXPIRY + 4_560_000, (32, "lto"), (TID, "tickscope-0"), 9)
+        .sys_exit(EXPIRY + 4_565_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 4_570_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "rt throttled", "{b:#?}");
+    let s3 = &b.segments[3];
+    assert!(
+        s3.details
+            .iter()
+            .all(|d| d.pid != Some(31) && d.pid != Some(32)),
+        "{:?}",
+        s3.details
+    );
+    let ev = base()
+        .switch_prio(EXPIRY + 4_560_000, (31, "rustc"), (TID, "tickscope-0"), 9)
+        .sys_exit(EXPIRY + 4_565_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 4_570_000), &setting(true), &ev);
+    assert_eq!(b.cause.category, "other thread");
+    assert_eq!(b.cause.detail.as_deref(), Some("rustc"));
+    let ev = base()
+        .switch_prio(EXPIRY + 3_220_000, (31, "rustc"), (3, "migration/1"), 0)
+        .switch_prio(EXPIRY + 3_230_000, (3, "migration/1"), (32, "lto"), 120)
+        .switch_prio(EXPIRY + 4_560_000, (32, "lto"), (TID, "tickscope-0"), 9)
+        .sys_exit(EXPIRY + 4_565_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 4_570_000), &setting(true), &ev);
+    assert_eq!(b.cause.category, "other thread", "{b:#?}");
+}
