@@ -12,7 +12,7 @@ score.py OUT_JSON OUT_MD PLANT_DIR...   Each PLANT_DIR holds:
 
 A late wake-up is the plant's when a logged burst overlaps [expiry, woke), else "other".
 A cause is "correct" for a plant when its category is in the plant's list (and its detail
-equals the plant's when one is given). "cannot tell"/"unexplained" count against recall,
+equals the plant's when one is given), or it matches one of the plant's "also" entries. "cannot tell"/"unexplained" count against recall,
 never precision, and are reported on their own.
 """
 import json, os, re, sys, bisect
@@ -125,6 +125,10 @@ MECHANISM = {"ipi": ("irq", ("call_function", "call_function_single", "reschedul
 
 
 def cause_matches(cause, spec):
+    """Whether `cause` is correct under `spec`: its category listed and its detail equal to
+    the spec's when one is given, or correct under one of the spec's "also" entries."""
+    if any(cause_matches(cause, a) for a in spec.get("also", [])):
+        return True
     if cause["category"] not in spec["category"]:
         return False
     return spec.get("detail") is None or cause.get("detail") == spec["detail"]
