@@ -67,6 +67,8 @@ pub struct CaptureCost {
     pub windows: u64,
     /// CPU time the collector spent reading and decoding, ns (CLOCK_THREAD_CPUTIME_ID).
     pub read_cpu_ns: i64,
+    /// CPU time loading the BPF programs took once, ns (0 for tracefs).
+    pub load_cpu_ns: i64,
 }
 
 /// The kernel side's threshold for a user threshold, ns.
@@ -288,6 +290,7 @@ impl Capture {
                     lost: s.dumps_lost * crate::bpf_records::RING_LEN as u64,
                     windows: s.dumps,
                     read_cpu_ns,
+                    load_cpu_ns: cap.load_cpu_ns,
                 }
             }
             Capture::Tracefs { .. } => CaptureCost {
@@ -295,6 +298,7 @@ impl Capture {
                 lost: window.lost,
                 windows: 0,
                 read_cpu_ns,
+                load_cpu_ns: 0,
             },
         }
     }

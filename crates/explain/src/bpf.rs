@@ -89,6 +89,10 @@ pub struct BpfCapture {
     pub missing: Vec<&'static str>,
     /// The helper process that loaded the programs, when one did.
     pub loader_pid: Option<u32>,
+    /// CPU time loading took, ns (user + system, once: parsing the kernel's BTF, relocating,
+    /// the kernel's verification of every program and attaching; the helper's when one
+    /// loaded).
+    pub load_cpu_ns: i64,
 }
 
 impl std::fmt::Debug for BpfCapture {
@@ -109,7 +113,11 @@ impl BpfCapture {
     /// [`Unavailable`] naming the step that failed (no BTF, not permitted, verifier refusal,
     /// a required tracepoint missing) and what to do.
     pub fn load() -> Result<Self, Unavailable> {
-        let (parts, loader_pid) = crate::bpf_loader::load()?;
+        let crate::bpf_loader::Loaded {
+            parts,
+            helper: loader_pid,
+            cpu_ns: load_cpu_ns,
+        } = crate::bpf_loader::load()?;
         let Parts {
             maps,
             links,
@@ -141,6 +149,7 @@ impl BpfCapture {
             attached,
             missing,
             loader_pid,
+            load_cpu_ns,
         })
     }
 

@@ -66,23 +66,55 @@ pub fn serve_if_asked() -> Option<i32> {
     Some(if sent.is_ok() { 0 } else { 2 })
 }
 
+/// What loading left and cost: the parts, the helper's process id (when a helper loaded) and
+/// the CPU time loading took, ns (user + system: the helper's as wait4(2) reports it, or this
+/// thread's, getrusage(2) `RUSAGE_THREAD`, when loading ran here).
+pub(crate) struct Loaded {
+    pub parts: Parts,
+    pub helper: Option<u32>,
+    pub cpu_ns: i64,
+}
+
+/// User + system time of a `rusage`, ns.
+fn rusage_ns(r: &libc::rusage) -> i64 {
+    let us = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
+    (us(r.ru_utime) + us(r.ru_stime)) * 1_000
+}
+
+/// This thread's CPU time so far, ns (getrusage(2) `RUSAGE_THREAD`; 0 if refused).
+fn thread_cpu_ns() -> i64 {
+    // SAFETY: rusage is plain data, which the call fills in.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `r` is a valid rusage for the call to write.
+    match unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut r) } {
+        0 => rusage_ns(&r),
+        _ => 0,
+    }
+}
+
 /// Loads the programs: in a helper process when this executable serves as the loader, else
 /// in this process.
 ///
 /// # Errors
 /// [`Unavailable`] as [`crate::bpf::BpfCapture::load`] describes.
-pub(crate) fn load() -> Result<(Parts, Option<u32>), Unavailable> {
+pub(crate) fn load() -> Result<Loaded, Unavailable> {
     if SERVES.load(Ordering::Relaxed) {
         if let Some(answer) = load_in_helper() {
-            return answer.map(|(parts, pid)| (parts, Some(pid)));
+            return answer;
         }
     }
-    crate::bpf_load::load_parts().map(|p| (p, None))
+    let t0 = thread_cpu_ns();
+    let parts = crate::bpf_load::load_parts()?;
+    Ok(Loaded {
+        parts,
+        helper: None,
+        cpu_ns: thread_cpu_ns() - t0,
+    })
 }
 
 /// `None` when no helper could be started or it gave no answer (then the caller loads in
-/// process); else the helper's answer and its process id.
-fn load_in_helper() -> Option<Result<(Parts, u32), Unavailable>> {
+/// process); else the helper's answer.
+fn load_in_helper() -> Option<Result<Loaded, Unavailable>> {
     let mut pair = [0 as RawFd; 2];
     // SAFETY: `pair` has room for the two descriptors socketpair(2) writes.
     let rc = unsafe {
@@ -135,7 +167,8 @@ fn load_in_helper() -> Option<Result<(Parts, u32), Unavailable>> {
     if answer.is_err() {
         let _ = child.kill();
     }
-    let _ = child.wait();
+    let pid = child.id();
+    let cpu_ns = reap(child);
     let (text, fds) = answer.ok()?;
     let text = String::from_utf8_lossy(&text).into_owned();
     if let Some(e) = text.strip_prefix("err ") {
@@ -156,15 +189,41 @@ fn load_in_helper() -> Option<Result<(Parts, u32), Unavailable>> {
         .map(|p| p.1)
         .filter(|t| missing.split(',').any(|m| m == *t))
         .collect();
-    Some(Ok((
-        Parts {
+    Some(Ok(Loaded {
+        parts: Parts {
             maps,
             links: fds.collect(),
             attached,
             missing,
         },
-        child.id(),
-    )))
+        helper: Some(pid),
+        cpu_ns,
+    }))
+}
+
+/// Waits for the helper to exit; returns the CPU time it used, ns (wait4(2)'s rusage; 0 when
+/// it could not be reaped that way, and then it is reaped as `Child` does).
+fn reap(mut child: std::process::Child) -> i64 {
+    let Ok(pid) = libc::pid_t::try_from(child.id()) else {
+        let _ = child.wait();
+        return 0;
+    };
+    // SAFETY: rusage is plain data, which the call fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let mut status = 0;
+    loop {
+        // SAFETY: `pid` is our own child, not reaped yet; `status` and `usage` are valid for
+        // the call to write.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if rc == pid {
+            return rusage_ns(&usage);
+        }
+        if rc < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        let _ = child.wait();
+        return 0;
+    }
 }
 
 /// Sends `text` and the descriptors `fds` as one message (sendmsg(2), `SCM_RIGHTS`).

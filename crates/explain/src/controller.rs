@@ -825,6 +825,7 @@ impl Controller {
                 windows: c.windows,
                 read_cpu_ns: c.read_cpu_ns,
                 read_cpu_percent: per_s(c.read_cpu_ns as f64 / 1e7),
+                load_cpu_ns: c.load_cpu_ns,
             });
             if let Capture::Bpf { .. } = t {
                 self.section.events_lost = c.lost;

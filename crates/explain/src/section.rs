@@ -108,6 +108,15 @@ pub struct TracingCost {
     pub read_cpu_ns: i64,
     /// That time as a share of one CPU over the traced time, percent.
     pub read_cpu_percent: f64,
+    /// CPU time loading the BPF programs took, once at the start, ns (user + system of the
+    /// loader: parsing the kernel's BTF, relocating, the kernel's verification, attaching;
+    /// 0 for tracefs).
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub load_cpu_ns: i64,
+}
+
+fn is_zero_i64(n: &i64) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &u64) -> bool {

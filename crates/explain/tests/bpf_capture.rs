@@ -84,6 +84,8 @@ fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
     let ours = own_program_ids();
     assert!(!ours.is_empty(), "programs attached");
     assert!(ours.iter().all(|&id| program_exists(id)));
+    // Loading parses the kernel's BTF and has every program verified: never free.
+    assert!(cap.load_cpu_ns > 0, "loading's CPU time is measured");
     let tid = unsafe { libc::gettid() };
     cap.watch(&[tid], &[libc::SYS_clock_nanosleep], 0).unwrap();
     let mut events = Vec::new();

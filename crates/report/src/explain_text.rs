@@ -105,7 +105,8 @@ pub fn breakdown(b: &Breakdown) -> String {
 }
 
 /// The observer cost of tracing in one line: backend (and why a fallback), events per
-/// second written in the kernel, events lost, windows sent, the collector's CPU share.
+/// second written in the kernel, events lost, windows sent, the collector's CPU share, and the
+/// CPU time loading the BPF programs took once (when it was measured).
 pub fn cost_line(c: &tickscope_explain::section::TracingCost) -> String {
     let mut s = format!(
         "tracing cost ({}): {:.0} events/s in the kernel · {} lost",
@@ -115,6 +116,12 @@ pub fn cost_line(c: &tickscope_explain::section::TracingCost) -> String {
         s.push_str(&format!(" · {} windows sent", c.windows));
     }
     s.push_str(&format!(" · reading {:.2} % of a CPU", c.read_cpu_percent));
+    if c.load_cpu_ns > 0 {
+        s.push_str(&format!(
+            " · loading {:.0} ms of CPU once",
+            c.load_cpu_ns as f64 / 1e6
+        ));
+    }
     if !c.fallback.is_empty() {
         s.push_str(&format!(" (fallback: {})", c.fallback));
     }
@@ -218,6 +225,8 @@ mod tests {
             cost_line(&c),
             "tracing cost (bpf): 19000 events/s in the kernel · 0 lost · 3 windows sent · reading 0.13 % of a CPU"
         );
+        c.load_cpu_ns = 61_400_000;
+        assert!(cost_line(&c).ends_with(" · loading 61 ms of CPU once"));
         c.backend = "tracefs".into();
         c.fallback = "BPF backend: no BTF".into();
         assert!(cost_line(&c).ends_with("(fallback: BPF backend: no BTF)"));
