@@ -376,6 +376,16 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
                 _ => {}
             }
         }
+        // PREEMPT_RT: a soft hrtimer (a fair thread's sleep) expires in the timer softirq's
+        // thread (`ktimers/N`, else `ksoftirqd/N`), not in the interrupt that raised it
+        // (`kernel/time/hrtimer.c`, `HRTIMER_MODE_SOFT`; `kernel/softirq.c`): S2 then holds
+        // that thread's wake-up and whatever ran before it, named after the thread.
+        if let Some(kind) = handler_thread(&events[i].comm) {
+            let rest = segments[2].ns - d.iter().map(|x: &Detail| x.ns).sum::<Nanos>();
+            if rest > 0 {
+                add(&mut d, kind, &events[i].comm, Some(events[i].pid), rest);
+            }
+        }
         segments[2].details = clip_details(d, segments[2].ns);
     }
     // S3: who held the CPU between the callback and the switch-in.

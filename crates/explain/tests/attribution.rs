@@ -1336,3 +1336,64 @@ fn a_fair_task_kept_running_over_a_throttled_rt_thread_is_passed_over_time() {
     let b = attribute(&sample(EXPIRY + 4_570_000), &setting(true), &ev);
     assert_eq!(b.cause.category, "other thread", "{b:#?}");
 }
+
+/// PREEMPT_RT: a fair thread's sleep is a soft hrtimer, expired by the timer softirq's thread
+/// `ktimers/1` rather than in the interrupt. The interrupt comes 3 µs after the expiry, an RT
+/// thread (irq/24-nvme0q1) holds the CPU 200 µs, then ktimers/1 runs the callback: S2 holds
+/// the wait for the softirq thread and names it.
+#[test]
+fn preempt_rt_soft_timer_expired_in_ktimers_is_named() {
+    let ev = B::new()
+        .armed(0)
+        .switch_prio(
+            EXPIRY - PERIOD + 2_000,
+            (TID, "tickscope-0"),
+            (31, "irq/24-nvme0q1"),
+            49,
+        )
+        .ev(
+            EXPIRY + 3_000,
+            31,
+            "irq/24-nvme0q1",
+            Kind::VectorEntry {
+                name: "local_timer".into(),
+            },
+        )
+        .ev(
+            EXPIRY + 4_000,
+            31,
+            "irq/24-nvme0q1",
+            Kind::VectorExit {
+                name: "local_timer".into(),
+            },
+        )
+        .switch_prio(
+            EXPIRY + 203_000,
+            (31, "irq/24-nvme0q1"),
+            (22, "ktimers/1"),
+            98,
+        )
+        .ev(
+            EXPIRY + 205_000,
+            22,
+            "ktimers/1",
+            Kind::HrtimerExpireEntry {
+                timer: PTR,
+                function: "hrtimer_wakeup".into(),
+                now: EXPIRY + 205_000,
+            },
+        )
+        .switch_prio(
+            EXPIRY + 210_000,
+            (22, "ktimers/1"),
+            (TID, "tickscope-0"),
+            120,
+        )
+        .sys_exit(EXPIRY + 212_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 213_000), &setting(false), &ev);
+    check_sum(&b);
+    assert_eq!(seg(&b, "hrtimer_queue"), 202_000, "{b:#?}");
+    assert_eq!(b.cause.category, "hrtimer queue", "{b:#?}");
+    assert_eq!(b.cause.detail.as_deref(), Some("ktimers/1"));
+}
