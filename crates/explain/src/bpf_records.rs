@@ -40,7 +40,7 @@ pub const VECTORS: [&str; 8] = [
 ];
 
 /// Softirq vector names by number (`softirq_to_name`, kernel/softirq.c).
-const SOFTIRQS: [&str; 10] = [
+pub const SOFTIRQS: [&str; 10] = [
     "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
 ];
 
@@ -129,8 +129,9 @@ pub fn parse_dump(b: &[u8]) -> Option<Dump> {
         });
     }
     // A record interrupted between taking its slot and reading the clock can be out of
-    // order by the length of the interrupt.
-    records.sort_by_key(|r| r.ts);
+    // order by the length of the interrupt. (Ties keep the order of writing, as a stable
+    // sort would, without its buffer.)
+    records.sort_unstable_by_key(|r| (r.ts, r.seq));
     Some(Dump {
         head,
         tid: u32_at(b, 8) as i32,
@@ -190,6 +191,8 @@ pub struct Decoder {
     fresh: Vec<Record>,
     /// Their events before [`fill_in`] (kept between dumps).
     events: Vec<Event>,
+    /// [`fill_in`]'s buffer (kept between dumps).
+    filled: Vec<Event>,
     /// Read `/proc` for names not learned from the records (off in tests).
     read_proc: bool,
 }
@@ -282,7 +285,7 @@ impl Decoder {
                 kind,
             });
         }
-        fill_in(&mut events);
+        fill_in_with(&mut events, &mut self.filled);
         out.append(&mut events);
         let n = fresh.len();
         self.fresh = fresh;
@@ -464,6 +467,13 @@ impl Decoder {
 /// A CPU whose events already have a local timer entry (the text path) is left as it is.
 /// Events stay in order per CPU; the output is at most twice as long.
 pub fn fill_in(events: &mut Vec<Event>) {
+    fill_in_with(events, &mut Vec::new());
+}
+
+/// [`fill_in`] with `out` as the buffer the result is built in (its capacity is kept: a
+/// decoder passes the same one every time and allocates nothing once it is large enough).
+/// On return `out` is empty.
+fn fill_in_with(events: &mut Vec<Event>, out: &mut Vec<Event>) {
     #[derive(Default)]
     struct Cpu {
         /// A local timer vector put back and not left yet.
@@ -474,7 +484,8 @@ pub fn fill_in(events: &mut Vec<Event>) {
         last_ts: Nanos,
     }
     let mut cpus: HashMap<u32, Cpu> = HashMap::new();
-    let mut out = Vec::with_capacity(events.len() + events.len() / 2);
+    out.clear();
+    out.reserve(events.len() + events.len() / 2);
     let timer_entry = |ts: Nanos, e: &Event| Event {
         ts,
         cpu: e.cpu,
@@ -515,7 +526,7 @@ pub fn fill_in(events: &mut Vec<Event>) {
         st.last_ts = e.ts;
         out.push(e);
     }
-    *events = out;
+    std::mem::swap(events, out);
 }
 
 /// IRQ number → handler name from the text of `/proc/interrupts` (the last column of each

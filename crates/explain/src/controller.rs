@@ -68,6 +68,12 @@ pub fn published() -> Option<Published> {
     PUBLISHED.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
+/// Replaces the published state that [`published`] returns (the controller after each
+/// window; a replay of recorded events, `bench/explain-replay.sh`, likewise).
+pub fn publish_state(state: Published) {
+    *PUBLISHED.lock().unwrap_or_else(|p| p.into_inner()) = Some(state);
+}
+
 /// True once a `stop` action ended the run (the CLI exits with status 3).
 pub fn threshold_hit() -> bool {
     THRESHOLD_HIT.load(Ordering::SeqCst)
@@ -360,7 +366,7 @@ impl Controller {
                 causes: t.causes.clone(),
             })
             .collect();
-        *PUBLISHED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Published {
+        publish_state(Published {
             backend: self.section.backend.clone(),
             threads,
         });

@@ -75,6 +75,16 @@ impl EventWindow {
         self.hold = from;
     }
 
+    /// Events held now, all CPUs (at most the cap per CPU).
+    pub fn len(&self) -> usize {
+        self.per_cpu.values().map(VecDeque::len).sum()
+    }
+
+    /// Whether no event is held.
+    pub fn is_empty(&self) -> bool {
+        self.per_cpu.values().all(VecDeque::is_empty)
+    }
+
     /// The newest timestamp seen on any CPU (`Nanos::MIN` before the first event).
     pub fn newest(&self) -> Nanos {
         self.newest

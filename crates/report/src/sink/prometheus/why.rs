@@ -50,8 +50,9 @@ pub fn cause_label(category: &str) -> &'static str {
         .unwrap_or("unexplained")
 }
 
-/// The metrics and what was already counted.
-pub(super) struct Why {
+/// The metrics and what was already counted (the Prometheus sink's; public for a replay of
+/// recorded events through the same counters, `bench/explain-replay.sh`).
+pub struct Why {
     late: IntCounterVec,
     seconds: CounterVec,
     pending: GaugeVec,
@@ -67,7 +68,10 @@ fn must<T>(r: prometheus::Result<T>) -> T {
 
 impl Why {
     /// Registers the metrics (`thread_labels` + `cause`).
-    pub(super) fn register(registry: &Registry, thread_labels: &[&str]) -> Why {
+    ///
+    /// # Panics
+    /// When `registry` already holds these metrics (registered once per registry).
+    pub fn register(registry: &Registry, thread_labels: &[&str]) -> Why {
         let with = |extra: &[&'static str]| -> Vec<&str> {
             thread_labels
                 .iter()
@@ -130,7 +134,7 @@ impl Why {
 
     /// Brings the metrics up to the explain sink's newest state; `labels(thread)` gives a
     /// thread's label values.
-    pub(super) fn update(&mut self, labels: impl Fn(usize) -> Option<Vec<String>>) {
+    pub fn update(&mut self, labels: impl Fn(usize) -> Option<Vec<String>>) {
         let Some(p) = published() else { return };
         self.info.reset();
         self.info.with_label_values(&[p.backend.as_str()]).set(1.0);
