@@ -18,6 +18,16 @@
 //! kernel spends in the sleep's system call counts for both loops alike and cancels in the
 //! difference. Printed per round, then min/median/max over rounds of each loop and of the
 //! difference (executive − bare, paired by round), and the load average before and after.
+//!
+//! Then the same without the kernel: an executive whose one task (period 1 ns) is always
+//! due runs its releases back to back — dispatch, two clock reads and the statistics, no wait
+//! and no system call — against a loop of clock reads (the bare loop's user-space work), so
+//! that the difference is the executive's user-space cost per activation, free of the
+//! system call's and the scheduler's noise.
+//!
+//! `count bare|executive N PERIOD_US` runs one loop only, silently: the script counts its
+//! instructions under callgrind (user space only, independent of the load), so that the
+//! executive's instructions per activation over the bare loop are known exactly.
 
 use tickscope::{Control, Executive, Strategy, Task};
 use tickscope_engine::time::{read_clock, to_timespec, Nanos};
@@ -62,6 +72,64 @@ fn executive(n: u64, period: Nanos) -> f64 {
     (cpu_now() - cpu0) as f64 / ran.max(1) as f64
 }
 
+/// CPU ns per clock read (`CLOCK_MONOTONIC`, the vDSO): what the bare loop does in user
+/// space besides its system call.
+fn clock_reads(n: u64) -> f64 {
+    let cpu0 = cpu_now();
+    let mut sink = 0i64;
+    for _ in 0..n {
+        sink = sink.wrapping_add(read_clock(libc::CLOCK_MONOTONIC));
+    }
+    std::hint::black_box(sink);
+    (cpu_now() - cpu0) as f64 / n as f64
+}
+
+/// CPU ns per release of an executive whose one task (period 1 ns, empty callback) is always
+/// already due: releases back to back, no wait and no system call — the executive's user-space
+/// work per activation (dispatch, two clock reads, three histogram records) alone.
+fn back_to_back(n: u64) -> f64 {
+    let mut ex = Executive::new(Strategy::Sleep);
+    ex.add(Task::new(1), |r| {
+        std::hint::black_box(r);
+        Control::Continue
+    })
+    .expect("a valid task");
+    let cpu0 = cpu_now();
+    let ran = ex.run_until(n).expect("the executive runs");
+    (cpu_now() - cpu0) as f64 / ran.max(1) as f64
+}
+
+/// Runs `a` and `b` in alternating order `rounds` times, prints a row per round and
+/// min/median/max of each and of the difference `b − a`.
+fn interleaved(rounds: u64, names: [&str; 2], a: impl Fn() -> f64, b: impl Fn() -> f64) {
+    println!(
+        "round {:>9} {:>14} {:>15}",
+        names[0], names[1], "difference ns"
+    );
+    let (mut xs, mut ys, mut ds) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..rounds {
+        let (x, y) = if r % 2 == 0 {
+            let x = a();
+            (x, b())
+        } else {
+            let y = b();
+            (a(), y)
+        };
+        println!("{:>5} {:>9.0} {:>14.0} {:>15.0}", r + 1, x, y, y - x);
+        xs.push(x);
+        ys.push(y);
+        ds.push(y - x);
+    }
+    for (name, v) in [
+        (names[0], &mut xs),
+        (names[1], &mut ys),
+        ("difference", &mut ds),
+    ] {
+        let (lo, mid, hi) = spread(v);
+        println!("{name:<12} min {lo:>7.0}  median {mid:>7.0}  max {hi:>7.0} ns");
+    }
+}
+
 fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -73,7 +141,28 @@ fn spread(v: &mut [f64]) -> (f64, f64, f64) {
     (v[0], v[v.len() / 2], v[v.len() - 1])
 }
 
+/// `count bare|executive N PERIOD_US`: one loop of `N` activations, nothing printed — the
+/// program `bench/executive-overhead.sh` runs under callgrind to count instructions.
+fn count(args: &[String]) -> bool {
+    let [_, first, mode, n, period_us] = args else {
+        return false;
+    };
+    if first != "count" {
+        return false;
+    }
+    let n: u64 = n.parse().unwrap_or(100).max(1);
+    let period = period_us.parse::<Nanos>().unwrap_or(1000).max(1) * 1000;
+    match mode.as_str() {
+        "bare" => std::hint::black_box(bare(n, period)),
+        _ => std::hint::black_box(executive(n, period)),
+    };
+    true
+}
+
 fn main() {
+    if count(&std::env::args().collect::<Vec<_>>()) {
+        return;
+    }
     let arg = |i: usize, d: u64| {
         std::env::args()
             .nth(i)
@@ -84,32 +173,28 @@ fn main() {
     let period = period_us as Nanos * 1000;
     println!("load average before: {}", load());
     println!("{rounds} rounds, {n} activations each, period {period_us} µs, CPU ns per activation");
-    println!("round   bare ns   executive ns   difference ns");
     // Warm both paths up (page faults, caches) before measuring.
     bare(n / 10, period);
     executive(n / 10, period);
-    let (mut b, mut e, mut d) = (Vec::new(), Vec::new(), Vec::new());
-    for r in 0..rounds {
-        let (x, y) = if r % 2 == 0 {
-            let x = bare(n, period);
-            (x, executive(n, period))
-        } else {
-            let y = executive(n, period);
-            (bare(n, period), y)
-        };
-        println!("{:>5} {:>9.0} {:>14.0} {:>15.0}", r + 1, x, y, y - x);
-        b.push(x);
-        e.push(y);
-        d.push(y - x);
-    }
-    for (name, v) in [
-        ("bare", &mut b),
-        ("executive", &mut e),
-        ("difference", &mut d),
-    ] {
-        let (lo, mid, hi) = spread(v);
-        println!("{name:<10} min {lo:>7.0}  median {mid:>7.0}  max {hi:>7.0} ns");
-    }
-    println!("goal: difference median ≤ 200 ns");
+    interleaved(
+        rounds,
+        ["bare ns", "executive ns"],
+        || bare(n, period),
+        || executive(n, period),
+    );
+    let m = 200_000;
+    println!();
+    println!(
+        "user space only: {m} back-to-back releases (one task of period 1 ns, always due: no \
+         wait, no system call) against {m} clock reads, CPU ns per activation"
+    );
+    back_to_back(m / 10);
+    interleaved(
+        rounds,
+        ["clock ns", "executive ns"],
+        || clock_reads(m),
+        || back_to_back(m),
+    );
+    println!("goal: the executive adds ≤ 200 ns per activation (the differences above)");
     println!("load average after: {}", load());
 }

@@ -370,6 +370,16 @@ fn run_tasks_writes_the_outputs_of_a_run_and_report_and_compare_read_them() {
     for col in ["t: 1ms", "t: 2.5ms", "t: logger"] {
         assert!(cmp_text.contains(col), "{col}:\n{cmp_text}");
     }
+    // Each task's CPU time (its releases' execution times) is a column's CPU figure.
+    let cpu = cmp_text
+        .lines()
+        .find(|l| l.contains("CPU (% of one core)"))
+        .unwrap_or_default();
+    let cells: Vec<&str> = cpu.split('┆').skip(1).map(str::trim).collect();
+    assert!(
+        cells.len() >= 2 && cells[..2].iter().all(|c| c.contains('%')),
+        "{cmp_text}"
+    );
     let report = tickscope()
         .current_dir(dir.path())
         .args(["report", "t.json"])

@@ -54,7 +54,11 @@ pub fn measurements(doc: &RunDocument, stem: &str) -> Vec<Measurement> {
                     Setting::Threads,
                     format!("task {} of {}", i + 1, run.threads.len()),
                 );
-                m.cpu_percent = None;
+                if t.cpu_time_ns == 0 {
+                    // Written before tasks had their CPU time (the execution times added
+                    // up): not measured, rather than 0 %.
+                    m.cpu_percent = None;
+                }
                 m
             })
             .collect();
