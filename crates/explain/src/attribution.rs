@@ -142,7 +142,7 @@ pub struct Breakdown {
     pub cause: Cause,
     /// `no_timer_start`, `no_expire_entry`, `no_local_timer`, `no_switch_in`, `no_sys_exit`,
     /// `lost_events`, `interrupted_task_stale`, `trace_behind` (attributed before the trace
-    /// had reached the wake-up).
+    /// had reached the wake-up), `trace_silent` (no event at all on the CPU in the residual).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
     /// The segments and the residual laid out in time, from the expiry (0) to the wake-up
@@ -442,7 +442,19 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
             }
         }
     }
-    let cause = main_cause(&segments, residual, lost);
+    let mut cause = main_cause(&segments, residual, lost);
+    if cause.category == "unexplained" {
+        let at = sys_exit.or(start.map(|s| s.0)).map(|i| events[i].cpu);
+        if let Some(c) = cpu.or(at) {
+            if trace_silent(events, c, &bounds, expiry, sample.latency()) {
+                flags.push("trace_silent".to_string());
+                cause = Cause {
+                    category: "cannot tell".into(),
+                    detail: Some(TRACE_SILENT.into()),
+                };
+            }
+        }
+    }
     let marks = match cpu {
         Some(c) => cpu_marks(events, c, tid, expiry, woke),
         None => Vec::new(),
@@ -458,6 +470,37 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         spans: spans(&bounds, expiry),
         marks,
     }
+}
+
+/// How a breakdown names a residual in which the CPU's trace recorded nothing at all.
+const TRACE_SILENT: &str = "trace silent";
+
+/// Whether the largest residual span of `bounds` (at least half of the latency) holds no
+/// event at all on `cpu`: the boundaries' events are not missing one by one, the trace of
+/// that CPU is silent for the whole span — as when the vCPU did not run, or its events were
+/// not recorded (seen on this VM about once a second for 0.1–1.5 ms, in tickscope's window
+/// and in the oracle's own trace instance alike). What held the thread cannot be told; the
+/// cause says so ("cannot tell (trace silent)", flag `trace_silent`) rather than calling it
+/// missing events of an otherwise recorded stretch.
+fn trace_silent(
+    events: &[Event],
+    cpu: u32,
+    bounds: &[Option<Nanos>; 7],
+    expiry: Nanos,
+    latency: Nanos,
+) -> bool {
+    let Some(gap) = spans(bounds, expiry)
+        .into_iter()
+        .filter(|s| s.id == "residual")
+        .max_by_key(|s| s.to_ns - s.from_ns)
+    else {
+        return false;
+    };
+    let (a, b) = (expiry + gap.from_ns, expiry + gap.to_ns);
+    2 * (b - a) >= latency
+        && !events
+            .iter()
+            .any(|e| e.cpu == cpu && e.ts > a + US && e.ts < b - US)
 }
 
 /// What ran on `cpu` in `[from, to]` other than the measured thread and idle, as marks

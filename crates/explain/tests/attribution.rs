@@ -1205,7 +1205,7 @@ fn a_fair_thread_woken_into_a_throttled_group_is_cpu_quota_at_the_refill() {
 /// The timer's callback and the switch-in were not recorded (events missing), the thread
 /// returned from its wait 1 ms after the expiry: the previous period's return from the wait
 /// must not be taken for this one's (it made the whole latency "return to user", S5, with no
-/// event inside). The time before the return is the residual: events missing.
+/// event inside). The time before the return is the residual.
 #[test]
 fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
     let ev = B::new()
@@ -1219,7 +1219,38 @@ fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
     assert!(b.flags.iter().any(|f| f == "no_expire_entry"), "{b:#?}");
     assert_eq!(seg(&b, "return_to_user"), 10_000, "{b:#?}");
     assert_eq!(b.residual_ns, 1_000_000);
-    assert_eq!(b.cause.category, "unexplained");
+    // Nothing at all on the CPU in that millisecond: the trace is silent, and what held the
+    // thread cannot be told.
+    assert_eq!(b.cause.category, "cannot tell");
+    assert_eq!(b.cause.detail.as_deref(), Some("trace silent"));
+    assert!(b.flags.iter().any(|f| f == "trace_silent"));
+    // An interrupt recorded on the CPU inside it: the trace ran, the wake-up's own events are
+    // missing — unexplained.
+    let ev = B::new()
+        .sys_exit(EXPIRY - PERIOD - 2_000)
+        .armed(0)
+        .switch(EXPIRY - PERIOD + 2_000, (TID, "tickscope-0"), (77, "cc1"))
+        .ev(
+            EXPIRY + 500_000,
+            77,
+            "cc1",
+            Kind::VectorEntry {
+                name: "reschedule".into(),
+            },
+        )
+        .ev(
+            EXPIRY + 501_000,
+            77,
+            "cc1",
+            Kind::VectorExit {
+                name: "reschedule".into(),
+            },
+        )
+        .sys_exit(EXPIRY + 1_000_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 1_010_000), &setting(true), &ev);
+    assert_eq!(b.cause.category, "unexplained", "{b:#?}");
+    assert!(!b.flags.iter().any(|f| f == "trace_silent"));
 }
 
 /// Under an IPI flood on a VM (recorded by the oracle's IPI plant, BPF path) the host held
