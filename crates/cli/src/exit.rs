@@ -84,12 +84,15 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
 }
 
 /// The command an error is about, from clap's usage line (`Usage: tickscope scenario run
-/// [OPTIONS] <NAME|FILE>` → `tickscope scenario run`); `tickscope` when there is none.
+/// [OPTIONS] <NAME|FILE>` → `tickscope scenario run`); without one (a value parser's error),
+/// the subcommands named on the command line ([`subcommands_given`]).
 fn command_path(rendered: &str) -> String {
-    let usage = rendered
+    let Some(usage) = rendered
         .lines()
         .find_map(|l| l.trim_start().strip_prefix("Usage: "))
-        .unwrap_or("tickscope");
+    else {
+        return subcommands_given(std::env::args_os().skip(1));
+    };
     let words: Vec<&str> = usage
         .split_whitespace()
         .take_while(|w| !w.starts_with(['[', '<', '-']))
@@ -98,6 +101,26 @@ fn command_path(rendered: &str) -> String {
         Some(&"tickscope") => words.join(" "),
         _ => "tickscope".to_string(),
     }
+}
+
+/// `tickscope` and the subcommands at the start of `args` (the arguments after the program's
+/// name), flags skipped: `plan --tasks x` → `tickscope plan`.
+fn subcommands_given(args: impl Iterator<Item = std::ffi::OsString>) -> String {
+    use clap::CommandFactory;
+    let mut cmd = crate::cli::Cli::command();
+    let mut path = String::from("tickscope");
+    for arg in args {
+        let Some(arg) = arg.to_str() else { break };
+        if arg.starts_with('-') {
+            continue;
+        }
+        let Some(sub) = cmd.find_subcommand(arg).cloned() else {
+            break;
+        };
+        path = format!("{path} {}", sub.get_name());
+        cmd = sub;
+    }
+    path
 }
 
 /// A subcommand of the command at `path` named like the unknown flag `arg` (`scenario

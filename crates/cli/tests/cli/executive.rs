@@ -57,6 +57,8 @@ fn the_three_commands_share_one_task_list_parser() {
                 err.starts_with("tickscope: invalid value ") && err.contains(says),
                 "{cmd:?}: {err}"
             );
+            let help = format!("(see 'tickscope {} --help')", cmd[0]);
+            assert!(err.trim_end().ends_with(&help), "{cmd:?}: {err}");
             assert!(out.stdout.is_empty(), "{cmd:?}");
         }
     }
