@@ -11,7 +11,8 @@
 #     recorded it returns after one array lookup; that early return is in its average);
 #   - per thread of tickscope (/proc/PID/task/TID/stat utime + stime, clock ticks):
 #     CPU time and its share of the wall time so far;
-#   - tickscope's own peak RSS (VmHWM) and the result's explain.cost.
+#   - tickscope's own peak RSS (VmHWM) and the result's explain.cost (events/s, the
+#     collector's read CPU, the CPU loading the programs took once).
 # Repeats ROUNDS (3) times and prints min / median / max of each figure with the load
 # average. Needs root, bpftool, python3.
 set -euo pipefail
@@ -89,6 +90,7 @@ for r in range(1, rounds + 1):
     cost = (doc.get("explain") or {}).get("cost") or {}
     other["records/s (all CPUs)"].append(cost.get("events_per_s", 0))
     other["collector read CPU %"].append(cost.get("read_cpu_percent", 0))
+    other["loader CPU ms (once)"].append(cost.get("load_cpu_ns", 0) / 1e6)
     ids = {int(x) for x in open(f"{work}/r{r}.ids").read().split()}
     for p in json.load(open(f"{work}/r{r}.progs")):
         name = p.get("name", "")
