@@ -350,18 +350,27 @@ fn run_tasks_writes_the_outputs_of_a_run_and_report_and_compare_read_them() {
             .any(|l| l.split(',').nth(3).is_some_and(|max| max != "0.000")),
         "{hlog}"
     );
-    // The gate reads the result task by task (1.5 s: too few windows to judge, status 3).
-    let gate = tickscope()
-        .args(["gate", &p("t.json"), &p("t.json")])
-        .output()
-        .unwrap();
-    let gate_text = String::from_utf8_lossy(&gate.stdout);
-    assert_eq!(gate.status.code(), Some(3), "{gate_text}");
-    for task in ["1ms", "2.5ms", "logger"] {
-        assert!(
-            gate_text.contains(&format!(", task {task} (")),
-            "{gate_text}"
-        );
+    // The log's header names the tasks (tag T<k> = task k).
+    assert!(
+        hlog.lines()
+            .any(|l| l == "#tasks (tag T<k> = task k): [\"1ms\",\"2.5ms\",\"logger\"]"),
+        "{hlog}"
+    );
+    // The gate reads the result and the log task by task (1.5 s: too few windows to judge,
+    // status 3).
+    for file in ["t.json", "t.hlog"] {
+        let gate = tickscope()
+            .args(["gate", &p(file), &p(file)])
+            .output()
+            .unwrap();
+        let gate_text = String::from_utf8_lossy(&gate.stdout);
+        assert_eq!(gate.status.code(), Some(3), "{gate_text}");
+        for task in ["1ms", "2.5ms", "logger"] {
+            assert!(
+                gate_text.contains(&format!(", task {task} (")),
+                "{gate_text}"
+            );
+        }
     }
     let cmp = tickscope()
         .args(["compare", &p("t.json"), &p("t.json")])

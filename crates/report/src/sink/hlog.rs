@@ -71,6 +71,11 @@ fn wall_clock_of(t: Nanos, clock: libc::clockid_t) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
 }
 
+/// The header line of a task set's log (`run --tasks … --hlog`): this prefix, then the task
+/// names as a JSON array of strings, task `k` being tag `T<k>` (`tasks: ["1ms","2.5ms"]`).
+/// `tickscope gate` reads it to judge the tasks one by one.
+pub const TASKS_PREFIX: &str = "tasks (tag T<k> = task k): ";
+
 /// Prints one line on stderr, as the CLI prints its warnings.
 fn warn_on_stderr(line: &str) {
     eprintln!("tickscope: {line}");
@@ -136,6 +141,8 @@ pub struct HlogSink {
     begun: bool,
     /// Per thread, its coarse window being merged ([`crate::coarse`]).
     coarse: Vec<Option<Open>>,
+    /// A task set's task names, task `k` tagged `T<k>` ([`RunSink::task_names`]).
+    tasks: Vec<String>,
 }
 
 impl HlogSink {
@@ -174,6 +181,7 @@ impl HlogSink {
             written: 0,
             begun: false,
             coarse: Vec::new(),
+            tasks: Vec::new(),
         })
     }
 
@@ -313,6 +321,15 @@ impl RunSink for HlogSink {
             applied.timer_slack_ns,
             cpus.join(",")
         ));
+        if let (Some(header), false) = (self.header.as_mut(), self.tasks.is_empty()) {
+            // A JSON array of strings: one line whatever the names hold.
+            let names = serde_json::to_string(&self.tasks).unwrap_or_default();
+            header.push_str(&format!("\n{TASKS_PREFIX}{names}"));
+        }
+    }
+
+    fn task_names(&mut self, names: &[String]) {
+        self.tasks = names.to_vec();
     }
 
     fn thread_joined(&mut self, _ctx: &RunContext<'_>, applied: &Applied) {

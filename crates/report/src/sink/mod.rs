@@ -120,6 +120,12 @@ pub trait RunSink {
         SinkNeeds::default()
     }
 
+    /// The names of a task set's tasks (`run --tasks`, `monitor --tasks`), task `i` being
+    /// thread `i`; called once before [`RunSink::started`]. Not called for single-rate runs.
+    fn task_names(&mut self, names: &[String]) {
+        let _ = names;
+    }
+
     /// A run's threads are set up and about to start, with these settings.
     fn started(&mut self, ctx: &RunContext<'_>, applied: &Applied) {
         let _ = (ctx, applied);

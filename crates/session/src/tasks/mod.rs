@@ -161,7 +161,9 @@ pub fn run(
     .applied();
     let methods = [cfg.method];
     let ctx = outputs::context(outputs.system, cfg, &methods);
+    let names: Vec<String> = ex.stats().into_iter().map(|s| s.name).collect();
     for s in outputs.sinks.iter_mut() {
+        s.task_names(&names);
         s.started(&ctx, &applied);
     }
     let started_at = SystemTime::now();
