@@ -243,11 +243,7 @@ fn task_names(comments: &[String]) -> Option<Vec<String>> {
 /// One task's windows of a task set's log: its tag's intervals (one per start, ms) of the
 /// shortest length — a day-long log's minutes after the first stretch are left out, with a
 /// note, as from a result file.
-fn logged_task(
-    source: &str,
-    intervals: BTreeMap<i64, (f64, Vec<(Nanos, u64)>)>,
-    mut notes: Vec<String>,
-) -> Series {
+fn logged_task(source: &str, intervals: Intervals, mut notes: Vec<String>) -> Series {
     let shortest = intervals
         .values()
         .map(|w| w.0)
@@ -272,6 +268,9 @@ fn logged_task(
     Series::from_histogram_windows(source.to_string(), "hlog", windows, notes)
 }
 
+/// One tag's intervals of a log by start (ms): each its length (s) and histogram.
+type Intervals = BTreeMap<i64, (f64, Vec<(Nanos, u64)>)>;
+
 /// A log's whole run and, for a task set's log, each task's series: see [`read_hlog`].
 type FromLog = (Series, Option<Vec<(String, Series)>>);
 
@@ -280,7 +279,7 @@ type FromLog = (Series, Option<Vec<(String, Series)>>);
 fn read_hlog<R: BufRead>(src: R, source: String) -> Result<FromLog, String> {
     let mut reader = Reader::new(src);
     let mut names: Option<Vec<String>> = None;
-    let mut per_task: BTreeMap<usize, BTreeMap<i64, (f64, Vec<(Nanos, u64)>)>> = BTreeMap::new();
+    let mut per_task: BTreeMap<usize, Intervals> = BTreeMap::new();
     let mut first = true;
     // One sparse histogram per (class, start in ms): a day-long log holds 86 400 windows, so
     // each is kept as a short sorted list, merged when a start repeats (several tags, or
