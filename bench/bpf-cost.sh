@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Where the BPF backend's CPU goes, per program and per thread (not a comparison).
 #
-#   [SECS=10] [PERIOD=1ms] bench/bpf-cost.sh
+#   [SECS=10] [PERIOD=1ms] [PIN=1] bench/bpf-cost.sh
 #
-# Runs `tickscope run -a 1 --policy fifo -p 90 -i PERIOD -D SECS --explain=bpf` with the
+# Runs `tickscope run -a 1 --policy fifo -p 90 -i PERIOD -D SECS --explain=bpf` (PIN=0: without
+# `-a 1`, so that every CPU records and each program's ns/run is that of a recording CPU) with the
 # kernel's BPF run-time statistics on (sysctl kernel.bpf_stats_enabled=1, restored to its
 # previous value on every exit) and, one second before the run ends, reads:
 #   - per program (bpftool prog show): run_cnt, run_time_ns, ns per run, runs per wake-up;
@@ -19,6 +20,8 @@ set -euo pipefail
 secs=${SECS:-10}
 period=${PERIOD:-1ms}
 rounds=${ROUNDS:-3}
+pin=()
+[ "${PIN:-1}" = 0 ] || pin=(-a 1)
 here=$(cd "$(dirname "$0")/.." && pwd)
 [ "$(id -u)" = 0 ] || { echo "bpf-cost.sh: needs root (BPF, SCHED_FIFO, sysctl)" >&2; exit 2; }
 command -v bpftool >/dev/null || { echo "bpf-cost.sh: needs bpftool (apt-get install bpftool)" >&2; exit 2; }
@@ -43,7 +46,7 @@ echo 1 > $stats
 hz=$(getconf CLK_TCK)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq 1 "$rounds"); do
-  "$TICKSCOPE" run -q -a 1 --policy fifo -p 90 -i "$period" -D "${secs}s" --explain=bpf \
+  "$TICKSCOPE" run -q "${pin[@]}" --policy fifo -p 90 -i "$period" -D "${secs}s" --explain=bpf \
     --json "$work/r$r.json" > /dev/null 2> "$work/r$r.err" &
   run_pid=$!
   start=$(date +%s.%N)
@@ -66,9 +69,10 @@ for r in $(seq 1 "$rounds"); do
   run_pid=
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$work" "$rounds" "$secs" "$period" "$hz" "$load_before" "$load_after" <<'PY'
+python3 - "$work" "$rounds" "$secs" "$period" "$hz" "$load_before" "$load_after" "${#pin[@]}" <<'PY'
 import json, statistics, sys, collections
 work, rounds, secs, period, hz, lb, la = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6], sys.argv[7]
+pinned = "CPU 1" if sys.argv[8] != "0" else "not pinned"
 period_ns = {"ms": 1e6, "us": 1e3}[period[-2:]] * float(period[:-2])
 progs = collections.defaultdict(lambda: collections.defaultdict(list))
 threads = collections.defaultdict(list)
@@ -102,7 +106,7 @@ for r in range(1, rounds + 1):
         progs[name]["ns/wake-up"].append(ns / wakeups)
 def mmm(v):
     return f"{min(v):.1f}/{statistics.median(v):.1f}/{max(v):.1f}"
-print(f"BPF backend cost: {rounds} rounds of {secs} s, FIFO 90, CPU 1, period {period}")
+print(f"BPF backend cost: {rounds} rounds of {secs} s, FIFO 90, {pinned}, period {period}")
 print(f"load average before {lb}, after {la}; min/median/max over rounds")
 print(f"\n{'program':34}{'ns/run':>22}{'runs/wake-up':>22}{'ns/wake-up':>22}")
 total = [0.0] * rounds

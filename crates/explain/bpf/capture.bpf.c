@@ -25,8 +25,8 @@
 // arch/x86/include/asm/trace/irq_vectors.h), and the kernel structures below are read
 // through CO-RE relocations (only the fields used are declared; the loader relocates their
 // offsets against /sys/kernel/btf/vmlinux). The wait's return is the `sys_exit` tracepoint,
-// which runs for every system call of every task (the program returns after the CPU check
-// or one hash lookup); an fexit program on the wait call's kernel function would run for
+// which runs for every system call of every task (the program returns after the CPU check,
+// the process check or one hash lookup); an fexit program on the wait call's kernel function would run for
 // those calls only, but attaching fexit needs the kernel's function tracing, which the VM
 // this was measured on refuses (EPERM, docs/explain.md).
 //
@@ -163,9 +163,16 @@ struct {
 	__uint(max_entries, 1 << 21); // 2 MiB: 127 windows; user space maps it twice (RSS)
 } dumps SEC(".maps");
 
-// The wait system calls whose return marks "running again" (-1 = unused; all -1: any).
+// The wait system calls whose return marks "running again" (-1 = unused; all -1: any), and
+// the process every watched thread belongs to (0: several, or none yet): the programs that
+// look a thread up by id (hrtimer_start, sys_exit, the page faults) return before that hash
+// lookup for any other process's task, so that a CPU that records (every CPU when the threads
+// are not pinned) pays one array lookup for each system call, timer start and fault of the
+// rest of the machine.
 struct config {
 	__s64 wait_nr[4];
+	__u32 tgid;
+	__u32 unused;
 };
 
 struct {
@@ -209,6 +216,17 @@ static __always_inline int skipped(void)
 	return s && s->off;
 }
 
+// The current task's id when its process may hold a watched thread, else 0.
+static __always_inline __u32 watchable_tid(void)
+{
+	__u32 zero = 0;
+	struct config *c = bpf_map_lookup_elem(&config, &zero);
+	__u64 id = bpf_get_current_pid_tgid();
+	if (!c || (c->tgid && (__u32)(id >> 32) != c->tgid))
+		return 0;
+	return (__u32)id;
+}
+
 static __always_inline struct ring *my_ring(void)
 {
 	__u32 zero = 0;
@@ -250,7 +268,9 @@ int on_hrtimer_start(__u64 *ctx)
 	e->p[1] = t->node.expires;
 	e->p[2] = soft;
 	e->p[3] = (__u64)t->function;
-	__u32 tid = e->pid;
+	__u32 tid = watchable_tid();
+	if (!tid)
+		return 0;
 	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
 	if (th)
 		th->expiry = soft;
@@ -353,7 +373,9 @@ int on_sys_exit(__u64 *ctx)
 {
 	if (skipped())
 		return 0;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = watchable_tid();
+	if (!tid)
+		return 0;
 	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th)
 		return 0;
@@ -436,8 +458,8 @@ static __always_inline void page_fault(__u64 address, __u64 user)
 {
 	if (skipped())
 		return;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	if (!bpf_map_lookup_elem(&threads, &tid))
+	__u32 tid = watchable_tid();
+	if (!tid || !bpf_map_lookup_elem(&threads, &tid))
 		return;
 	put2(K_PAGE_FAULT, address, user);
 }

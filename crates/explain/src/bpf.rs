@@ -56,6 +56,16 @@ fn kernel_symbol(name: &str) -> Option<u64> {
     None
 }
 
+/// The process (thread group) thread `tid` belongs to, from the `Tgid:` line of
+/// `/proc/TID/status` (proc(5)); `None` when the thread is gone or the line is missing.
+fn tgid_of(tid: i32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// Counters of the BPF path, summed over CPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BpfStats {
@@ -71,7 +81,12 @@ pub struct BpfStats {
 pub struct BpfCapture {
     rings: PerCpuArray<MapData, RingWords>,
     threads: BpfHashMap<MapData, u32, ThreadWords>,
-    config: Array<MapData, [i64; 4]>,
+    /// `struct config`: the wait calls' numbers, then the watched process (low 32 bits).
+    config: Array<MapData, [i64; 5]>,
+    /// What `config` holds: the wait calls, and the process of every watched thread (`None`
+    /// before the first, `Some(0)` when they belong to several).
+    wait_nrs: [i64; 4],
+    tgid: Option<u32>,
     ring: RingBuf<MapData>,
     /// `struct cpu_conf` per CPU: off | fired_tid << 32, fired_fn.
     skip: Array<MapData, [u64; 2]>,
@@ -139,6 +154,8 @@ impl BpfCapture {
             rings,
             threads,
             config,
+            wait_nrs: [-1; 4],
+            tgid: None,
             ring,
             skip,
             off: Vec::new(),
@@ -171,7 +188,8 @@ impl BpfCapture {
         if wait_nrs.len() > 4 {
             nrs = [-1; 4];
         }
-        self.config.set(0, nrs, 0).map_err(|e| e.to_string())?;
+        self.wait_nrs = nrs;
+        self.write_config()?;
         for &tid in tids {
             self.set_threshold(tid, threshold_ns)?;
         }
@@ -239,7 +257,22 @@ impl BpfCapture {
     /// # Errors
     /// A map update refused by the kernel, as text.
     pub fn set_threshold(&mut self, tid: i32, threshold_ns: i64) -> Result<(), String> {
-        let mut v: ThreadWords = self.threads.get(&(tid as u32), 0).unwrap_or_default();
+        let known = self.threads.get(&(tid as u32), 0);
+        if known.is_err() {
+            // A new thread: the process filter widens before the thread is added, so that
+            // none of its system calls is filtered out once it is watched.
+            let tgid = tgid_of(tid).unwrap_or(0);
+            let wider = match self.tgid {
+                None => tgid,
+                Some(t) if t == tgid => t,
+                Some(_) => 0,
+            };
+            if self.tgid != Some(wider) {
+                self.tgid = Some(wider);
+                self.write_config()?;
+            }
+        }
+        let mut v: ThreadWords = known.unwrap_or_default();
         v[1] = threshold_ns as u64;
         self.threads
             .insert(tid as u32, v, 0)
@@ -252,6 +285,16 @@ impl BpfCapture {
         for tid in tids {
             let _ = self.threads.remove(&tid);
         }
+        // The next thread watched sets the process filter afresh.
+        self.tgid = None;
+    }
+
+    /// Writes `struct config` from `wait_nrs` and `tgid`.
+    fn write_config(&mut self) -> Result<(), String> {
+        let mut words = [0i64; 5];
+        words[..4].copy_from_slice(&self.wait_nrs);
+        words[4] = i64::from(self.tgid.unwrap_or(0));
+        self.config.set(0, words, 0).map_err(|e| e.to_string())
     }
 
     /// Late wake-ups the kernel side saw for `tid` (windows asked for).
@@ -282,5 +325,23 @@ impl BpfCapture {
             dumps: s.dumps + r[4],
             dumps_lost: s.dumps_lost + r[5],
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_threads_process_is_read_from_proc() {
+        // SAFETY: gettid and getpid have no memory effects.
+        let (tid, pid) = unsafe { (libc::gettid(), libc::getpid()) };
+        assert_eq!(tgid_of(tid), Some(pid as u32));
+        let other = std::thread::spawn(|| unsafe { libc::gettid() })
+            .join()
+            .unwrap();
+        // An ended thread has no /proc entry left, or still names this process while reaped.
+        assert!(tgid_of(other).is_none_or(|p| p == pid as u32));
+        assert_eq!(tgid_of(-1), None);
     }
 }
