@@ -78,13 +78,15 @@ pub const GATE_EXIT: &str = "Exit status (the worst of all candidates):
 Statistics, rules and the default run length: docs/gate.md.
 Examples:
   tickscope gate base.hlog cand.hlog                    judge one candidate
-  tickscope gate --rules gate.toml --junit gate.xml fleet.hlog host1.hlog host2.hlog";
+  tickscope gate --rules gate.toml --junit gate.xml fleet.hlog host1.hlog host2.hlog
+  tickscope gate t1.hlog t2.hlog                        two task sets (run --tasks), task by task";
 
 /// Options of `tickscope gate`.
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// The baseline: a tickscope result, an interval log (a `tickscope hlog merge` of a
-    /// fleet too), a cyclictest --json or a jitterdebugger file.
+    /// fleet too), a cyclictest --json or a jitterdebugger file. Two task sets (`run
+    /// --tasks`, result or log) are judged task by task, tasks matched by name.
     #[arg(value_name = "BASELINE")]
     pub baseline: std::path::PathBuf,
 
