@@ -49,8 +49,16 @@
 //!   the same bytes (so a response may be up to 100 ms old — windows are 1 s). Without this
 //!   a client pipelining thousands of `GET /metrics` kept the one thread encoding for
 //!   seconds in a debug build, and other scrapes waited.
-//! - Stopping: within [`STOP_POLL`] of `done` the runtime is dropped with every connection,
-//!   whatever the clients are doing.
+//! - Stopping: [`Server::stop`] wakes the runtime at once (a `tokio::sync::Notify`, no
+//!   polling), which is dropped with every connection, whatever the clients are doing.
+//!
+//! # Idle cost
+//!
+//! While nobody scrapes, the thread sleeps in `epoll_wait` with no timeout: no timer is
+//! armed (hyper's header timeout runs only while a connection waits for a request head), so
+//! the thread does not wake between scrapes. It used to look at a stop flag every 50 ms,
+//! which cost about 110 user-space instructions per wake-up of a 1 ms `monitor`
+//! (callgrind, `bench/lightness.sh`) — more than the measuring thread's own work.
 //!
 //! # Memory budget
 //!
@@ -72,11 +80,11 @@ use socket2::{Domain, Protocol, Socket, Type};
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tickscope_report::sink::prometheus::{openmetrics, Exposition, CONTENT_TYPE};
+use tokio::sync::Notify;
 use tokio::task::{AbortHandle, JoinSet};
 
 /// The default address: loopback only (another address is an explicit choice).
@@ -102,9 +110,6 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// and a client whose SYN is dropped retries only after 1 s (RFC 6298's initial RTO).
 pub const BACKLOG: i32 = 1024;
 
-/// How often the server looks at the stop flag.
-pub const STOP_POLL: Duration = Duration::from_millis(50);
-
 /// How long an encoded exposition is served again before it is encoded anew: however many
 /// requests arrive (pipelined, or on many connections), the metrics are encoded at most
 /// ten times a second per format.
@@ -129,18 +134,34 @@ pub fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
     Ok(socket.into())
 }
 
-/// Serves `expo` on `listener` until `done` is set, on a thread named `tickscope-http` that
-/// first pins itself to `cpus` when given (see the module docs for the limits).
+/// The running server: [`Server::stop`] ends it.
+pub struct Server {
+    thread: JoinHandle<()>,
+    stop: Arc<Notify>,
+}
+
+impl Server {
+    /// Stops serving (open connections are dropped) and waits for the thread to end.
+    pub fn stop(self) {
+        // A permit is stored if the runtime is not waiting yet: the wake-up is not lost.
+        self.stop.notify_one();
+        let _ = self.thread.join();
+    }
+}
+
+/// Serves `expo` on `listener` until [`Server::stop`], on a thread named `tickscope-http`
+/// that first pins itself to `cpus` when given (see the module docs for the limits).
 ///
 /// # Errors
 /// The OS error when the thread cannot be started.
 pub fn serve(
     listener: TcpListener,
     expo: Exposition,
-    done: Arc<AtomicBool>,
     cpus: Option<Vec<usize>>,
-) -> std::io::Result<JoinHandle<()>> {
-    std::thread::Builder::new()
+) -> std::io::Result<Server> {
+    let stop = Arc::new(Notify::new());
+    let stopped = Arc::clone(&stop);
+    let thread = std::thread::Builder::new()
         .name("tickscope-http".into())
         .stack_size(STACK_BYTES)
         .spawn(move || {
@@ -170,18 +191,12 @@ pub fn serve(
                 };
                 tokio::select! {
                     () = accept_loop(listener, expo) => {}
-                    () = stopped(done) => {}
+                    () = stopped.notified() => {}
                 }
             });
             // Dropping the runtime drops every connection at once.
-        })
-}
-
-/// Returns once `done` is set.
-async fn stopped(done: Arc<AtomicBool>) {
-    while !done.load(Ordering::Relaxed) {
-        tokio::time::sleep(STOP_POLL).await;
-    }
+        })?;
+    Ok(Server { thread, stop })
 }
 
 /// Accepts connections for ever, each served by a task of its own.

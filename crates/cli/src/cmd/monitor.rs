@@ -205,7 +205,7 @@ pub(super) fn destinations(args: &MonitorArgs) -> Result<Destinations, Failure> 
 /// run, ended with it ([`Companion`]).
 pub(super) struct Endpoints {
     done: Arc<AtomicBool>,
-    http: Option<JoinHandle<()>>,
+    http: Option<http::Server>,
     textfile: Option<JoinHandle<Result<(), String>>>,
 }
 
@@ -231,7 +231,7 @@ impl Endpoints {
             }
             console::line(format!("metrics on http://{addr}/metrics"));
             http_thread = Some(
-                http::serve(server, expo.clone(), Arc::clone(&done), hk_cpus.clone())
+                http::serve(server, expo.clone(), hk_cpus.clone())
                     .map_err(|e| Failure::Runtime(format!("cannot start the HTTP thread: {e}")))?,
             );
         }
@@ -254,8 +254,8 @@ impl Endpoints {
 impl Companion for Endpoints {
     fn end(self: Box<Self>) -> Result<(), String> {
         self.done.store(true, Ordering::Relaxed);
-        if let Some(h) = self.http {
-            let _ = h.join();
+        if let Some(server) = self.http {
+            server.stop();
         }
         match self.textfile.map(JoinHandle::join) {
             Some(Ok(result)) => result,
