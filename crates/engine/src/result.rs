@@ -8,6 +8,7 @@ use crate::histogram::HistogramBuckets;
 use crate::time::Nanos;
 use crate::wait::MethodObservations;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Wake-up latency (woke − expiry) of a series of wake-ups, ns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,12 +108,13 @@ pub struct WindowStats {
     /// (the measuring loop's own window histogram, [`crate::window_histogram`]), when the run
     /// was asked for it ([`RunConfig::window_histograms`](crate::run::RunConfig::window_histograms));
     /// for the outputs that need a distribution per window (`--hlog`, `monitor`) without
-    /// every wake-up. Never written to result files.
+    /// every wake-up. Never written to result files. Shared (`Arc`): a run with one thread
+    /// hands the same window on as its own and as every thread's merged, without a copy.
     #[serde(skip)]
-    pub latency_buckets: Option<HistogramBuckets>,
+    pub latency_buckets: Option<Arc<HistogramBuckets>>,
     /// The same for the period deviation dt − nominal period, ns.
     #[serde(skip)]
-    pub deviation_buckets: Option<HistogramBuckets>,
+    pub deviation_buckets: Option<Arc<HistogramBuckets>>,
 }
 
 /// Everything measured for one measuring thread, or for all threads merged.

@@ -82,12 +82,14 @@ fn index(v: u64) -> usize {
 }
 
 /// The lowest value of the bucket at counts index `i`.
+#[inline]
 fn lowest(i: usize) -> u64 {
     let (b, s) = bucket_of(i);
     s << b
 }
 
 /// The highest value of the bucket at counts index `i`.
+#[inline]
 fn highest(i: usize) -> u64 {
     let (b, _) = bucket_of(i);
     lowest(i) + (1 << b) - 1
@@ -98,12 +100,14 @@ fn highest(i: usize) -> u64 {
 /// [`HIGHEST_TRACKABLE`] are taken at that limit, as recording clamps them. For outputs that
 /// re-bucket a window's [`HistogramBuckets`] (a bucket entry carries its highest value for
 /// values ≥ 0 and its lowest magnitude for values < 0).
+#[inline]
 pub fn lowest_equivalent(v: u64) -> u64 {
     lowest(index(v.min(HIGHEST_TRACKABLE)))
 }
 
 /// The highest value (ns) in the same bucket as magnitude `v` (HdrHistogram's
 /// `highestEquivalentValue`); beyond [`HIGHEST_TRACKABLE`] as [`lowest_equivalent`].
+#[inline]
 pub fn highest_equivalent(v: u64) -> u64 {
     highest(index(v.min(HIGHEST_TRACKABLE)))
 }
@@ -112,6 +116,7 @@ pub fn highest_equivalent(v: u64) -> u64 {
 /// the module docs, 0 to 4607) of the bucket holding magnitude `v` ns; magnitudes beyond
 /// [`HIGHEST_TRACKABLE`] are taken at that limit. For writers of HdrHistogram's own encoding
 /// (the V2 format of `--hlog`), which lists the counts by this index.
+#[inline]
 pub fn counts_index(v: u64) -> usize {
     index(v.min(HIGHEST_TRACKABLE))
 }
@@ -124,6 +129,7 @@ pub fn counts_highest(i: usize) -> u64 {
 }
 
 /// Bucket and sub-bucket of counts index `i` (the inverse of [`index`]).
+#[inline]
 fn bucket_of(i: usize) -> (u32, u64) {
     let half = 1usize << SUB_HALF_MAGNITUDE;
     if i < 2 * half {
@@ -236,6 +242,15 @@ impl<C: Count> Half<C> {
 
     fn len(&self) -> u64 {
         self.counts[self.touched()].iter().map(|c| c.get()).sum()
+    }
+
+    /// How many counters of the touched range are not zero (a branch-free count the
+    /// compiler vectorises: sizes [`WindowHistogram::buckets`]'s list before it is filled).
+    fn nonzero(&self) -> usize {
+        self.counts[self.touched()]
+            .iter()
+            .map(|&c| usize::from(c != C::default()))
+            .sum()
     }
 
     fn clear(&mut self) {
@@ -482,7 +497,13 @@ impl<C: Count> WindowHistogram<C> {
     /// The histogram as explicit buckets, ascending — the same as
     /// [`SignedHistogram::buckets`](crate::histogram::SignedHistogram::buckets).
     pub fn buckets(&self) -> HistogramBuckets {
-        let mut buckets: Vec<(Nanos, u64)> = Vec::with_capacity(64);
+        // Sized once: a window of a few hundred buckets grew the list 3–4 times (a copy and a
+        // free each), which cost the collector more than the walk itself.
+        let negative = match self.negative_len > 0 {
+            true => self.negative.nonzero(),
+            false => 0,
+        };
+        let mut buckets: Vec<(Nanos, u64)> = Vec::with_capacity(negative + self.positive.nonzero());
         // The negative half ascending by magnitude, then turned: ascending by value.
         if self.negative_len > 0 {
             self.negative

@@ -24,6 +24,7 @@
 //! of a coarse window is exact at its grain. See docs/result-schema.md and docs/run.md.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use tickscope_engine::histogram::HistogramBuckets;
 use tickscope_engine::result::WindowStats;
 use tickscope_engine::time::Nanos;
@@ -256,8 +257,8 @@ impl CoarseWindow {
             period_max: c.period_max,
             cpu_percent: c.cpu.map(|(sum, span)| sum / span.max(1) as f64),
             policy: c.policy,
-            latency_buckets: Some(buckets_of(c.latency)),
-            deviation_buckets: Some(buckets_of(c.deviation)),
+            latency_buckets: Some(Arc::new(buckets_of(c.latency))),
+            deviation_buckets: Some(Arc::new(buckets_of(c.deviation))),
         })
     }
 }

@@ -26,7 +26,9 @@ use super::{RunContext, RunSink, SinkNeeds};
 use crate::target::Target;
 pub use labels::{BUCKETS_SECONDS, TARGET_LABELS, THREAD_LABELS};
 use prometheus::TextEncoder;
-use prometheus::{CounterVec, Encoder, Gauge, GaugeVec, IntCounterVec, Opts, Registry};
+use prometheus::{
+    Counter, CounterVec, Encoder, Gauge, GaugeVec, IntCounter, IntCounterVec, Opts, Registry,
+};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -94,6 +96,35 @@ struct ThreadState {
     tid: i32,
     max_ns: Option<Nanos>,
     cpu_ns_seen: Option<u64>,
+    /// Its series, looked up once (a look-up hashes every label value).
+    series: Option<Series>,
+}
+
+/// One thread's series of the per-thread metrics (the histograms are kept by index in
+/// [`WindowBuckets`]).
+struct Series {
+    wakeups: IntCounter,
+    overruns: IntCounter,
+    early: IntCounter,
+    cpu_seconds: Counter,
+    /// Made at the first window with a maximum: absent from the exposition until then.
+    window_max: Option<Gauge>,
+    max: Option<Gauge>,
+}
+
+impl Series {
+    /// The series of the thread labelled `l`; the counters appear at 0.
+    fn of(m: &Metrics, l: &[String]) -> Series {
+        let l: Vec<&str> = l.iter().map(String::as_str).collect();
+        Series {
+            wakeups: m.wakeups.with_label_values(&l),
+            overruns: m.overruns.with_label_values(&l),
+            early: m.early.with_label_values(&l),
+            cpu_seconds: m.cpu_seconds.with_label_values(&l),
+            window_max: None,
+            max: None,
+        }
+    }
 }
 
 /// Updates the metrics from a run's events (see the module docs).
@@ -217,11 +248,6 @@ impl PrometheusSink {
         )
     }
 
-    fn labels(&self, thread: usize) -> Option<Vec<&str>> {
-        let t = self.threads.get(thread)?;
-        Some(t.labels.iter().map(String::as_str).collect())
-    }
-
     /// Thread `t`'s state: its label values (with `tid` and `comm` when attached) and its
     /// CPU time so far.
     fn thread_state(
@@ -249,17 +275,16 @@ impl PrometheusSink {
             tid: t.tid,
             max_ns: None,
             cpu_ns_seen: schedstat_ns(t.tid),
+            series: None,
         }
     }
 
     /// Makes thread `t`'s counters exist, at 0, so that rate() sees the first increase.
-    fn series_at_zero(&self, t: usize) {
-        let Some(l) = self.labels(t) else { return };
-        let m = &self.metrics;
-        m.wakeups.with_label_values(&l);
-        m.overruns.with_label_values(&l);
-        m.early.with_label_values(&l);
-        m.cpu_seconds.with_label_values(&l);
+    fn series_at_zero(&mut self, t: usize) {
+        let Some(state) = self.threads.get_mut(t) else {
+            return;
+        };
+        state.series = Some(Series::of(&self.metrics, &state.labels));
     }
 }
 
@@ -396,37 +421,45 @@ impl RunSink for PrometheusSink {
 
     fn window(&mut self, _ctx: &RunContext<'_>, second: &SecondWindows) {
         for (t, w) in &second.threads {
-            let Some(l) = self.threads.get(*t).map(|s| s.labels.clone()) else {
+            let Some(state) = self.threads.get_mut(*t) else {
                 continue;
             };
-            let l: Vec<&str> = l.iter().map(String::as_str).collect();
             let m = &self.metrics;
-            m.wakeups.with_label_values(&l).inc_by(w.samples);
+            let s = state
+                .series
+                .get_or_insert_with(|| Series::of(m, &state.labels));
+            s.wakeups.inc_by(w.samples);
             if let Some(buckets) = &w.latency_buckets {
                 let exact_sum = w.latency_mean.map(|mean| mean * w.samples as f64);
                 m.latency.add(*t, buckets, exact_sum);
+                // Ascending by value: the early wake-ups come first.
                 let early: u64 = buckets
                     .buckets
                     .iter()
-                    .filter(|(v, _)| *v < 0)
+                    .take_while(|(v, _)| *v < 0)
                     .map(|(_, c)| c)
                     .sum();
                 if early > 0 {
-                    m.early.with_label_values(&l).inc_by(early);
+                    s.early.inc_by(early);
                 }
             }
             if let Some(buckets) = &w.deviation_buckets {
                 m.deviation.add(*t, buckets, None);
             }
-            m.overruns.with_label_values(&l).inc_by(w.overruns);
+            s.overruns.inc_by(w.overruns);
             if let Some(max) = w.latency_max {
-                m.window_max.with_label_values(&l).set(seconds(max));
-                let state = &mut self.threads[*t];
+                let gauge = |g: &mut Option<Gauge>, vec: &GaugeVec| {
+                    g.get_or_insert_with(|| {
+                        let l: Vec<&str> = state.labels.iter().map(String::as_str).collect();
+                        vec.with_label_values(&l)
+                    })
+                    .clone()
+                };
+                gauge(&mut s.window_max, &m.window_max).set(seconds(max));
                 let all = state.max_ns.map_or(max, |m| m.max(max));
                 state.max_ns = Some(all);
-                m.max.with_label_values(&l).set(seconds(all));
+                gauge(&mut s.max, &m.max).set(seconds(all));
             }
-            let state = &mut self.threads[*t];
             let cpu = match (schedstat_ns(state.tid), state.cpu_ns_seen) {
                 (Some(now), Some(seen)) => {
                     state.cpu_ns_seen = Some(now);
@@ -435,7 +468,7 @@ impl RunSink for PrometheusSink {
                 // No schedstat: the window's share of one core over the window's length.
                 _ => w.cpu_percent.unwrap_or(0.0) / 100.0 * seconds(self.window) * w.span as f64,
             };
-            m.cpu_seconds.with_label_values(&l).inc_by(cpu.max(0.0));
+            s.cpu_seconds.inc_by(cpu.max(0.0));
         }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)

@@ -12,12 +12,19 @@
 //! wraps those bytes in a zlib stream (RFC 1950/1951), which every HdrHistogram log reader
 //! inflates.
 //!
-//! Walking the non-zero buckets instead of a full counts array, and compressing with
-//! `fdeflate` (a DEFLATE encoder with a fixed code table and runs of zeros as matches: no
-//! hash tables to allocate and clear per stream) instead of zlib's level 6, keeps a window's
-//! lines to a few thousand instructions where building an HdrHistogram and a fresh DEFLATE
-//! state per line took about half a million (bench/lightness.sh). The bytes before compression
-//! are exactly the `hdrhistogram` crate's for the same histogram (a test checks it).
+//! Walking the non-zero buckets instead of a full counts array keeps a window's lines to a
+//! few thousand instructions where building an HdrHistogram and a fresh DEFLATE state per
+//! line took about half a million (bench/lightness.sh). The bytes before compression are
+//! exactly the `hdrhistogram` crate's for the same histogram (a test checks it).
+//!
+//! Compression: the V2 counts are already short (small varints, zero runs as one number),
+//! and a window of a few hundred buckets (a second of wake-ups) did not get smaller under
+//! DEFLATE's fixed code table — it grew by a few percent, for about a third of the line's
+//! cost. Up to [`STORED_UP_TO`] bytes the zlib stream therefore holds the bytes as they are
+//! (stored blocks, RFC 1951 §3.2.4: 11 bytes more than the input, still inflated by every
+//! reader); larger ones (coarse windows merging minutes) are compressed with `fdeflate`
+//! (fixed code table, runs of zeros as matches: no hash tables to allocate and clear per
+//! stream). Both are `fdeflate`'s encoders.
 
 use std::io::Write;
 use tickscope_engine::histogram::{HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES};
@@ -29,6 +36,9 @@ use tickscope_engine::window_histogram::{counts_highest, counts_index};
 const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
 /// HdrHistogram's V2 compressed encoding cookie: `V2CompressedEncodingCookieBase` | `0x10`.
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
+
+/// The largest V2 encoding written into the zlib stream uncompressed (stored blocks), bytes.
+pub const STORED_UP_TO: usize = 1024;
 
 /// A histogram as its non-zero counts: `(counts index, count)`, ascending by index, each
 /// index once (see [`counts_index`](tickscope_engine::window_histogram::counts_index)).
@@ -193,9 +203,17 @@ pub fn v2_compressed(h: View<'_>, raw: &mut Vec<u8>, out: &mut Vec<u8>) {
     out.extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
     out.extend_from_slice(&[0; 4]);
     // Writing into a Vec cannot fail.
-    let _ = fdeflate::Compressor::new(&mut *out)
-        .and_then(|mut c| c.write_data(raw).map(|_| c))
-        .and_then(|c| c.finish());
+    if raw.len() <= STORED_UP_TO {
+        let mut at = std::io::Cursor::new(&mut *out);
+        at.set_position(at.get_ref().len() as u64);
+        let _ = fdeflate::StoredOnlyCompressor::new(at)
+            .and_then(|mut c| c.write_data(raw).map(|_| c))
+            .and_then(|c| c.finish());
+    } else {
+        let _ = fdeflate::Compressor::new(&mut *out)
+            .and_then(|mut c| c.write_data(raw).map(|_| c))
+            .and_then(|c| c.finish());
+    }
     let len = (out.len() - start - 8) as u32;
     out[start + 4..start + 8].copy_from_slice(&len.to_be_bytes());
 }
@@ -225,14 +243,36 @@ pub fn line_again(
 
 /// `Tag=<tag>,<start s>,<length s>,<max>,`
 fn line_head(tag: &str, (start_ns, length_ns): (u64, u64), h: View<'_>, out: &mut Vec<u8>) {
-    let seconds = |ns: u64| ns as f64 / 1e9;
-    let _ = write!(
-        out,
-        "Tag={tag},{:.3},{:.3},{:.3},",
-        seconds(start_ns),
-        seconds(length_ns),
-        max(h) as f64
-    );
+    out.extend_from_slice(b"Tag=");
+    out.extend_from_slice(tag.as_bytes());
+    out.push(b',');
+    put_seconds(out, start_ns);
+    out.push(b',');
+    put_seconds(out, length_ns);
+    out.push(b',');
+    let max = max(h);
+    if max < 1 << 53 {
+        // An integer below 2^53 is exact as f64: `{:.3}` prints it with ".000".
+        let _ = write!(out, "{max}.000,");
+    } else {
+        let _ = write!(out, "{:.3},", max as f64);
+    }
+}
+
+/// Appends `ns` as seconds with three decimals, the text `{:.3}` gives for `ns as f64 / 1e9`
+/// (what HdrHistogram's log writers print), from integers: formatting an `f64` with a
+/// precision takes the exact (slow) path of `core::fmt`, and the times are whole
+/// milliseconds. Below 2^53 ns the quotient's rounding error (< 2^-53 relative, under
+/// 1 ns) cannot move it across a rounding boundary unless it lies on one (a remainder of
+/// exactly 0.5 ms), which is left to `f64` formatting, as are larger times.
+fn put_seconds(out: &mut Vec<u8>, ns: u64) {
+    let (ms, rest) = (ns / 1_000_000, ns % 1_000_000);
+    if ns >= 1 << 53 || rest == 500_000 {
+        let _ = write!(out, "{:.3}", ns as f64 / 1e9);
+        return;
+    }
+    let ms = ms + u64::from(rest > 500_000);
+    let _ = write!(out, "{}.{:03}", ms / 1000, ms % 1000);
 }
 
 /// Appends one interval line: `Tag=<tag>,<start s>,<length s>,<max>,<base64>` and a newline,
@@ -300,6 +340,33 @@ mod tests {
     }
 
     #[test]
+    fn seconds_read_as_f64_formatting_writes_them() {
+        let cases = [
+            0u64,
+            1,
+            499_999,
+            500_000,
+            500_001,
+            999_999,
+            1_000_000,
+            1_234_567_890,
+            86_400_000_000_000,
+            (1 << 53) - 1,
+            1 << 53,
+            u64::MAX,
+        ];
+        for ns in cases {
+            let mut got = Vec::new();
+            put_seconds(&mut got, ns);
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                format!("{:.3}", ns as f64 / 1e9),
+                "{ns}"
+            );
+        }
+    }
+
+    #[test]
     fn an_empty_histogram_encodes_as_the_crate_does() {
         let mut want = Vec::new();
         V2Serializer::new()
@@ -309,6 +376,19 @@ mod tests {
         v2(View::Sparse(&Sparse::new()), &mut got);
         assert_eq!(got, want);
         assert_eq!(max(View::Sparse(&Sparse::new())), 0);
+    }
+
+    #[test]
+    fn a_large_histogram_is_compressed_and_read_back() {
+        let values: Vec<(u64, u64)> = (0..2000u64).map(|v| (v, (1 << 40) + v)).collect();
+        let (h, s) = (reference(&values), sparse(&values));
+        let (mut raw, mut compressed) = (Vec::new(), Vec::new());
+        v2_compressed(View::Sparse(&s), &mut raw, &mut compressed);
+        assert!(raw.len() > STORED_UP_TO);
+        let back: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut &compressed[..])
+            .unwrap();
+        assert_eq!(back, h);
     }
 
     proptest! {
@@ -335,6 +415,14 @@ mod tests {
             let back: Histogram<u64> =
                 Deserializer::new().deserialize(&mut &compressed[..]).unwrap();
             prop_assert_eq!(back, h);
+        }
+
+        /// Times printed from integers are those of `f64` formatting.
+        #[test]
+        fn seconds_as_f64_formatting(ns in prop_oneof![0u64..10_000_000_000, 0u64..(1 << 54)]) {
+            let mut got = Vec::new();
+            put_seconds(&mut got, ns);
+            prop_assert_eq!(String::from_utf8(got).unwrap(), format!("{:.3}", ns as f64 / 1e9));
         }
 
         #[test]

@@ -25,7 +25,6 @@ use prometheus::proto::{Bucket, Histogram, LabelPair, Metric, MetricFamily, Metr
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tickscope_engine::histogram::HistogramBuckets;
-use tickscope_engine::time::Nanos;
 use tickscope_engine::window_histogram::{highest_equivalent, lowest_equivalent};
 
 /// How a window histogram's values go into the classic buckets.
@@ -54,6 +53,8 @@ pub struct WindowBuckets {
     names: Vec<String>,
     values: Values,
     edges_ns: [u64; BUCKETS_SECONDS.len()],
+    /// The highest value of the HdrHistogram bucket holding each edge, ns.
+    edges_high_ns: [u64; BUCKETS_SECONDS.len()],
     series: Arc<Mutex<Vec<Series>>>,
 }
 
@@ -71,11 +72,13 @@ impl WindowBuckets {
     ) -> prometheus::Result<Self> {
         let names: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
         let desc = Desc::new(name.into(), help.into(), names.clone(), HashMap::new())?;
+        let edges_ns = BUCKETS_SECONDS.map(|s| (s * 1e9).round() as u64);
         Ok(WindowBuckets {
             desc,
             names,
             values,
-            edges_ns: BUCKETS_SECONDS.map(|s| (s * 1e9).round() as u64),
+            edges_ns,
+            edges_high_ns: edges_ns.map(highest_equivalent),
             series: Arc::new(Mutex::new(Vec::new())),
         })
     }
@@ -116,43 +119,73 @@ impl WindowBuckets {
     /// Adds one window of thread `thread` (an index into [`WindowBuckets::threads`]'s list;
     /// another is ignored): its HdrHistogram buckets and, if known, the exact sum of its
     /// values, ns.
+    ///
+    /// One pass over the window's entries with a cursor over the classic buckets (both
+    /// ascend): an entry ≥ 0 carries its bucket's highest value, so its lowest value is at or
+    /// below an edge exactly when the entry is at or below the highest value of the edge's
+    /// own bucket ([`WindowBuckets::new`] keeps those); an entry < 0 carries its lowest
+    /// magnitude, compared with the edge itself. Bucket middles are computed only when no
+    /// exact sum is given.
     pub fn add(&self, thread: usize, window: &HistogramBuckets, exact_sum_ns: Option<f64>) {
         let mut all = self.lock();
         let Some(series) = all.get_mut(thread) else {
             return;
         };
-        let mut sum_ns = 0.0;
-        for &(value, count) in &window.buckets {
-            let (slot, middle) = self.place(value);
-            series.counts[slot] += count;
-            sum_ns += middle as f64 * count as f64;
-        }
-        series.sum += exact_sum_ns.unwrap_or(sum_ns) / 1e9;
-    }
-
-    /// The classic bucket of one HdrHistogram bucket entry (its highest value for values ≥ 0,
-    /// its value closest to zero below), and the bucket's middle value, ns.
-    fn place(&self, value: Nanos) -> (usize, Nanos) {
-        let magnitude = value.unsigned_abs();
-        // The bucket's lowest magnitude: a negative entry already gives it.
-        let low = if value < 0 {
-            magnitude
-        } else {
-            lowest_equivalent(magnitude)
-        };
-        let middle = (low + (highest_equivalent(low) - low).div_ceil(2)) as Nanos;
-        match (self.values, value < 0) {
-            (Values::Signed, true) => (0, -middle),
-            _ => {
-                let slot = self.edges_ns.iter().position(|&e| low <= e);
-                (slot.unwrap_or(self.edges_ns.len()), middle)
+        let entries = &window.buckets[..];
+        let (below, above) = entries.split_at(entries.partition_point(|e| e.0 < 0));
+        let want_sum = exact_sum_ns.is_none();
+        // Σ middle × count, ns, exact (a window holds < 2^32 values of < 2^43 ns each).
+        let mut sum_ns: i128 = 0;
+        match self.values {
+            Values::Signed => {
+                // Early wake-ups: all in the lowest bucket.
+                for &(value, count) in below {
+                    series.counts[0] += count;
+                    if want_sum {
+                        sum_ns -=
+                            i128::from(middle_of_lowest(value.unsigned_abs())) * count as i128;
+                    }
+                }
+            }
+            Values::Magnitude => {
+                // Ascending by magnitude: the entries < 0 walked backwards.
+                let mut slot = 0;
+                for &(value, count) in below.iter().rev() {
+                    let low = value.unsigned_abs();
+                    while slot < self.edges_ns.len() && low > self.edges_ns[slot] {
+                        slot += 1;
+                    }
+                    series.counts[slot] += count;
+                    if want_sum {
+                        sum_ns += i128::from(middle_of_lowest(low)) * count as i128;
+                    }
+                }
             }
         }
+        let mut slot = 0;
+        for &(value, count) in above {
+            let high = value as u64;
+            while slot < self.edges_high_ns.len() && high > self.edges_high_ns[slot] {
+                slot += 1;
+            }
+            series.counts[slot] += count;
+            if want_sum {
+                sum_ns += i128::from(middle_of_lowest(lowest_equivalent(high))) * count as i128;
+            }
+        }
+        series.sum += exact_sum_ns.unwrap_or(sum_ns as f64) / 1e9;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Series>> {
         self.series.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// The middle value of the HdrHistogram bucket whose lowest value is `low`, ns
+/// (HdrHistogram's `medianEquivalentValue`).
+#[inline]
+fn middle_of_lowest(low: u64) -> u64 {
+    low + (highest_equivalent(low) - low).div_ceil(2)
 }
 
 impl Collector for WindowBuckets {
