@@ -51,6 +51,7 @@ pub mod stats;
 pub mod time;
 pub mod units;
 pub mod wait;
+pub mod window_counts;
 pub mod window_histogram;
 pub mod worker;
 pub mod zeroed_pages;

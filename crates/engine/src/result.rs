@@ -7,6 +7,7 @@
 use crate::histogram::HistogramBuckets;
 use crate::time::Nanos;
 use crate::wait::MethodObservations;
+use crate::window_counts::WindowCounts;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -105,16 +106,17 @@ pub struct WindowStats {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
     /// The window's latency distribution, ns, in HdrHistogram's buckets with exact counts
-    /// (the measuring loop's own window histogram, [`crate::window_histogram`]), when the run
+    /// (a copy of the measuring loop's own window histogram's counters,
+    /// [`crate::window_counts`]; [`WindowCounts::buckets`] lists them), when the run
     /// was asked for it ([`RunConfig::window_histograms`](crate::run::RunConfig::window_histograms));
     /// for the outputs that need a distribution per window (`--hlog`, `monitor`) without
     /// every wake-up. Never written to result files. Shared (`Arc`): a run with one thread
     /// hands the same window on as its own and as every thread's merged, without a copy.
     #[serde(skip)]
-    pub latency_buckets: Option<Arc<HistogramBuckets>>,
+    pub latency_buckets: Option<Arc<WindowCounts>>,
     /// The same for the period deviation dt − nominal period, ns.
     #[serde(skip)]
-    pub deviation_buckets: Option<Arc<HistogramBuckets>>,
+    pub deviation_buckets: Option<Arc<WindowCounts>>,
 }
 
 /// Everything measured for one measuring thread, or for all threads merged.

@@ -4,6 +4,7 @@ use crate::moments::Moments;
 use crate::record::WindowRecord;
 use crate::result::{LatencyStats, PeriodStats, ThreadStats, WindowStats};
 use crate::time::Nanos;
+use crate::window_counts::WindowCounts;
 use crate::window_histogram::{Count, WindowHistogram};
 use std::sync::Arc;
 
@@ -111,17 +112,17 @@ pub fn window_stats<C: Count>(
 }
 
 /// Attaches the window's histograms of `r` to `stats` ([`WindowStats::latency_buckets`],
-/// [`WindowStats::deviation_buckets`]): one pass over the counters the window used.
+/// [`WindowStats::deviation_buckets`]): a copy of the counters the window used.
 pub fn attach_buckets<C: Count>(stats: &mut WindowStats, r: &WindowRecord<C>) {
-    stats.latency_buckets = Some(Arc::new(r.latency_hist.buckets()));
-    stats.deviation_buckets = Some(Arc::new(r.period_dev_hist.buckets()));
+    stats.latency_buckets = Some(Arc::new(WindowCounts::of(&r.latency_hist)));
+    stats.deviation_buckets = Some(Arc::new(WindowCounts::of(&r.period_dev_hist)));
 }
 
 /// Attaches only the window's latency histogram of `r` to `stats`
 /// ([`WindowStats::latency_buckets`]), for outputs that need no period deviations (`--hlog`):
 /// the period-deviation counters, spread as widely as the latencies', are not walked.
 pub fn attach_latency_buckets<C: Count>(stats: &mut WindowStats, r: &WindowRecord<C>) {
-    stats.latency_buckets = Some(Arc::new(r.latency_hist.buckets()));
+    stats.latency_buckets = Some(Arc::new(WindowCounts::of(&r.latency_hist)));
 }
 
 #[cfg(test)]

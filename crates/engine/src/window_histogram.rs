@@ -128,6 +128,12 @@ pub fn counts_highest(i: usize) -> u64 {
     highest(i.min(COUNTS - 1))
 }
 
+/// The lowest value (ns) of the bucket at counts index `i` (< 4608; see [`counts_index`]).
+#[inline]
+pub fn counts_lowest(i: usize) -> u64 {
+    lowest(i.min(COUNTS - 1))
+}
+
 /// Bucket and sub-bucket of counts index `i` (the inverse of [`index`]).
 #[inline]
 fn bucket_of(i: usize) -> (u32, u64) {
@@ -492,6 +498,15 @@ impl<C: Count> WindowHistogram<C> {
             }
         }
         Some(highest(end.saturating_sub(1)) as Nanos)
+    }
+
+    /// The counters of values ≥ 0 and of the magnitudes of values < 0, by counts index, up
+    /// to the highest one used since the last reset (for [`crate::window_counts`]).
+    pub fn used_counters(&self) -> (&[C], &[C]) {
+        (
+            &self.positive.counts[self.positive.touched()],
+            &self.negative.counts[self.negative.touched()],
+        )
     }
 
     /// The histogram as explicit buckets, ascending — the same as

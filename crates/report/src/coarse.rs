@@ -28,6 +28,7 @@ use std::sync::Arc;
 use tickscope_engine::histogram::HistogramBuckets;
 use tickscope_engine::result::WindowStats;
 use tickscope_engine::time::Nanos;
+use tickscope_engine::window_counts::WindowCounts;
 
 /// How long the windows keep the run's grain, ns of run time (1 hour).
 pub const FINE_FOR_NS: Nanos = 3_600_000_000_000;
@@ -127,11 +128,9 @@ impl Moments {
     }
 }
 
-/// Adds `buckets` into `into`.
-fn add_buckets(into: &mut BTreeMap<Nanos, u64>, buckets: &HistogramBuckets) {
-    for &(v, c) in &buckets.buckets {
-        *into.entry(v).or_default() += c;
-    }
+/// Adds `counts` into `into` (by bucket value, [`HistogramBuckets`]'s convention).
+fn add_buckets(into: &mut BTreeMap<Nanos, u64>, counts: &WindowCounts) {
+    counts.for_each_bucket(|v, c| *into.entry(v).or_default() += c);
 }
 
 /// The value of the bucket holding rank ⌈q·n⌉ (at least 1) of buckets ascending by value.
@@ -207,7 +206,7 @@ impl CoarseWindow {
         let intervals = match &w.deviation_buckets {
             Some(b) => {
                 add_buckets(&mut self.deviation, b);
-                b.buckets.iter().map(|b| b.1).sum()
+                b.len()
             }
             None => w.samples,
         };
@@ -257,8 +256,10 @@ impl CoarseWindow {
             period_max: c.period_max,
             cpu_percent: c.cpu.map(|(sum, span)| sum / span.max(1) as f64),
             policy: c.policy,
-            latency_buckets: Some(Arc::new(buckets_of(c.latency))),
-            deviation_buckets: Some(Arc::new(buckets_of(c.deviation))),
+            latency_buckets: Some(Arc::new(WindowCounts::from_buckets(&buckets_of(c.latency)))),
+            deviation_buckets: Some(Arc::new(WindowCounts::from_buckets(&buckets_of(
+                c.deviation,
+            )))),
         })
     }
 }

@@ -8,14 +8,14 @@
 //! thread merged, and `T<k>.early` for thread k's early wake-ups (latency < 0) as absolute
 //! values — an HdrHistogram holds no negative values. Histograms are HdrHistogram's
 //! compressed V2 encoding, at tickscope's 2 significant figures, written from the window's
-//! non-zero buckets (`encode`: the same bytes as the `hdrhistogram` crate's serializer, at a
-//! few thousand instructions per window); the header is the crate's `IntervalLogWriter`'s.
+//! counters (`encode`: the same bytes as the `hdrhistogram` crate's serializer, at a few
+//! thousand instructions per window); the header is the crate's `IntervalLogWriter`'s.
 //! `StartTime` is the wall-clock time of the run's first expiry; each interval's start is
 //! relative to it. Interval_Max is in ns (no MaxValueDivisor).
 //!
 //! The values come from the engine's window histograms ([`SinkNeeds::latency_histograms`]):
-//! the collector hands over each window's latency distribution, counted by the measuring
-//! loop in HdrHistogram's own buckets (see [`tickscope_engine::window_histogram`]), so the
+//! the collector hands over each window's latency counters, counted by the measuring loop in
+//! HdrHistogram's own buckets and order (see [`tickscope_engine::window_counts`]), so the
 //! loop does the same work with or without `--hlog` and no wake-up goes through a ring.
 //! The counts are exact: each bucket's count is recorded at a value of that bucket, which
 //! gives the same histogram (and the same encoded bytes) as recording every wake-up. A
@@ -47,6 +47,7 @@ use std::time::{Duration, SystemTime};
 use tickscope_engine::histogram::{HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES};
 use tickscope_engine::run::{Applied, SecondWindows};
 use tickscope_engine::time::{read_clock, Nanos};
+use tickscope_engine::window_counts::WindowCounts;
 
 /// The legend line HdrHistogram's Java `HistogramLogWriter.outputLegend()` writes (the
 /// crate's reader skips it; the crate's writer does not write it).
@@ -98,17 +99,16 @@ impl Open {
         }
     }
 
-    /// Adds a window's buckets: values ≥ 0 to `latency`, the magnitudes of the others to
-    /// `early`. A bucket's value lies in the bucket: the same counts as every wake-up's.
-    fn add(&mut self, buckets: &[(Nanos, u64)]) {
-        let (early, latency) = encode::split(buckets);
-        encode::merge(&mut self.latency, latency);
-        encode::merge(&mut self.early, early);
+    /// Adds a window's counts: values ≥ 0 to `latency`, the magnitudes of the others to
+    /// `early` (the same counts as every wake-up's).
+    fn add(&mut self, counts: &WindowCounts) {
+        encode::merge(&mut self.latency, View::Counts(counts.positive()));
+        encode::merge(&mut self.early, View::Counts(counts.negative()));
     }
 }
 
-/// A thread's window written as it came: thread, buckets, (first window, one past its last).
-type Fine<'a> = (usize, &'a [(Nanos, u64)], (u64, u64));
+/// A thread's window written as it came: thread, counts, (first window, one past its last).
+type Fine<'a> = (usize, &'a WindowCounts, (u64, u64));
 
 /// One line of the log: tag, counts, first window, windows covered.
 type Line<'a> = (String, View<'a>, u64, u64);
@@ -361,14 +361,14 @@ impl RunSink for HlogSink {
             span = span.max(w.span);
             let range = (w.index, w.index + w.span.max(1));
             match Grain::of(Some(*t), self.threads, self.window).group(w.index) {
-                None => fine.push((*t, &buckets.buckets, range)),
+                None => fine.push((*t, buckets, range)),
                 Some(group) => {
                     if self.coarse[*t].as_ref().is_some_and(|o| o.range.0 != group) {
                         self.flush_coarse(*t);
                     }
                     let open = self.coarse[*t].get_or_insert_with(|| Open::new((group, range.1)));
                     open.range.1 = open.range.1.max(range.1);
-                    open.add(&buckets.buckets);
+                    open.add(buckets);
                 }
             }
         }
@@ -376,8 +376,11 @@ impl RunSink for HlogSink {
             return;
         }
         let mut lines: Vec<Line<'_>> = Vec::with_capacity(2 * fine.len() + 1);
-        for &(t, buckets, (first, end)) in &fine {
-            let (early, latency) = encode::split(buckets);
+        for &(t, counts, (first, end)) in &fine {
+            let (early, latency) = (
+                View::Counts(counts.negative()),
+                View::Counts(counts.positive()),
+            );
             lines.push((format!("T{t}"), latency, first, end - first));
             if early.last().is_some() {
                 self.early_tags.insert(t);
@@ -388,7 +391,7 @@ impl RunSink for HlogSink {
         // one thread), which the collector built from the same records.
         let none = Sparse::new();
         let all = match &second.merged.latency_buckets {
-            Some(b) => encode::split(&b.buckets).1,
+            Some(b) => View::Counts(b.positive()),
             None => View::Sparse(&none),
         };
         lines.push(("all".into(), all, index, span));

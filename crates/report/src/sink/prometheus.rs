@@ -431,20 +431,14 @@ impl RunSink for PrometheusSink {
             s.wakeups.inc_by(w.samples);
             if let Some(buckets) = &w.latency_buckets {
                 let exact_sum = w.latency_mean.map(|mean| mean * w.samples as f64);
-                m.latency.add(*t, buckets, exact_sum);
-                // Ascending by value: the early wake-ups come first.
-                let early: u64 = buckets
-                    .buckets
-                    .iter()
-                    .take_while(|(v, _)| *v < 0)
-                    .map(|(_, c)| c)
-                    .sum();
+                m.latency.add_counts(*t, buckets, exact_sum);
+                let early: u64 = buckets.negative().iter().sum();
                 if early > 0 {
                     s.early.inc_by(early);
                 }
             }
             if let Some(buckets) = &w.deviation_buckets {
-                m.deviation.add(*t, buckets, None);
+                m.deviation.add_counts(*t, buckets, None);
             }
             s.overruns.inc_by(w.overruns);
             if let Some(max) = w.latency_max {

@@ -28,8 +28,7 @@
 
 use std::io::Write;
 use tickscope_engine::histogram::{HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES};
-use tickscope_engine::time::Nanos;
-use tickscope_engine::window_histogram::{counts_highest, counts_index};
+use tickscope_engine::window_histogram::counts_highest;
 
 /// HdrHistogram's V2 encoding cookie: `V2EncodingCookieBase` with the `0x10` its
 /// `getEncodingCookie` adds.
@@ -47,12 +46,12 @@ pub type Sparse = Vec<(usize, u64)>;
 /// The counts of one line, read where they are: no copy for a window written as it came.
 #[derive(Debug, Clone, Copy)]
 pub enum View<'a> {
-    /// The values ≥ 0 of a window's buckets (ascending; each the highest value of its
-    /// bucket, [`HistogramBuckets`](tickscope_engine::histogram::HistogramBuckets)).
-    Latency(&'a [(Nanos, u64)]),
-    /// The values < 0 of a window's buckets (ascending by value: largest magnitude first;
-    /// each the bucket's value closest to zero), as magnitudes.
-    Early(&'a [(Nanos, u64)]),
+    /// A counts array by counts index, as a window's [`WindowCounts`] holds each half (the
+    /// values ≥ 0, or the magnitudes of the values < 0); the last count is not zero. The V2
+    /// encoding lists exactly this array.
+    ///
+    /// [`WindowCounts`]: tickscope_engine::window_counts::WindowCounts
+    Counts(&'a [u64]),
     /// Counts merged over several windows.
     Sparse(&'a Sparse),
 }
@@ -61,13 +60,13 @@ impl View<'_> {
     /// The non-zero counts, ascending by counts index.
     fn for_each(&self, mut f: impl FnMut(usize, u64)) {
         match self {
-            View::Latency(b) => b
-                .iter()
-                .for_each(|&(v, c)| f(counts_index(v.max(0) as u64), c)),
-            View::Early(b) => b
-                .iter()
-                .rev()
-                .for_each(|&(v, c)| f(counts_index(v.unsigned_abs()), c)),
+            View::Counts(counts) => {
+                for (i, &c) in counts.iter().enumerate() {
+                    if c != 0 {
+                        f(i, c);
+                    }
+                }
+            }
             View::Sparse(s) => s.iter().for_each(|&(i, c)| f(i, c)),
         }
     }
@@ -75,16 +74,15 @@ impl View<'_> {
     /// The highest counts index holding a count.
     pub fn last(&self) -> Option<usize> {
         match self {
-            View::Latency(b) => b.last().map(|&(v, _)| counts_index(v.max(0) as u64)),
-            View::Early(b) => b.first().map(|&(v, _)| counts_index(v.unsigned_abs())),
+            View::Counts(counts) => counts.len().checked_sub(1),
             View::Sparse(s) => s.last().map(|&(i, _)| i),
         }
     }
 
-    /// How many counts there are (an upper bound of the encoding's length / 2).
+    /// An upper bound of the number of non-zero counts.
     fn len(&self) -> usize {
         match self {
-            View::Latency(b) | View::Early(b) => b.len(),
+            View::Counts(counts) => counts.len(),
             View::Sparse(s) => s.len(),
         }
     }
@@ -93,7 +91,7 @@ impl View<'_> {
     /// comparison (one thread's window and the merge of every thread's, for instance).
     pub fn same(&self, other: &View<'_>) -> bool {
         match (self, other) {
-            (View::Latency(a), View::Latency(b)) | (View::Early(a), View::Early(b)) => a == b,
+            (View::Counts(a), View::Counts(b)) => a == b,
             (View::Sparse(a), View::Sparse(b)) => a == b,
             _ => false,
         }
@@ -101,16 +99,10 @@ impl View<'_> {
 
     /// The counts as a [`Sparse`] list.
     pub fn to_sparse(self) -> Sparse {
-        let mut s = Sparse::with_capacity(self.len());
+        let mut s = Sparse::new();
         self.for_each(|i, c| s.push((i, c)));
         s
     }
-}
-
-/// A window's buckets (ascending by value) split at zero: the early ones and the others.
-pub fn split(buckets: &[(Nanos, u64)]) -> (View<'_>, View<'_>) {
-    let at = buckets.partition_point(|b| b.0 < 0);
-    (View::Early(&buckets[..at]), View::Latency(&buckets[at..]))
 }
 
 /// Adds every count of `from` to `into` (both ascending).
@@ -305,6 +297,7 @@ mod tests {
     use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
     use hdrhistogram::Histogram;
     use proptest::prelude::*;
+    use tickscope_engine::window_histogram::counts_index;
 
     /// Adds `count` values of magnitude `magnitude` ns to `into`, keeping it ascending.
     fn add(into: &mut Sparse, magnitude: u64, count: u64) {

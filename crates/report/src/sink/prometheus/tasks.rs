@@ -293,7 +293,7 @@ impl RunSink for TaskSink {
             m.overruns.with_label_values(&l).inc_by(w.overruns);
             if let Some(b) = &w.latency_buckets {
                 let exact_sum = w.latency_mean.map(|mean| mean * w.samples as f64);
-                m.latency.add(t.task, b, exact_sum);
+                m.latency.add_counts(t.task, b, exact_sum);
             }
             if let Some(max) = w.latency_max {
                 m.window_latency_max.with_label_values(&l).set(seconds(max));

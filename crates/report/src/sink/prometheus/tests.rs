@@ -268,3 +268,38 @@ fn output_errors_appear_at_zero_when_watched_and_count_failures() {
         "{om}"
     );
 }
+
+proptest::proptest! {
+    /// Classic buckets and sums from a window's counters are those from its explicit buckets.
+    #[test]
+    fn counters_and_buckets_give_the_same_series(
+        values in proptest::collection::vec(
+            proptest::prop_oneof![-3_000_000i64..3_000_000, -300i64..300, 0i64..400_000_000],
+            0..300),
+    ) {
+        let mut h = tickscope_engine::window_histogram::WindowHistogram::<u32>::default();
+        for &v in &values {
+            h.record(v);
+        }
+        let counts = tickscope_engine::window_counts::WindowCounts::of(&h);
+        for kind in [window_buckets::Values::Signed, window_buckets::Values::Magnitude] {
+            let from_counts = WindowBuckets::new("a", "a", kind, &THREAD_LABELS).unwrap();
+            let from_buckets = WindowBuckets::new("b", "b", kind, &THREAD_LABELS).unwrap();
+            let labels = vec![vec!["0".to_string(), "0".into(), "m".into(), "p".into()]];
+            from_counts.threads(&labels);
+            from_buckets.threads(&labels);
+            from_counts.add_counts(0, &counts, None);
+            from_buckets.add(0, &counts.buckets(), None);
+            let series = |w: &WindowBuckets| {
+                use prometheus::core::Collector;
+                let h = w.collect()[0].get_metric()[0].get_histogram().clone();
+                let b: Vec<u64> = h.get_bucket().iter().map(|b| b.cumulative_count()).collect();
+                (b, h.get_sample_count(), h.get_sample_sum())
+            };
+            let (a, b) = (series(&from_counts), series(&from_buckets));
+            proptest::prop_assert_eq!(&a.0, &b.0);
+            proptest::prop_assert_eq!(a.1, b.1);
+            proptest::prop_assert!((a.2 - b.2).abs() <= 1e-9 * b.2.abs().max(1.0), "{} {}", a.2, b.2);
+        }
+    }
+}

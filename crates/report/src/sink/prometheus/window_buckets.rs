@@ -25,7 +25,8 @@ use prometheus::proto::{Bucket, Histogram, LabelPair, Metric, MetricFamily, Metr
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tickscope_engine::histogram::HistogramBuckets;
-use tickscope_engine::window_histogram::{highest_equivalent, lowest_equivalent};
+use tickscope_engine::window_counts::WindowCounts;
+use tickscope_engine::window_histogram::{counts_index, highest_equivalent, lowest_equivalent};
 
 /// How a window histogram's values go into the classic buckets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +56,8 @@ pub struct WindowBuckets {
     edges_ns: [u64; BUCKETS_SECONDS.len()],
     /// The highest value of the HdrHistogram bucket holding each edge, ns.
     edges_high_ns: [u64; BUCKETS_SECONDS.len()],
+    /// The counts index of the HdrHistogram bucket holding each edge.
+    edges_index: [usize; BUCKETS_SECONDS.len()],
     series: Arc<Mutex<Vec<Series>>>,
 }
 
@@ -79,6 +82,7 @@ impl WindowBuckets {
             values,
             edges_ns,
             edges_high_ns: edges_ns.map(highest_equivalent),
+            edges_index: edges_ns.map(counts_index),
             series: Arc::new(Mutex::new(Vec::new())),
         })
     }
@@ -117,8 +121,52 @@ impl WindowBuckets {
     }
 
     /// Adds one window of thread `thread` (an index into [`WindowBuckets::threads`]'s list;
-    /// another is ignored): its HdrHistogram buckets and, if known, the exact sum of its
-    /// values, ns.
+    /// another is ignored): its HdrHistogram counters ([`WindowCounts`]) and, if known, the
+    /// exact sum of its values, ns.
+    ///
+    /// A bucket's lowest value is at or below an edge exactly when its counts index is at
+    /// or below the index of the edge's own bucket, so each classic bucket is the sum of a
+    /// range of the counters (summed a few at a time, no per-bucket work); without an exact
+    /// sum, the bucket middles are summed per block of equal-width buckets
+    /// ([`WindowCounts::middle_sums`]). The same counts and sum as [`WindowBuckets::add`]
+    /// with the window's [`WindowCounts::buckets`] (a test checks it).
+    pub fn add_counts(&self, thread: usize, window: &WindowCounts, exact_sum_ns: Option<f64>) {
+        let mut all = self.lock();
+        let Some(series) = all.get_mut(thread) else {
+            return;
+        };
+        let classify = |counts: &mut [u64], half: &[u64]| {
+            let mut from = 0;
+            for (slot, &last) in self.edges_index.iter().enumerate() {
+                let to = (last + 1).min(half.len());
+                if from < to {
+                    counts[slot] += half[from..to].iter().sum::<u64>();
+                    from = to;
+                }
+            }
+            if from < half.len() {
+                counts[self.edges_index.len()] += half[from..].iter().sum::<u64>();
+            }
+        };
+        classify(&mut series.counts, window.positive());
+        match self.values {
+            // Early wake-ups: all in the lowest bucket.
+            Values::Signed => series.counts[0] += window.negative().iter().sum::<u64>(),
+            Values::Magnitude => classify(&mut series.counts, window.negative()),
+        }
+        let sum_ns = exact_sum_ns.unwrap_or_else(|| {
+            let (positive, negative) = window.middle_sums();
+            match self.values {
+                Values::Signed => positive as f64 - negative as f64,
+                Values::Magnitude => (positive + negative) as f64,
+            }
+        });
+        series.sum += sum_ns / 1e9;
+    }
+
+    /// Adds one window of thread `thread` (an index into [`WindowBuckets::threads`]'s list;
+    /// another is ignored) given as explicit buckets (the task set's response and execution
+    /// times) and, if known, the exact sum of its values, ns.
     ///
     /// One pass over the window's entries with a cursor over the classic buckets (both
     /// ascend): an entry ≥ 0 carries its bucket's highest value, so its lowest value is at or
