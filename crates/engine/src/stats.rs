@@ -114,15 +114,15 @@ pub fn window_stats<C: Count>(
 /// Attaches the window's histograms of `r` to `stats` ([`WindowStats::latency_buckets`],
 /// [`WindowStats::deviation_buckets`]): a copy of the counters the window used.
 pub fn attach_buckets<C: Count>(stats: &mut WindowStats, r: &WindowRecord<C>) {
-    stats.latency_buckets = Some(Arc::new(WindowCounts::of(&r.latency_hist)));
-    stats.deviation_buckets = Some(Arc::new(WindowCounts::of(&r.period_dev_hist)));
+    stats.latency_buckets = WindowCounts::of(&r.latency_hist).map(Arc::new);
+    stats.deviation_buckets = WindowCounts::of(&r.period_dev_hist).map(Arc::new);
 }
 
 /// Attaches only the window's latency histogram of `r` to `stats`
 /// ([`WindowStats::latency_buckets`]), for outputs that need no period deviations (`--hlog`):
 /// the period-deviation counters, spread as widely as the latencies', are not walked.
 pub fn attach_latency_buckets<C: Count>(stats: &mut WindowStats, r: &WindowRecord<C>) {
-    stats.latency_buckets = Some(Arc::new(WindowCounts::of(&r.latency_hist)));
+    stats.latency_buckets = WindowCounts::of(&r.latency_hist).map(Arc::new);
 }
 
 #[cfg(test)]

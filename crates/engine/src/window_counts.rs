@@ -22,16 +22,18 @@ use crate::window_histogram::{
 };
 
 /// Counts of a window's values ≥ 0 and of the magnitudes of its values < 0, each by counts
-/// index up to the highest non-zero one (empty when there is none).
+/// index up to the highest non-zero one (empty when there is none). Counts are `u32`, as in
+/// the loop's window records (one thread's window stays below 2^32 values,
+/// [`crate::worker::measure`]): a copy is a `memcpy`, and sums over them vectorise.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WindowCounts {
-    positive: Vec<u64>,
-    negative: Vec<u64>,
+    positive: Vec<u32>,
+    negative: Vec<u32>,
 }
 
 impl WindowCounts {
     /// From the counters of each half, by counts index (trailing zeros are dropped).
-    pub fn new(mut positive: Vec<u64>, mut negative: Vec<u64>) -> Self {
+    pub fn new(mut positive: Vec<u32>, mut negative: Vec<u32>) -> Self {
         for half in [&mut positive, &mut negative] {
             let used = half.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
             half.truncate(used);
@@ -40,18 +42,25 @@ impl WindowCounts {
     }
 
     /// A copy of `h`'s counters up to the highest one used: for the outputs that read a
-    /// window's histogram after its record went back to the measuring loop.
-    pub fn of<C: Count>(h: &WindowHistogram<C>) -> Self {
+    /// window's histogram after its record went back to the measuring loop. `None` when a
+    /// counter does not fit in `u32` (only a merge of several threads' windows could hold
+    /// 2^32 values in one bucket: never at the periods and thread counts tickscope runs).
+    pub fn of<C: Count>(h: &WindowHistogram<C>) -> Option<Self> {
         let (positive, negative) = h.used_counters();
-        let copy = |c: &[C]| -> Vec<u64> { c.iter().map(|&c| c.get()).collect() };
-        Self::new(copy(positive), copy(negative))
+        let fits = |c: &[C]| c.iter().all(|c| c.get() <= u64::from(u32::MAX));
+        // Decided at compile time for the loop's own `u32` records.
+        if C::MAX > u64::from(u32::MAX) && !(fits(positive) && fits(negative)) {
+            return None;
+        }
+        let copy = |c: &[C]| -> Vec<u32> { c.iter().map(|&c| c.get() as u32).collect() };
+        Some(Self::new(copy(positive), copy(negative)))
     }
 
     /// From explicit buckets ([`HistogramBuckets`]: a value ≥ 0 is its bucket's highest, a
     /// value < 0 its bucket's value closest to zero; magnitudes beyond HdrHistogram's highest
-    /// trackable value are counted at it).
-    pub fn from_buckets(b: &HistogramBuckets) -> Self {
-        let (mut positive, mut negative) = (Vec::new(), Vec::new());
+    /// trackable value are counted at it). `None` when a bucket's count does not fit in `u32`.
+    pub fn from_buckets(b: &HistogramBuckets) -> Option<Self> {
+        let (mut positive, mut negative) = (Vec::<u32>::new(), Vec::<u32>::new());
         for &(value, count) in &b.buckets {
             let half = if value < 0 {
                 &mut negative
@@ -62,29 +71,52 @@ impl WindowCounts {
             if half.len() <= i {
                 half.resize(i + 1, 0);
             }
-            half[i] += count;
+            half[i] = u32::try_from(u64::from(half[i]) + count).ok()?;
         }
-        Self::new(positive, negative)
+        Some(Self::new(positive, negative))
     }
 
     /// The counts of values ≥ 0 by counts index; the last one is not zero.
-    pub fn positive(&self) -> &[u64] {
+    pub fn positive(&self) -> &[u32] {
         &self.positive
     }
 
     /// The counts of the magnitudes of values < 0 by counts index; the last one is not zero.
-    pub fn negative(&self) -> &[u64] {
+    pub fn negative(&self) -> &[u32] {
         &self.negative
     }
 
     /// Number of values.
     pub fn len(&self) -> u64 {
-        self.positive.iter().chain(&self.negative).sum()
+        sum(&self.positive) + sum(&self.negative)
     }
 
     /// Whether there is no value.
     pub fn is_empty(&self) -> bool {
         self.positive.is_empty() && self.negative.is_empty()
+    }
+
+    /// Adds the counts of `half` (one of [`WindowCounts::positive`] and
+    /// [`WindowCounts::negative`]) by ranges of counts indices: those at indices up to
+    /// `last[0]` into `out[0]`, above `last[k − 1]` up to `last[k]` into `out[k]`, above the
+    /// last one into `out[last.len()]` (`last` ascending; `out` has `last.len() + 1` slots).
+    /// For outputs with buckets of their own (Prometheus's classic buckets): one vectorised
+    /// sum per range, no work per HdrHistogram bucket.
+    ///
+    /// # Panics
+    /// If `out` has fewer than `last.len() + 1` slots.
+    pub fn add_ranges(half: &[u32], last: &[usize], out: &mut [u64]) {
+        let mut from = 0;
+        for (slot, &l) in last.iter().enumerate() {
+            let to = (l + 1).min(half.len());
+            if from < to {
+                out[slot] += sum(&half[from..to]);
+                from = to;
+            }
+        }
+        if from < half.len() {
+            out[last.len()] += sum(&half[from..]);
+        }
     }
 
     /// Calls `f(value, count)` for each non-empty bucket, ascending by value, with the values
@@ -93,12 +125,12 @@ impl WindowCounts {
     pub fn for_each_bucket(&self, mut f: impl FnMut(Nanos, u64)) {
         for (i, &c) in self.negative.iter().enumerate().rev() {
             if c != 0 {
-                f(-(counts_lowest(i) as Nanos), c);
+                f(-(counts_lowest(i) as Nanos), u64::from(c));
             }
         }
         for (i, &c) in self.positive.iter().enumerate() {
             if c != 0 {
-                f(counts_highest(i) as Nanos, c);
+                f(counts_highest(i) as Nanos, u64::from(c));
             }
         }
     }
@@ -106,9 +138,8 @@ impl WindowCounts {
     /// Σ count × middle value of the bucket (HdrHistogram's `medianEquivalentValue`: the
     /// lowest value plus half the bucket's width, rounded up), ns, of the values ≥ 0 and of
     /// the magnitudes of the values < 0. Per block of 128 counters sharing one bucket width
-    /// (`2^b`), as `2^b·Σ c·s + 2^(b−1)·Σ c` with `s` the sub-bucket: two sums over the
-    /// counters instead of a bucket's bounds per counter, and blocks without a count are
-    /// skipped after one sum.
+    /// (`2^b`), as `2^b·Σ c·s + 2^(b−1)·Σ c` with `s` the sub-bucket: two vectorised sums
+    /// over the counters instead of a bucket's bounds per counter.
     pub fn middle_sums(&self) -> (u128, u128) {
         (middle_sum(&self.positive), middle_sum(&self.negative))
     }
@@ -124,30 +155,35 @@ impl WindowCounts {
     }
 }
 
+/// Σ of `counts`, widened.
+fn sum(counts: &[u32]) -> u64 {
+    counts.iter().map(|&c| u64::from(c)).sum()
+}
+
 /// Σ count × bucket middle of one half (see [`WindowCounts::middle_sums`]).
-fn middle_sum(counts: &[u64]) -> u128 {
+fn middle_sum(counts: &[u32]) -> u128 {
     // The layout of [`crate::window_histogram`]: indices 0..256 are the exact values 0..256;
     // index k·128 + j (k ≥ 2, j < 128) is sub-bucket s = 128 + j of the bucket of width
     // 2^b, b = k − 1, whose lowest value is s·2^b and middle s·2^b + 2^(b−1).
-    let mut sum: u128 = 0;
+    let mut total: u128 = 0;
     for (k, block) in counts.chunks(128).enumerate() {
-        // Most blocks hold no count: one OR over them (vectorised) skips them.
-        if block.iter().fold(0, |any, &c| any | c) == 0 {
+        let n = sum(block);
+        if n == 0 {
             continue;
         }
-        let (mut n, mut weighted) = (0u128, 0u128);
-        for (j, &c) in block.iter().enumerate() {
-            if c != 0 {
-                n += u128::from(c);
-                weighted += j as u128 * u128::from(c);
-            }
-        }
-        sum += match k {
+        // j < 128 and c < 2^32: each product < 2^39, the block's sum < 2^46.
+        let weighted: u64 = block
+            .iter()
+            .enumerate()
+            .map(|(j, &c)| u64::from(j as u32) * u64::from(c))
+            .sum();
+        let (n, weighted) = (u128::from(n), u128::from(weighted));
+        total += match k {
             0 | 1 => (k as u128 * 128) * n + weighted,
             _ => ((128 * n + weighted) << (k - 1)) + (n << (k - 2)),
         };
     }
-    sum
+    total
 }
 
 #[cfg(test)]
@@ -168,11 +204,11 @@ mod tests {
             for &v in &values {
                 h.record(v);
             }
-            let counts = WindowCounts::of(&h);
+            let counts = WindowCounts::of(&h).unwrap();
             prop_assert_eq!(counts.buckets(), h.buckets());
             prop_assert_eq!(counts.len(), values.len() as u64);
             prop_assert_eq!(counts.is_empty(), values.is_empty());
-            prop_assert_eq!(WindowCounts::from_buckets(&h.buckets()), counts.clone());
+            prop_assert_eq!(WindowCounts::from_buckets(&h.buckets()), Some(counts.clone()));
             prop_assert!(counts.positive().last().is_none_or(|&c| c != 0));
             prop_assert!(counts.negative().last().is_none_or(|&c| c != 0));
             // The middles summed per block are those of each bucket.

@@ -256,10 +256,8 @@ impl CoarseWindow {
             period_max: c.period_max,
             cpu_percent: c.cpu.map(|(sum, span)| sum / span.max(1) as f64),
             policy: c.policy,
-            latency_buckets: Some(Arc::new(WindowCounts::from_buckets(&buckets_of(c.latency)))),
-            deviation_buckets: Some(Arc::new(WindowCounts::from_buckets(&buckets_of(
-                c.deviation,
-            )))),
+            latency_buckets: WindowCounts::from_buckets(&buckets_of(c.latency)).map(Arc::new),
+            deviation_buckets: WindowCounts::from_buckets(&buckets_of(c.deviation)).map(Arc::new),
         })
     }
 }

@@ -432,7 +432,7 @@ impl RunSink for PrometheusSink {
             if let Some(buckets) = &w.latency_buckets {
                 let exact_sum = w.latency_mean.map(|mean| mean * w.samples as f64);
                 m.latency.add_counts(*t, buckets, exact_sum);
-                let early: u64 = buckets.negative().iter().sum();
+                let early: u64 = buckets.negative().iter().map(|&c| u64::from(c)).sum();
                 if early > 0 {
                     s.early.inc_by(early);
                 }

@@ -51,7 +51,7 @@ pub enum View<'a> {
     /// encoding lists exactly this array.
     ///
     /// [`WindowCounts`]: tickscope_engine::window_counts::WindowCounts
-    Counts(&'a [u64]),
+    Counts(&'a [u32]),
     /// Counts merged over several windows.
     Sparse(&'a Sparse),
 }
@@ -63,7 +63,7 @@ impl View<'_> {
             View::Counts(counts) => {
                 for (i, &c) in counts.iter().enumerate() {
                     if c != 0 {
-                        f(i, c);
+                        f(i, u64::from(c));
                     }
                 }
             }

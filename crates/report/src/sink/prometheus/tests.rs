@@ -281,7 +281,7 @@ proptest::proptest! {
         for &v in &values {
             h.record(v);
         }
-        let counts = tickscope_engine::window_counts::WindowCounts::of(&h);
+        let counts = tickscope_engine::window_counts::WindowCounts::of(&h).unwrap();
         for kind in [window_buckets::Values::Signed, window_buckets::Values::Magnitude] {
             let from_counts = WindowBuckets::new("a", "a", kind, &THREAD_LABELS).unwrap();
             let from_buckets = WindowBuckets::new("b", "b", kind, &THREAD_LABELS).unwrap();

@@ -135,24 +135,16 @@ impl WindowBuckets {
         let Some(series) = all.get_mut(thread) else {
             return;
         };
-        let classify = |counts: &mut [u64], half: &[u64]| {
-            let mut from = 0;
-            for (slot, &last) in self.edges_index.iter().enumerate() {
-                let to = (last + 1).min(half.len());
-                if from < to {
-                    counts[slot] += half[from..to].iter().sum::<u64>();
-                    from = to;
-                }
-            }
-            if from < half.len() {
-                counts[self.edges_index.len()] += half[from..].iter().sum::<u64>();
-            }
-        };
-        classify(&mut series.counts, window.positive());
+        let last = &self.edges_index;
+        WindowCounts::add_ranges(window.positive(), last, &mut series.counts);
         match self.values {
             // Early wake-ups: all in the lowest bucket.
-            Values::Signed => series.counts[0] += window.negative().iter().sum::<u64>(),
-            Values::Magnitude => classify(&mut series.counts, window.negative()),
+            Values::Signed => {
+                WindowCounts::add_ranges(window.negative(), &[], &mut series.counts[..1])
+            }
+            Values::Magnitude => {
+                WindowCounts::add_ranges(window.negative(), last, &mut series.counts)
+            }
         }
         let sum_ns = exact_sum_ns.unwrap_or_else(|| {
             let (positive, negative) = window.middle_sums();
