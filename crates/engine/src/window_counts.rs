@@ -119,6 +119,26 @@ impl WindowCounts {
         }
     }
 
+    /// The first counts index at or after `from` in `half` whose count is not zero: runs of
+    /// zeros are skipped eight counters at a time (one OR each), for walking the few hundred
+    /// counts among a window's thousands of counters.
+    pub fn next_nonzero(half: &[u32], from: usize) -> Option<usize> {
+        let rest = half.get(from..)?;
+        let mut base = from;
+        let mut blocks = rest.chunks_exact(8);
+        for block in &mut blocks {
+            if block.iter().fold(0, |any, &c| any | c) != 0 {
+                return block.iter().position(|&c| c != 0).map(|p| base + p);
+            }
+            base += 8;
+        }
+        blocks
+            .remainder()
+            .iter()
+            .position(|&c| c != 0)
+            .map(|p| base + p)
+    }
+
     /// Calls `f(value, count)` for each non-empty bucket, ascending by value, with the values
     /// of [`HistogramBuckets`] (the highest of the bucket for values ≥ 0, the value closest
     /// to zero for values < 0).
@@ -219,6 +239,15 @@ mod tests {
                 false => p += middle(counts_lowest(counts_index(v as u64))) * u128::from(c),
             });
             prop_assert_eq!(counts.middle_sums(), (p, n));
+            // Walking by next_nonzero visits every non-zero counter once, in order.
+            let mut walked = Vec::new();
+            let mut i = 0;
+            while let Some(at) = WindowCounts::next_nonzero(counts.positive(), i) {
+                walked.push(at);
+                i = at + 1;
+            }
+            let want: Vec<usize> = (0..counts.positive().len()).filter(|&i| counts.positive()[i] != 0).collect();
+            prop_assert_eq!(walked, want);
         }
     }
 }

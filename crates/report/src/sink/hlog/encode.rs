@@ -28,6 +28,7 @@
 
 use std::io::Write;
 use tickscope_engine::histogram::{HIGHEST_TRACKABLE, SIGNIFICANT_FIGURES};
+use tickscope_engine::window_counts::WindowCounts;
 use tickscope_engine::window_histogram::counts_highest;
 
 /// HdrHistogram's V2 encoding cookie: `V2EncodingCookieBase` with the `0x10` its
@@ -61,10 +62,10 @@ impl View<'_> {
     fn for_each(&self, mut f: impl FnMut(usize, u64)) {
         match self {
             View::Counts(counts) => {
-                for (i, &c) in counts.iter().enumerate() {
-                    if c != 0 {
-                        f(i, u64::from(c));
-                    }
+                let mut at = 0;
+                while let Some(i) = WindowCounts::next_nonzero(counts, at) {
+                    f(i, u64::from(counts[i]));
+                    at = i + 1;
                 }
             }
             View::Sparse(s) => s.iter().for_each(|&(i, c)| f(i, c)),
