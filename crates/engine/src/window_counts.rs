@@ -119,24 +119,28 @@ impl WindowCounts {
         }
     }
 
-    /// The first counts index at or after `from` in `half` whose count is not zero: runs of
-    /// zeros are skipped eight counters at a time (one OR each), for walking the few hundred
-    /// counts among a window's thousands of counters.
-    pub fn next_nonzero(half: &[u32], from: usize) -> Option<usize> {
-        let rest = half.get(from..)?;
-        let mut base = from;
-        let mut blocks = rest.chunks_exact(8);
+    /// Calls `f(index, count)` for each non-zero counter of `half`, ascending: runs of zeros
+    /// are passed eight counters at a time (one OR each), for walking the few hundred counts
+    /// among a window's thousands of counters. (`dyn`: compiled here, at the engine's
+    /// optimisation level, whoever calls it.)
+    pub fn for_each_nonzero(half: &[u32], f: &mut dyn FnMut(usize, u32)) {
+        let mut blocks = half.chunks_exact(8);
+        let mut base = 0;
         for block in &mut blocks {
             if block.iter().fold(0, |any, &c| any | c) != 0 {
-                return block.iter().position(|&c| c != 0).map(|p| base + p);
+                for (j, &c) in block.iter().enumerate() {
+                    if c != 0 {
+                        f(base + j, c);
+                    }
+                }
             }
             base += 8;
         }
-        blocks
-            .remainder()
-            .iter()
-            .position(|&c| c != 0)
-            .map(|p| base + p)
+        for (j, &c) in blocks.remainder().iter().enumerate() {
+            if c != 0 {
+                f(base + j, c);
+            }
+        }
     }
 
     /// Calls `f(value, count)` for each non-empty bucket, ascending by value, with the values
@@ -175,9 +179,37 @@ impl WindowCounts {
     }
 }
 
-/// Σ of `counts`, widened.
+/// Σ of `counts`, widened. A window's counters are mostly zeros in runs: blocks of eight
+/// that hold none are passed after one OR (vectorised), which costs less than widening and
+/// adding them.
 fn sum(counts: &[u32]) -> u64 {
-    counts.iter().map(|&c| u64::from(c)).sum()
+    let mut blocks = counts.chunks_exact(8);
+    let mut total = 0;
+    for block in &mut blocks {
+        if block.iter().fold(0, |any, &c| any | c) != 0 {
+            total += block.iter().map(|&c| u64::from(c)).sum::<u64>();
+        }
+    }
+    total
+        + blocks
+            .remainder()
+            .iter()
+            .map(|&c| u64::from(c))
+            .sum::<u64>()
+}
+
+/// Σ j·c over `block` (j the position, < 128), skipping blocks of eight zeros as [`sum`].
+fn weighted_sum(block: &[u32]) -> u64 {
+    let mut total = 0;
+    for (k, eight) in block.chunks(8).enumerate() {
+        if eight.iter().fold(0, |any, &c| any | c) == 0 {
+            continue;
+        }
+        for (j, &c) in eight.iter().enumerate() {
+            total += (8 * k + j) as u64 * u64::from(c);
+        }
+    }
+    total
 }
 
 /// Σ count × bucket middle of one half (see [`WindowCounts::middle_sums`]).
@@ -192,12 +224,7 @@ fn middle_sum(counts: &[u32]) -> u128 {
             continue;
         }
         // j < 128 and c < 2^32: each product < 2^39, the block's sum < 2^46.
-        let weighted: u64 = block
-            .iter()
-            .enumerate()
-            .map(|(j, &c)| u64::from(j as u32) * u64::from(c))
-            .sum();
-        let (n, weighted) = (u128::from(n), u128::from(weighted));
+        let (n, weighted) = (u128::from(n), u128::from(weighted_sum(block)));
         total += match k {
             0 | 1 => (k as u128 * 128) * n + weighted,
             _ => ((128 * n + weighted) << (k - 1)) + (n << (k - 2)),
@@ -239,13 +266,9 @@ mod tests {
                 false => p += middle(counts_lowest(counts_index(v as u64))) * u128::from(c),
             });
             prop_assert_eq!(counts.middle_sums(), (p, n));
-            // Walking by next_nonzero visits every non-zero counter once, in order.
+            // The walk visits every non-zero counter once, in order.
             let mut walked = Vec::new();
-            let mut i = 0;
-            while let Some(at) = WindowCounts::next_nonzero(counts.positive(), i) {
-                walked.push(at);
-                i = at + 1;
-            }
+            WindowCounts::for_each_nonzero(counts.positive(), &mut |i, _| walked.push(i));
             let want: Vec<usize> = (0..counts.positive().len()).filter(|&i| counts.positive()[i] != 0).collect();
             prop_assert_eq!(walked, want);
         }

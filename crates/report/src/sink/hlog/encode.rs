@@ -62,11 +62,7 @@ impl View<'_> {
     fn for_each(&self, mut f: impl FnMut(usize, u64)) {
         match self {
             View::Counts(counts) => {
-                let mut at = 0;
-                while let Some(i) = WindowCounts::next_nonzero(counts, at) {
-                    f(i, u64::from(counts[i]));
-                    at = i + 1;
-                }
+                WindowCounts::for_each_nonzero(counts, &mut |i, c| f(i, u64::from(c)))
             }
             View::Sparse(s) => s.iter().for_each(|&(i, c)| f(i, c)),
         }
