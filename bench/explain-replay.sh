@@ -5,10 +5,11 @@
 # the attribution, the per-thread cause tables, the published state, the `monitor` cause
 # counters and a textfile (crates/report/examples/explain_replay/, its doc says how).
 #
-# Usage: bench/explain-replay.sh [HOURS=24] [THREADS=64] [LATE_PERMILLE=1] [MAX_WALL_S=1800] [CPU=0]
+# Usage: bench/explain-replay.sh [HOURS=24] [THREADS=64] [LATE_PERMILLE=1] [MAX_WALL_S=1800] [CPU=0] [WINDOW_MS=3000]
 #
 # THREADS virtual threads at 1 kHz, LATE_PERMILLE per mille of their wake-ups late (1: 64
-# late wake-ups/s host-wide), task names drawn from 100 000 variants. Printed per virtual
+# late wake-ups/s host-wide), task names drawn from 100 000 variants, the event window
+# keeping WINDOW_MS behind its newest event (3000: the controller's). Printed per virtual
 # hour: late wake-ups and records so far, VmRSS, the decoder's name tables (task names by
 # pid, interned texts), the most detail names of one cause row, the culprit series, the
 # window's events, the textfile's bytes, whether the cause counters add up to the late
@@ -23,9 +24,10 @@ threads=${2:-64}
 permille=${3:-1}
 max_wall=${4:-1800}
 cpu=${5:-0}
+window_ms=${6:-3000}
 cd "$(dirname "$0")/.."
 cargo build -q --release -p tickscope-report --example explain_replay
-echo "# bench/explain-replay.sh $hours $threads $permille $max_wall $cpu; $(nproc) CPUs; $(uname -r)"
+echo "# bench/explain-replay.sh $hours $threads $permille $max_wall $cpu $window_ms; $(nproc) CPUs; $(uname -r)"
 timeout $((max_wall + 120)) nice -n 19 taskset -c "$cpu" target/release/examples/explain_replay \
   --hours "$hours" --threads "$threads" --rate-hz 1000 --late-permille "$permille" \
-  --variants 100000 --publish-s 10 --max-wall-s "$max_wall"
+  --variants 100000 --publish-s 10 --max-wall-s "$max_wall" --window-keep-ms "$window_ms"

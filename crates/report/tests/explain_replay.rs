@@ -16,7 +16,8 @@ use tickscope_explain::name::NAMES_KEPT;
 fn the_long_path_keeps_bounded_tables_while_names_churn() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../explain/tests/fixtures/oracle");
     let threads = 16;
-    let mut r = Replay::load(&fixtures, threads, 100_000).expect("the oracle's recordings load");
+    let mut r = Replay::load(&fixtures, threads, 100_000, replay::WINDOW_KEEP_NS)
+        .expect("the oracle's recordings load");
     // 16 threads, one late wake-up each per virtual second, for 5 virtual minutes; every
     // task named anew (100 000 variants per recorded name).
     let mut sizes = Vec::new();

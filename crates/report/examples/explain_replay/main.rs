@@ -6,11 +6,12 @@
 //!
 //! Usage: explain_replay [--hours H=24] [--threads N=64] [--rate-hz R=1000]
 //! [--late-permille P=1] [--variants V=100000] [--publish-s S=10] [--max-wall-s W=1800]
-//! [--fixtures DIR]
+//! [--window-keep-ms K=3000] [--fixtures DIR]
 //!
 //! Late wake-ups per virtual second and thread: R × P / 1000 (1 kHz × 0.1 %: 1), evenly
 //! spaced; the `monitor` counters and the textfile are brought up to date every S virtual
-//! seconds. A replay that reaches W seconds of wall time stops and says at which hour.
+//! seconds. The event window keeps K ms behind its newest event (the controller's 3 s). A
+//! replay that reaches W seconds of wall time stops and says at which hour.
 
 mod replay;
 
@@ -43,6 +44,7 @@ struct Args {
     variants: u64,
     publish_s: u64,
     max_wall_s: u64,
+    window_keep_ms: u64,
     fixtures: PathBuf,
 }
 
@@ -55,6 +57,7 @@ fn args() -> Result<Args, String> {
         variants: 100_000,
         publish_s: 10,
         max_wall_s: 1800,
+        window_keep_ms: (replay::WINDOW_KEEP_NS / 1_000_000) as u64,
         fixtures: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../explain/tests/fixtures/oracle"),
     };
@@ -74,6 +77,7 @@ fn args() -> Result<Args, String> {
             "--variants" => a.variants = num()?,
             "--publish-s" => a.publish_s = num()?,
             "--max-wall-s" => a.max_wall_s = num()?,
+            "--window-keep-ms" => a.window_keep_ms = num()?,
             "--fixtures" => a.fixtures = PathBuf::from(&value),
             _ => return Err(format!("unknown option {flag}")),
         }
@@ -92,7 +96,8 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let mut r = match Replay::load(&a.fixtures, a.threads, a.variants) {
+    let keep_ns = a.window_keep_ms.min(3_600_000) as i64 * 1_000_000;
+    let mut r = match Replay::load(&a.fixtures, a.threads, a.variants, keep_ns) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("explain_replay: {e}");
@@ -102,7 +107,7 @@ fn main() {
     // Late wake-ups per virtual second and thread, as a rate in millihertz.
     let per_s_milli = a.rate_hz * a.late_permille;
     println!(
-        "# {} threads x {} Hz x {}/1000 late = {:.1} late wake-ups/s ({} recordings, names from {} variants, counters every {} s); load before {}",
+        "# {} threads x {} Hz x {}/1000 late = {:.1} late wake-ups/s ({} recordings, names from {} variants, counters every {} s, window {} ms); load before {}",
         a.threads,
         a.rate_hz,
         a.late_permille,
@@ -110,6 +115,7 @@ fn main() {
         r.recordings(),
         a.variants,
         a.publish_s,
+        a.window_keep_ms,
         load()
     );
     println!(
@@ -136,7 +142,8 @@ fn main() {
     let mut next_us: Vec<u64> = (0..a.threads as u64)
         .map(|k| k * 997 % step_us.max(1))
         .collect();
-    'hours: for hour in 1..=a.hours {
+    let mut cut = false;
+    for hour in 1..=a.hours {
         for second in (hour - 1) * 3600..hour * 3600 {
             let end_us = (second + 1) * 1_000_000;
             for (k, t) in next_us.iter_mut().enumerate() {
@@ -157,7 +164,8 @@ fn main() {
                     second as f64 / 3600.0,
                     a.max_wall_s
                 );
-                break 'hours;
+                cut = true;
+                break;
             }
         }
         let _ = r.publish();
@@ -193,6 +201,9 @@ fn main() {
             failed.push(format!(
                 "hour {hour}: series or breakdowns over bound: {s:?}"
             ));
+        }
+        if cut {
+            break;
         }
     }
     let mut sorted = hourly.clone();

@@ -30,8 +30,9 @@ use tickscope_explain::window::EventWindow;
 use tickscope_explain::{attribute, Breakdown, Event, Kind, LateSample, Nanos, Setting};
 use tickscope_report::sink::prometheus::why::Why;
 
-/// The controller's window: 3 s of events, at most 2^20 per CPU (`controller.rs`).
-const WINDOW_KEEP_NS: Nanos = 3_000_000_000;
+/// The controller's window: 3 s of events (the default of [`Replay::load`]'s `keep_ns`), at
+/// most 2^20 per CPU (`controller.rs`).
+pub const WINDOW_KEEP_NS: Nanos = 3_000_000_000;
 const WINDOW_CAP: usize = 1 << 20;
 /// The controller's margin after a wake-up (`CATCH_UP_NS`).
 const CATCH_UP_NS: Nanos = 2_000_000;
@@ -182,11 +183,17 @@ fn index_of(list: &[&str], name: &str) -> u64 {
 
 impl Replay {
     /// Loads every `*.jsonl` recording of `dir` for `threads` virtual threads, task names
-    /// drawn from `variants` (≥ 1) per recorded name.
+    /// drawn from `variants` (≥ 1) per recorded name, the event window keeping `keep_ns`
+    /// behind its newest event ([`WINDOW_KEEP_NS`] as the controller).
     ///
     /// # Errors
     /// A recording that cannot be read or parsed, in words.
-    pub fn load(dir: &Path, threads: usize, variants: u64) -> Result<Replay, String> {
+    pub fn load(
+        dir: &Path,
+        threads: usize,
+        variants: u64,
+        keep_ns: Nanos,
+    ) -> Result<Replay, String> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(|e| format!("{}: {e}", dir.display()))?
             .flatten()
@@ -264,7 +271,7 @@ impl Replay {
             variants: variants.max(1),
             functions,
             decoder: Decoder::offline(symbols, irq_names),
-            window: EventWindow::new(WINDOW_KEEP_NS, WINDOW_CAP),
+            window: EventWindow::new(keep_ns, WINDOW_CAP),
             rings: (0..2 * threads)
                 .map(|_| (0, vec![0u8; DUMP_SIZE]))
                 .collect(),
