@@ -17,7 +17,8 @@
 # causes. Exit status 1 when RSS grew by more than 1 MiB from the first hour to the last or a
 # bounded structure is over its bound. Runs at nice 19 on CPU (the machine may be shared), at
 # most MAX_WALL_S seconds (a cut run says at which hour it stopped). No timing is judged;
-# nothing is changed on the system; the textfile (in $TMPDIR) is removed at the end.
+# nothing is changed on the system; the textfile (in a temporary directory) is removed at the end,
+# also when the run is cut.
 set -euo pipefail
 hours=${1:-24}
 threads=${2:-64}
@@ -27,6 +28,10 @@ cpu=${5:-0}
 window_ms=${6:-3000}
 cd "$(dirname "$0")/.."
 cargo build -q --release -p tickscope-report --example explain_replay
+# The textfile goes into a directory of its own, removed however the replay ends.
+TMPDIR=$(mktemp -d)
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 echo "# bench/explain-replay.sh $hours $threads $permille $max_wall $cpu $window_ms; $(nproc) CPUs; $(uname -r)"
 timeout $((max_wall + 120)) nice -n 19 taskset -c "$cpu" target/release/examples/explain_replay \
   --hours "$hours" --threads "$threads" --rate-hz 1000 --late-permille "$permille" \
