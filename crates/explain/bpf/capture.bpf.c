@@ -12,7 +12,9 @@
 // housekeeping CPU. Copies are spaced: the next one waits until half the ring is new or
 // DUMP_AFTER_NS have passed since the oldest late wake-up not sent yet (its records are still
 // in the ring then, and a run where every wake-up is late sends a ring per half ring, not per
-// wake-up: consecutive copies overlap, user space keeps each record once).
+// wake-up: consecutive copies overlap, user space keeps each record once), or that late
+// wake-up's window already holds an eighth of the ring (busy: a burst of events in one more
+// period would overwrite its start).
 //
 // "Late" is measured from the soft expiry (`_softexpires`, the time the thread asked for):
 // with timer slack the hard expiry (`node.expires`) is up to the slack later
@@ -68,6 +70,7 @@ static __u32 (*bpf_get_smp_processor_id)(void) = (void *)8;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
 static long (*bpf_ringbuf_output)(void *rb, void *data, __u64 size, __u64 flags) = (void *)130;
+static struct task_struct *(*bpf_get_current_task_btf)(void) = (void *)158;
 
 struct timerqueue_node {
 	__s64 expires;
@@ -79,10 +82,29 @@ struct hrtimer {
 	void *function;
 } CORE;
 
+// Steal time (paravirt, CONFIG_PARAVIRT_TIME_ACCOUNTING): update_rq_clock_task()
+// (kernel/sched/core.c) adds the steal clock's advance (on KVM the host's MSR_KVM_STEAL_TIME
+// record, Documentation/virt/kvm/x86/msr.rst) to `rq->prev_steal_time_rq` each time it
+// updates the run queue's clock, as every wake-up and every schedule() does. It is reached
+// from the current task without kernel symbols: `se.cfs_rq` is set for tasks of every
+// class by set_task_rq() (CONFIG_FAIR_GROUP_SCHED), and `cfs_rq->rq` is its CPU's run queue.
+struct rq {
+	__u64 prev_steal_time_rq;
+} CORE;
+
+struct cfs_rq {
+	struct rq *rq;
+} CORE;
+
+struct sched_entity {
+	struct cfs_rq *cfs_rq;
+} CORE;
+
 struct task_struct {
 	int pid;
 	int prio;
 	char comm[16];
+	struct sched_entity se;
 } CORE;
 
 struct pt_regs {
@@ -140,8 +162,15 @@ struct thread {
 	__u32 late;    // late wake-ups seen
 	__s64 pending_since; // sys_exit of the oldest late wake-up not sent yet, ns
 	// Soft expiry of the wait that returned on time, until the thread next leaves the CPU
-	// on its own; negated once it was switched out runnable in between (see on_sched_switch).
+	// on its own (judged again then); negated once it was switched out runnable in between
+	// (see on_sched_switch).
 	__s64 returned;
+	__u64 steal_at;  // rq->prev_steal_time_rq at the last reading (see read_steal), ns
+	__u32 steal_cpu; // CPU + 1 of that reading (0: none yet)
+	__u32 unused;
+	__u64 ret_head;      // its CPU's ring head after its last wait return
+	__u64 ret_head_prev; // the same for the return before (where a late window starts)
+	__u64 late_from;     // ret_head_prev of the oldest late wake-up not sent yet
 };
 
 struct {
@@ -235,6 +264,43 @@ static __always_inline struct ring *my_ring(void)
 	return bpf_map_lookup_elem(&rings, &zero);
 }
 
+#define NO_STEAL (~0ULL)
+
+// The current CPU's steal time so far (ns), read through the current task (see struct rq);
+// NO_STEAL where this kernel has no such field (the relocation is then guarded off, never
+// failed) or the chain is broken.
+static __always_inline __u64 read_steal(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (!__builtin_preserve_field_info(t->se.cfs_rq, 2 /* BPF_FIELD_EXISTS */))
+		return NO_STEAL;
+	struct cfs_rq *q = t->se.cfs_rq;
+	if (!q)
+		return NO_STEAL;
+	struct rq *rq = q->rq;
+	if (!rq || !__builtin_preserve_field_info(rq->prev_steal_time_rq, 2))
+		return NO_STEAL;
+	return rq->prev_steal_time_rq;
+}
+
+// Steal since the thread's previous reading on this CPU, stored into `e->p[1]` with
+// `e->p[2]` = 1, or nothing (`p[2]` = 0) when the previous reading was on another CPU or
+// there was none; then this reading becomes the previous one.
+static __always_inline void steal_since(struct thread *th, struct rec *e, __u32 cpu)
+{
+	__u64 now = read_steal();
+	if (now == NO_STEAL)
+		return;
+	if (e) {
+		if (th->steal_cpu == cpu + 1 && now >= th->steal_at) {
+			e->p[1] = now - th->steal_at;
+			e->p[2] = 1;
+		}
+	}
+	th->steal_at = now;
+	th->steal_cpu = cpu + 1;
+}
+
 static __always_inline struct rec *put(struct ring *r, __u16 kind)
 {
 	struct rec *e = &r->recs[r->head & (RING_LEN - 1)];
@@ -272,8 +338,12 @@ int on_hrtimer_start(__u64 *ctx)
 	if (!tid)
 		return 0;
 	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
-	if (th)
+	if (th) {
 		th->expiry = soft;
+		// Armed by the watched thread itself before it sleeps: steal from here on is
+		// what its wake-up can be charged with.
+		steal_since(th, 0, bpf_get_smp_processor_id());
+	}
 	return 0;
 }
 
@@ -332,27 +402,39 @@ int on_sched_switch(__u64 *ctx)
 	// before its clock read: since Linux 6.18 a throttled CFS group's task is dequeued by task
 	// work on its way back to user mode (throttle_cfs_rq_work(), kernel/sched/fair.c) and
 	// runs again only after the refill; one that waits uninterruptibly (TASK_UNINTERRUPTIBLE,
-	// 2) may be waiting for a page its code faulted on. When it next leaves the CPU on its
-	// own otherwise (after its clock read), that wake-up is judged again, up to then: late
-	// if past its threshold.
+	// 2) may be waiting for a page its code faulted on. And one that is not switched out at
+	// all may still read its clock late: under an IPI flood its way back to user mode took
+	// 17 µs of a 33 µs wake-up, so that sys_exit was on time. When it next leaves the CPU on
+	// its own (after its clock read), that wake-up is judged again, up to then: late if past
+	// its threshold (a window sent for a wake-up user space then finds on time costs a copy,
+	// never an attribution).
 	if (preempt || (prev_state & 2)) {
 		if (th->returned > 0)
 			th->returned = -th->returned;
 		return 0;
 	}
-	if (th->returned < 0 && (__s64)e->ts + th->returned > th->threshold) {
+	__s64 ret = th->returned < 0 ? -th->returned : th->returned;
+	if (ret > 0 && (__s64)e->ts - ret > th->threshold) {
 		th->late++;
-		if (!th->pending)
+		if (!th->pending) {
 			th->pending_since = e->ts;
+			th->late_from = th->ret_head_prev;
+		}
 		th->pending = 1;
-		th->late_expiry = -th->returned;
+		th->late_expiry = ret;
 		th->late_woke = e->ts;
 	}
 	th->returned = 0;
 	// A late thread that leaves the CPU on its own has read its clock: send the window.
+	// It waits (to send one copy for several late wake-ups) unless half the ring is new,
+	// DUMP_AFTER_NS passed, or the oldest unsent late wake-up's window (from the thread's
+	// wait return before it) holds an eighth of the ring or more: a burst in the next period
+	// would overwrite its start before the next chance (under the oracle's IPI plant a
+	// window is 110-150 records and the bursts start unannounced, docs/explain.md).
 	if (!th->pending)
 		return 0;
-	if (r->head - r->dumped_head < RING_LEN / 2 && e->ts - th->pending_since < DUMP_AFTER_NS)
+	if (r->head - r->dumped_head < RING_LEN / 2 && e->ts - th->pending_since < DUMP_AFTER_NS &&
+	    8 * (r->head - th->late_from) < RING_LEN)
 		return 0;
 	th->pending = 0;
 	r->dumped_head = r->head;
@@ -393,12 +475,21 @@ int on_sys_exit(__u64 *ctx)
 		return 0;
 	struct rec *e = put(r, K_SYS_EXIT);
 	e->p[0] = nr;
+	e->p[1] = 0;
+	e->p[2] = 0;
+	// Steal on this CPU since the thread armed its timer (or since its previous wake-up,
+	// when another thread arms it): p[1] ns, p[2] = 1 when known.
+	steal_since(th, e, bpf_get_smp_processor_id());
 	__s64 expiry = th->expiry;
 	th->returned = 0;
+	th->ret_head_prev = th->ret_head;
+	th->ret_head = r->head;
 	if (expiry > 0 && (__s64)e->ts - expiry > th->threshold) {
 		th->late++;
-		if (!th->pending)
+		if (!th->pending) {
 			th->pending_since = e->ts;
+			th->late_from = th->ret_head_prev;
+		}
 		th->pending = 1;
 		th->late_expiry = expiry;
 		th->late_woke = e->ts;

@@ -154,6 +154,12 @@ pub struct Breakdown {
     /// softirqs, other threads), in time order, at most [`MAX_MARKS`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub marks: Vec<Mark>,
+    /// Steal time on the CPU during the wait, ns, as the BPF backend read it at the wait's
+    /// return ([`Kind::Steal`]: from the arming of the thread's timer to its return); absent
+    /// where it was not read (the tracefs backend, a kernel without paravirt steal
+    /// accounting) — never 0 for "unknown".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_ns: Option<Nanos>,
 }
 
 /// One segment (or the residual) placed in time.
@@ -282,6 +288,7 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         })
         .map(|k| from + k);
     let switch_in = switch_in.filter(|&s| sys_exit.is_none_or(|x| s <= x));
+    let steal = sys_exit.and_then(|x| steal_at_return(events, x));
     if entry.is_some() && switch_in.is_none() {
         flags.push("no_switch_in".to_string());
     }
@@ -289,11 +296,17 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         flags.push("no_sys_exit".to_string());
     }
     // A loss spans from the CPU's last event before it (`since`) to the marker's own time.
+    // It matters from the thread's arming of its timer on (every boundary and detail comes
+    // from there to the wake-up; the idle state before the interrupt is entered after the
+    // arming): a loss that ended by the arming seen is before everything used. Without
+    // the arming seen, from one period before the expiry.
+    let used_from = match start {
+        Some((i, ..)) => events[i].ts + 1,
+        None => expiry - setting.period.max(0) - 2 * US,
+    };
     let lost = events.iter().any(|e| match e.kind {
         Kind::Lost { since, .. } => {
-            cpu.is_none_or(|c| c == e.cpu)
-                && e.ts >= expiry - setting.period.max(0) - 2 * US
-                && since.unwrap_or(e.ts) <= woke + US
+            cpu.is_none_or(|c| c == e.cpu) && e.ts >= used_from && since.unwrap_or(e.ts) <= woke + US
         }
         _ => false,
     });
@@ -343,7 +356,7 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     // S1: what the CPU was doing when the timer should have fired.
     if let (Some(c), Some(i)) = (cpu, lte.or(entry)) {
         segments[1].details =
-            delivery_details(events, c, i, tid, setting, segments[1].ns, &mut flags);
+            delivery_details(events, c, i, tid, setting, segments[1].ns, steal, &mut flags);
     }
     // S1 when the thread armed its timer only after the expiry: it was not waiting, and a
     // page fault of its own before the arming is what held it (its code paged out, e.g.).
@@ -446,11 +459,17 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     if cause.category == "unexplained" {
         let at = sys_exit.or(start.map(|s| s.0)).map(|i| events[i].cpu);
         if let Some(c) = cpu.or(at) {
-            if trace_silent(events, c, &bounds, expiry, sample.latency()) {
+            if let Some(gap) = trace_silent(events, c, &bounds, expiry, sample.latency()) {
                 flags.push("trace_silent".to_string());
-                cause = Cause {
-                    category: "cannot tell".into(),
-                    detail: Some(TRACE_SILENT.into()),
+                cause = match steal.filter(|&st| st > 0 && STEAL_SHARE * st >= gap) {
+                    Some(st) => Cause {
+                        category: "hypervisor".into(),
+                        detail: Some(format!("steal {} µs", us(st))),
+                    },
+                    None => Cause {
+                        category: "cannot tell".into(),
+                        detail: Some(TRACE_SILENT.into()),
+                    },
                 };
             }
         }
@@ -469,38 +488,65 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         flags,
         spans: spans(&bounds, expiry),
         marks,
+        steal_ns: steal,
     }
 }
 
 /// How a breakdown names a residual in which the CPU's trace recorded nothing at all.
 const TRACE_SILENT: &str = "trace silent";
 
-/// Whether the largest residual span of `bounds` (at least half of the latency) holds no
-/// event at all on `cpu`: the boundaries' events are not missing one by one, the trace of
+/// A silent residual is the host's when the steal time read at the wake-up is at least
+/// 1/`STEAL_SHARE` of it: steal is time the vCPU was runnable and the host ran something
+/// else, the one thing that stops a guest CPU's trace without a trace of its own. The
+/// reading covers the whole wait (from the arming of its timer), so steal before the expiry
+/// counts too; half the silent span keeps a little steal during a long sleep from naming
+/// the host for a gap it did not make.
+const STEAL_SHARE: Nanos = 2;
+
+/// ns → whole µs, rounded.
+fn us(ns: Nanos) -> Nanos {
+    (ns + US / 2) / US
+}
+
+/// The steal time read at the wait's return `events[x]` (BPF backend: [`Kind::Steal`] right
+/// after that `sys_exit`, same thread and time), ns; `None` where it was not read (the text
+/// path, a kernel without paravirt steal accounting, the thread's first wait on a CPU).
+fn steal_at_return(events: &[Event], x: usize) -> Option<Nanos> {
+    let at = &events[x];
+    events[x + 1..]
+        .iter()
+        .take_while(|e| e.ts <= at.ts)
+        .find_map(|e| match e.kind {
+            Kind::Steal { ns } if e.pid == at.pid && e.cpu == at.cpu => Some(ns),
+            _ => None,
+        })
+}
+
+/// The length (ns) of the largest residual span of `bounds` when it is at least half of the
+/// latency and holds no event at all on `cpu`, else `None`: the boundaries' events are not missing one by one, the trace of
 /// that CPU is silent for the whole span — as when the vCPU did not run, or its events were
 /// not recorded (seen on this VM about once a second for 0.1–1.5 ms, in tickscope's window
 /// and in the oracle's own trace instance alike). What held the thread cannot be told; the
 /// cause says so ("cannot tell (trace silent)", flag `trace_silent`) rather than calling it
-/// missing events of an otherwise recorded stretch.
+/// missing events of an otherwise recorded stretch — unless the steal time read at the
+/// wake-up covers it ([`STEAL_SHARE`]): then the host held the vCPU, "hypervisor (steal X µs)".
 fn trace_silent(
     events: &[Event],
     cpu: u32,
     bounds: &[Option<Nanos>; 7],
     expiry: Nanos,
     latency: Nanos,
-) -> bool {
-    let Some(gap) = spans(bounds, expiry)
+) -> Option<Nanos> {
+    let gap = spans(bounds, expiry)
         .into_iter()
         .filter(|s| s.id == "residual")
-        .max_by_key(|s| s.to_ns - s.from_ns)
-    else {
-        return false;
-    };
+        .max_by_key(|s| s.to_ns - s.from_ns)?;
     let (a, b) = (expiry + gap.from_ns, expiry + gap.to_ns);
-    2 * (b - a) >= latency
+    (2 * (b - a) >= latency
         && !events
             .iter()
-            .any(|e| e.cpu == cpu && e.ts > a + US && e.ts < b - US)
+            .any(|e| e.cpu == cpu && e.ts > a + US && e.ts < b - US))
+    .then_some(b - a)
 }
 
 /// What ran on `cpu` in `[from, to]` other than the measured thread and idle, as marks
@@ -678,7 +724,9 @@ fn clip_details(mut d: Vec<Detail>, total: Nanos) -> Vec<Detail> {
 /// (user mode always is; this kernel has no `preemptirq` events to show interrupts-off
 /// sections), so on a VM the interrupt was held outside the guest ("hypervisor: vCPU running
 /// X") and on bare metal the trace cannot tell — never "the task did it": a task in user
-/// mode cannot delay an interrupt.
+/// mode cannot delay an interrupt. A hypervisor detail ends with the steal time read at the
+/// wake-up when there is one (`; steal X µs`, see [`Kind::Steal`]).
+#[allow(clippy::too_many_arguments)]
 fn delivery_details(
     events: &[Event],
     cpu: u32,
@@ -686,8 +734,10 @@ fn delivery_details(
     tid: i32,
     setting: &Setting,
     ns: Nanos,
+    steal: Option<Nanos>,
     flags: &mut Vec<String>,
 ) -> Vec<Detail> {
+    let stolen = steal.map_or(String::new(), |st| format!("; steal {} µs", us(st)));
     let at = &events[irq];
     let idle_state = events[..irq].iter().rev().find_map(|e| match e.kind {
         Kind::CpuIdle { state } if e.cpu == cpu => Some(state),
@@ -710,7 +760,7 @@ fn delivery_details(
         (true, _, true) => add(
             &mut d,
             "hypervisor",
-            &format!("vCPU halted ({state})"),
+            &format!("vCPU halted ({state}){stolen}"),
             None,
             ns,
         ),
@@ -720,7 +770,7 @@ fn delivery_details(
             &mut d,
             "hypervisor",
             &format!(
-                "vCPU running {}; interrupt held outside the guest{}",
+                "vCPU running {}; interrupt held outside the guest{}{stolen}",
                 current.1,
                 ipis_during(events, cpu, irq, at.ts - ns)
             ),

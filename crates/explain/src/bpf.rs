@@ -32,8 +32,9 @@ use std::os::fd::OwnedFd;
 const MAX_CPUS: usize = 1024;
 
 /// `struct thread` of the C source as u64 words: expiry, threshold, late_expiry,
-/// late_woke, (pending | late << 32), pending_since, returned.
-type ThreadWords = [u64; 7];
+/// late_woke, (pending | late << 32), pending_since, returned, steal_at,
+/// (steal_cpu + 1 | unused << 32), ret_head, ret_head_prev, late_from.
+type ThreadWords = [u64; 12];
 /// `struct ring` as u64 words (`crate::bpf_records::DUMP_SIZE` / 8).
 type RingWords = [u64; crate::bpf_records::DUMP_SIZE / 8];
 

@@ -277,6 +277,14 @@ impl Decoder {
             }
             let Some(kind) = self.kind(r) else { continue };
             let comm = self.comm(r.pid);
+            // A wait's return carries the steal time since the wait began (p[2] = 1: known).
+            let steal = (r.kind == 12 && r.p[2] == 1).then(|| Event {
+                ts: r.ts,
+                cpu: dump.cpu,
+                pid: r.pid,
+                comm: comm.clone(),
+                kind: Kind::Steal { ns: r.p[1] as Nanos },
+            });
             events.push(Event {
                 ts: r.ts,
                 cpu: dump.cpu,
@@ -284,6 +292,7 @@ impl Decoder {
                 comm,
                 kind,
             });
+            events.extend(steal);
         }
         fill_in_with(&mut events, &mut self.filled);
         out.append(&mut events);
@@ -639,6 +648,39 @@ mod tests {
         assert!(ev.windows(2).all(|w| w[0].ts <= w[1].ts));
         // The same records again (a later dump of the same ring) are not repeated.
         assert_eq!(dec.decode(&d, &mut ev), 0);
+    }
+
+    #[test]
+    fn a_wait_return_carries_its_steal_time_only_when_read() {
+        // p[1] = steal ns, p[2] = 1 when read (0: not read — never a steal of 0).
+        let recs = [
+            (100, 7, 12, [230, 0, 0, 0, 0, 0]),
+            (200, 7, 12, [230, 0, 1, 0, 0, 0]),
+            (300, 7, 12, [230, 812_345, 1, 0, 0, 0]),
+            (400, 7, 12, [230, 99, 0, 0, 0, 0]),
+        ];
+        let d = parse_dump(&dump(1000, 7, 1, &recs)).unwrap();
+        let mut ev = Vec::new();
+        Decoder::offline(HashMap::new(), HashMap::new()).decode(&d, &mut ev);
+        let got: Vec<(Nanos, Option<Nanos>)> = ev
+            .iter()
+            .map(|e| match e.kind {
+                Kind::Steal { ns } => (e.ts, Some(ns)),
+                _ => (e.ts, None),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (100, None),
+                (200, None),
+                (200, Some(0)),
+                (300, None),
+                (300, Some(812_345)),
+                (400, None)
+            ]
+        );
+        assert!(ev.iter().all(|e| e.pid == 7 && e.cpu == 1));
     }
 
     #[test]

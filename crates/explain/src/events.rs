@@ -159,6 +159,17 @@ pub enum Kind {
         /// System call number.
         nr: i64,
     },
+    /// Steal time (BPF backend only): at a watched thread's return from its wait, the
+    /// paravirt steal time its CPU's run queue accounted since the thread armed the wait's
+    /// timer, or since its previous wake-up when another thread arms it (`prev_steal_time_rq`,
+    /// advanced by update_rq_clock_task(), kernel/sched/core.c; on KVM from the host's
+    /// MSR_KVM_STEAL_TIME record, Documentation/virt/kvm/x86/msr.rst). Comes right after that
+    /// `sys_exit`. Time the vCPU wanted to run and the host ran something else. The text path
+    /// never has it: there steal is not available (never read as 0).
+    Steal {
+        /// Steal time, ns (≥ 0).
+        ns: Nanos,
+    },
     /// A `trace_marker` line.
     Marker {
         /// The text written.

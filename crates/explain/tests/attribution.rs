@@ -128,6 +128,10 @@ impl B {
     fn sys_exit(self, ts: Nanos) -> Self {
         self.ev(ts, TID, "tickscope-0", Kind::SysExit { nr: 230 })
     }
+    /// The steal time the BPF backend read at the wait's return at `ts` (right after it).
+    fn steal(self, ts: Nanos, ns: Nanos) -> Self {
+        self.ev(ts, TID, "tickscope-0", Kind::Steal { ns })
+    }
     fn events(mut self) -> Vec<Event> {
         self.0.sort_by_key(|e| e.ts);
         self.0
@@ -355,6 +359,79 @@ fn a_late_interrupt_to_a_running_task_is_never_blamed_on_it() {
     let b = attribute(&sample(EXPIRY + 304_000), &setting(false), &ev);
     assert_eq!(b.cause.category, "cannot tell");
     assert_eq!(b.segments[1].details[0].kind, "cannot_tell");
+}
+
+/// The steal time read at the wake-up (BPF backend) is the hypervisor detail's evidence; the
+/// cause stays `hypervisor`, its detail unchanged (so that causes still group).
+#[test]
+fn steal_read_at_the_wake_up_is_the_hypervisor_details_evidence() {
+    let ev = B::new()
+        .armed(0)
+        .fired(EXPIRY + 300_000, EXPIRY + 300_500, (42, "bash"))
+        .switch(EXPIRY + 302_000, (42, "bash"), (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 303_000)
+        .steal(EXPIRY + 303_000, 281_600)
+        .events();
+    let b = attribute(&sample(EXPIRY + 304_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "hypervisor");
+    assert_eq!(b.cause.detail, None);
+    assert_eq!(b.steal_ns, Some(281_600));
+    assert_eq!(
+        b.segments[1].details[0].name,
+        "vCPU running bash; interrupt held outside the guest; steal 282 µs"
+    );
+    // A halted vCPU's held interrupt says the same; a steal of 0 is stated, not left out.
+    let ev = B::new()
+        .armed(0)
+        .idle(EXPIRY - 500_000, Some(1))
+        .fired(EXPIRY + 200_000, EXPIRY + 200_500, (0, "<idle>"))
+        .switch(EXPIRY + 202_000, (0, "<idle>"), (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 203_000)
+        .steal(EXPIRY + 203_000, 0)
+        .events();
+    let b = attribute(&sample(EXPIRY + 204_000), &setting(true), &ev);
+    assert_eq!(b.cause.category, "hypervisor", "{b:#?}");
+    assert!(
+        b.segments[1].details[0].name.ends_with("; steal 0 µs"),
+        "{b:#?}"
+    );
+}
+
+/// A residual in which the CPU's trace is silent: with the steal read at the wake-up at least
+/// half of it, the host held the vCPU — "hypervisor (steal X µs)"; with less, none, or a
+/// reading of another thread's, "cannot tell (trace silent)" stays.
+#[test]
+fn steal_covering_a_silent_residual_names_the_host() {
+    let silent = |steal: Option<(i32, Nanos)>| {
+        let mut b = B::new()
+            .sys_exit(EXPIRY - PERIOD - 2_000)
+            .armed(0)
+            .switch(EXPIRY - PERIOD + 2_000, (TID, "tickscope-0"), (77, "cc1"))
+            .sys_exit(EXPIRY + 1_000_000);
+        if let Some((pid, ns)) = steal {
+            b = b.ev(EXPIRY + 1_000_000, pid, "x", Kind::Steal { ns });
+        }
+        let ev = b.events();
+        attribute(&sample(EXPIRY + 1_010_000), &setting(true), &ev)
+    };
+    assert_eq!(silent(None).steal_ns, None, "not read is not 0");
+    let b = silent(Some((TID, 640_000)));
+    check_sum(&b);
+    assert_eq!(b.cause.category, "hypervisor", "{b:#?}");
+    assert_eq!(b.cause.detail.as_deref(), Some("steal 640 µs"));
+    assert!(b.flags.iter().any(|f| f == "trace_silent"));
+    // Exactly half the silent millisecond is enough; less is not.
+    assert_eq!(silent(Some((TID, 500_000))).cause.category, "hypervisor");
+    for b in [
+        silent(Some((TID, 499_000))),
+        silent(Some((TID, 0))),
+        silent(None),
+        silent(Some((77, 900_000))),
+    ] {
+        assert_eq!(b.cause.category, "cannot tell", "{b:#?}");
+        assert_eq!(b.cause.detail.as_deref(), Some("trace silent"));
+    }
 }
 
 #[test]
@@ -1064,6 +1141,44 @@ fn a_thread_that_preempts_on_the_way_back_to_user_mode_is_named() {
     assert_eq!(b.cause.category, "other thread");
     assert_eq!(b.cause.detail.as_deref(), Some("spin99"));
     assert_eq!(b.segments[5].details[0].name, "spin99");
+}
+
+/// Under an IPI flood (the oracle's ipi plant, BPF path) a window's records can reach back
+/// less than a period: a loss that ended before the thread armed its timer is before every
+/// event the breakdown uses, and the wake-up keeps its cause; one after the arming is
+/// "events lost".
+#[test]
+fn a_loss_before_the_arming_leaves_the_breakdown_whole() {
+    let lost = |ts: Nanos| Event {
+        ts,
+        cpu: CPU,
+        pid: -1,
+        comm: Default::default(),
+        kind: Kind::Lost {
+            count: 40,
+            since: Some(ts - 200_000),
+        },
+    };
+    let ev = |at: Nanos| {
+        let mut v = B::new()
+            .armed(0)
+            .fired(EXPIRY + 300_000, EXPIRY + 300_500, (42, "bash"))
+            .switch(EXPIRY + 302_000, (42, "bash"), (TID, "tickscope-0"))
+            .sys_exit(EXPIRY + 303_000)
+            .events();
+        v.insert(0, lost(at));
+        v.sort_by_key(|e| e.ts);
+        v
+    };
+    // The loss ends at the arming's own record (its first after the gap), and well before.
+    for at in [EXPIRY - PERIOD, EXPIRY - PERIOD - 100_000] {
+        let b = attribute(&sample(EXPIRY + 304_000), &setting(true), &ev(at));
+        check_sum(&b);
+        assert_eq!(b.cause.category, "hypervisor", "{b:#?}");
+        assert!(!b.flags.iter().any(|f| f == "lost_events"));
+    }
+    let b = attribute(&sample(EXPIRY + 304_000), &setting(true), &ev(EXPIRY - PERIOD + 50_000));
+    assert_eq!(b.cause.category, "events lost", "{b:#?}");
 }
 
 #[test]

@@ -105,6 +105,27 @@ fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
         && matches!(e.kind, Kind::SysExit { nr } if nr == libc::SYS_clock_nanosleep)));
     assert!(events.iter().any(|e| matches!(&e.kind,
         Kind::HrtimerExpireEntry { function, .. } if function == "hrtimer_wakeup")));
+    // Steal time, where the kernel accounts it, comes right after the wait's return it
+    // belongs to (same thread, CPU and time) and is never negative.
+    let mut steal = Vec::new();
+    for w in events.windows(2) {
+        if let Kind::Steal { ns } = w[1].kind {
+            assert!(ns >= 0, "negative steal {ns}");
+            assert!(
+                w[0].pid == w[1].pid
+                    && w[0].cpu == w[1].cpu
+                    && w[0].ts == w[1].ts
+                    && matches!(w[0].kind, Kind::SysExit { .. }),
+                "steal not after its wait's return: {w:?}"
+            );
+            steal.push(ns);
+        }
+    }
+    if steal.is_empty() {
+        eprintln!("no steal time read: this kernel has no paravirt steal accounting in its run queue");
+    } else {
+        eprintln!("steal per wait (ns): {steal:?}");
+    }
     let s = cap.stats();
     assert!(s.records > 0 && s.dumps >= dumps.len() as u64);
     assert!(cap.late_seen(tid) >= dumps.len() as u64);

@@ -316,6 +316,7 @@ mod tests {
             flags: vec![],
             spans: vec![],
             marks: vec![],
+            steal_ns: None,
         }
     }
 
