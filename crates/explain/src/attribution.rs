@@ -306,7 +306,9 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     };
     let lost = events.iter().any(|e| match e.kind {
         Kind::Lost { since, .. } => {
-            cpu.is_none_or(|c| c == e.cpu) && e.ts >= used_from && since.unwrap_or(e.ts) <= woke + US
+            cpu.is_none_or(|c| c == e.cpu)
+                && e.ts >= used_from
+                && since.unwrap_or(e.ts) <= woke + US
         }
         _ => false,
     });
@@ -355,8 +357,16 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
 
     // S1: what the CPU was doing when the timer should have fired.
     if let (Some(c), Some(i)) = (cpu, lte.or(entry)) {
-        segments[1].details =
-            delivery_details(events, c, i, tid, setting, segments[1].ns, steal, &mut flags);
+        segments[1].details = delivery_details(
+            events,
+            c,
+            i,
+            tid,
+            setting,
+            segments[1].ns,
+            steal,
+            &mut flags,
+        );
     }
     // S1 when the thread armed its timer only after the expiry: it was not waiting, and a
     // page fault of its own before the arming is what held it (its code paged out, e.g.).

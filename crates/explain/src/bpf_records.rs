@@ -283,7 +283,9 @@ impl Decoder {
                 cpu: dump.cpu,
                 pid: r.pid,
                 comm: comm.clone(),
-                kind: Kind::Steal { ns: r.p[1] as Nanos },
+                kind: Kind::Steal {
+                    ns: r.p[1] as Nanos,
+                },
             });
             events.push(Event {
                 ts: r.ts,

@@ -1177,7 +1177,11 @@ fn a_loss_before_the_arming_leaves_the_breakdown_whole() {
         assert_eq!(b.cause.category, "hypervisor", "{b:#?}");
         assert!(!b.flags.iter().any(|f| f == "lost_events"));
     }
-    let b = attribute(&sample(EXPIRY + 304_000), &setting(true), &ev(EXPIRY - PERIOD + 50_000));
+    let b = attribute(
+        &sample(EXPIRY + 304_000),
+        &setting(true),
+        &ev(EXPIRY - PERIOD + 50_000),
+    );
     assert_eq!(b.cause.category, "events lost", "{b:#?}");
 }
 

@@ -122,7 +122,9 @@ fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
         }
     }
     if steal.is_empty() {
-        eprintln!("no steal time read: this kernel has no paravirt steal accounting in its run queue");
+        eprintln!(
+            "no steal time read: this kernel has no paravirt steal accounting in its run queue"
+        );
     } else {
         eprintln!("steal per wait (ns): {steal:?}");
     }
