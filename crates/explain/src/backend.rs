@@ -28,6 +28,19 @@ const KERNEL_SHARE: (i64, i64) = (3, 4);
 /// (the window is sent when the thread next sleeps, i.e. within about one period).
 pub const BPF_WAIT_NS: i64 = 20_000_000;
 
+/// How far behind its newest event the BPF backend's [`EventWindow`] keeps events, ns.
+/// A late wake-up's events arrive together, in its window, within about one period of the
+/// wake-up, and every wake-up still waiting holds its own events however old
+/// ([`EventWindow::hold_from`]); the age limit is only a margin for a collector that lags.
+/// 1 s rather than the text path's 3 s: at a 64-CPU host's volume with 1 % of wake-ups late
+/// the 3 s window held ≈ 10 MiB of events (`bench/explain-replay.sh`, docs/explain.md
+/// "Memory over days").
+pub const BPF_WINDOW_KEEP_NS: Nanos = 1_000_000_000;
+
+/// The same for the tracefs text path, ns: its events arrive as the kernel writes them and
+/// a wake-up is complete only once the trace has run past it, so it keeps more.
+pub const TRACEFS_WINDOW_KEEP_NS: Nanos = 3_000_000_000;
+
 /// The events' source.
 #[derive(Debug)]
 pub enum Capture {
@@ -95,6 +108,15 @@ impl Capture {
         match self {
             Capture::Bpf { .. } => "bpf",
             Capture::Tracefs { .. } => "tracefs",
+        }
+    }
+
+    /// How far behind its newest event the window keeps events, ns
+    /// ([`BPF_WINDOW_KEEP_NS`] or [`TRACEFS_WINDOW_KEEP_NS`]).
+    pub fn window_keep_ns(&self) -> Nanos {
+        match self {
+            Capture::Bpf { .. } => BPF_WINDOW_KEEP_NS,
+            Capture::Tracefs { .. } => TRACEFS_WINDOW_KEEP_NS,
         }
     }
 

@@ -13,7 +13,7 @@
 //! its [`ExplainSection`] into the result document; bundles are written through [`Hooks`].
 
 use crate::attribution::label_own_threads;
-use crate::backend::{Capture, CaptureCost};
+use crate::backend::{Capture, CaptureCost, TRACEFS_WINDOW_KEEP_NS};
 use crate::bpf::BpfCapture;
 use crate::bundle::Bundle;
 use crate::context::WindowContext;
@@ -311,6 +311,9 @@ impl Controller {
             Threshold::Fixed(ns) => tickscope_engine::units::ns_i(ns),
             Threshold::P99 => "p99".into(),
         };
+        let keep_ns = trace
+            .as_ref()
+            .map_or(TRACEFS_WINDOW_KEEP_NS, Capture::window_keep_ns);
         let section = ExplainSection {
             backend: trace.as_ref().map_or("context", Capture::name).into(),
             note: note.clone(),
@@ -328,7 +331,7 @@ impl Controller {
                 fallback,
                 read_cpu_ns: 0,
                 virtualized,
-                window: EventWindow::new(3_000_000_000, 1 << 20),
+                window: EventWindow::new(keep_ns, 1 << 20),
                 applied: None,
                 setting: None,
                 thresholds: Vec::new(),

@@ -30,9 +30,9 @@ use tickscope_explain::window::EventWindow;
 use tickscope_explain::{attribute, Breakdown, Event, Kind, LateSample, Nanos, Setting};
 use tickscope_report::sink::prometheus::why::Why;
 
-/// The controller's window: 3 s of events (the default of [`Replay::load`]'s `keep_ns`), at
-/// most 2^20 per CPU (`controller.rs`).
-pub const WINDOW_KEEP_NS: Nanos = 3_000_000_000;
+/// The controller's window with the BPF backend (the default of [`Replay::load`]'s
+/// `keep_ns`), at most 2^20 per CPU (`controller.rs`).
+pub const WINDOW_KEEP_NS: Nanos = tickscope_explain::backend::BPF_WINDOW_KEEP_NS;
 const WINDOW_CAP: usize = 1 << 20;
 /// The controller's margin after a wake-up (`CATCH_UP_NS`).
 const CATCH_UP_NS: Nanos = 2_000_000;
