@@ -49,8 +49,12 @@ for r in $(seq 1 "$rounds"); do
 import json, sys
 d = json.load(open(sys.argv[1]))
 s = d["summary"] if "summary" in d else d["runs"][0]["summary"]
-l = s["latency_ns"]
-print(sys.argv[2], "tickscope", sys.argv[3], l["p50"], l["p99"], l["max"], s["samples"])
+l, rep = s["latency_ns"], s.get("method_report") or {}
+# itimer: SIGALRMs another thread received and passed on (0: the kernel delivered each to
+# the measuring thread directly).
+fwd = rep.get("signals_forwarded")
+print(sys.argv[2], "tickscope", sys.argv[3], l["p50"], l["p99"], l["max"], s["samples"],
+      *([] if fwd is None else [f"forwarded={fwd}"]))
 PY
     else
       echo "$m tickscope $r failed: $(head -c 200 "$work/err")" >&2
@@ -65,7 +69,8 @@ rows = [l.split() for l in open(sys.argv[1]) if "failed" not in l]
 methods = sys.argv[2].split()
 print(f"{'method':<14} {'program':<10} {'round':>5} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>9}")
 for r in rows:
-    print(f"{r[0]:<14} {r[1]:<10} {r[2]:>5} {int(r[3])/1e3:>8.1f} {int(r[4])/1e3:>8.1f} {int(r[5])/1e3:>9.1f}")
+    print(f"{r[0]:<14} {r[1]:<10} {r[2]:>5} {int(r[3])/1e3:>8.1f} {int(r[4])/1e3:>8.1f} {int(r[5])/1e3:>9.1f}"
+          + (f"  {r[7]}" if len(r) > 7 else ""))
 spread = lambda v: f"{min(v):.1f} / {statistics.median(v):.1f} / {max(v):.1f}"
 print()
 print("per method, µs as min / median / max over the rounds; ratio = tickscope's median / the reference's")
