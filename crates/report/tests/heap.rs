@@ -151,16 +151,19 @@ fn the_heap_high_water_mark_does_not_grow_with_the_run() {
 /// moment): the long run's 36 000 rows of the first hour are about 450 chunks, a list of
 /// 20 KiB, 30 KiB at its doubling; the shorter run's 1000 rows about 12. After the first hour
 /// a row is a minute, so the list hardly grows; both runs spool, so both read a chunk back at
-/// the end. Keeping the windows instead would cost 7 MB here. Measured: 64 826 and 107 674 B
-/// (both runs spool and read back). The wake-ups never overrun here, so virtual time counts
-/// each window at once.
+/// the end. Keeping the windows instead would cost 7 MB here. The long run's coarse window
+/// (after its first hour) hands its histograms over as dense counters up to the highest used
+/// (`WindowCounts`, at most 4608 `u32` per sign and histogram: bounded by the histogram, not
+/// by the run). Measured: 64 826 and 107 674 B before windows carried counters, 64 829 and
+/// 117 296 B since (both runs spool and read back). The wake-ups never overrun here, so
+/// virtual time counts each window at once.
 #[test]
 fn the_csv_tables_heap_high_water_mark_does_not_grow_with_the_run() {
     let short = peak_of(100_000, 100_000_000, Kind::Csv); // 10^5 wake-ups, 1000 windows
     let long = peak_of(10_000_000, 100_000_000, Kind::Csv); // 10^7 wake-ups, 10^5 windows
     println!("CSV heap high-water mark: {short} B for 10^5 wake-ups, {long} B for 10^7");
     assert!(
-        long.abs_diff(short) <= 48 * 1024,
+        long.abs_diff(short) <= 64 * 1024,
         "the heap grew with the run's length: {short} B → {long} B"
     );
 }
