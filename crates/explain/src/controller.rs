@@ -187,10 +187,14 @@ pub struct Controller {
     window_ns: i64,
 }
 
+/// Events the controller's window keeps per CPU at most (2^20), whatever their age.
+pub const WINDOW_CAP: usize = 1 << 20;
+
 /// The latency p99 fallback before the first window, ns.
 const P99_START: i64 = 100_000;
-/// A late wake-up is attributed once the trace is this far past it, ns …
-const CATCH_UP_NS: i64 = 2_000_000;
+/// A late wake-up is attributed once the trace is this far past it, ns; its events are taken
+/// from two periods before its expiry to this far after its wake-up …
+pub const CATCH_UP_NS: i64 = 2_000_000;
 /// … or after this long at the latest (the events stay held meanwhile; a breakdown made
 /// before the trace reached its wake-up is flagged `trace_behind`).
 const WAIT_AT_MOST: Duration = Duration::from_secs(5);
@@ -331,7 +335,7 @@ impl Controller {
                 fallback,
                 read_cpu_ns: 0,
                 virtualized,
-                window: EventWindow::new(keep_ns, 1 << 20),
+                window: EventWindow::new(keep_ns, WINDOW_CAP),
                 applied: None,
                 setting: None,
                 thresholds: Vec::new(),

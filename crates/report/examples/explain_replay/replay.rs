@@ -24,18 +24,17 @@ use std::path::{Path, PathBuf};
 use tickscope_explain::bpf_records::{
     parse_dump, Decoder, DUMP_SIZE, HEADER_SIZE, RECORD_SIZE, RING_LEN, SOFTIRQS, VECTORS,
 };
-use tickscope_explain::controller::{publish_state, Published, PublishedThread};
+use tickscope_explain::controller::{
+    publish_state, Published, PublishedThread, CATCH_UP_NS, WINDOW_CAP,
+};
 use tickscope_explain::table::{CauseTable, DETAILS_KEPT};
 use tickscope_explain::window::EventWindow;
 use tickscope_explain::{attribute, Breakdown, Event, Kind, LateSample, Nanos, Setting};
 use tickscope_report::sink::prometheus::why::Why;
 
 /// The controller's window with the BPF backend (the default of [`Replay::load`]'s
-/// `keep_ns`), at most 2^20 per CPU (`controller.rs`).
+/// `keep_ns`), at most [`WINDOW_CAP`] per CPU.
 pub const WINDOW_KEEP_NS: Nanos = tickscope_explain::backend::BPF_WINDOW_KEEP_NS;
-const WINDOW_CAP: usize = 1 << 20;
-/// The controller's margin after a wake-up (`CATCH_UP_NS`).
-const CATCH_UP_NS: Nanos = 2_000_000;
 /// Breakdowns kept for the result (`run --explain`'s default, `cmd/explain.rs`).
 pub const KEEP_BREAKDOWNS: usize = 20;
 /// Where the virtual clock starts, ns (any positive time: records with time 0 are empty).
