@@ -5,7 +5,7 @@
 // Every CPU keeps its recent trace events as compact 64-byte records in a per-CPU ring
 // (a flight recorder: `rings`, RING_LEN records, overwritten in place, nothing sent).
 // When a measured thread returns from its wait later than its threshold (`sys_exit`
-// of a wait system call, compared with the soft expiry its own `hrtimer_start` armed),
+// of a wait system call, compared with the soft expiry of the wait timer it armed itself),
 // the thread is marked; when it next leaves the CPU on its own (after its clock read, so
 // the copy is never inside a measured wake-up) the whole ring is copied to the BPF ring
 // buffer `dumps` with BPF_RB_NO_WAKEUP: nobody is woken, the collector polls from a
@@ -198,10 +198,19 @@ struct {
 // lookup for any other process's task, so that a CPU that records (every CPU when the threads
 // are not pinned) pays one array lookup for each system call, timer start and fault of the
 // rest of the machine.
+//
+// And the callbacks of the timers a wait can end with (0 = unused; all 0: any, when
+// /proc/kallsyms hides addresses): only such a timer's start gives a thread its expiry.
+// Other timers are started in a watched thread's context too — a perf cpu-clock event's
+// (perf_swevent_start_hrtimer) each time the thread is switched in, between its wake-up and
+// its return from the wait; CFS bandwidth's period timer (start_cfs_bandwidth) when it
+// takes runtime; any periodic timer restarted by an interrupt that hit it — and their later
+// expiry made a late wake-up look early.
 struct config {
 	__s64 wait_nr[4];
 	__u32 tgid;
 	__u32 unused;
+	__u64 wait_fn[4];
 };
 
 struct {
@@ -336,6 +345,11 @@ int on_hrtimer_start(__u64 *ctx)
 	e->p[3] = (__u64)t->function;
 	__u32 tid = watchable_tid();
 	if (!tid)
+		return 0;
+	__u32 zero = 0;
+	struct config *c = bpf_map_lookup_elem(&config, &zero);
+	if (!c || (c->wait_fn[0] && e->p[3] != c->wait_fn[0] && e->p[3] != c->wait_fn[1] &&
+		   e->p[3] != c->wait_fn[2] && e->p[3] != c->wait_fn[3]))
 		return 0;
 	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
 	if (th) {

@@ -25,6 +25,7 @@ use crate::bpf_load::{unavailable, Parts};
 use crate::bpf_records::{parse_dump, Decoder, Dump};
 use crate::events::Event;
 use crate::tracefs::Unavailable;
+use crate::wakeups::TIMER_FUNCTIONS;
 use aya::maps::{Array, HashMap as BpfHashMap, Map, MapData, PerCpuArray, RingBuf};
 use std::os::fd::OwnedFd;
 
@@ -38,23 +39,32 @@ type ThreadWords = [u64; 12];
 /// `struct ring` as u64 words (`crate::bpf_records::DUMP_SIZE` / 8).
 type RingWords = [u64; crate::bpf_records::DUMP_SIZE / 8];
 
-/// The address of kernel function `name` in `/proc/kallsyms` (read line by line: the file is
-/// several MB); `None` when absent or hidden (all zeros without root or CAP_SYSLOG, proc(5)).
-fn kernel_symbol(name: &str) -> Option<u64> {
+/// The addresses of kernel functions `names` in `/proc/kallsyms`, in one pass that stops
+/// once every name is found (the file is several MB, and each line costs the kernel a
+/// formatted print: `s_show()`, kernel/kallsyms.c); `None` for a name absent or hidden (all
+/// zeros without root or CAP_SYSLOG, proc(5)).
+fn kernel_symbols(names: &[&str]) -> Vec<Option<u64>> {
     use std::io::BufRead;
-    let file = std::fs::File::open("/proc/kallsyms").ok()?;
+    let mut found = vec![None; names.len()];
+    let Ok(file) = std::fs::File::open("/proc/kallsyms") else {
+        return found;
+    };
     let mut lines = std::io::BufReader::new(file);
     let mut line = String::new();
-    while matches!(lines.read_line(&mut line), Ok(n) if n > 0) {
+    let mut left = names.len();
+    while left > 0 && matches!(lines.read_line(&mut line), Ok(n) if n > 0) {
         let mut f = line.split_whitespace();
         if let (Some(addr), Some(_), Some(sym)) = (f.next(), f.next(), f.next()) {
-            if sym == name {
-                return u64::from_str_radix(addr, 16).ok().filter(|a| *a != 0);
+            if let Some(i) = names.iter().position(|n| *n == sym) {
+                if found[i].is_none() {
+                    found[i] = u64::from_str_radix(addr, 16).ok().filter(|a| *a != 0);
+                    left -= 1;
+                }
             }
         }
         line.clear();
     }
-    None
+    found
 }
 
 /// The process (thread group) thread `tid` belongs to, from the `Tgid:` line of
@@ -82,12 +92,16 @@ pub struct BpfStats {
 pub struct BpfCapture {
     rings: PerCpuArray<MapData, RingWords>,
     threads: BpfHashMap<MapData, u32, ThreadWords>,
-    /// `struct config`: the wait calls' numbers, then the watched process (low 32 bits).
-    config: Array<MapData, [i64; 5]>,
+    /// `struct config`: the wait calls' numbers, the watched process (low 32 bits), the wait
+    /// timers' callbacks.
+    config: Array<MapData, [i64; 9]>,
     /// What `config` holds: the wait calls, and the process of every watched thread (`None`
     /// before the first, `Some(0)` when they belong to several).
     wait_nrs: [i64; 4],
     tgid: Option<u32>,
+    /// The addresses of [`TIMER_FUNCTIONS`] (0 where hidden or absent), read from
+    /// `/proc/kallsyms` when the first thread is watched.
+    wait_fns: Option<[u64; 4]>,
     ring: RingBuf<MapData>,
     /// `struct cpu_conf` per CPU: off | fired_tid << 32, fired_fn.
     skip: Array<MapData, [u64; 2]>,
@@ -157,6 +171,7 @@ impl BpfCapture {
             config,
             wait_nrs: [-1; 4],
             tgid: None,
+            wait_fns: None,
             ring,
             skip,
             off: Vec::new(),
@@ -239,11 +254,17 @@ impl BpfCapture {
     /// The callback not found in `/proc/kallsyms`, or a map update refused, as text.
     pub fn expiry_when_fired(&mut self, fired: Option<(i32, &str)>) -> Result<(), String> {
         self.fired = match fired {
-            Some((tid, function)) => (
-                tid as u32,
-                kernel_symbol(function)
-                    .ok_or_else(|| format!("{function} not found in /proc/kallsyms"))?,
-            ),
+            Some((tid, function)) => {
+                let known = TIMER_FUNCTIONS.iter().position(|f| *f == function);
+                let address = match known {
+                    Some(i) => self.wait_fns()[i],
+                    None => kernel_symbols(&[function])[0].unwrap_or(0),
+                };
+                if address == 0 {
+                    return Err(format!("{function} not found in /proc/kallsyms"));
+                }
+                (tid as u32, address)
+            }
             None => (0, 0),
         };
         if self.off.is_empty() {
@@ -290,11 +311,35 @@ impl BpfCapture {
         self.tgid = None;
     }
 
-    /// Writes `struct config` from `wait_nrs` and `tgid`.
+    /// The addresses of [`TIMER_FUNCTIONS`], in that order (0 where `/proc/kallsyms` hides
+    /// or lacks one), read once. The decoder learns their names with them.
+    fn wait_fns(&mut self) -> [u64; 4] {
+        if let Some(f) = self.wait_fns {
+            return f;
+        }
+        let mut fns = [0u64; 4];
+        for (i, a) in kernel_symbols(&TIMER_FUNCTIONS).into_iter().enumerate() {
+            if let Some(a) = a {
+                fns[i] = a;
+                self.decoder.know_symbol(a, TIMER_FUNCTIONS[i]);
+            }
+        }
+        self.wait_fns = Some(fns);
+        fns
+    }
+
+    /// Writes `struct config` from `wait_nrs`, `tgid` and the wait timers' callbacks.
     fn write_config(&mut self) -> Result<(), String> {
-        let mut words = [0i64; 5];
+        let mut words = [0i64; 9];
         words[..4].copy_from_slice(&self.wait_nrs);
         words[4] = i64::from(self.tgid.unwrap_or(0));
+        // The callbacks found, first: a kernel without one (no timerfd, say) leaves its slot
+        // 0, which matches no timer. With none found (addresses hidden) every slot is 0 and
+        // every timer a watched thread starts gives its expiry, as before this filter.
+        let found = self.wait_fns().into_iter().filter(|f| *f != 0);
+        for (w, f) in words[5..].iter_mut().zip(found) {
+            *w = f as i64;
+        }
         self.config.set(0, words, 0).map_err(|e| e.to_string())
     }
 

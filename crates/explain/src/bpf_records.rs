@@ -217,6 +217,13 @@ impl Decoder {
         }
     }
 
+    /// Names the timer callback at kernel address `address` (already read from
+    /// `/proc/kallsyms` by the caller: no second read for it).
+    pub fn know_symbol(&mut self, address: u64, name: &str) {
+        let name = self.names.intern(name);
+        self.symbols.insert(address, name);
+    }
+
     /// How many names each of the decoder's tables holds: (task names by pid, interned
     /// texts, timer callbacks, IRQ handlers). The first two are bounded (4096 pids and
     /// the interner's cap); the last two grow only with the kernel's symbols and IRQs used.
