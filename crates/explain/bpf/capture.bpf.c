@@ -139,6 +139,7 @@ struct rec {
 
 #define RING_LEN 256 // a power of two; 16 KiB per CPU
 #define DUMP_AFTER_NS 5000000ULL
+#define CARRY_FOR_NS 1000000000ULL
 
 struct ring {
 	__u64 head;        // records written on this CPU since load (the "BPF hits" that record)
@@ -150,6 +151,10 @@ struct ring {
 	__u64 dumps_lost;  // windows the ring buffer had no room for
 	__u64 dumped_head; // head at the last window sent
 	__u64 watch_tid;   // the watched thread that last returned from its wait here (0: none)
+	// When that thread, off this CPU and not back from its wait (or switched out runnable
+	// or waiting uninterruptibly after it), becomes late: its soft expiry + threshold, ns;
+	// 0 when it is on the CPU or back. See carry().
+	__u64 overdue_at;
 	struct rec recs[RING_LEN];
 };
 
@@ -388,6 +393,34 @@ int on_hrtimer_expire_entry(__u64 *ctx)
 	return 0;
 }
 
+// A late wake-up's window is sent when the thread next leaves the CPU on its own; while it
+// is kept off the CPU (an RT run queue throttled, a CFS group throttled on its way back to
+// user mode, a page it waits for, a hog that will not yield) the CPU's other work can fill
+// the ring many times over, and the window would start after the expiry (seen under load:
+// the quota and rt-throttle plants' wake-ups "trace silent" or missing their throttle).
+// So once the thread is overdue, every switch on the CPU that finds half the ring new since
+// the last copy sends the ring as a carry copy (no late thread: dump_tid 0); user space keeps
+// each record once, and the late window, sent later, finds its start there.
+static __always_inline void carry(struct ring *r, __u64 now)
+{
+	if (!r->overdue_at || now <= r->overdue_at || r->head - r->dumped_head < RING_LEN / 2)
+		return;
+	// The collector keeps a CPU's events for a second (BPF_WINDOW_KEEP_NS): a thread overdue
+	// longer (gone elsewhere, or stopped) is no longer carried for.
+	if (now - r->overdue_at > CARRY_FOR_NS) {
+		r->overdue_at = 0;
+		return;
+	}
+	r->dumped_head = r->head;
+	r->dump_tid = 0;
+	r->dump_cpu = bpf_get_smp_processor_id();
+	r->dump_expiry = 0;
+	r->dump_woke = 0;
+	r->dumps++;
+	if (bpf_ringbuf_output(&dumps, r, sizeof(*r), BPF_RB_NO_WAKEUP))
+		r->dumps_lost++;
+}
+
 SEC("tp_btf/sched_switch")
 int on_sched_switch(__u64 *ctx)
 {
@@ -407,8 +440,10 @@ int on_sched_switch(__u64 *ctx)
 	__builtin_memcpy(&e->p[4], next->comm, 16);
 	// Only the watched thread that last returned from its wait on this CPU can have
 	// anything to judge or send: any other switch returns before the hash lookup.
-	if (r->watch_tid != prev_pid)
+	if (r->watch_tid != prev_pid) {
+		carry(r, e->ts);
 		return 0;
+	}
 	struct thread *th = bpf_map_lookup_elem(&threads, &prev_pid);
 	if (!th)
 		return 0;
@@ -425,6 +460,8 @@ int on_sched_switch(__u64 *ctx)
 	if (preempt || (prev_state & 2)) {
 		if (th->returned > 0)
 			th->returned = -th->returned;
+		if (th->returned < 0)
+			r->overdue_at = -th->returned + th->threshold;
 		return 0;
 	}
 	__s64 ret = th->returned < 0 ? -th->returned : th->returned;
@@ -439,6 +476,9 @@ int on_sched_switch(__u64 *ctx)
 		th->late_woke = e->ts;
 	}
 	th->returned = 0;
+	// Leaving on its own to wait: overdue from its new expiry on (its hrtimer_start came
+	// first; none when it waits without a timer).
+	r->overdue_at = th->expiry > 0 ? th->expiry + th->threshold : 0;
 	// A late thread that leaves the CPU on its own has read its clock: send the window.
 	// It waits (to send one copy for several late wake-ups) unless half the ring is new,
 	// DUMP_AFTER_NS passed, or the oldest unsent late wake-up's window (from the thread's
@@ -512,6 +552,7 @@ int on_sys_exit(__u64 *ctx)
 	}
 	th->expiry = 0;
 	r->watch_tid = tid;
+	r->overdue_at = 0;
 	return 0;
 }
 

@@ -234,7 +234,8 @@ impl Capture {
                 for e in events {
                     window.push(e);
                 }
-                for d in dumps.drain(..) {
+                // A carry copy (tid 0) holds events only: no thread's window arrived.
+                for d in dumps.drain(..).filter(|d| d.tid != 0) {
                     let w = windows.entry(d.tid).or_insert(d.woke);
                     *w = (*w).max(d.woke);
                 }

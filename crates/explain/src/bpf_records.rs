@@ -23,7 +23,7 @@ pub const RING_LEN: usize = 256;
 /// Bytes per record.
 pub const RECORD_SIZE: usize = 64;
 /// Bytes of a dump's header.
-pub const HEADER_SIZE: usize = 64;
+pub const HEADER_SIZE: usize = 72;
 /// Bytes of one dump (`struct ring`).
 pub const DUMP_SIZE: usize = HEADER_SIZE + RING_LEN * RECORD_SIZE;
 
@@ -67,12 +67,14 @@ pub struct Record {
     pub p: [u64; 6],
 }
 
-/// One CPU's ring, sent because thread `tid` was late.
+/// One CPU's ring, sent because thread `tid` was late — or, with `tid` 0, a carry copy: a
+/// watched thread overdue and kept off this CPU while half the ring filled (the late
+/// window, sent later, would start after its expiry without it; `carry()` in the C source).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dump {
     /// Records written on this CPU since load (`head`).
     pub head: u64,
-    /// The late thread.
+    /// The late thread (0: a carry copy).
     pub tid: i32,
     /// The CPU whose ring this is.
     pub cpu: u32,
