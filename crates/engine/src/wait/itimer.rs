@@ -10,16 +10,19 @@
 //! and are not counted by the kernel; the engine counts them.
 //!
 //! The rt 2013 post does its periodic work in the SIGALRM handler, so the wake time is read there:
-//! the handler reads the clock and stores it; the measuring thread keeps SIGALRM blocked
-//! except inside `sigsuspend(2)`, where the handler runs on it. A SIGALRM that lands on
-//! another thread (one that does not block it) is passed on to the measuring thread with
-//! `tgkill(2)`; `run` blocks SIGALRM in the coordinating thread so that this is rare.
+//! the handler reads the clock first and stores it; the measuring thread keeps SIGALRM blocked
+//! except inside `sigsuspend(2)`, where the handler runs on it. The handler tells the measuring
+//! thread by its `pthread_self` (a read of the thread pointer, no system call), so nothing but
+//! the one clock read lies between the signal's delivery and the wake time — a `gettid` and a
+//! `getpid` there cost about 1 µs per wake-up (docs/benchmarks.md, "itimer"). A SIGALRM that
+//! lands on another thread (one that does not block it) is passed on to the measuring thread
+//! with `tgkill(2)`; `run` blocks SIGALRM in the coordinating thread so that this is rare.
 
 use super::kernel_timer::{wait_for, Fire, Fired};
 use super::{signals, MethodDescriptor, WakeMethod, Wakes};
 use crate::time::{read_clock, Nanos, NS_PER_US};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 /// `itimer` in the registry ([`super::registry`]): CLOCK_MONOTONIC, one measuring thread,
 /// whole µs, and SIGALRM blocked in the coordinating thread for the run ([`AlarmBlock`]).
@@ -57,8 +60,11 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
 
 /// Set while an `Itimer` exists: the interval timer is one per process.
 static IN_USE: AtomicBool = AtomicBool::new(false);
-/// The kernel id of the thread that waits for SIGALRM.
+/// The kernel id of the thread that waits for SIGALRM (the target of a forwarded signal).
 static TARGET_TID: AtomicI32 = AtomicI32::new(0);
+/// The `pthread_t` of the thread that waits for SIGALRM, as a number; 0 while none does
+/// (glibc and musl never hand out 0: it is the address of the thread's descriptor).
+static TARGET_THREAD: AtomicUsize = AtomicUsize::new(0);
 /// The wake time the handler read last (ns on CLOCK_MONOTONIC); 0 before the first.
 static STAMP: AtomicI64 = AtomicI64::new(0);
 /// SIGALRMs that landed on another thread and were passed on since the last `Itimer::new`.
@@ -78,19 +84,31 @@ pub fn reserve_alarm() -> io::Result<()> {
     signals::block(libc::SIGALRM).map(|_| ())
 }
 
-/// The SIGALRM handler: on the measuring thread, reads the clock (the rt 2013 post's point of
-/// measurement); on any other thread, passes the signal on. Async-signal-safe: only
-/// `clock_gettime`, `gettid`, `getpid`, `tgkill` and atomics (`signal-safety(7)`).
+/// The calling thread's `pthread_t` as a number. `pthread_self` reads the thread pointer
+/// (glibc `nptl/pthread_self.c`: `THREAD_SELF`; musl `__pthread_self`): no system call, no
+/// allocation, so the SIGALRM handler may call it.
+fn thread_self() -> usize {
+    // SAFETY: pthread_self cannot fail.
+    unsafe { libc::pthread_self() as usize }
+}
+
+/// The SIGALRM handler: reads the clock first (the rt 2013 post's point of measurement, so
+/// that nothing else lies between the delivery and the wake time), then keeps it if it runs
+/// on the measuring thread, or passes the signal on from any other thread. Async-signal-safe:
+/// only `clock_gettime`, `pthread_self` (a read of the thread pointer, [`thread_self`]),
+/// `getpid`, `tgkill` and atomics (`signal-safety(7)`); `getpid` and `tgkill` only on the
+/// rare path of a SIGALRM that landed on another thread.
 extern "C" fn on_alarm(_sig: libc::c_int) {
+    let woke = read_clock(libc::CLOCK_MONOTONIC);
+    if thread_self() == TARGET_THREAD.load(Ordering::Relaxed) {
+        STAMP.store(woke, Ordering::Release);
+        return;
+    }
     let target = TARGET_TID.load(Ordering::Relaxed);
-    // SAFETY: gettid and getpid cannot fail.
-    let (tid, pid) = unsafe { (libc::gettid(), libc::getpid()) };
-    if tid == target {
-        STAMP.store(read_clock(libc::CLOCK_MONOTONIC), Ordering::Release);
-    } else if target != 0 {
+    if target != 0 {
         FORWARDED.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: plain system call; a failure (the thread is gone) loses one signal.
-        unsafe { libc::tgkill(pid, target, libc::SIGALRM) };
+        // SAFETY: plain system calls; a failure (the thread is gone) loses one signal.
+        unsafe { libc::tgkill(libc::getpid(), target, libc::SIGALRM) };
     }
 }
 
@@ -165,6 +183,7 @@ impl Itimer {
         let old_mask = signals::block(libc::SIGALRM)?;
         let tid = crate::setup::gettid();
         TARGET_TID.store(tid, Ordering::Relaxed);
+        TARGET_THREAD.store(thread_self(), Ordering::Relaxed);
         STAMP.store(0, Ordering::Relaxed);
         FORWARDED.store(0, Ordering::Relaxed);
         // SAFETY: sigaction is plain data; the handler is an extern "C" fn(c_int) and the
@@ -289,6 +308,7 @@ impl Drop for Itimer {
                 signals::drain(libc::SIGALRM);
             }
             TARGET_TID.store(0, Ordering::Relaxed);
+            TARGET_THREAD.store(0, Ordering::Relaxed);
             // A SIGALRM generated before the timer stopped may still be pending for the
             // process and be delivered to any thread that does not block it — after the old
             // action (often the default: terminate) is back. Ignoring the signal discards a
