@@ -29,7 +29,7 @@ ts="$here/target/profiling/tickscope"  # release code with debug info, as lightn
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O2 -o "$work/wait-ref" "$here/bench/ref/wait.c"
-cc -O2 -o "$work/itimer-ref" "$here/bench/ref/itimer.c"
+cc -O2 -pthread -o "$work/itimer-ref" "$here/bench/ref/itimer.c"
 limit=$(( n / 1000 + 60 ))
 touch "$work/rows"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); pinned to CPU $cpu, $n wake-ups per run"
