@@ -114,9 +114,14 @@ static void *measure(void *arg)
 	setitimer(ITIMER_REAL, &it, NULL);
 	int64_t expiry = t0, seen = 0;
 	for (long k = 0; k < count; k++) {
-		while (stamp == seen)
-			sigsuspend(&during);
-		seen = stamp;
+		/* A SIGALRM read before the expiry waited for reports one already counted (the
+		 * kernel re-arms when the signal is dequeued, which can precede a late clock read
+		 * by a grid point): wait past it, as tickscope does. */
+		do {
+			while (stamp == seen)
+				sigsuspend(&during);
+			seen = stamp;
+		} while (seen < expiry);
 		while (seen >= expiry + period) /* merged expiries: skip them */
 			expiry += period;
 		lat[k] = seen - expiry;

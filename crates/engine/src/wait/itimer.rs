@@ -228,6 +228,23 @@ fn arm_settled(bracket: Nanos, narrowest: Option<Nanos>) -> bool {
     bracket <= ARM_BRACKET_NS || narrowest.is_some_and(|n| 4 * bracket <= 5 * n)
 }
 
+/// The `it_value` (ns from `now`) that starts the interval timer on the engine's grid
+/// (`first_expiry + k·period`): `first_expiry − now` while that is at least 1 µs ahead,
+/// else the next grid point at least 1 µs ahead. A thread that arms after its first expiry
+/// (held up between the start signal and `arm`) would otherwise start the kernel's grid at
+/// `now`, and every wake-up of the run would read late by that offset modulo the period;
+/// the engine counts the skipped expiries instead, as it does for the absolute methods.
+/// (Seen once under load, traced: a run whose kernel grid lay 836 µs after the engine's
+/// read 856 µs at the median.)
+fn first_value(first_expiry: Nanos, now: Nanos, period: Nanos) -> Nanos {
+    let ahead = first_expiry - now;
+    if ahead >= NS_PER_US {
+        return ahead;
+    }
+    let behind = NS_PER_US - ahead;
+    ahead + (behind + period - 1) / period * period
+}
+
 /// A `timeval` holding `ns` rounded up to whole µs.
 fn timeval_ceil(ns: Nanos) -> libc::timeval {
     let us = (ns.max(0) + NS_PER_US - 1) / NS_PER_US;
@@ -271,7 +288,7 @@ impl WakeMethod for Itimer {
         let mut narrowest = None;
         for _ in 0..ARM_ATTEMPTS {
             let before = self.now();
-            let first = (first_expiry - before).max(NS_PER_US);
+            let first = first_value(first_expiry, before, period);
             set_itimer(timeval_ceil(first), timeval_ceil(period))?;
             let bracket = self.now() - before;
             if arm_settled(bracket, narrowest) {
@@ -377,6 +394,24 @@ mod tests {
         assert!(arm_settled(3_100, Some(3_000)));
         // An interrupt in the second call of a slow machine: armed again.
         assert!(!arm_settled(12_000, Some(3_000)));
+    }
+
+    #[test]
+    fn a_late_arming_keeps_the_engines_grid() {
+        const P: Nanos = 1_000_000;
+        // Ahead: the time to the first expiry.
+        assert_eq!(first_value(10_000_000, 0, P), 10_000_000);
+        assert_eq!(first_value(1_000, 0, P), 1_000);
+        // Less than 1 µs ahead, or behind: the next grid point at least 1 µs ahead.
+        assert_eq!(first_value(500, 0, P), 1_000_500);
+        assert_eq!(first_value(0, 836_000, P), 164_000);
+        assert_eq!(first_value(0, 540_836_000, P), 164_000);
+        assert_eq!(first_value(0, 3 * P, P), P);
+        for now in [0, 999, 1_000, 12_345, 3 * P - 1, 7 * P + 999_500] {
+            let v = first_value(0, now, P);
+            assert!(v >= 1_000, "{now}: {v}");
+            assert_eq!((now + v) % P, 0, "{now}: off the grid");
+        }
     }
 
     #[test]
