@@ -6,8 +6,8 @@
 # latency, peak RSS, events lost and events/s written in the kernel (the result's
 # explain.cost); peak RSS is tickscope's own (VmHWM), "+children" the largest of it and its
 # children (/usr/bin/time %M: with BPF, the loader helper). Printed: min / median / max over
-# the rounds and the median difference to the plain run, with the load average before and
-# after.
+# the rounds and the median difference to the plain run, then the paired difference to the
+# plain run of the same round (min / median / max), with the load average before and after.
 # Where the CPU goes: every 0.5 s the script reads each tickscope thread's CPU time
 # (/proc/PID/task/TID/schedstat, ns, proc(5)); from 1 s after the measuring thread appears to
 # the run's last reading, "steady" is their rate — split into the measuring thread(s)
@@ -211,6 +211,16 @@ for p in ("1ms", "100us"):
     print(f"\n{p}: min / median / max (Δ median vs plain)")
     for r in table:
         print(r[0].ljust(widths[0]) + "".join("  " + c.rjust(w) for c, w in zip(r[1:], widths[1:])))
+    # The host's noise moves every run of a round together (plain p50 spans several µs from
+    # round to round): the difference to the plain run of the same round, minutes apart at
+    # most, cancels that part; min / median / max over the rounds.
+    print(f"{p}: paired Δ vs the plain run of the same round, min / median / max")
+    for k in ("cpu %", "steady %", "p50 µs", "p99 µs"):
+        cells = []
+        for b in ("bpf", "tracefs"):
+            d = [x[k] - y[k] for x, y in zip(data[b], data["plain"]) if k in x and k in y]
+            cells.append(f"{b} {min(d):+.2f}/{statistics.median(d):+.2f}/{max(d):+.2f}" if d else f"{b} -")
+        print(f"  {k.ljust(9)} " + "   ".join(cells))
 
 # Each program's ns per run (the statistics run), by name.
 ns_run = {}
