@@ -140,6 +140,7 @@ struct rec {
 #define RING_LEN 256 // a power of two; 16 KiB per CPU
 #define DUMP_AFTER_NS 5000000ULL
 #define CARRY_FOR_NS 1000000000ULL
+#define CARRY_MAX 8
 
 struct ring {
 	__u64 head;        // records written on this CPU since load (the "BPF hits" that record)
@@ -150,7 +151,8 @@ struct ring {
 	__u64 dumps;       // windows sent
 	__u64 dumps_lost;  // windows the ring buffer had no room for
 	__u64 dumped_head; // head at the last window sent
-	__u64 watch_tid;   // the watched thread that last returned from its wait here (0: none)
+	__u32 watch_tid;   // the watched thread that last returned from its wait here (0: none)
+	__u32 carries;     // carry copies sent since it became overdue (see carry())
 	// When that thread, off this CPU and not back from its wait (or switched out runnable
 	// or waiting uninterruptibly after it), becomes late: its soft expiry + threshold, ns;
 	// 0 when it is on the CPU or back. See carry().
@@ -407,10 +409,15 @@ static __always_inline void carry(struct ring *r, __u64 now)
 		return;
 	// The collector keeps a CPU's events for a second (BPF_WINDOW_KEEP_NS): a thread overdue
 	// longer (gone elsewhere, or stopped) is no longer carried for.
-	if (now - r->overdue_at > CARRY_FOR_NS) {
+	// And at most CARRY_MAX copies (a sixteenth of the ring buffer) per time it is overdue: a
+	// CPU that switches hundreds of thousands of times a second would otherwise fill the
+	// ring buffer (and the collector) with copies; the window's start and its end, sent
+	// when the thread next leaves the CPU, are what tell why it was late.
+	if (now - r->overdue_at > CARRY_FOR_NS || r->carries >= CARRY_MAX) {
 		r->overdue_at = 0;
 		return;
 	}
+	r->carries++;
 	r->dumped_head = r->head;
 	r->dump_tid = 0;
 	r->dump_cpu = bpf_get_smp_processor_id();
@@ -460,8 +467,10 @@ int on_sched_switch(__u64 *ctx)
 	if (preempt || (prev_state & 2)) {
 		if (th->returned > 0)
 			th->returned = -th->returned;
-		if (th->returned < 0)
+		if (th->returned < 0) {
 			r->overdue_at = -th->returned + th->threshold;
+			r->carries = 0;
+		}
 		return 0;
 	}
 	__s64 ret = th->returned < 0 ? -th->returned : th->returned;
@@ -479,6 +488,7 @@ int on_sched_switch(__u64 *ctx)
 	// Leaving on its own to wait: overdue from its new expiry on (its hrtimer_start came
 	// first; none when it waits without a timer).
 	r->overdue_at = th->expiry > 0 ? th->expiry + th->threshold : 0;
+	r->carries = 0;
 	// A late thread that leaves the CPU on its own has read its clock: send the window.
 	// It waits (to send one copy for several late wake-ups) unless half the ring is new,
 	// DUMP_AFTER_NS passed, or the oldest unsent late wake-up's window (from the thread's
