@@ -42,9 +42,10 @@
  *          is throttled too; the burst ends when it runs again after 200 µs or more off
  *          the CPU — after the period timer refilled the quota for every CPU of the group.
  *          At nice PRIO if given (it then gets the CPU back soon after the refill).
- *          BURST_US is only the upper bound. The burst logged is the stretch the plant was
- *          throttled (its last run before the gap to its first run after the refill): the
- *          group's other tasks are held only then; a burst never throttled is not logged.
+ *          BURST_US is only the upper bound. The burst logged is the whole spin, to its
+ *          first run after the refill: the measuring thread can be throttled from the moment
+ *          the quota runs out, before this spinner is (see the quota branch below); a burst
+ *          in which the group was never throttled is not logged.
  *   pageout on CPU (not the measured one): pages out the file-backed pages that the
  *          process PAGEOUT_PID (tickscope, run with --no-mlock) maps from its own executable
  *          (/proc/PID/exe), with process_madvise(MADV_PAGEOUT) on a pidfd (Linux >= 5.10,
@@ -289,20 +290,25 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "quota")) {
       long long t0 = throttled_time(stat);
       struct timespec cpu_time;
-      int throttled = 0, refilled = 0;
+      int throttled = 0;
       int64_t last = a;
       for (; (b = now()) - a < burst; last = b) {
         /* Off the CPU for 200 µs after the group was throttled: this process was throttled
          * too, and runs again because the period timer refilled the quota. */
-        if (throttled && b - last > 200000) { refilled = 1; break; }
+        if (throttled && b - last > 200000) break;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_time);
         throttled = throttled || throttled_time(stat) > t0;
       }
-      /* The quota delays the group's other tasks only while the group is throttled: the
-       * logged burst is that stretch (from this process's last run before it to its first
-       * run after the refill), not the spending before it; none if it was never throttled. */
-      if (!refilled) continue;
-      a = last;
+      /* The logged burst is the whole spin, from its start to this process's first run
+       * after the refill (none if the group was never throttled). This process notices a
+       * throttle only through cpu.stat's throttled_time, which the kernel adds up when the
+       * group is unthrottled (seen growing at period boundaries, up to tens of ms after the
+       * throttle), so the first throttled stretch of a burst can pass unnoticed and only a
+       * later one ends the burst; but every throttle of the group during the spin is this
+       * process's doing (it is the only task spending the quota). (Was: only the stretch
+       * that ended the burst; the "false positives" it left were real throttles, named with
+       * the refill as evidence — changed 2026-11-26 before the run that judged it.) */
+      if (!throttled) continue;
     } else if (!strcmp(mode, "pageout")) {
       int n = exe_ranges(target, ranges, 64);
       if (n > 0 && syscall(SYS_process_madvise, pidfd, ranges, (size_t)n, 21 /* MADV_PAGEOUT */, 0) < 0) {

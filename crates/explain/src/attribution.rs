@@ -532,14 +532,17 @@ fn steal_at_return(events: &[Event], x: usize) -> Option<Nanos> {
         })
 }
 
-/// The length (ns) of the largest residual span of `bounds` when it is at least half of the
-/// latency and holds no event at all on `cpu`, else `None`: the boundaries' events are not missing one by one, the trace of
-/// that CPU is silent for the whole span — as when the vCPU did not run, or its events were
-/// not recorded (seen on this VM about once a second for 0.1–1.5 ms, in tickscope's window
-/// and in the oracle's own trace instance alike). What held the thread cannot be told; the
-/// cause says so ("cannot tell (trace silent)", flag `trace_silent`) rather than calling it
-/// missing events of an otherwise recorded stretch — unless the steal time read at the
-/// wake-up covers it ([`STEAL_SHARE`]): then the host held the vCPU, "hypervisor (steal X µs)".
+/// The length (ns) of the longest stretch of the largest residual span of `bounds` in which
+/// `cpu` recorded no event, when it is at least half of the latency, else `None`: the
+/// events are not missing one by one, the trace of that CPU is silent for most of the
+/// wake-up — as when the vCPU did not run, or its events were not recorded (seen on this VM
+/// about once a second for 0.1–1.5 ms, in tickscope's window and in the oracle's own trace
+/// instance alike; under load for up to 2.5 ms, the stretch ending in the wake-up's
+/// aftermath — the tasks its interrupt woke — inside the residual). What held the thread
+/// cannot be told; the cause says so ("cannot tell (trace silent)", flag `trace_silent`)
+/// rather than calling it missing events of an otherwise recorded stretch — unless the steal
+/// time read at the wake-up covers it ([`STEAL_SHARE`]): then the host held the vCPU,
+/// "hypervisor (steal X µs)".
 fn trace_silent(
     events: &[Event],
     cpu: u32,
@@ -552,11 +555,18 @@ fn trace_silent(
         .filter(|s| s.id == "residual")
         .max_by_key(|s| s.to_ns - s.from_ns)?;
     let (a, b) = (expiry + gap.from_ns, expiry + gap.to_ns);
-    (2 * (b - a) >= latency
-        && !events
-            .iter()
-            .any(|e| e.cpu == cpu && e.ts > a + US && e.ts < b - US))
-    .then_some(b - a)
+    // Events within 1 µs of the span's ends are its boundaries' own.
+    let mut silent = 0;
+    let mut since = a;
+    for e in events
+        .iter()
+        .filter(|e| e.cpu == cpu && e.ts > a + US && e.ts < b - US)
+    {
+        silent = silent.max(e.ts - since);
+        since = since.max(e.ts);
+    }
+    silent = silent.max(b - since);
+    (2 * silent >= latency).then_some(silent)
 }
 
 /// What ran on `cpu` in `[from, to]` other than the measured thread and idle, as marks

@@ -1324,7 +1324,8 @@ fn a_fair_thread_woken_into_a_throttled_group_is_cpu_quota_at_the_refill() {
 /// The timer's callback and the switch-in were not recorded (events missing), the thread
 /// returned from its wait 1 ms after the expiry: the previous period's return from the wait
 /// must not be taken for this one's (it made the whole latency "return to user", S5, with no
-/// event inside). The time before the return is the residual.
+/// event inside). The time before the return is the residual: "cannot tell (trace silent)"
+/// when the CPU recorded nothing for at least half of it, "unexplained" when it did.
 #[test]
 fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
     let ev = B::new()
@@ -1370,6 +1371,27 @@ fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
     let b = attribute(&sample(EXPIRY + 1_010_000), &setting(true), &ev);
     assert_eq!(b.cause.category, "unexplained", "{b:#?}");
     assert!(!b.flags.iter().any(|f| f == "trace_silent"));
+    // Recorded only at the end — the tasks the late interrupt woke, as the oracle's quota
+    // run saw under load (2.5 ms with nothing on the CPU, then another process's timer
+    // re-armed and a switch, 40 µs before the return): silent for most of the wake-up.
+    let ev = B::new()
+        .sys_exit(EXPIRY - PERIOD - 2_000)
+        .armed(0)
+        .switch(EXPIRY - PERIOD + 2_000, (TID, "tickscope-0"), (77, "cc1"))
+        .ev(
+            EXPIRY + 960_000,
+            78,
+            "ref",
+            Kind::VectorEntry {
+                name: "reschedule".into(),
+            },
+        )
+        .sys_exit(EXPIRY + 1_000_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 1_010_000), &setting(true), &ev);
+    assert_eq!(b.cause.category, "cannot tell", "{b:#?}");
+    assert_eq!(b.cause.detail.as_deref(), Some("trace silent"));
+    assert!(b.flags.iter().any(|f| f == "trace_silent"));
 }
 
 /// Under an IPI flood on a VM (recorded by the oracle's IPI plant, BPF path) the host held
