@@ -53,6 +53,8 @@ pub enum Capture {
         windows: HashMap<i32, Nanos>,
         /// Reused per poll.
         dumps: Vec<Dump>,
+        /// The events of a poll, reused (its capacity kept).
+        events: Vec<crate::Event>,
         /// The system's `trace_marker` (tracefs' top level), opened by the first mark.
         marker: Option<std::fs::File>,
     },
@@ -227,13 +229,11 @@ impl Capture {
                 cap,
                 windows,
                 dumps,
+                events,
                 ..
             } => {
-                let mut events = Vec::new();
-                cap.poll(&mut events, dumps);
-                for e in events {
-                    window.push(e);
-                }
+                cap.poll(events, dumps);
+                window.extend(events.drain(..));
                 // A carry copy (tid 0) holds events only: no thread's window arrived.
                 for d in dumps.drain(..).filter(|d| d.tid != 0) {
                     let w = windows.entry(d.tid).or_insert(d.woke);

@@ -22,7 +22,7 @@
 //! permissions", <https://docs.kernel.org/bpf/> and capabilities(7).
 
 use crate::bpf_load::{unavailable, Parts};
-use crate::bpf_records::{parse_dump, Decoder, Dump};
+use crate::bpf_records::{Decoder, Dump};
 use crate::events::Event;
 use crate::tracefs::Unavailable;
 use crate::wakeups::TIMER_FUNCTIONS;
@@ -31,6 +31,27 @@ use std::os::fd::OwnedFd;
 
 /// CPUs the `skip` map covers (`MAX_CPUS` in the C source).
 const MAX_CPUS: usize = 1024;
+
+/// Timer callbacks that fire on an idle or lightly loaded CPU every few seconds, named by
+/// the pass that finds [`TIMER_FUNCTIONS`] (before the measurement starts) rather than by
+/// the decoder when their first window arrives: the tick (`tick_nohz_handler` since Linux
+/// 6.9, `tick_sched_timer` before, kernel/time/tick-sched.c), the soft-lockup watchdog
+/// (`watchdog_timer_fn`, every `watchdog_thresh` × 2 / 5 = 4 s by default, kernel/watchdog.c),
+/// the scheduler's bandwidth and deadline timers (kernel/sched/rt.c, fair.c, deadline.c,
+/// core.c) and perf's (kernel/events/core.c). A name this kernel lacks costs nothing beyond
+/// [`kernel_symbols`]' bound.
+const NAMED_AT_START: [&str; 10] = [
+    "tick_nohz_handler",
+    "tick_sched_timer",
+    "watchdog_timer_fn",
+    "sched_rt_period_timer",
+    "sched_cfs_period_timer",
+    "sched_cfs_slack_timer",
+    "dl_task_timer",
+    "inactive_task_timer",
+    "hrtick",
+    "perf_swevent_hrtimer",
+];
 
 /// `struct thread` of the C source as u64 words: expiry, threshold, late_expiry,
 /// late_woke, (pending | late << 32), pending_since, returned, steal_at,
@@ -43,22 +64,44 @@ type RingWords = [u64; crate::bpf_records::DUMP_SIZE / 8];
 /// once every name is found (the file is several MB, and each line costs the kernel a
 /// formatted print: `s_show()`, kernel/kallsyms.c); `None` for a name absent or hidden (all
 /// zeros without root or CAP_SYSLOG, proc(5)).
-fn kernel_symbols(names: &[&str]) -> Vec<Option<u64>> {
-    use std::io::BufRead;
+///
+/// The first `required` names are looked for to the end of the file if need be; the others
+/// only as long as the pass has read at most twice the lines the required ones took (a name
+/// this kernel lacks must not cost a whole pass: ≈ 40 ms of system time for the 122 000
+/// lines of this VM's kernel).
+fn kernel_symbols(names: &[&str], required: usize) -> Vec<Option<u64>> {
+    match std::fs::File::open("/proc/kallsyms") {
+        Ok(file) => symbols_in(std::io::BufReader::new(file), names, required),
+        Err(_) => vec![None; names.len()],
+    }
+}
+
+/// [`kernel_symbols`] on the text of `lines` (`/proc/kallsyms`' format: address, type,
+/// name).
+fn symbols_in(
+    mut lines: impl std::io::BufRead,
+    names: &[&str],
+    required: usize,
+) -> Vec<Option<u64>> {
     let mut found = vec![None; names.len()];
-    let Ok(file) = std::fs::File::open("/proc/kallsyms") else {
-        return found;
-    };
-    let mut lines = std::io::BufReader::new(file);
+    let required = required.min(names.len());
     let mut line = String::new();
-    let mut left = names.len();
-    while left > 0 && matches!(lines.read_line(&mut line), Ok(n) if n > 0) {
+    let (mut left, mut left_required) = (names.len(), required);
+    let (mut read, mut limit) = (0usize, usize::MAX);
+    while left > 0 && read < limit && matches!(lines.read_line(&mut line), Ok(n) if n > 0) {
+        read += 1;
         let mut f = line.split_whitespace();
         if let (Some(addr), Some(_), Some(sym)) = (f.next(), f.next(), f.next()) {
             if let Some(i) = names.iter().position(|n| *n == sym) {
                 if found[i].is_none() {
                     found[i] = u64::from_str_radix(addr, 16).ok().filter(|a| *a != 0);
                     left -= 1;
+                    if i < required {
+                        left_required -= 1;
+                        if left_required == 0 {
+                            limit = read.saturating_mul(2);
+                        }
+                    }
                 }
             }
         }
@@ -258,7 +301,7 @@ impl BpfCapture {
                 let known = TIMER_FUNCTIONS.iter().position(|f| *f == function);
                 let address = match known {
                     Some(i) => self.wait_fns()[i],
-                    None => kernel_symbols(&[function])[0].unwrap_or(0),
+                    None => kernel_symbols(&[function], 1)[0].unwrap_or(0),
                 };
                 if address == 0 {
                     return Err(format!("{function} not found in /proc/kallsyms"));
@@ -312,16 +355,26 @@ impl BpfCapture {
     }
 
     /// The addresses of [`TIMER_FUNCTIONS`], in that order (0 where `/proc/kallsyms` hides
-    /// or lacks one), read once. The decoder learns their names with them.
+    /// or lacks one), read once. The decoder learns their names with them, and with the
+    /// same pass those of [`NAMED_AT_START`]: otherwise the first window that holds one of
+    /// those callbacks costs the collector a pass of its own mid-run (≈ 10 ms each for the
+    /// tick's, a bandwidth timer's and the watchdog's, which arrive seconds apart).
     fn wait_fns(&mut self) -> [u64; 4] {
         if let Some(f) = self.wait_fns {
             return f;
         }
+        let mut names: Vec<&str> = TIMER_FUNCTIONS.to_vec();
+        names.extend(NAMED_AT_START);
         let mut fns = [0u64; 4];
-        for (i, a) in kernel_symbols(&TIMER_FUNCTIONS).into_iter().enumerate() {
+        for (i, a) in kernel_symbols(&names, TIMER_FUNCTIONS.len())
+            .into_iter()
+            .enumerate()
+        {
             if let Some(a) = a {
-                fns[i] = a;
-                self.decoder.know_symbol(a, TIMER_FUNCTIONS[i]);
+                if let Some(f) = fns.get_mut(i) {
+                    *f = a;
+                }
+                self.decoder.know_symbol(a, names[i]);
             }
         }
         self.wait_fns = Some(fns);
@@ -352,10 +405,8 @@ impl BpfCapture {
     /// per CPU) and each dump's header to `dumps`. Never blocks.
     pub fn poll(&mut self, out: &mut Vec<Event>, dumps: &mut Vec<Dump>) {
         while let Some(item) = self.ring.next() {
-            if let Some(mut d) = parse_dump(&item) {
+            if let Some(d) = self.decoder.decode_bytes(&item, out) {
                 self.received += 1;
-                self.decoder.decode(&d, out);
-                d.records = Vec::new();
                 dumps.push(d);
             }
         }
@@ -377,6 +428,28 @@ impl BpfCapture {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn optional_symbols_are_looked_for_only_twice_as_far_as_the_required_ones() {
+        let text = "ffff0001 t a\nffff0002 t opt1\nffff0003 T b\nffff0004 t x\nffff0005 t x\n\
+                    ffff0006 t x\nffff0007 t opt2\n";
+        let get = |names: &[&str], required| symbols_in(text.as_bytes(), names, required);
+        // Required a and b found by line 3: the optional ones up to line 6 only.
+        assert_eq!(
+            get(&["a", "b", "opt1", "opt2"], 2),
+            vec![Some(0xffff0001), Some(0xffff0003), Some(0xffff0002), None]
+        );
+        // A required name is looked for to the end; a later optional one too, meanwhile.
+        assert_eq!(
+            get(&["opt2", "missing", "a"], 2),
+            vec![Some(0xffff0007), None, Some(0xffff0001)]
+        );
+        // Hidden addresses (all zeros without root) are not addresses.
+        assert_eq!(
+            symbols_in("0000000000000000 t a\n".as_bytes(), &["a"], 1),
+            vec![None]
+        );
+    }
 
     #[test]
     fn a_threads_process_is_read_from_proc() {

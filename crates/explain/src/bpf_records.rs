@@ -70,7 +70,7 @@ pub struct Record {
 /// One CPU's ring, sent because thread `tid` was late — or, with `tid` 0, a carry copy: a
 /// watched thread overdue and kept off this CPU while half the ring filled (the late
 /// window, sent later, would start after its expiry without it; `carry()` in the C source).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Dump {
     /// Records written on this CPU since load (`head`).
     pub head: u64,
@@ -91,26 +91,53 @@ pub struct Dump {
     pub records: Vec<Record>,
 }
 
+#[inline]
 fn u64_at(b: &[u8], at: usize) -> u64 {
     let mut w = [0u8; 8];
     w.copy_from_slice(&b[at..at + 8]);
     u64::from_le_bytes(w)
 }
 
+#[inline]
 fn u32_at(b: &[u8], at: usize) -> u32 {
     let mut w = [0u8; 4];
     w.copy_from_slice(&b[at..at + 4]);
     u32::from_le_bytes(w)
 }
 
+impl Dump {
+    /// The dump's header alone (no records; allocates nothing).
+    pub fn clone_header(&self) -> Dump {
+        Dump {
+            records: Vec::new(),
+            ..*self
+        }
+    }
+}
+
 /// Decodes one dump; `None` when it is shorter than [`DUMP_SIZE`].
 pub fn parse_dump(b: &[u8]) -> Option<Dump> {
+    let mut d = Dump {
+        records: Vec::with_capacity(RING_LEN),
+        ..Dump::default()
+    };
+    parse_dump_into(b, &mut d, None).then_some(d)
+}
+
+/// [`parse_dump`] into `d`, whose record list is reused (its capacity kept: a collector
+/// that passes the same one every time allocates nothing per dump), leaving out the records
+/// up to sequence `through` (already decoded from an earlier dump of the CPU); `false`,
+/// with `d` unchanged, when `b` is shorter than [`DUMP_SIZE`].
+fn parse_dump_into(b: &[u8], d: &mut Dump, through: Option<u64>) -> bool {
     if b.len() < DUMP_SIZE {
-        return None;
+        return false;
     }
     let head = u64_at(b, 0);
-    let mut records = Vec::with_capacity(RING_LEN);
-    let first = head.saturating_sub(RING_LEN as u64);
+    let records = &mut d.records;
+    records.clear();
+    let first = head
+        .saturating_sub(RING_LEN as u64)
+        .max(through.map_or(0, |t| t.saturating_add(1)));
     for seq in first..head {
         let at = HEADER_SIZE + (seq as usize % RING_LEN) * RECORD_SIZE;
         let r = &b[at..at + RECORD_SIZE];
@@ -134,16 +161,14 @@ pub fn parse_dump(b: &[u8]) -> Option<Dump> {
     // order by the length of the interrupt. (Ties keep the order of writing, as a stable
     // sort would, without its buffer.)
     records.sort_unstable_by_key(|r| (r.ts, r.seq));
-    Some(Dump {
-        head,
-        tid: u32_at(b, 8) as i32,
-        cpu: u32_at(b, 12),
-        expiry: u64_at(b, 16) as Nanos,
-        woke: u64_at(b, 24) as Nanos,
-        dumps: u64_at(b, 32),
-        dumps_lost: u64_at(b, 40),
-        records,
-    })
+    d.head = head;
+    d.tid = u32_at(b, 8) as i32;
+    d.cpu = u32_at(b, 12);
+    d.expiry = u64_at(b, 16) as Nanos;
+    d.woke = u64_at(b, 24) as Nanos;
+    d.dumps = u64_at(b, 32);
+    d.dumps_lost = u64_at(b, 40);
+    true
 }
 
 /// The `prev_state` letters `sched_switch` prints (`__trace_sched_switch_state` and the
@@ -193,8 +218,8 @@ pub struct Decoder {
     fresh: Vec<Record>,
     /// Their events before [`fill_in`] (kept between dumps).
     events: Vec<Event>,
-    /// [`fill_in`]'s buffer (kept between dumps).
-    filled: Vec<Event>,
+    /// The dump [`Decoder::decode_bytes`] parses into (kept between dumps).
+    dump: Dump,
     /// Read `/proc` for names not learned from the records (off in tests).
     read_proc: bool,
 }
@@ -278,13 +303,16 @@ impl Decoder {
         events.clear();
         for r in &fresh {
             // Switches name the tasks they move: learn before naming this record's task.
-            if r.kind == 10 {
+            let kind = if r.kind == 10 {
                 let prev = self.names.intern_bytes(&comm_bytes(&r.p[2..4]));
                 let next = self.names.intern_bytes(&comm_bytes(&r.p[4..6]));
-                self.learn(r.p[0] as u32 as i32, prev);
-                self.learn((r.p[0] >> 32) as u32 as i32, next);
-            }
-            let Some(kind) = self.kind(r) else { continue };
+                self.learn(r.p[0] as u32 as i32, prev.clone());
+                self.learn((r.p[0] >> 32) as u32 as i32, next.clone());
+                switch(r.p, prev, next)
+            } else {
+                let Some(kind) = self.kind(r) else { continue };
+                kind
+            };
             let comm = self.comm(r.pid);
             // A wait's return carries the steal time since the wait began (p[2] = 1: known).
             let steal = (r.kind == 12 && r.p[2] == 1).then(|| Event {
@@ -305,12 +333,28 @@ impl Decoder {
             });
             events.extend(steal);
         }
-        fill_in_with(&mut events, &mut self.filled);
-        out.append(&mut events);
+        fill_in_onto(&mut events, out);
         let n = fresh.len();
         self.fresh = fresh;
         self.events = events;
         n
+    }
+
+    /// Parses and decodes one dump as it came from the ring buffer: [`parse_dump`] then
+    /// [`Decoder::decode`], except that the records decoded before are not parsed at all
+    /// (consecutive windows of a CPU overlap when late wake-ups come in bursts). Returns the
+    /// dump's header (no records), `None` when `b` is shorter than [`DUMP_SIZE`].
+    pub fn decode_bytes(&mut self, b: &[u8], out: &mut Vec<Event>) -> Option<Dump> {
+        if b.len() < DUMP_SIZE {
+            return None;
+        }
+        let through = self.done.get(&u32_at(b, 12)).copied();
+        let mut d = std::mem::take(&mut self.dump);
+        parse_dump_into(b, &mut d, through);
+        self.decode(&d, out);
+        let header = d.clone_header();
+        self.dump = d;
+        Some(header)
     }
 
     fn learn(&mut self, pid: i32, comm: Name) {
@@ -450,17 +494,11 @@ impl Decoder {
             9 => Kind::SoftirqExit {
                 action: Name::from_static(SOFTIRQS.get(p[0] as usize)?),
             },
-            10 => Kind::SchedSwitch {
-                prev_pid: p[0] as u32 as i32,
-                prev_comm: self.names.intern_bytes(&comm_bytes(&p[2..4])),
-                prev_state: Name::from_static(state_letters(
-                    p[1] & (1 << 31) != 0,
-                    (p[1] & 0x7fff_ffff) as u32,
-                )),
-                next_pid: (p[0] >> 32) as u32 as i32,
-                next_comm: self.names.intern_bytes(&comm_bytes(&p[4..6])),
-                next_prio: (p[1] >> 32) as u32 as i32,
-            },
+            10 => switch(
+                p,
+                self.names.intern_bytes(&comm_bytes(&p[2..4])),
+                self.names.intern_bytes(&comm_bytes(&p[4..6])),
+            ),
             11 => Kind::CpuIdle {
                 state: (p[0] as u32 != u32::MAX).then_some(p[0] as u32),
             },
@@ -471,6 +509,21 @@ impl Decoder {
             },
             _ => return None,
         })
+    }
+}
+
+/// A `sched_switch` record's kind, its task names already interned.
+fn switch(p: [u64; 6], prev_comm: Name, next_comm: Name) -> Kind {
+    Kind::SchedSwitch {
+        prev_pid: p[0] as u32 as i32,
+        prev_comm,
+        prev_state: Name::from_static(state_letters(
+            p[1] & (1 << 31) != 0,
+            (p[1] & 0x7fff_ffff) as u32,
+        )),
+        next_pid: (p[0] >> 32) as u32 as i32,
+        next_comm,
+        next_prio: (p[1] >> 32) as u32 as i32,
     }
 }
 
@@ -487,13 +540,14 @@ impl Decoder {
 /// A CPU whose events already have a local timer entry (the text path) is left as it is.
 /// Events stay in order per CPU; the output is at most twice as long.
 pub fn fill_in(events: &mut Vec<Event>) {
-    fill_in_with(events, &mut Vec::new());
+    let mut out = Vec::new();
+    fill_in_onto(events, &mut out);
+    *events = out;
 }
 
-/// [`fill_in`] with `out` as the buffer the result is built in (its capacity is kept: a
-/// decoder passes the same one every time and allocates nothing once it is large enough).
-/// On return `out` is empty.
-fn fill_in_with(events: &mut Vec<Event>, out: &mut Vec<Event>) {
+/// [`fill_in`] appending the result to `out` (a decoder's caller's list: no buffer in
+/// between, so each event is moved once); `events` is left empty with its capacity.
+fn fill_in_onto(events: &mut Vec<Event>, out: &mut Vec<Event>) {
     #[derive(Default)]
     struct Cpu {
         /// A local timer vector put back and not left yet.
@@ -503,8 +557,9 @@ fn fill_in_with(events: &mut Vec<Event>, out: &mut Vec<Event>) {
         has_entries: bool,
         last_ts: Nanos,
     }
-    let mut cpus: HashMap<u32, Cpu> = HashMap::new();
-    out.clear();
+    // Per CPU, by a linear search: a decoder's events are one CPU's, a text trace's a
+    // handful of CPUs' (no hashing, no allocation for a single CPU beyond the first).
+    let mut cpus: Vec<(u32, Cpu)> = Vec::new();
     out.reserve(events.len() + events.len() / 2);
     let timer_entry = |ts: Nanos, e: &Event| Event {
         ts,
@@ -516,7 +571,14 @@ fn fill_in_with(events: &mut Vec<Event>, out: &mut Vec<Event>) {
         },
     };
     for e in events.drain(..) {
-        let st = cpus.entry(e.cpu).or_default();
+        let at = match cpus.iter().position(|(c, _)| *c == e.cpu) {
+            Some(at) => at,
+            None => {
+                cpus.push((e.cpu, Cpu::default()));
+                cpus.len() - 1
+            }
+        };
+        let st = &mut cpus[at].1;
         match &e.kind {
             Kind::VectorEntry { name } if name == VECTORS[0] => st.has_entries = true,
             Kind::HrtimerExpireEntry { now, .. }
@@ -546,7 +608,6 @@ fn fill_in_with(events: &mut Vec<Event>, out: &mut Vec<Event>) {
         st.last_ts = e.ts;
         out.push(e);
     }
-    std::mem::swap(events, out);
 }
 
 /// IRQ number → handler name from the text of `/proc/interrupts` (the last column of each
@@ -755,6 +816,19 @@ mod tests {
             .unwrap();
         assert!(matches!(ev[at + 1].kind, Kind::SysExit { nr } if nr == 900 - RING_LEN as i64));
         assert_eq!(ev[at].ts, ev[at + 1].ts);
+
+        // From the bytes, skipping what was decoded while parsing: the same events, each
+        // dump's header, and a short dump refused.
+        let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
+        let mut from_bytes = Vec::new();
+        for (head, w) in [(200, &w1), (328, &w2), (900, &w3)] {
+            let h = dec
+                .decode_bytes(&dump(head, 5, 1, w), &mut from_bytes)
+                .unwrap();
+            assert_eq!((h.head, h.tid, h.cpu, h.records.len()), (head, 5, 1, 0));
+        }
+        assert_eq!(from_bytes, ev);
+        assert!(dec.decode_bytes(&[0u8; 64], &mut from_bytes).is_none());
     }
 
     fn ev(ts: Nanos, cpu: u32, pid: i32, kind: Kind) -> Event {

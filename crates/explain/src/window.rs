@@ -15,7 +15,8 @@ use std::collections::{BTreeMap, VecDeque};
 /// Recent events per CPU, kept for `keep_ns` behind the newest and at most `cap` per CPU.
 #[derive(Debug)]
 pub struct EventWindow {
-    per_cpu: BTreeMap<u32, VecDeque<Event>>,
+    /// Per CPU, in CPU order (found by binary search: a few CPUs, no tree to walk per event).
+    per_cpu: Vec<(u32, VecDeque<Event>)>,
     unstamped_lost: BTreeMap<u32, u64>,
     keep_ns: Nanos,
     cap: usize,
@@ -31,7 +32,7 @@ impl EventWindow {
     /// A window of `keep_ns` (> 0) and at most `cap` (> 0) events per CPU.
     pub fn new(keep_ns: Nanos, cap: usize) -> Self {
         EventWindow {
-            per_cpu: BTreeMap::new(),
+            per_cpu: Vec::new(),
             unstamped_lost: BTreeMap::new(),
             keep_ns: keep_ns.max(1),
             cap: cap.max(1),
@@ -44,6 +45,39 @@ impl EventWindow {
 
     /// Takes one event in.
     pub fn push(&mut self, e: Event) {
+        let mut last = None;
+        self.push_at(e, &mut last);
+    }
+
+    /// Takes events in, in order (as [`EventWindow::push`] one by one; a run of one CPU's
+    /// events finds its queue once).
+    pub fn extend(&mut self, events: impl IntoIterator<Item = Event>) {
+        let mut last = None;
+        for e in events {
+            self.push_at(e, &mut last);
+        }
+    }
+
+    /// The index of `cpu`'s queue in `per_cpu`, added if new; `last` is the previous
+    /// event's (CPU, index), tried first.
+    fn queue(&mut self, cpu: u32, last: &mut Option<(u32, usize)>) -> usize {
+        if let Some((c, i)) = *last {
+            if c == cpu {
+                return i;
+            }
+        }
+        let i = match self.per_cpu.binary_search_by_key(&cpu, |(c, _)| *c) {
+            Ok(i) => i,
+            Err(i) => {
+                self.per_cpu.insert(i, (cpu, VecDeque::new()));
+                i
+            }
+        };
+        *last = Some((cpu, i));
+        i
+    }
+
+    fn push_at(&mut self, e: Event, last: &mut Option<(u32, usize)>) {
         if let Kind::Lost { count, .. } = e.kind {
             self.lost += count;
             *self.unstamped_lost.entry(e.cpu).or_default() += count;
@@ -51,13 +85,16 @@ impl EventWindow {
         }
         self.seen += 1;
         self.newest = self.newest.max(e.ts);
-        let q = self.per_cpu.entry(e.cpu).or_default();
-        if let Some(count) = self.unstamped_lost.remove(&e.cpu) {
-            let since = q.back().map(|b| b.ts);
-            q.push_back(Event {
-                kind: Kind::Lost { count, since },
-                ..e.clone()
-            });
+        let at = self.queue(e.cpu, last);
+        let q = &mut self.per_cpu[at].1;
+        if !self.unstamped_lost.is_empty() {
+            if let Some(count) = self.unstamped_lost.remove(&e.cpu) {
+                let since = q.back().map(|b| b.ts);
+                q.push_back(Event {
+                    kind: Kind::Lost { count, since },
+                    ..e.clone()
+                });
+            }
         }
         q.push_back(e);
         let mut horizon = self.newest - self.keep_ns;
@@ -77,12 +114,12 @@ impl EventWindow {
 
     /// Events held now, all CPUs (at most the cap per CPU).
     pub fn len(&self) -> usize {
-        self.per_cpu.values().map(VecDeque::len).sum()
+        self.per_cpu.iter().map(|(_, q)| q.len()).sum()
     }
 
     /// Whether no event is held.
     pub fn is_empty(&self) -> bool {
-        self.per_cpu.values().all(VecDeque::is_empty)
+        self.per_cpu.iter().all(|(_, q)| q.is_empty())
     }
 
     /// The newest timestamp seen on any CPU (`Nanos::MIN` before the first event).
@@ -96,7 +133,7 @@ impl EventWindow {
     /// found by binary search: the cost is that of the events returned, not of the window.
     pub fn range(&self, from: Nanos, to: Nanos) -> Vec<Event> {
         let mut out: Vec<Event> = Vec::new();
-        for q in self.per_cpu.values() {
+        for (_, q) in &self.per_cpu {
             let a = q.partition_point(|e| e.ts < from);
             let b = q.partition_point(|e| e.ts <= to);
             out.extend(q.range(a..b.max(a)).cloned());
@@ -174,6 +211,57 @@ mod tests {
             }
         ));
         assert!(w.range(0, 50).is_empty(), "the loss began after that range");
+    }
+
+    #[test]
+    fn taking_a_batch_in_is_taking_each_event_in() {
+        let lost = |ts, cpu| Event {
+            kind: Kind::Lost {
+                count: 2,
+                since: None,
+            },
+            ..ev(ts, cpu)
+        };
+        let events = vec![
+            ev(10, 3),
+            ev(11, 3),
+            lost(0, 1),
+            ev(12, 1),
+            ev(13, 0),
+            ev(14, 3),
+            ev(15, 1),
+            ev(200, 2),
+        ];
+        let (mut one, mut batch) = (EventWindow::new(100, 3), EventWindow::new(100, 3));
+        for e in events.clone() {
+            one.push(e);
+        }
+        batch.extend(events);
+        assert_eq!(batch.range(0, 1000), one.range(0, 1000));
+        assert_eq!(
+            (batch.len(), batch.seen, batch.lost),
+            (one.len(), one.seen, one.lost)
+        );
+        // Each CPU is trimmed when its own events arrive: none reached the cap of 3 or the
+        // age limit before CPU 2's event at 200, which trims CPU 2 only.
+        let got: Vec<(Nanos, u32, bool)> = one
+            .range(0, 1000)
+            .iter()
+            .map(|e| (e.ts, e.cpu, matches!(e.kind, Kind::Lost { .. })))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (10, 3, false),
+                (11, 3, false),
+                (12, 1, true),
+                (12, 1, false),
+                (13, 0, false),
+                (14, 3, false),
+                (15, 1, false),
+                (200, 2, false)
+            ]
+        );
     }
 
     #[test]
