@@ -382,11 +382,15 @@ fn a_thread_kept_off_its_cpu_keeps_its_window_from_the_expiry() {
             let start = start.clone();
             std::thread::spawn(move || -> Result<(), String> {
                 pin(cpu, Some(2))?;
+                // -1: the watched thread could not set up; give up after 10 s whatever happens.
+                let mut waited = 0;
                 let t0 = loop {
                     match start.load(std::sync::atomic::Ordering::Acquire) {
-                        0 => std::thread::sleep(Duration::from_millis(1)),
-                        t0 => break t0,
+                        0 if waited < 10_000 => std::thread::sleep(Duration::from_millis(1)),
+                        t0 if t0 > 0 => break t0,
+                        _ => return Err("the watched thread did not start".into()),
                     }
+                    waited += 1;
                 };
                 sleep_until(t0);
                 while mono_ns() < t0 + 25_000_000 {
@@ -398,13 +402,18 @@ fn a_thread_kept_off_its_cpu_keeps_its_window_from_the_expiry() {
         })
         .collect();
     let ready = start.clone();
-    let (back, tid, expiry) = std::thread::spawn(move || -> Result<_, String> {
+    let watched = std::thread::spawn(move || -> Result<_, (BpfCapture, String)> {
         // Below the yielding pair (a fair thread would get the CPU from the deadline server
         // that Linux 6.12+ runs for starved fair tasks).
-        pin(cpu, Some(1))?;
+        if let Err(e) = pin(cpu, Some(1)) {
+            ready.store(-1, std::sync::atomic::Ordering::Release);
+            return Err((cap, e));
+        }
         let tid = unsafe { libc::gettid() };
-        cap.watch(&[tid], &[libc::SYS_clock_nanosleep], 100_000)
-            .map_err(|e| format!("watch: {e}"))?;
+        if let Err(e) = cap.watch(&[tid], &[libc::SYS_clock_nanosleep], 100_000) {
+            ready.store(-1, std::sync::atomic::Ordering::Release);
+            return Err((cap, format!("watch: {e}")));
+        }
         // The CPU learns its watched thread at the thread's first wait return there.
         for _ in 0..3 {
             sleep_until(mono_ns() + 1_000_000);
@@ -418,14 +427,19 @@ fn a_thread_kept_off_its_cpu_keeps_its_window_from_the_expiry() {
         Ok((cap, tid, expiry))
     })
     .join()
-    .unwrap()
-    .unwrap_or_else(|e| panic!("setting up: {e}"));
-    cap = back;
-    for h in hogs {
-        if let Err(e) = h.join().unwrap() {
+    .unwrap();
+    let hogs: Vec<Result<(), String>> = hogs.into_iter().map(|h| h.join().unwrap()).collect();
+    let (back, tid, expiry) = match watched {
+        Ok(w) => w,
+        Err((_, e)) => {
             eprintln!("skipping a_thread_kept_off_its_cpu_keeps_its_window: {e}");
             return;
         }
+    };
+    cap = back;
+    if let Some(Err(e)) = hogs.into_iter().find(|h| h.is_err()) {
+        eprintln!("skipping a_thread_kept_off_its_cpu_keeps_its_window: {e}");
+        return;
     }
     std::thread::sleep(Duration::from_millis(5));
     let (mut events, mut dumps) = (Vec::new(), Vec::new());
