@@ -402,17 +402,17 @@ fn a_thread_kept_off_its_cpu_keeps_its_window_from_the_expiry() {
         })
         .collect();
     let ready = start.clone();
-    let watched = std::thread::spawn(move || -> Result<_, (BpfCapture, String)> {
+    let watched = std::thread::spawn(move || -> Result<_, String> {
         // Below the yielding pair (a fair thread would get the CPU from the deadline server
         // that Linux 6.12+ runs for starved fair tasks).
         if let Err(e) = pin(cpu, Some(1)) {
             ready.store(-1, std::sync::atomic::Ordering::Release);
-            return Err((cap, e));
+            return Err(e);
         }
         let tid = unsafe { libc::gettid() };
         if let Err(e) = cap.watch(&[tid], &[libc::SYS_clock_nanosleep], 100_000) {
             ready.store(-1, std::sync::atomic::Ordering::Release);
-            return Err((cap, format!("watch: {e}")));
+            return Err(format!("watch: {e}"));
         }
         // The CPU learns its watched thread at the thread's first wait return there.
         for _ in 0..3 {
@@ -431,7 +431,7 @@ fn a_thread_kept_off_its_cpu_keeps_its_window_from_the_expiry() {
     let hogs: Vec<Result<(), String>> = hogs.into_iter().map(|h| h.join().unwrap()).collect();
     let (back, tid, expiry) = match watched {
         Ok(w) => w,
-        Err((_, e)) => {
+        Err(e) => {
             eprintln!("skipping a_thread_kept_off_its_cpu_keeps_its_window: {e}");
             return;
         }
