@@ -73,9 +73,11 @@ run_variant() {
       python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-s = d["summary"] if "summary" in d else d["runs"][0]["summary"]
+run = d if "summary" in d else d["runs"][0]
+s = run["summary"]
 l = s["latency_ns"]
-print(l["p50"], l["p99"], l["max"], s["samples"])' "$work/ts.json" ;;
+open(sys.argv[2], "w").write(str(run["threads"][0]["tid"]))
+print(l["p50"], l["p99"], l["max"], s["samples"])' "$work/ts.json" "$work/samples.csv.tid" ;;
     single:*)
       DUMP="$work/samples.csv" timeout "$limit" taskset -c "$cpu" "$work/itimer-ref" 1000 "$n" 90 single "${v#*:}" ;;
     *)
@@ -84,27 +86,37 @@ print(l["p50"], l["p99"], l["max"], s["samples"])' "$work/ts.json" ;;
 }
 
 analyse() {
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "$2" "$(cat "$2.tid")" <<'PY'
 import bisect, csv, re, statistics, sys
-pat = re.compile(r'^\s*.+?-\d+\s+\[(\d+)\]\s+\S+\s+([\d.]+):\s+(\w+):\s*(.*)$')
-starts, fires, delivers, switches = [], [], [], []
+# Only this run's measuring thread: its re-arms, its timer (by address), its signals and
+# switches to it (other processes may use an interval timer meanwhile).
+tid = sys.argv[3]
+pat = re.compile(r'^\s*.+?-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+):\s+(\w+):\s*(.*)$')
+events = []
+timer = None
 for line in open(sys.argv[1]):
     m = pat.match(line)
     if not m:
         continue
-    cpu, t, name, rest = int(m.group(1)), round(float(m.group(2)) * 1e9), m.group(3), m.group(4)
-    if name == 'hrtimer_start' and 'function=it_real_fn' in rest:
+    pid, cpu, name, rest = m.group(1), int(m.group(2)), m.group(4), m.group(5)
+    events.append((pid, cpu, round(float(m.group(3)) * 1e9), name, rest))
+    if name == 'hrtimer_start' and pid == tid and 'function=it_real_fn' in rest:
+        timer = re.search(r'hrtimer=(\S+)', rest).group(1)
+starts, fires, delivers, switches = [], [], [], []
+for pid, cpu, t, name, rest in events:
+    if name == 'hrtimer_start' and f'hrtimer={timer} ' in rest:
         starts.append((t, int(re.search(r' expires=(\d+)', rest).group(1))))
-    elif name == 'hrtimer_expire_entry' and 'function=it_real_fn' in rest:
+    elif name == 'hrtimer_expire_entry' and f'hrtimer={timer} ' in rest:
         fires.append((t, int(re.search(r' now=(\d+)', rest).group(1)), cpu))
-    elif name == 'signal_deliver' and 'sig=14 ' in rest:
+    elif name == 'signal_deliver' and pid == tid and 'sig=14 ' in rest:
         delivers.append(t)
-    elif name == 'sched_switch':
+    elif name == 'sched_switch' and f'next_pid={tid} ' in rest:
         switches.append((t, cpu))
 rows = list(csv.DictReader(open(sys.argv[2])))
 expires = sorted(e for _, e in starts)
 start_t = [t for t, _ in starts]
 sw_t = [t for t, _ in switches]
+fire_now = [now for _, now, _ in fires]
 ph = {k: [] for k in ('irq', 'switch', 'rearm', 'deliver', 'stamp', 'grid')}
 cpus = {}
 for r in rows:
@@ -113,10 +125,10 @@ for r in rows:
     if i >= len(expires) or expires[i] - e >= 500_000:
         continue
     kexp = expires[i]
-    f = [x for x in fires if x[1] >= kexp][:1]
-    if not f:
+    i = bisect.bisect_left(fire_now, kexp)
+    if i >= len(fires):
         continue
-    ft, fnow, fcpu = f[0]
+    ft, fnow, fcpu = fires[i]
     j = bisect.bisect_left(sw_t, ft)
     while j < len(switches) and switches[j][1] != fcpu:
         j += 1

@@ -21,7 +21,8 @@
  * before the clock read and compares the thread id, as tickscope's handler did before it
  * read the clock first.
  * With the environment variable DUMP=FILE, every wake-up is written to FILE as tickscope's
- * --samples CSV (expiry and wake time, ns on CLOCK_MONOTONIC).
+ * --samples CSV (expiry and wake time, ns on CLOCK_MONOTONIC), and the measuring thread's id
+ * to FILE.tid.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -223,6 +224,14 @@ int main(int argc, char **argv)
 			fprintf(f, "0,itimer,0,%ld,%lld,%lld,%lld\n", k, (long long)expiries[k],
 				(long long)wakes[k], (long long)lat[k]);
 		fclose(f);
+		/* The measuring thread's id, for bench/itimer-layout.sh's trace (FILE.tid). */
+		char name[4096];
+		snprintf(name, sizeof name, "%s.tid", dump);
+		f = fopen(name, "w");
+		if (f) {
+			fprintf(f, "%d\n", (int)target_tid);
+			fclose(f);
+		}
 	}
 	qsort(lat, (size_t)count, sizeof *lat, cmp);
 	/* HdrHistogram's rank convention: the sample of rank ceil(q·n). */
