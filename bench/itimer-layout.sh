@@ -18,10 +18,11 @@
 # Prints each run's p50/p99/max, then per variant min/median/max over the rounds and the
 # ratio of its median p50 to single:plain's, and the load average before and after.
 # With TRACE=1 each run also prints the medians over its wake-ups of: the CPU the interval
-# timer fired on, irq (hrtimer expiry to it_real_fn's interrupt, kernel's `now`), switch (to
-# the sched_switch on that CPU), rearm (to the re-arm in dequeue_signal, hrtimer_start),
-# deliver (to signal_deliver), stamp (to the handler's clock read; trace times have 1 µs
-# steps) and grid (the kernel's expiry minus the program's).
+# timer fired on, irq (the kernel's expiry to it_real_fn's interrupt, its `now`), wake (to
+# the measuring thread's re-arm of the timer in dequeue_signal, hrtimer_start), deliver (to
+# signal_deliver), stamp (to the handler's clock read) — trace times have 1 µs steps — and
+# grid (the kernel's expiry minus the program's: what setitimer's relative start adds to
+# every wake-up of the run).
 # Needs root, cc, python3, taskset; each run is bounded (timeout); a trace instance is removed
 # on exit.
 set -euo pipefail
@@ -55,7 +56,7 @@ if [ "${TRACE:-0}" = 1 ]; then
   mkdir "$inst"
   echo 8192 > "$inst/buffer_size_kb"
   echo mono > "$inst/trace_clock"
-  for e in timer/hrtimer_start timer/hrtimer_expire_entry sched/sched_switch signal/signal_deliver; do
+  for e in timer/hrtimer_start timer/hrtimer_expire_entry signal/signal_deliver; do
     echo 1 > "$inst/events/$e/enable"
   done
 fi
@@ -88,8 +89,8 @@ print(l["p50"], l["p99"], l["max"], s["samples"])' "$work/ts.json" "$work/sample
 analyse() {
   python3 - "$1" "$2" "$(cat "$2.tid")" <<'PY'
 import bisect, csv, re, statistics, sys
-# Only this run's measuring thread: its re-arms, its timer (by address), its signals and
-# switches to it (other processes may use an interval timer meanwhile).
+# Only this run's measuring thread: its re-arms, its timer (by address) and its signals
+# (other processes may use an interval timer meanwhile).
 tid = sys.argv[3]
 pat = re.compile(r'^\s*.+?-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+):\s+(\w+):\s*(.*)$')
 events = []
@@ -102,7 +103,7 @@ for line in open(sys.argv[1]):
     events.append((pid, cpu, round(float(m.group(3)) * 1e9), name, rest))
     if name == 'hrtimer_start' and pid == tid and 'function=it_real_fn' in rest:
         timer = re.search(r'hrtimer=(\S+)', rest).group(1)
-starts, fires, delivers, switches = [], [], [], []
+starts, fires, delivers = [], [], []
 for pid, cpu, t, name, rest in events:
     if name == 'hrtimer_start' and f'hrtimer={timer} ' in rest:
         starts.append((t, int(re.search(r' expires=(\d+)', rest).group(1))))
@@ -110,14 +111,11 @@ for pid, cpu, t, name, rest in events:
         fires.append((t, int(re.search(r' now=(\d+)', rest).group(1)), cpu))
     elif name == 'signal_deliver' and pid == tid and 'sig=14 ' in rest:
         delivers.append(t)
-    elif name == 'sched_switch' and f'next_pid={tid} ' in rest:
-        switches.append((t, cpu))
 rows = list(csv.DictReader(open(sys.argv[2])))
 expires = sorted(e for _, e in starts)
 start_t = [t for t, _ in starts]
-sw_t = [t for t, _ in switches]
 fire_now = [now for _, now, _ in fires]
-ph = {k: [] for k in ('irq', 'switch', 'rearm', 'deliver', 'stamp', 'grid')}
+ph = {k: [] for k in ('irq', 'wake', 'deliver', 'stamp', 'grid')}
 cpus = {}
 for r in rows:
     e, w = int(r['expiry_ns']), int(r['woke_ns'])
@@ -129,18 +127,14 @@ for r in rows:
     if i >= len(fires):
         continue
     ft, fnow, fcpu = fires[i]
-    j = bisect.bisect_left(sw_t, ft)
-    while j < len(switches) and switches[j][1] != fcpu:
-        j += 1
     k = bisect.bisect_left(start_t, ft)
     d = bisect.bisect_left(delivers, ft)
-    if j >= len(switches) or k >= len(starts) or d >= len(delivers) or delivers[d] > w:
+    if k >= len(starts) or d >= len(delivers) or delivers[d] > w:
         continue
     cpus[fcpu] = cpus.get(fcpu, 0) + 1
     ph['grid'].append(kexp - e)
     ph['irq'].append(fnow - kexp)
-    ph['switch'].append(switches[j][0] - ft)
-    ph['rearm'].append(starts[k][0] - switches[j][0])
+    ph['wake'].append(starts[k][0] - ft)
     ph['deliver'].append(delivers[d] - starts[k][0])
     ph['stamp'].append(w - delivers[d])
 cpu_text = ",".join(f"{c}:{n}" for c, n in sorted(cpus.items()))
