@@ -3,8 +3,8 @@
  * settings — SCHED_FIFO at PRIORITY, pinned to CPU, mlockall, /dev/cpu_dma_latency held
  * at 0, timer slack 1 ns, CLOCK_MONOTONIC, the first expiry 10 ms ahead, expiries on the grid
  * t0 + k·period, a late wake-up skips the expiries it passed (for the kernel's periodic timers,
- * timerfd and posix-timer, a wake-up answers the latest expiry that has passed). Latency of a
- * wake-up: the clock read right after the wait returned − that expiry.
+ * timerfd and posix-timer, a wake-up answers the latest of the expiries the kernel says it
+ * reports). Latency of a wake-up: the clock read right after the wait returned − that expiry.
  *
  *   wait METHOD PERIOD_US COUNT PRIORITY CPU [MARGIN_US]   prints "p50_ns p99_ns max_ns count"
  *
@@ -137,6 +137,10 @@ int main(int argc, char **argv)
 
 	int kernel_periodic = !strcmp(m, "timerfd") || !strcmp(m, "posix-timer");
 	int64_t expiry = t0, last = now_ns();
+	/* timerfd, posix-timer: the last expiry the kernel has reported, and how many the latest
+	 * notification reported. */
+	int64_t reported = t0 - period;
+	uint64_t expired = 1;
 	for (long k = 0; k < count; k++) {
 		struct timespec abs = ts_of(expiry), rel = ts_of(expiry - last);
 		if (!strcmp(m, "nanosleep-abs")) {
@@ -152,8 +156,7 @@ int main(int argc, char **argv)
 			if (syscall(SYS_epoll_pwait2, fd, &e, 1, &rel, NULL, 0) < 0)
 				die("wait: epoll_pwait2");
 		} else if (!strcmp(m, "timerfd")) {
-			uint64_t n;
-			if (read(fd, &n, sizeof n) != sizeof n)
+			if (read(fd, &expired, sizeof expired) != sizeof expired)
 				die("wait: read timerfd");
 		} else if (!strcmp(m, "posix-timer")) {
 			if (sigwaitinfo(&rt, NULL) < 0)
@@ -169,12 +172,19 @@ int main(int argc, char **argv)
 		}
 		int64_t woke = now_ns();
 		if (kernel_periodic) {
-			if (!strcmp(m, "posix-timer"))
-				timer_getoverrun(timer);
-			/* The kernel re-arms on the grid: this wake-up answers the latest expiry
-			 * that has passed (missed ones merge into it). */
-			while (woke >= expiry + period)
-				expiry += period;
+			/* The kernel says how many expiries this notification answers (timerfd: the
+			 * count read, timerfd_create(2); posix-timer: 1 + the overrun count,
+			 * timer_getoverrun(2)): it answers the latest of them. Counting them, rather
+			 * than taking the latest grid point before the clock read, stays right when the
+			 * clock read comes a grid point after the notification. */
+			if (!strcmp(m, "posix-timer")) {
+				int over = timer_getoverrun(timer);
+				expired = 1 + (over > 0 ? (uint64_t)over : 0);
+			}
+			reported += (int64_t)expired * period;
+			lat[k] = woke - reported;
+			last = woke;
+			continue;
 		}
 		lat[k] = woke - expiry;
 		last = woke;
