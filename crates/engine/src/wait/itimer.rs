@@ -14,9 +14,10 @@
 //! except inside `sigsuspend(2)`, where the handler runs on it. The handler tells the measuring
 //! thread by its `pthread_self` (a read of the thread pointer, no system call), so nothing but
 //! the one clock read lies between the signal's delivery and the wake time — a `gettid` and a
-//! `getpid` there cost about 1 µs per wake-up (docs/benchmarks.md, "itimer"). A SIGALRM that
-//! lands on another thread (one that does not block it) is passed on to the measuring thread
-//! with `tgkill(2)`; `run` blocks SIGALRM in the coordinating thread so that this is rare.
+//! `getpid` there cost about 0.6 µs per wake-up (docs/benchmarks.md, "itimer: where the
+//! extra latency came from"). A SIGALRM that lands on another thread (one that does not block
+//! it) is passed on to the measuring thread with `tgkill(2)`; `run` blocks SIGALRM in the
+//! coordinating thread so that this is rare.
 
 use super::kernel_timer::{wait_for, Fire, Fired};
 use super::{signals, MethodDescriptor, WakeMethod, Wakes};
@@ -222,8 +223,9 @@ const ARM_BRACKET_NS: Nanos = 2 * NS_PER_US;
 /// bracket (plus the rounding up to whole µs) after the engine's. Taken when it is at most
 /// [`ARM_BRACKET_NS`], or at most 5/4 of the `narrowest` bracket of the earlier attempts (a
 /// machine whose system calls all take longer); a wider one — a page fault, an interrupt or
-/// a host preemption in between — is armed again. Measured: a page fault on the first call
-/// put the grid 6–22 µs late in about half of the runs (docs/benchmarks.md, "itimer").
+/// a host preemption in between — is armed again. Measured: without it the grid lay
+/// 5.9–11.4 µs late in 3 of 7 runs (a page fault on the first call), with it 0.8–1.4 µs
+/// (docs/benchmarks.md, "itimer: where the extra latency came from").
 fn arm_settled(bracket: Nanos, narrowest: Option<Nanos>) -> bool {
     bracket <= ARM_BRACKET_NS || narrowest.is_some_and(|n| 4 * bracket <= 5 * n)
 }
