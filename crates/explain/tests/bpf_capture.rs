@@ -63,6 +63,23 @@ fn program_exists(id: u32) -> bool {
     std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT)
 }
 
+/// Root, the one-at-a-time lock and a loaded capture; `None` after printing why `test`
+/// skips (not root, or the BPF backend unavailable here).
+fn capture_for(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, BpfCapture)> {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping {test}: not root");
+        return None;
+    }
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    match BpfCapture::load() {
+        Ok(c) => Some((one, c)),
+        Err(e) => {
+            eprintln!("skipping {test}: {e}");
+            None
+        }
+    }
+}
+
 #[test]
 fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
     if unsafe { libc::geteuid() } != 0 {
@@ -171,17 +188,9 @@ fn late_wake_ups_send_their_window_and_nothing_outlives_the_guard() {
 /// none were, and a run with slack above its threshold got almost no windows).
 #[test]
 fn a_wake_up_late_only_by_its_timer_slack_is_late() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipping a_wake_up_late_only_by_its_timer_slack_is_late: not root");
+    let Some((_one, mut cap)) = capture_for("a_wake_up_late_only_by_its_timer_slack_is_late")
+    else {
         return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut cap = match BpfCapture::load() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("skipping a_wake_up_late_only_by_its_timer_slack_is_late: {e}");
-            return;
-        }
     };
     // CI once saw 6-8 of 10 sleeps late in each of five attempts: timers other than the
     // sleep's were started in the thread's context (the fair server's `dl_task_timer`, the
@@ -248,17 +257,9 @@ fn cpu_clock_event(period_ns: u64) -> Result<libc::c_long, String> {
 /// before the fix every sleep looked early and none was judged late (0 of 10).
 #[test]
 fn timers_the_thread_does_not_wait_on_give_it_no_expiry() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipping timers_the_thread_does_not_wait_on_give_it_no_expiry: not root");
+    let Some((_one, mut cap)) = capture_for("timers_the_thread_does_not_wait_on_give_it_no_expiry")
+    else {
         return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut cap = match BpfCapture::load() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("skipping timers_the_thread_does_not_wait_on_give_it_no_expiry: {e}");
-            return;
-        }
     };
     let sleeps = 10;
     let (late, started_by_perf) = match std::thread::spawn(move || {
@@ -359,17 +360,8 @@ fn sleep_until(at: i64) {
 /// rt-throttle plants saw under load).
 #[test]
 fn a_thread_kept_off_its_cpu_keeps_its_window_from_the_expiry() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipping a_thread_kept_off_its_cpu_keeps_its_window: not root");
+    let Some((_one, mut cap)) = capture_for("a_thread_kept_off_its_cpu_keeps_its_window") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut cap = match BpfCapture::load() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("skipping a_thread_kept_off_its_cpu_keeps_its_window: {e}");
-            return;
-        }
     };
     // SAFETY: sysconf has no memory effects.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
