@@ -400,8 +400,8 @@ int on_hrtimer_expire_entry(__u64 *ctx)
 // user mode, a page it waits for, a hog that will not yield) the CPU's other work can fill
 // the ring many times over, and the window would start after the expiry (seen under load:
 // the quota and rt-throttle plants' wake-ups "trace silent" or missing their throttle).
-// So once the thread is overdue, every switch on the CPU that finds half the ring new since
-// the last copy sends the ring as a carry copy (no late thread: dump_tid 0); user space keeps
+// So once the thread is overdue, every switch on the CPU (but the one that brings it back)
+// that finds half the ring new since the last copy sends the ring as a carry copy (no late thread: dump_tid 0); user space keeps
 // each record once, and the late window, sent later, finds its start there.
 static __always_inline void carry(struct ring *r, __u64 now)
 {
@@ -448,7 +448,10 @@ int on_sched_switch(__u64 *ctx)
 	// Only the watched thread that last returned from its wait on this CPU can have
 	// anything to judge or send: any other switch returns before the hash lookup.
 	if (r->watch_tid != prev_pid) {
-		carry(r, e->ts);
+		// Never in the switch that brings the watched thread back: that is inside its
+		// wake-up, which a copy would make later still.
+		if (r->watch_tid != (__u32)next->pid)
+			carry(r, e->ts);
 		return 0;
 	}
 	struct thread *th = bpf_map_lookup_elem(&threads, &prev_pid);
