@@ -656,7 +656,16 @@ int on_page_fault_kernel(__u64 *ctx)
 SEC("tp_btf/local_timer_exit")
 int on_local_timer_exit(__u64 *ctx)
 {
-	put2(K_VECTOR_EXIT, 0, 0);
+	struct ring *r = my_ring();
+	if (!r)
+		return 0;
+	struct rec *e = put(r, K_VECTOR_EXIT);
+	e->p[0] = 0;
+	e->p[1] = 0;
+	// A CPU that runs one task while a watched thread waits for it (an RT run queue
+	// throttled, a hog that never yields) switches seldom: its timer interrupts carry the
+	// ring too.
+	carry(r, e->ts);
 	return 0;
 }
 
