@@ -16,20 +16,26 @@ fn gettid() -> i32 {
     unsafe { libc::gettid() }
 }
 
+/// Arms `it` at 1 ms and waits for `n` wake-ups, each at or after its expiry; returns the
+/// SIGALRMs passed on from another thread.
+fn wake_ups(it: &mut Itimer, n: i64) -> Option<u64> {
+    let start = it.now();
+    it.arm(start + MS, MS).expect("setitimer");
+    let mut last = start;
+    for k in 1..=n {
+        let woke = it.wait(start + k * MS, last).expect("wait");
+        assert!(woke >= start + k * MS, "wake-up {k} before its expiry");
+        last = woke;
+    }
+    it.observations().signals_forwarded
+}
+
 /// Every other thread blocks SIGALRM: the kernel hands each process-directed SIGALRM of the
 /// interval timer to the measuring thread, in its `sigsuspend`, and none is passed on.
 fn sigalrm_reaches_the_measuring_thread_directly() {
     let forwarded = std::thread::spawn(|| {
         let mut it = Itimer::new().expect("the interval timer is free");
-        let start = it.now();
-        it.arm(start + MS, MS).expect("setitimer");
-        let mut last = start;
-        for k in 1..=20 {
-            let woke = it.wait(start + k * MS, last).expect("wait");
-            assert!(woke >= start + k * MS, "wake-up {k} before its expiry");
-            last = woke;
-        }
-        it.observations().signals_forwarded
+        wake_ups(&mut it, 20)
     })
     .join()
     .expect("measuring thread");
@@ -46,15 +52,7 @@ fn a_sigalrm_on_another_thread_is_passed_on() {
         let mut it = Itimer::new().expect("the interval timer is free");
         ready_tx.send(()).expect("main waits");
         go_rx.recv().expect("main says go");
-        let start = it.now();
-        it.arm(start + MS, MS).expect("setitimer");
-        let mut last = start;
-        for k in 1..=5 {
-            let woke = it.wait(start + k * MS, last).expect("wait");
-            assert!(woke >= start + k * MS, "wake-up {k} before its expiry");
-            last = woke;
-        }
-        it.observations().signals_forwarded
+        wake_ups(&mut it, 5)
     });
     ready_rx.recv().expect("measuring thread ready");
     let (tid_tx, tid_rx) = mpsc::channel();
