@@ -147,6 +147,8 @@ run_plant() {
     for v in local_timer call_function call_function_single reschedule; do
         [ -e "$inst/events/irq_vectors/${v}_entry" ] && echo 1 > "$inst/events/irq_vectors/${v}_entry/enable"
     done
+    # The measured CPU's user page faults (the pagefault plant's "seen at work", score.py).
+    [ -e "$inst/events/exceptions/page_fault_user" ] && echo 1 > "$inst/events/exceptions/page_fault_user/enable"
     echo 1 > "$inst/tracing_on"
     local extra=()
     [ -n "$fixtures" ] && extra=(--explain-log-events)

@@ -78,6 +78,23 @@ def vectors(switch_path):
     return timer, ipi
 
 
+FAULT = re.compile(r"-(\d+)\s+\[\d+\].*\s(\d+)\.(\d+): page_fault_user:")
+
+
+def user_faults(switch_path):
+    """{pid: [ns]}: the user page faults taken on the measured CPU, per task, from the
+    oracle's own trace instance (exceptions:page_fault_user)."""
+    out = {}
+    if os.path.exists(switch_path):
+        with open(switch_path) as f:
+            for line in f:
+                m = FAULT.search(line)
+                if m:
+                    ts = int(m.group(2)) * 1_000_000_000 + int(m.group(3).ljust(9, "0")[:9])
+                    out.setdefault(int(m.group(1)), []).append(ts)
+    return out
+
+
 THROTTLED = re.compile(r"\s(\d+)\.(\d+): sched_switch: .*prev_pid=(\d+) .*prev_state=R\+ ==>")
 
 
@@ -155,6 +172,7 @@ def main():
         runs = on_cpu_runs(os.path.join(d, "switch.txt"))
         timer_irqs, ipis = vectors(os.path.join(d, "switch.txt"))
         outs = throttled_out(os.path.join(d, "switch.txt")) if name == "quota" else {}
+        faults = user_faults(os.path.join(d, "switch.txt")) if name == "pagefault" else {}
         # The timer interrupt's delay with and without an IPI inside it (ns), per truth.
         effect = {"with": [], "without": []}
         run_starts = [a for a, _, _, _ in runs] if runs else []
@@ -183,6 +201,14 @@ def main():
                 if name == "ipi" and dv[1]:
                     uncontested += 1
                     uncontested_tp += cause_matches(b["cause"], p["correct"])
+            # The pagefault plant was seen at work: the measured thread took a user page
+            # fault inside the wake-up, or an IPI (the page-out's TLB flush) entered the CPU
+            # inside the timer interrupt's delay.
+            if name == "pagefault" and truth == name and (
+                    any(lo <= t < hi for t in faults.get(s["tid"], []))
+                    or (dv is not None and dv[1])):
+                uncontested += 1
+                uncontested_tp += cause_matches(b["cause"], p["correct"])
             # The quota plant was seen at work: the measured thread switched out R+ inside.
             if name == "quota" and truth == name and any(
                     lo <= t < hi for t in outs.get(s["tid"], [])):
@@ -254,7 +280,7 @@ def main():
             "correct": p["correct"], "late": len(lines), "truth_plant": n_truth,
             "bursts": len(iv), "duty_cycle": duty, "lift": lift,
             "plant_share_p50": shares[len(shares) // 2] if shares else None,
-            "uncontested": (uncontested if (comm or name in ("ipi", "quota"))
+            "uncontested": (uncontested if (comm or name in ("ipi", "quota", "pagefault"))
                             and not p.get("blame_forbidden") else None),
             "recall_uncontested": uncontested_tp / uncontested if uncontested else None,
             "true_positive": tp, "false_positive": fp, "precision": precision, "recall": recall,
