@@ -60,6 +60,31 @@ def on_cpu_runs(switch_path):
     return runs
 
 
+def blind_stretches(switch_path):
+    """[(from, to)] in ns: stretches of the measured CPU the oracle's own trace did not see
+    end — a task was switched in and the next switch on the CPU names another task as the
+    one leaving. Its switch out, and every event in its context, went unrecorded (on this
+    VM the sandbox's own agent threads, children of PID 1, are invisible to perf, BPF and
+    ftrace's scheduler events alike); neither that trace nor tickscope's can show what held
+    the CPU there."""
+    out, prev = [], None
+    if not os.path.exists(switch_path):
+        return out
+    with open(switch_path) as f:
+        for line in f:
+            m = SWITCH_PIDS.search(line)
+            if not m:
+                continue
+            ts = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0")[:9])
+            if prev is not None and int(m.group(3)) != prev[1]:
+                out.append((prev[0], ts))
+            prev = (ts, int(m.group(4)))
+    return out
+
+
+SWITCH_PIDS = re.compile(r"\s(\d+)\.(\d+): sched_switch: .*prev_pid=(\d+) .*next_pid=(\d+)")
+
+
 VECTOR = re.compile(r"\s(\d+)\.(\d+): (local_timer|call_function|call_function_single|reschedule)_entry:")
 
 
@@ -172,6 +197,9 @@ def main():
         runs = on_cpu_runs(os.path.join(d, "switch.txt"))
         timer_irqs, ipis = vectors(os.path.join(d, "switch.txt"))
         outs = throttled_out(os.path.join(d, "switch.txt")) if name == "quota" else {}
+        blind = blind_stretches(os.path.join(d, "switch.txt"))
+        blind_starts = [a for a, _ in blind]
+        seen_n = seen_tp = blind_n = 0
         faults = user_faults(os.path.join(d, "switch.txt")) if name == "pagefault" else {}
         # The timer interrupt's delay with and without an IPI inside it (ns), per truth.
         effect = {"with": [], "without": []}
@@ -226,6 +254,13 @@ def main():
                 unsure += 1
                 unexplained += cat == "unexplained"
             if truth == name:
+                # Recall where the oracle's own trace saw the whole wake-up (no blind stretch).
+                k = bisect.bisect_left(blind_starts, hi)
+                if any(a < hi and e > lo for a, e in blind[max(0, k - 4):k]):
+                    blind_n += 1
+                else:
+                    seen_n += 1
+                    seen_tp += ok
                 if ok:
                     tp += 1
                     # Time error: the plant's marks inside [expiry, woke) against the
@@ -283,6 +318,8 @@ def main():
             "uncontested": (uncontested if (comm or name in ("ipi", "quota", "pagefault"))
                             and not p.get("blame_forbidden") else None),
             "recall_uncontested": uncontested_tp / uncontested if uncontested else None,
+            "trace_blind": blind_n,
+            "recall_traced": seen_tp / seen_n if seen_n else None,
             "true_positive": tp, "false_positive": fp, "precision": precision, "recall": recall,
             "blamed": blamed if p.get("blame_forbidden") else None,
             "cannot_tell_share": unsure / len(lines) if lines else None,
@@ -308,8 +345,8 @@ def main():
     cols = sorted(columns)
     fmt = lambda v: "—" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
     md = ["# tickscope --explain against planted causes", "",
-          "| plant | threshold | bursts | duty | lift | late | plant's | plant's share p50 | precision | recall | recall where the plant was seen at work | blamed in burst | cannot tell | unexplained | time err p50/max µs | own thread on CPU |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| plant | threshold | bursts | duty | lift | late | plant's | plant's share p50 | precision | recall | recall where the plant was seen at work | trace blind | recall where the trace saw it all | blamed in burst | cannot tell | unexplained | time err p50/max µs | own thread on CPU |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["plants"]:
         te = r["time_error_ns"]
         tstr = "—" if te["p50"] is None else f"{te['p50']/1000:.0f}/{te['max']/1000:.0f}"
@@ -318,7 +355,8 @@ def main():
         md.append(f"| {r['plant']} | {r['threshold']} | {r['bursts']} | {fmt(r['duty_cycle'])} | "
                   f"{fmt(r['lift'])} | {r['late']} | {r['truth_plant']} | "
                   f"{fmt(r['plant_share_p50'])} | "
-                  f"{fmt(r['precision'])} | {fmt(r['recall'])} | {unc} | {fmt(r['blamed'])} | "
+                  f"{fmt(r['precision'])} | {fmt(r['recall'])} | {unc} | "
+                  f"{r['trace_blind']} | {fmt(r['recall_traced'])} | {fmt(r['blamed'])} | "
                   f"{fmt(r['cannot_tell_share'])} | {fmt(r['unexplained_share'])} | {tstr} | "
                   f"{fmt(r['self_interference'])} |")
     md += ["", "Confusion matrix (rows: truth from the plant's own log; columns: top cause; "

@@ -469,8 +469,11 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     if cause.category == "unexplained" {
         let at = sys_exit.or(start.map(|s| s.0)).map(|i| events[i].cpu);
         if let Some(c) = cpu.or(at) {
-            if let Some(gap) = trace_silent(events, c, &bounds, expiry, sample.latency()) {
+            if let Some((gap, from, to)) =
+                trace_silent(events, c, &bounds, expiry, sample.latency())
+            {
                 flags.push("trace_silent".to_string());
+                let unrecorded = unrecorded_switch_out(events, c, from, to);
                 cause = match steal.filter(|&st| st > 0 && STEAL_SHARE * st >= gap) {
                     Some(st) => Cause {
                         category: "hypervisor".into(),
@@ -478,7 +481,13 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
                     },
                     None => Cause {
                         category: "cannot tell".into(),
-                        detail: Some(TRACE_SILENT.into()),
+                        detail: Some(match unrecorded {
+                            Some((pid, comm)) => format!(
+                                "{TRACE_SILENT} after the switch to {comm} ({pid}), \
+                                 whose switch out went unrecorded"
+                            ),
+                            None => TRACE_SILENT.into(),
+                        }),
                     },
                 };
             }
@@ -532,8 +541,8 @@ fn steal_at_return(events: &[Event], x: usize) -> Option<Nanos> {
         })
 }
 
-/// The length (ns) of the longest stretch of the largest residual span of `bounds` in which
-/// `cpu` recorded no event, when it is at least half of the latency, else `None`: the
+/// The length (ns) and ends of the longest stretch of the largest residual span of `bounds`
+/// in which `cpu` recorded no event, when it is at least half of the latency, else `None`: the
 /// events are not missing one by one, the trace of that CPU is silent for most of the
 /// wake-up — as when the vCPU did not run, or its events were not recorded (seen on this VM
 /// about once a second for 0.1–1.5 ms, in tickscope's window and in the oracle's own trace
@@ -549,24 +558,62 @@ fn trace_silent(
     bounds: &[Option<Nanos>; 7],
     expiry: Nanos,
     latency: Nanos,
-) -> Option<Nanos> {
+) -> Option<(Nanos, Nanos, Nanos)> {
     let gap = spans(bounds, expiry)
         .into_iter()
         .filter(|s| s.id == "residual")
         .max_by_key(|s| s.to_ns - s.from_ns)?;
     let (a, b) = (expiry + gap.from_ns, expiry + gap.to_ns);
     // Events within 1 µs of the span's ends are its boundaries' own.
-    let mut silent = 0;
+    let (mut silent, mut ends) = (0, (a, a));
     let mut since = a;
     for e in events
         .iter()
         .filter(|e| e.cpu == cpu && e.ts > a + US && e.ts < b - US)
     {
-        silent = silent.max(e.ts - since);
+        if e.ts - since > silent {
+            (silent, ends) = (e.ts - since, (since, e.ts));
+        }
         since = since.max(e.ts);
     }
-    silent = silent.max(b - since);
-    (2 * silent >= latency).then_some(silent)
+    if b - since > silent {
+        (silent, ends) = (b - since, (since, b));
+    }
+    (2 * silent >= latency).then_some((silent, ends.0, ends.1))
+}
+
+/// The task (pid, name) whose switch out `cpu`'s trace did not record across the silent
+/// stretch `[from, to]`: the last switch at or before `from` put it on the CPU, and the
+/// first event at or after `to` is another task's without a switch out of it in between
+/// (a `sched_switch` is emitted at every change of the running task, `__schedule()` in
+/// kernel/sched/core.c). Its context's events were not recorded — not a stall of the vCPU,
+/// which ends in a recorded timer interrupt and switch. On this VM the sandbox's own agent
+/// threads (children of PID 1) are such tasks for perf, BPF and ftrace's scheduler events
+/// alike (counted in the oracle's own trace instance: switches into them, none out).
+/// `None` when the switch out was recorded, the task is idle, or either end is missing.
+fn unrecorded_switch_out(
+    events: &[Event],
+    cpu: u32,
+    from: Nanos,
+    to: Nanos,
+) -> Option<(i32, Name)> {
+    let on_cpu = |e: &&Event| e.cpu == cpu;
+    let (pid, comm) = events
+        .iter()
+        .filter(on_cpu)
+        .take_while(|e| e.ts <= from + US)
+        .filter_map(|e| match &e.kind {
+            Kind::SchedSwitch {
+                next_pid,
+                next_comm,
+                ..
+            } => Some((*next_pid, next_comm.clone())),
+            _ => None,
+        })
+        .last()?;
+    let after = events.iter().filter(on_cpu).find(|e| e.ts >= to - US)?;
+    let switched_out = matches!(after.kind, Kind::SchedSwitch { prev_pid, .. } if prev_pid == pid);
+    (pid != 0 && after.pid != pid && !switched_out).then_some((pid, comm))
 }
 
 /// What ran on `cpu` in `[from, to]` other than the measured thread and idle, as marks

@@ -430,8 +430,48 @@ fn steal_covering_a_silent_residual_names_the_host() {
         silent(Some((77, 900_000))),
     ] {
         assert_eq!(b.cause.category, "cannot tell", "{b:#?}");
-        assert_eq!(b.cause.detail.as_deref(), Some("trace silent"));
+        assert_eq!(b.cause.detail.as_deref(), Some(UNRECORDED_CC1));
     }
+}
+
+/// The detail of a silent residual that began with cc1 (77) switched in and ended with
+/// another task's event and no switch out of cc1 recorded.
+const UNRECORDED_CC1: &str =
+    "trace silent after the switch to cc1 (77), whose switch out went unrecorded";
+
+/// A silent stretch whose end is recorded in the same task's context (the timer interrupt
+/// that ends a stall of the vCPU arrives in cc1, which is then switched out) is plain
+/// "trace silent"; one that ends in another task's context with no switch out of the task
+/// the trace last saw switched in names that task: its events were not recorded (on this VM
+/// the sandbox agent's threads, switched in and never out in any trace).
+#[test]
+fn a_silent_stretch_names_the_task_whose_switch_out_went_unrecorded() {
+    let run = |b: B| attribute(&sample(EXPIRY + 1_010_000), &setting(true), &b.events());
+    let base = || {
+        B::new().sys_exit(EXPIRY - PERIOD - 2_000).armed(0).switch(
+            EXPIRY - PERIOD + 2_000,
+            (TID, "tickscope-0"),
+            (77, "cc1"),
+        )
+    };
+    let b = run(base().sys_exit(EXPIRY + 1_000_000));
+    assert_eq!(b.cause.category, "cannot tell", "{b:#?}");
+    assert_eq!(b.cause.detail.as_deref(), Some(UNRECORDED_CC1));
+    // The stall ends in cc1's context (its timer interrupt) and cc1 is switched out: the
+    // trace saw the CPU come back; what held it cannot be told, and no task is named.
+    let b = run(base()
+        .ev(
+            EXPIRY + 990_000,
+            77,
+            "cc1",
+            Kind::VectorEntry {
+                name: "local_timer".into(),
+            },
+        )
+        .switch(EXPIRY + 995_000, (77, "cc1"), (TID, "tickscope-0"))
+        .sys_exit(EXPIRY + 1_000_000));
+    assert_eq!(b.cause.category, "cannot tell", "{b:#?}");
+    assert_eq!(b.cause.detail.as_deref(), Some("trace silent"));
 }
 
 #[test]
@@ -1342,7 +1382,7 @@ fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
     // Nothing at all on the CPU in that millisecond: the trace is silent, and what held the
     // thread cannot be told.
     assert_eq!(b.cause.category, "cannot tell");
-    assert_eq!(b.cause.detail.as_deref(), Some("trace silent"));
+    assert_eq!(b.cause.detail.as_deref(), Some(UNRECORDED_CC1));
     assert!(b.flags.iter().any(|f| f == "trace_silent"));
     // An interrupt recorded on the CPU inside it: the trace ran, the wake-up's own events are
     // missing — unexplained.
@@ -1390,7 +1430,7 @@ fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
         .events();
     let b = attribute(&sample(EXPIRY + 1_010_000), &setting(true), &ev);
     assert_eq!(b.cause.category, "cannot tell", "{b:#?}");
-    assert_eq!(b.cause.detail.as_deref(), Some("trace silent"));
+    assert_eq!(b.cause.detail.as_deref(), Some(UNRECORDED_CC1));
     assert!(b.flags.iter().any(|f| f == "trace_silent"));
 }
 
