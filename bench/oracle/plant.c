@@ -188,6 +188,9 @@ int main(int argc, char **argv) {
   int prio = argc > 7 ? atoi(argv[7]) : 99;
   size_t cap = 1 << 20, n = 0;
   int64_t *iv = calloc(2 * cap, sizeof *iv);
+  /* rt: per burst, the stretch this spinner was kept off its CPU (the throttle as the plant
+   * itself saw it), logged to LOG.held for the oracle's "seen at work"; 0 0 when none. */
+  int64_t *held = calloc(2 * cap, sizeof *held);
   char name[16];
   snprintf(name, sizeof name, "plant-%s", mode);
   prctl(PR_SET_NAME, name);
@@ -320,7 +323,11 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "rt")) {
       int64_t last = a;
       for (; (b = now()) - a < burst; last = b)
-        if (b - last >= 2000000) break; /* throttled, and running again after the refill */
+        if (b - last >= 2000000) { /* throttled, and running again after the refill */
+          held[2 * n] = last;
+          held[2 * n + 1] = b;
+          break;
+        }
       b += rt_period;
     } else if (!strcmp(mode, "ipi")) {
       bursting = 1;
@@ -347,5 +354,14 @@ int main(int argc, char **argv) {
   if (!f) { perror(log); return 3; }
   for (size_t i = 0; i < n; i++) fprintf(f, "%lld %lld\n", (long long)iv[2 * i], (long long)iv[2 * i + 1]);
   fclose(f);
+  if (!strcmp(mode, "rt")) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s.held", log);
+    FILE *h = fopen(path, "w");
+    if (!h) { perror(path); return 3; }
+    for (size_t i = 0; i < n; i++)
+      if (held[2 * i + 1]) fprintf(h, "%lld %lld\n", (long long)held[2 * i], (long long)held[2 * i + 1]);
+    fclose(h);
+  }
   return 0;
 }

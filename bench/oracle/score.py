@@ -200,6 +200,8 @@ def main():
         blind = blind_stretches(os.path.join(d, "switch.txt"))
         blind_starts = [a for a, _ in blind]
         seen_n = seen_tp = blind_n = 0
+        held = (load_truth(os.path.join(d, "truth.txt.held"))
+                if os.path.exists(os.path.join(d, "truth.txt.held")) else [])
         faults = user_faults(os.path.join(d, "switch.txt")) if name == "pagefault" else {}
         # The timer interrupt's delay with and without an IPI inside it (ns), per truth.
         effect = {"with": [], "without": []}
@@ -235,6 +237,11 @@ def main():
             if name == "pagefault" and truth == name and (
                     any(lo <= t < hi for t in faults.get(s["tid"], []))
                     or (dv is not None and dv[1])):
+                uncontested += 1
+                uncontested_tp += cause_matches(b["cause"], p["correct"])
+            # The rt-throttle plant was seen at work: the wake-up's expiry fell in a stretch
+            # the spinner itself was kept off its CPU (throttled), from its own clock reads.
+            if name == "rt-throttle" and truth == name and any(a <= lo < e for a, e in held):
                 uncontested += 1
                 uncontested_tp += cause_matches(b["cause"], p["correct"])
             # The quota plant was seen at work: the measured thread switched out R+ inside.
@@ -315,7 +322,7 @@ def main():
             "correct": p["correct"], "late": len(lines), "truth_plant": n_truth,
             "bursts": len(iv), "duty_cycle": duty, "lift": lift,
             "plant_share_p50": shares[len(shares) // 2] if shares else None,
-            "uncontested": (uncontested if (comm or name in ("ipi", "quota", "pagefault"))
+            "uncontested": (uncontested if (comm or name in ("ipi", "quota", "pagefault", "rt-throttle"))
                             and not p.get("blame_forbidden") else None),
             "recall_uncontested": uncontested_tp / uncontested if uncontested else None,
             "trace_blind": blind_n,

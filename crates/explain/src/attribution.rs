@@ -971,7 +971,8 @@ const BANDWIDTH_TIMERS: [&str; 5] = [
 /// none ran in between, so the queue throttled at that switch was throttled at the wake-up
 /// already (else the wake-up would have preempted the fair task). Without that switch a fair
 /// task that keeps the CPU is only a task in the kernel under PREEMPT_NONE (the `kernel`
-/// plant) and is not counted.
+/// plant) and is not counted here — unless the switch-in follows the RT period timer's
+/// refill on the CPU at once ([`unthrottled_at_refill`]).
 ///
 /// Passed-over time must fill at least half of S3. The detail names the bandwidth timer
 /// seen between the wake-up and the switch-in, if any.
@@ -1077,23 +1078,36 @@ fn throttled(
     ))
 }
 
-/// Longest time, ns, from a CFS refill on the CPU to the switch-in it causes: the unthrottle
-/// enqueues the group and asks for a reschedule, taken at that interrupt's return (recorded
-/// on this machine: 28–32 µs from `sched_cfs_period_timer` to the switch-in).
+/// Longest time, ns, from a bandwidth refill on the CPU to the switch-in it causes: the
+/// unthrottle enqueues the run queue and asks for a reschedule, taken at that interrupt's
+/// return (recorded on this machine: 28–32 µs from `sched_cfs_period_timer`, 10–30 µs from
+/// `sched_rt_period_timer`, to the switch-in).
 const REFILL_TO_SWITCH_NS: Nanos = 100 * US;
 
-/// A fair thread woken into a throttled CFS group on a busy CPU and held until the refill
-/// (S3, `[b3, end]`, `ns` long): its run queue stays off the CPU's while throttled, so the
-/// wake-up is not acted on until the unthrottle enqueues it (`unthrottle_cfs_rq()`,
-/// `kernel/sched/fair.c`; Documentation/scheduler/sched-bwc.rst). Evidence, all required:
-/// * a refill reached the CPU between the wake-up (`entry`) and the switch-in (`si`): a CFS
-///   bandwidth timer's callback there, or a `call_function_single` IPI (the remote
-///   unthrottle, `__cfsb_csd_unthrottle()`);
-/// * the switch to the thread is the next switch on the CPU after it, within
-///   [`REFILL_TO_SWITCH_NS`] — a thread merely waiting for a task in the kernel is switched
-///   in whenever that task gives up the CPU, not at the refill;
-/// * it is switched in as a fair task (`next_prio` ≥ 100);
-/// * the wait until the refill fills at least half of S3.
+/// A thread woken into a throttled run queue on a busy CPU and held until the refill (S3,
+/// `[b3, end]`, `ns` long): a throttled queue stays off the CPU's, so the wake-up is not
+/// acted on until the unthrottle enqueues it.
+/// * A fair thread in a throttled CFS group (`unthrottle_cfs_rq()`, `kernel/sched/fair.c`;
+///   Documentation/scheduler/sched-bwc.rst): the refill is a CFS bandwidth timer's callback
+///   on the CPU, or a `call_function_single` IPI (the remote unthrottle,
+///   `__cfsb_csd_unthrottle()`) → `cfs_throttled`.
+/// * An RT thread on a throttled RT run queue (`sched_rt_runtime_us`,
+///   Documentation/scheduler/sched-rt-group.rst): the refill is the RT period timer's callback
+///   on the CPU (`sched_rt_period_timer()` → `do_sched_rt_period_timer()`, kernel/sched/rt.c,
+///   which unthrottles the queue and reschedules its CPU) → `rt_throttled`. This is the case
+///   [`throttled`] leaves: the fair task current at the wake-up kept the CPU until the refill
+///   and no other switch proved the throttle (recorded by the oracle's rt-throttle plant
+///   under load: rustc kept CPU 1 for 14.7 ms through three ticks, the switch to the FIFO
+///   thread 28 µs after `sched_rt_period_timer`). A remote refill (a reschedule IPI) is not
+///   taken: any wake-up aimed at the CPU sends one.
+///
+/// Evidence, all required: the refill between the wake-up (`entry`) and the switch-in
+/// (`si`); the switch to the thread is the next switch on the CPU after it, within
+/// [`REFILL_TO_SWITCH_NS`] — a thread merely waiting for a task in the kernel under
+/// PREEMPT_NONE is switched in whenever that task gives up the CPU, not at the refill (the
+/// RT period timer runs once per `sched_rt_period_us`, 1 s by default, so a release that
+/// falls within 100 µs after it by chance is rare); the class it is switched in as matches
+/// the timer's; the wait until the refill fills at least half of S3.
 ///
 /// The tasks that ran meanwhile (the one current at the wake-up included) ran because of the
 /// throttle. The detail names the timer or the IPI.
@@ -1106,10 +1120,10 @@ fn unthrottled_at_refill(
     end: Nanos,
     ns: Nanos,
 ) -> Option<(Detail, Vec<i32>)> {
-    match events[si].kind {
-        Kind::SchedSwitch { next_prio, .. } if si > entry && next_prio >= 100 => {}
+    let rt = match events[si].kind {
+        Kind::SchedSwitch { next_prio, .. } if si > entry => next_prio < 100,
         _ => return None,
-    }
+    };
     let mut refill: Option<(Nanos, String)> = None;
     let mut pids: Vec<i32> = Some(events[entry].pid)
         .filter(|&p| p != 0)
@@ -1118,11 +1132,12 @@ fn unthrottled_at_refill(
     for e in events[entry + 1..si].iter().filter(|e| e.cpu == cpu) {
         match &e.kind {
             Kind::HrtimerExpireEntry { function, .. }
-                if CFS_TIMERS.contains(&function.as_str()) =>
+                if (rt && function.as_str() == RT_TIMER)
+                    || (!rt && CFS_TIMERS.contains(&function.as_str())) =>
             {
                 refill = Some((e.ts, function.to_string()))
             }
-            Kind::VectorEntry { name } if name == "call_function_single" => {
+            Kind::VectorEntry { name } if !rt && name == "call_function_single" => {
                 refill = Some((e.ts, REMOTE_UNTHROTTLE.into()))
             }
             Kind::SchedSwitch { next_pid, .. } => {
@@ -1140,13 +1155,16 @@ fn unthrottled_at_refill(
         return None;
     }
     let d = Detail {
-        kind: "cfs_throttled".into(),
+        kind: if rt { "rt_throttled" } else { "cfs_throttled" }.into(),
         name,
         pid: None,
         ns: held.min(ns),
     };
     Some((d, pids))
 }
+
+/// The RT bandwidth's period timer callback (kernel/sched/rt.c `sched_rt_period_timer()`).
+const RT_TIMER: &str = "sched_rt_period_timer";
 
 /// CFS bandwidth timers: the period timer refills a group's quota and unthrottles its run
 /// queues; the slack timer hands back unused runtime (`kernel/sched/fair.c`,

@@ -1549,6 +1549,78 @@ fn a_fair_task_kept_running_over_a_throttled_rt_thread_is_passed_over_time() {
     assert_eq!(b.cause.category, "other thread", "{b:#?}");
 }
 
+/// Recorded by the oracle's rt-throttle plant under load: the FIFO thread is woken while
+/// rustc (fair) runs; rustc keeps CPU 1 through three ticks for 14.7 ms — no switch proves
+/// the throttle — until the RT period timer fires on the CPU and the switch to the thread
+/// follows 28 µs later: the refill released it, `rt throttled`, rustc passed-over time. The
+/// same wait released 200 µs after the timer, or with no RT timer at all, stays rustc's (a
+/// fair task in the kernel under PREEMPT_NONE); a CFS timer does not release an RT thread.
+#[test]
+fn an_rt_thread_released_by_the_rt_period_timer_is_rt_throttled() {
+    let run = |timer: Option<(Nanos, &str)>, switch_at: Nanos| {
+        let mut b = B::new()
+            .armed(0)
+            .switch_prio(
+                EXPIRY - PERIOD + 2_000,
+                (TID, "tickscope-0"),
+                (31, "rustc"),
+                120,
+            )
+            .fired(EXPIRY + 13_000, EXPIRY + 14_000, (31, "rustc"));
+        for tick in [3_732_000, 7_734_000, 11_737_000] {
+            b = b.ev(
+                EXPIRY + tick,
+                31,
+                "rustc",
+                Kind::HrtimerExpireEntry {
+                    timer: 0x71c,
+                    function: "tick_nohz_handler".into(),
+                    now: EXPIRY + tick,
+                },
+            );
+        }
+        if let Some((at, function)) = timer {
+            b = b.ev(
+                at,
+                31,
+                "rustc",
+                Kind::HrtimerExpireEntry {
+                    timer: 0xb0b,
+                    function: function.into(),
+                    now: at,
+                },
+            );
+        }
+        let ev = b
+            .switch_prio(switch_at, (31, "rustc"), (TID, "tickscope-0"), 9)
+            .sys_exit(switch_at + 12_000)
+            .events();
+        attribute(&sample(switch_at + 13_000), &setting(true), &ev)
+    };
+    let b = run(
+        Some((EXPIRY + 14_722_000, "sched_rt_period_timer")),
+        EXPIRY + 14_750_000,
+    );
+    check_sum(&b);
+    assert_eq!(b.cause.category, "rt throttled", "{b:#?}");
+    assert_eq!(b.cause.detail.as_deref(), Some("sched_rt_period_timer"));
+    assert!(b.segments[3].details.iter().all(|d| d.pid != Some(31)));
+    for b in [
+        run(
+            Some((EXPIRY + 14_522_000, "sched_rt_period_timer")),
+            EXPIRY + 14_750_000,
+        ),
+        run(None, EXPIRY + 14_750_000),
+        run(
+            Some((EXPIRY + 14_722_000, "sched_cfs_period_timer")),
+            EXPIRY + 14_750_000,
+        ),
+    ] {
+        assert_eq!(b.cause.category, "other thread", "{b:#?}");
+        assert_eq!(b.cause.detail.as_deref(), Some("rustc"));
+    }
+}
+
 /// PREEMPT_RT: a fair thread's sleep is a soft hrtimer, expired by the timer softirq's thread
 /// `ktimers/1` rather than in the interrupt. The interrupt comes 3 µs after the expiry, an RT
 /// thread (irq/24-nvme0q1) holds the CPU 200 µs, then ktimers/1 runs the callback: S2 holds
