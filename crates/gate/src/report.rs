@@ -69,7 +69,8 @@ impl Report {
     }
 
     /// The table for people: per candidate, one row per test, then why it failed; for a
-    /// task-set candidate first a row per task, then each task's tests.
+    /// task-set candidate first a row per task, then each task's tests. Fitted to the
+    /// terminal's width ([`tickscope_report::fit::width`]): tables cut, prose wrapped.
     pub fn to_text(&self) -> String {
         let mut out = match &self.baseline_tasks {
             Some(tasks) => format!(
@@ -170,7 +171,8 @@ impl Report {
             self.outcome.word(),
             self.rules.confidence
         );
-        out
+        // Tables were fitted above; the lines of prose wrap to the same width.
+        tickscope_report::fit::wrap(&out)
     }
 
     /// The table of a task-set candidate whose first task's verdict is `self.verdicts[first]`:

@@ -53,8 +53,14 @@ fn opt(v: Option<Nanos>, none: &str) -> String {
 }
 
 /// The plan: a summary line, a table of tasks with their worst-case response, and the
-/// coincidence table (grouped by the set of tasks, first rows listed).
+/// coincidence table (grouped by the set of tasks, first rows listed), fitted to the
+/// terminal's width ([`crate::fit::width`]).
 pub fn plan_text(p: &PlanView) -> String {
+    plan_text_within(p, crate::fit::width())
+}
+
+/// [`plan_text`] fitted to `width` columns (`None`: tables whole, lines unwrapped).
+pub fn plan_text_within(p: &PlanView, width: Option<usize>) -> String {
     let mut out = String::new();
     let n = p.rows.len();
     out.push_str(&format!(
@@ -102,7 +108,7 @@ pub fn plan_text(p: &PlanView) -> String {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    out.push_str(&crate::fit::table(&t));
+    out.push_str(&crate::fit::table_within(&t, width));
     out.push('\n');
     out.push_str(
         "worst response: non-preemptive fixed-priority response-time analysis from the \
@@ -110,12 +116,12 @@ pub fn plan_text(p: &PlanView) -> String {
          longest lower-priority budget; wake-up latency and dispatch overhead not included.\n",
     );
     if p.hyperperiod_ns.is_some() {
-        out.push_str(&coincidence_text(p));
+        out.push_str(&coincidence_text(p, width));
     }
-    out
+    crate::fit::wrap_within(&out, width)
 }
 
-fn coincidence_text(p: &PlanView) -> String {
+fn coincidence_text(p: &PlanView, width: Option<usize>) -> String {
     if p.coincidences.is_empty() {
         return "no two tasks are ever due at the same instant\n".into();
     }
@@ -148,7 +154,7 @@ fn coincidence_text(p: &PlanView) -> String {
     let mut out = format!(
         "coincidences: {} instants per hyperperiod release several tasks\n{}\n",
         p.coincidences.len(),
-        crate::fit::text_table(&t)
+        crate::fit::text_table_within(&t, width)
     );
     if groups.len() > COINCIDENCE_ROWS {
         out.push_str(&format!(
@@ -187,8 +193,15 @@ pub struct TaskRow {
 }
 
 /// The per-task table of `tickscope run --tasks`: latency and response percentiles, start
-/// jitter, misses.
+/// jitter, misses — fitted to the terminal's width ([`crate::fit::width`]).
 pub fn tasks_table(rows: &[TaskRow]) -> String {
+    tasks_table_within(rows, crate::fit::width())
+}
+
+/// [`tasks_table`] fitted to `width` columns: whole when it fits or for `None`; else cut
+/// into stacked tables that each repeat the task column ([`crate::fit::table_within`]), and
+/// the legend wrapped.
+pub fn tasks_table_within(rows: &[TaskRow], width: Option<usize>) -> String {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
     t.set_header(vec![
@@ -233,12 +246,13 @@ pub fn tasks_table(rows: &[TaskRow]) -> String {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    format!(
-        "{}\nlat = start − expiry (wake-up latency, plus queueing behind tasks due at the same \
+    let legend = crate::fit::wrap_within(
+        "lat = start − expiry (wake-up latency, plus queueing behind tasks due at the same \
          instant); wake-up max = the largest latency of releases that started straight from a \
-         wake-up; resp = end − expiry; deadline = period\n",
-        crate::fit::table(&t)
-    )
+         wake-up; resp = end − expiry; deadline = period",
+        width,
+    );
+    format!("{}\n{legend}\n", crate::fit::table_within(&t, width))
 }
 
 #[cfg(test)]
@@ -318,5 +332,157 @@ mod tests {
             "{s}"
         );
         assert_eq!(s.lines().filter(|l| l.contains(" 10 ┆")).count(), 2, "{s}");
+    }
+
+    fn stats(base: i64) -> LatencyStats {
+        LatencyStats {
+            min: base / 2,
+            max: base * 40 + 11,
+            mean: base as f64,
+            stddev: 1.0,
+            p50: base,
+            p90: base * 2,
+            p99: base * 3 + 7,
+            p99_9: base * 4,
+            p99_99: base * 5,
+            early: 0,
+            histogram: Default::default(),
+        }
+    }
+
+    /// `n` tasks with every column filled, names like a real set's (`1ms`, `2.5ms`, `30Hz`).
+    fn rows(n: usize) -> Vec<TaskRow> {
+        (0..n)
+            .map(|i| {
+                let k = i as i64 + 1;
+                TaskRow {
+                    name: format!("{}ms-task{i}", k * 5 / 2),
+                    period_ns: k * 2_500_000,
+                    work_ns: Some(k * 31_000),
+                    releases: 4000 / (i as u64 + 1),
+                    overruns: i as u64,
+                    deadline_misses: 2 * i as u64,
+                    budget_overruns: 3 * i as u64,
+                    latency: Some(stats(k * 1_234)),
+                    wakeup_max: Some(k * 77_777),
+                    response: Some(stats(k * 45_678)),
+                    start_period: Some(PeriodStats {
+                        nominal: k * 2_500_000,
+                        samples: 10,
+                        mean: 0.0,
+                        stddev: k as f64 * 8_512.0,
+                        rms_jitter: 0.0,
+                        min: 0,
+                        max: 0,
+                        abs_deviation_p50: 0,
+                        abs_deviation_p99: 0,
+                        abs_deviation_p99_9: 0,
+                        deviation_histogram: Default::default(),
+                    }),
+                }
+            })
+            .collect()
+    }
+
+    fn line_widths_at_most(text: &str, width: usize) {
+        for line in text.lines() {
+            let w = textwrap::core::display_width(line);
+            assert!(w <= width, "{w} > {width}: {line}\n{text}");
+        }
+    }
+
+    #[test]
+    fn the_task_table_fits_80_100_and_120_columns_without_losing_a_figure() {
+        for n in [1, 3, 12] {
+            let rows = rows(n);
+            let whole = tasks_table_within(&rows, None);
+            assert!(
+                crate::fit::text_width(&whole) > 120,
+                "wide enough to test: {whole}"
+            );
+            assert_eq!(whole, tasks_table(&rows), "no width set: the wide layout");
+            let widest = crate::fit::text_width(&whole) + 20;
+            assert_eq!(
+                tasks_table_within(&rows, Some(widest)),
+                whole,
+                "fits: unchanged"
+            );
+            for width in [80, 100, 120] {
+                let fitted = tasks_table_within(&rows, Some(width));
+                line_widths_at_most(&fitted, width);
+                for r in &rows {
+                    let figures = [
+                        format!("{} ({})", r.name, interval(r.period_ns)),
+                        opt(r.work_ns, "-"),
+                        r.releases.to_string(),
+                        ns_i(r.latency.as_ref().map_or(0, |l| l.max)),
+                        ns_i(r.response.as_ref().map_or(0, |l| l.p99)),
+                        opt(r.wakeup_max, "-"),
+                        crate::units::ns(r.start_period.as_ref().map_or(0.0, |p| p.stddev)),
+                    ];
+                    for f in figures {
+                        assert!(fitted.contains(&f), "{f} lost at {width} for {n}: {fitted}");
+                    }
+                    // Each part repeats the task's name: its counts are on its lines.
+                    let label = format!("{} (", r.name);
+                    let task_lines: Vec<&str> =
+                        fitted.lines().filter(|l| l.contains(&label)).collect();
+                    assert!(task_lines.len() >= 2, "{width}/{n}: {fitted}");
+                    let joined = task_lines.join(" ");
+                    let words: Vec<&str> = joined.split_whitespace().collect();
+                    for count in [r.overruns, r.deadline_misses, r.budget_overruns] {
+                        let count = count.to_string();
+                        assert!(words.contains(&count.as_str()), "{count}: {fitted}");
+                    }
+                }
+                assert!(fitted.contains("deadline = period"), "{fitted}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_task_table_with_the_longest_names_still_fits() {
+        let mut rows = rows(3);
+        rows[1].name = "n".repeat(100);
+        for width in [80, 100, 120] {
+            line_widths_at_most(&tasks_table_within(&rows, Some(width)), width);
+        }
+    }
+
+    #[test]
+    fn the_plan_fits_80_100_and_120_columns() {
+        for n in [1, 3, 12] {
+            let names: Vec<String> = rows(n).into_iter().map(|r| r.name).collect();
+            let p = PlanView {
+                rows: rows(n)
+                    .into_iter()
+                    .map(|r| PlanRow {
+                        name: r.name,
+                        period_ns: r.period_ns,
+                        deadline_ns: r.period_ns,
+                        budget_ns: r.work_ns,
+                        blocking_ns: 12_345,
+                        response_ns: Some(r.period_ns / 3),
+                    })
+                    .collect(),
+                utilisation: 0.5,
+                liu_layland_bound: 0.7,
+                hyperperiod_ns: Some(60_000_000),
+                hyperperiod_refused: None,
+                coincidences: (0..20).map(|k| (k * 2_500_000, names.clone())).collect(),
+            };
+            let whole = plan_text_within(&p, None);
+            assert_eq!(whole, plan_text(&p), "no width set: as it was");
+            for width in [80, 100, 120] {
+                let fitted = plan_text_within(&p, Some(width));
+                line_widths_at_most(&fitted, width);
+                for name in &names {
+                    assert!(
+                        fitted.contains(name.as_str()),
+                        "{name} at {width}: {fitted}"
+                    );
+                }
+            }
+        }
     }
 }

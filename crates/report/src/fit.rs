@@ -32,10 +32,27 @@ pub fn columns_env() -> Option<usize> {
 }
 
 /// The width of the terminal `stream` is, else [`columns_env`].
+///
+/// The terminal's width is its column count from the `TIOCGWINSZ` ioctl (ioctl_tty(2)); a
+/// terminal that reports columns and no rows (a pseudo-terminal given only `stty cols N`, as
+/// under `script -c`) still has that width.
 pub fn width_of(stream: impl std::os::fd::AsFd) -> Option<usize> {
-    terminal_size::terminal_size_of(stream)
-        .map(|(w, _)| usize::from(w.0))
-        .or_else(columns_env)
+    terminal_columns(stream.as_fd()).or_else(columns_env)
+}
+
+/// The column count of the terminal `fd` is, `None` when it is not a terminal or reports 0.
+fn terminal_columns(fd: std::os::fd::BorrowedFd<'_>) -> Option<usize> {
+    use std::os::fd::AsRawFd;
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: `fd` is open for the borrow's lifetime; TIOCGWINSZ writes one `winsize` to the
+    // pointer, which points to one; on anything but a terminal it fails with ENOTTY.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCGWINSZ, &mut size) };
+    (rc == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 /// The width of standard error's terminal (warnings), else [`columns_env`].
@@ -239,6 +256,67 @@ mod tests {
             assert!(fitted.contains(figure), "{figure} in {fitted}");
         }
         assert_eq!(table_within(&t, None), t.to_string(), "no width: as it is");
+    }
+
+    /// A pseudo-terminal whose window size is `cols` × `rows`: (controller, terminal).
+    fn pty(cols: u16, rows: u16) -> Option<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+        use std::os::fd::FromRawFd;
+        let size = libc::winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let (mut controller, mut terminal) = (-1, -1);
+        // SAFETY: the two ints receive the new descriptors, the name pointer may be null, the
+        // termios pointer may be null, the winsize pointer points to one (openpty(3)).
+        let rc = unsafe {
+            libc::openpty(
+                &mut controller,
+                &mut terminal,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                &size,
+            )
+        };
+        if rc != 0 {
+            return None;
+        }
+        // SAFETY: openpty succeeded: both descriptors are open and owned by nobody else.
+        unsafe {
+            Some((
+                std::os::fd::OwnedFd::from_raw_fd(controller),
+                std::os::fd::OwnedFd::from_raw_fd(terminal),
+            ))
+        }
+    }
+
+    #[test]
+    fn a_terminal_reporting_columns_and_no_rows_has_its_width() {
+        let Some((_controller, terminal)) = pty(100, 0) else {
+            eprintln!(
+                "skipping: openpty failed (no /dev/ptmx): {}",
+                std::io::Error::last_os_error()
+            );
+            return;
+        };
+        assert_eq!(
+            terminal_columns(std::os::fd::AsFd::as_fd(&terminal)),
+            Some(100)
+        );
+        let Some((_controller, terminal)) = pty(132, 40) else {
+            return;
+        };
+        assert_eq!(
+            terminal_columns(std::os::fd::AsFd::as_fd(&terminal)),
+            Some(132)
+        );
+        let null = std::fs::File::open("/dev/null").unwrap();
+        assert_eq!(
+            terminal_columns(std::os::fd::AsFd::as_fd(&null)),
+            None,
+            "not a terminal"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The comparison as a table for people: on the terminal (box drawing) or as Markdown
 //! (for issues and READMEs). Times carry their units; settings that are the same
-//! everywhere and the columns' notes follow the table.
+//! everywhere and the columns' notes follow the table. On the terminal the table and the
+//! notes are fitted to its width ([`crate::fit`]); Markdown stays whole.
 
 use super::{CompareFormat, Comparison};
 use comfy_table::{presets, CellAlignment};
@@ -48,13 +49,17 @@ impl CompareFormat for Table {
         if *self == Table::Markdown {
             out.push('\n');
         }
+        let mut prose = String::new();
         if !common.is_empty() && cmp.columns.len() > 1 {
             let list: Vec<String> = common.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            out += &format!("{bullet}same in all: {}\n", list.join(", "));
+            prose += &format!("{bullet}same in all: {}\n", list.join(", "));
         }
         for note in cmp.notes() {
-            out += &format!("{bullet}{note}\n");
+            prose += &format!("{bullet}{note}\n");
         }
-        out
+        match self {
+            Table::Terminal => out + &crate::fit::wrap(&prose),
+            Table::Markdown => out + &prose,
+        }
     }
 }
