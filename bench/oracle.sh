@@ -25,7 +25,8 @@
 #              and refilled once (bound 100 ms), ~200 ms apart, with RT runtime 4000 µs of
 #              period 20000 µs (root cpu cgroup's cpu.rt_runtime_us / rt_period_us under RT
 #              group scheduling, else the sched_rt_* sysctls), set only while the plant runs
-#              (tickscope's own start-up is not throttled) and restored; the burst logged is
+#              (tickscope's own start-up is not throttled; lowered in two steps so that the
+#              lowering itself throttles nothing, see rt_lower) and restored; the burst logged is
 #              the spin plus one RT period after the refill it saw (the RT time left over
 #              throttles the next RT task until the following refill; was: a 15 ms spin, which
 #              missed that tail — the rule for what is correct did not change)
@@ -96,7 +97,14 @@ slice=/proc/sys/kernel/sched_cfs_bandwidth_slice_us
 slice_saved=$(cat $slice 2>/dev/null || true)
 # Lower: runtime first, then the period; restore: the period first, then the runtime — so
 # that runtime <= period at every step (else EINVAL).
-rt_lower() { echo 4000 > $rt_runtime && echo 20000 > $rt_period; }
+# In two steps: the period timer keeps its old (1 s) schedule until it next fires, so a
+# runtime of 4000 µs written at once throttled tickscope's thread — which had spent more than
+# that in the current second — for up to a second before the plant began (named "rt
+# throttled" outside every burst). 19000 of 20000 µs throttles nothing; after 1.1 s the timer
+# runs on the 20 ms period and the runtime drops to the plant's 4000 µs.
+rt_lower() {
+    echo 19000 > $rt_runtime && echo 20000 > $rt_period && sleep 1.1 && echo 4000 > $rt_runtime
+}
 rt_restore() {
     [ "$(cat $rt_period) $(cat $rt_runtime)" = "$rt_period_saved $rt_saved" ] && return 0
     echo "$rt_period_saved" > $rt_period || true
