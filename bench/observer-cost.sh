@@ -25,7 +25,12 @@
 # CPU records, as the measured CPU does) with kernel.bpf_stats_enabled=1 (restored on exit;
 # the statistics add their own clock reads, so ns/run is an upper bound).
 #
-# Usage: [ROUNDS=5] [SECS=10] bench/observer-cost.sh
+# Usage: [ROUNDS=5] [SECS=10] [PERIODS="1ms 100us"] [BACKENDS="plain bpf tracefs"]
+#        bench/observer-cost.sh
+# PERIODS and BACKENDS narrow a long or many-round run (plain is always run: the baseline).
+# The paired differences also give a distribution-free 95 % interval of their median (order
+# statistics of the sign test; needs 6 rounds or more): many short rounds (ROUNDS=40 SECS=3)
+# resolve a p50 difference that the host's drift between rounds hides in a few long ones.
 # Needs: root (SCHED_FIFO, BPF, tracefs), python3, /usr/bin/time (apt-get install time);
 # bpftool for the per-program ns (else that column is left out).
 # Targets (issue #28): CPU <= plain + 0.5 pp at 1 ms, p50 <= +0.5 µs, p99 <= +1 µs,
@@ -91,14 +96,30 @@ one() { # period backend round
   wait "$tp" || { echo "run failed: $p $b: $(tail -1 "$out.err")" >&2; return 1; }
 }
 
+periods=${PERIODS:-1ms 100us}
+backends=plain
+for b in ${BACKENDS:-bpf tracefs}; do
+  case $b in
+    plain) ;;
+    bpf|tracefs) backends="$backends $b" ;;
+    *) echo "observer-cost.sh: BACKENDS: unknown backend '$b' (plain, bpf, tracefs)" >&2; exit 2 ;;
+  esac
+done
+for p in $periods; do
+  case $p in
+    *ms|*us) ;;
+    *) echo "observer-cost.sh: PERIODS: '$p' is not a period like 1ms or 100us" >&2; exit 2 ;;
+  esac
+done
+read -r -a ring <<< "$backends"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-for p in 1ms 100us; do
+for p in $periods; do
   for r in $(seq 1 "$rounds"); do
-    case $((r % 3)) in
-      1) order="plain bpf tracefs" ;;
-      2) order="bpf tracefs plain" ;;
-      0) order="tracefs plain bpf" ;;
-    esac
+    # Each round starts with the next backend: every backend runs first, second, … in turn.
+    order=
+    for i in "${!ring[@]}"; do
+      order="$order ${ring[$(( (i + r - 1) % ${#ring[@]} ))]}"
+    done
     for b in $order; do
       echo "round $r/$rounds $p $b" >&2
       one "$p" "$b" "$r"
@@ -108,14 +129,16 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # Events per wake-up between expiry and the return from the wait, on the measured CPU.
-for b in bpf tracefs; do
+for b in ${backends#plain}; do
   "$TICKSCOPE" run -q -a 1 --policy fifo -p 90 -i 1ms -D 2s --explain="$b" \
     --explain-threshold 1ns --explain-log "$work/events-$b.jsonl" --explain-log-events \
     --json "$work/events-$b.json" >/dev/null 2>&1 || echo "events run failed: $b" >&2
 done
 
 # Each program's ns per run: 5 s at 1 ms, not pinned (every CPU records), statistics on.
-if command -v bpftool >/dev/null && [ -n "$saved_stats" ]; then
+if [[ " $backends " != *" bpf "* ]]; then
+  :
+elif command -v bpftool >/dev/null && [ -n "$saved_stats" ]; then
   echo 1 > "$stats"
   "$TICKSCOPE" run -q --policy fifo -p 90 -i 1ms -D 5s --explain=bpf \
     --json "$work/stats.json" >/dev/null 2>"$work/stats.err" &
@@ -132,9 +155,25 @@ else
   echo "per-program ns left out: needs bpftool and $stats" >&2
 fi
 
-python3 - "$work" "$rounds" "$secs" "$load_before" "$load_after" <<'PY'
-import json, os, re, statistics, sys
+python3 - "$work" "$rounds" "$secs" "$load_before" "$load_after" "$periods" "$backends" <<'PY'
+import json, math, os, re, statistics, sys
 work, rounds, secs, lb, la = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+periods, backends = sys.argv[6].split(), sys.argv[7].split()
+
+def median_interval(d):
+    """Distribution-free 95 % interval of the median of `d` (order statistics k and n-k+1,
+    k the largest with P(Binomial(n, 1/2) < k) <= 2.5 %; sign test, e.g. Conover, Practical
+    Nonparametric Statistics, 3rd ed. 1999, §3.2); None for fewer than 6 values."""
+    n = len(d)
+    if n < 6:
+        return None
+    s, cdf, k = sorted(d), 0.0, 0
+    while True:
+        cdf += math.comb(n, k) / 2 ** n
+        if cdf > 0.025:
+            break
+        k += 1
+    return (s[k - 1], s[n - k]) if k >= 1 else None
 
 def split(path, total_cpu_s, wall_s):
     """Steady CPU % per thread class and the one-time rest, ms (see the top of the script)."""
@@ -188,8 +227,8 @@ def num(v):
 
 print(f"observer cost of --explain: {rounds} interleaved rounds of {secs} s, FIFO 90, CPU 1")
 print(f"load average before {lb}, after {la}")
-for p in ("1ms", "100us"):
-    data = {b: [run(p, b, r) for r in range(1, rounds + 1)] for b in ("plain", "bpf", "tracefs")}
+for p in periods:
+    data = {b: [run(p, b, r) for r in range(1, rounds + 1)] for b in backends}
     keys = [k for k in data["plain"][0]]
     for runs in data.values():
         keys += [k for x in runs for k in x if k not in keys]
@@ -217,9 +256,11 @@ for p in ("1ms", "100us"):
     print(f"{p}: paired Δ vs the plain run of the same round, min / median / max")
     for k in ("cpu %", "steady %", "p50 µs", "p99 µs"):
         cells = []
-        for b in ("bpf", "tracefs"):
+        for b in backends[1:]:
             d = [x[k] - y[k] for x, y in zip(data[b], data["plain"]) if k in x and k in y]
-            cells.append(f"{b} {min(d):+.2f}/{statistics.median(d):+.2f}/{max(d):+.2f}" if d else f"{b} -")
+            ci = median_interval(d) if d else None
+            cells.append((f"{b} {min(d):+.2f}/{statistics.median(d):+.2f}/{max(d):+.2f}" if d else f"{b} -")
+                         + (f" (median 95 % {ci[0]:+.2f}..{ci[1]:+.2f})" if ci else ""))
         print(f"  {k.ljust(9)} " + "   ".join(cells))
 
 # Each program's ns per run (the statistics run), by name.
@@ -252,7 +293,7 @@ def label(kind):
     return f"{ev} ({name})" if name else ev
 
 print("\nper wake-up on the measured CPU between expiry and the return from the wait (1 ms, 2 s):")
-for b in ("bpf", "tracefs"):
+for b in backends[1:]:
     path = f"{work}/events-{b}.jsonl"
     if not os.path.exists(path):
         print(f"  {b}: no log"); continue
