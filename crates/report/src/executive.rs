@@ -249,7 +249,7 @@ pub fn tasks_table_within(rows: &[TaskRow], width: Option<usize>) -> String {
     let legend = crate::fit::wrap_within(
         "lat = start − expiry (wake-up latency, plus queueing behind tasks due at the same \
          instant); wake-up max = the largest latency of releases that started straight from a \
-         wake-up; resp = end − expiry; deadline = period",
+         wake-up; resp = end − expiry; a task's deadline is its period unless given",
         width,
     );
     format!("{}\n{legend}\n", crate::fit::table_within(&t, width))
@@ -435,7 +435,7 @@ mod tests {
                         assert!(words.contains(&count.as_str()), "{count}: {fitted}");
                     }
                 }
-                assert!(fitted.contains("deadline = period"), "{fitted}");
+                assert!(fitted.contains("deadline is its period"), "{fitted}");
             }
         }
     }

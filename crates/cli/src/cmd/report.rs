@@ -114,6 +114,10 @@ fn run_report(
         doc.redact();
     }
     let mut plots = plots_with(&doc, &opts);
+    // A task set's own plots (drawn in the page's task section) are written as files too.
+    if let Some(set) = &doc.tasks {
+        plots.extend(tickscope_report::export::html_tasks::plots(&doc, set));
+    }
     let mut notes = Vec::new();
     let bands = hlog_bands::bands_plot(&doc, &args.result, args.hlog.as_deref());
     match bands {

@@ -393,7 +393,7 @@ fn run_tasks_writes_the_outputs_of_a_run_and_report_and_compare_read_them() {
     );
     let report = tickscope()
         .current_dir(dir.path())
-        .args(["report", "t.json"])
+        .args(["report", "t.json", "--svg", "plots"])
         .output()
         .unwrap();
     assert!(
@@ -401,7 +401,41 @@ fn run_tasks_writes_the_outputs_of_a_run_and_report_and_compare_read_them() {
         "{}",
         String::from_utf8_lossy(&report.stderr)
     );
-    assert!(dir.path().join("t.html").exists());
+    // The report has a section of the tasks: a column per task with every statistic, the
+    // response and execution times by percentile (a curve per task), and the plots name the
+    // tasks rather than threads.
+    let html = std::fs::read_to_string(dir.path().join("t.html")).unwrap();
+    assert!(html.contains("<h2>Tasks</h2>"), "no task section");
+    for file in [
+        "tasks-response.svg",
+        "tasks-execution.svg",
+        "percentiles.svg",
+    ] {
+        assert!(dir.path().join("plots").join(file).exists(), "{file}");
+    }
+    assert!(html.contains("3 periodic tasks in one thread"), "intro");
+    for row in [
+        "<th>overrun policy</th>",
+        "<th>deadline misses</th>",
+        "<th>response p99</th>",
+        "<th>execution max</th>",
+        "<th>logger</th>",
+        "<td class=\"n\">relative</td>",
+    ] {
+        assert!(html.contains(row), "{row} missing from the report");
+    }
+    for figure in ["id=\"tasks-response\"", "id=\"tasks-execution\""] {
+        assert!(html.contains(figure), "{figure} missing from the report");
+    }
+    let histogram = html
+        .split("<figure id=\"histogram\">")
+        .nth(1)
+        .and_then(|f| f.split("</figure>").next())
+        .unwrap_or_default();
+    assert!(
+        histogram.contains("\nlogger\n</text>") && !histogram.contains("\nT2\n</text>"),
+        "the histogram's legend names the tasks"
+    );
 }
 
 #[test]

@@ -469,16 +469,35 @@ impl Exporter for HtmlReport {
             escape(&verdict(doc))
         );
         let samples: u64 = runs.iter().map(|r| r.summary.samples).sum();
-        let _ = writeln!(
-            out,
-            "<p class=\"note\">Timer wake-up latency (woke − expiry) and period jitter of {} \
-             periodic thread(s) every {}: {} wake-ups in {} run(s), from <code>{}</code>.</p>",
-            doc.config.cpus.len(),
-            escape(&interval(doc.config.period_ns)),
-            samples,
-            runs.len(),
-            escape(&self.source)
-        );
+        match &doc.tasks {
+            Some(set) => {
+                let periods: Vec<String> =
+                    set.tasks.iter().map(|t| interval(t.period_ns)).collect();
+                let _ = writeln!(
+                    out,
+                    "<p class=\"note\">Release latency (start − expiry), response and \
+                     execution times of {} periodic tasks in one thread (every {}): {} \
+                     releases, from <code>{}</code>.</p>",
+                    set.tasks.len(),
+                    escape(&periods.join(", ")),
+                    samples,
+                    escape(&self.source)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"note\">Timer wake-up latency (woke − expiry) and period \
+                     jitter of {} periodic thread(s) every {}: {} wake-ups in {} run(s), \
+                     from <code>{}</code>.</p>",
+                    doc.config.cpus.len(),
+                    escape(&interval(doc.config.period_ns)),
+                    samples,
+                    runs.len(),
+                    escape(&self.source)
+                );
+            }
+        }
         for n in &self.notes {
             let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
         }
@@ -489,6 +508,13 @@ impl Exporter for HtmlReport {
             .partition(|p| is_key_plot(&p.stem, several));
         let (why, rest): (Vec<_>, Vec<_>) = rest.into_iter().partition(|p| p.stem == "late-wakeup");
         out += &figures(&key)?;
+        if let Some(set) = &doc.tasks {
+            let t = super::html_tasks::TaskTable::of(doc, set);
+            out += "<h2>Tasks</h2>\n";
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&t.note));
+            out += &grid_table(&t.head, &t.rows);
+            out += &figures(&super::html_tasks::plots(doc, set))?;
+        }
         if several {
             out += "<h2>Methods side by side</h2>\n";
             out += &methods_comparison(doc);

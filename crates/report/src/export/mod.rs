@@ -9,6 +9,7 @@ pub mod hlog_bands;
 pub mod html;
 pub mod html_escape;
 pub mod html_explain;
+pub mod html_tasks;
 pub mod samples;
 
 use crate::document::RunDocument;

@@ -231,7 +231,14 @@ pub fn plots_with(doc: &RunDocument, opts: &PlotOptions) -> Vec<NamedPlot> {
                 .threads
                 .iter()
                 .enumerate()
-                .map(|(i, t)| (format!("T{}", t.thread.unwrap_or(i)), t))
+                .map(|(i, t)| {
+                    // A task set's threads are its tasks: named as the tasks.
+                    let task = doc.tasks.as_ref().and_then(|set| set.name_of(i));
+                    match task {
+                        Some(name) => (crate::escaped(name).into_owned(), t),
+                        None => (format!("T{}", t.thread.unwrap_or(i)), t),
+                    }
+                })
                 .collect();
             let mut with_all = each.clone();
             if run.threads.len() > 1 {

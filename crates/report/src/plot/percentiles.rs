@@ -10,7 +10,7 @@ use super::{color, frame, legend, Chart};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use tickscope_engine::histogram::SignedHistogram;
-use tickscope_engine::result::ThreadStats;
+use tickscope_engine::result::{LatencyStats, ThreadStats};
 use tickscope_engine::time::Nanos;
 
 /// Points per decade of 1/(1 − q).
@@ -32,13 +32,20 @@ pub struct PercentileChart {
     title: String,
     curves: Vec<Curve>,
     decades: u32,
+    /// What is measured, for the axes and caption (`wake-up latency`, `response time`).
+    value: String,
+    /// What one sample is, plural (`wake-ups`, `releases`).
+    samples: String,
 }
 
-/// The curve of one latency distribution of `n` samples, up to `10^decades`.
-fn curve(name: &str, t: &ThreadStats, decades: u32) -> Option<Curve> {
-    let l = t.latency_ns.as_ref()?;
+/// One distribution to draw: its legend label, its statistics (with histogram) and its
+/// number of samples.
+pub type Distribution<'a> = (String, &'a LatencyStats, u64);
+
+/// The curve of one distribution of `n` samples, up to `10^decades`.
+fn curve(name: &str, l: &LatencyStats, n: u64, decades: u32) -> Option<Curve> {
     let h = SignedHistogram::from_buckets(&l.histogram);
-    let n = t.samples.max(1) as f64;
+    let n = n.max(1) as f64;
     let mut points = Vec::new();
     for i in 0..=decades * STEPS_PER_DECADE {
         let x = 10f64.powf(i as f64 / STEPS_PER_DECADE as f64);
@@ -75,13 +82,29 @@ pub fn percent_label(x: f64) -> String {
 }
 
 impl PercentileChart {
-    /// Curves for every series that has wake-ups; `None` when none has.
+    /// Wake-up latency curves for every series that has wake-ups; `None` when none has.
     pub fn new(title: String, series: &[(String, &ThreadStats)]) -> Option<Self> {
-        let n = series.iter().map(|(_, t)| t.samples).max()?;
+        let series: Vec<Distribution<'_>> = series
+            .iter()
+            .filter_map(|(name, t)| Some((name.clone(), t.latency_ns.as_ref()?, t.samples)))
+            .collect();
+        Self::of(title, &series, "wake-up latency", "wake-ups")
+    }
+
+    /// Curves of any distributions of times, `value` naming what they measure (`response
+    /// time`) and `samples` what one sample is, plural (`releases`); `None` when there is no
+    /// series.
+    pub fn of(
+        title: String,
+        series: &[Distribution<'_>],
+        value: &str,
+        samples: &str,
+    ) -> Option<Self> {
+        let n = series.iter().map(|(_, _, n)| *n).max()?;
         let decades = ((n.max(10) as f64).log10().ceil() as u32).max(1);
         let curves: Vec<Curve> = series
             .iter()
-            .filter_map(|(name, t)| curve(name, t, decades))
+            .filter_map(|(name, l, n)| curve(name, l, *n, decades))
             .collect();
         if curves.is_empty() {
             return None;
@@ -90,6 +113,8 @@ impl PercentileChart {
             title,
             curves,
             decades,
+            value: value.into(),
+            samples: samples.into(),
         })
     }
 
@@ -100,9 +125,20 @@ impl PercentileChart {
 
     /// How to read the plot.
     pub fn caption(&self) -> String {
-        "Latency (y) that the given share of wake-ups stayed within (x, log scale): at 99% \
-         one wake-up in 100 was later. Each curve ends at its maximum."
-            .into()
+        if self.value == "wake-up latency" {
+            return "Latency (y) that the given share of wake-ups stayed within (x, log scale): \
+                    at 99% one wake-up in 100 was later. Each curve ends at its maximum."
+                .into();
+        }
+        let mut value = self.value.clone();
+        if let Some(first) = value.get(..1) {
+            value = first.to_uppercase() + &value[1..];
+        }
+        format!(
+            "{value} (y) that the given share of {} stayed within (x, log scale): at 99% one \
+             in 100 was later. Each curve ends at its maximum.",
+            self.samples
+        )
     }
 }
 
@@ -117,11 +153,21 @@ impl Chart for PercentileChart {
             scale: Scale::Log10,
             lo: 1.0,
             hi: 10f64.powi(self.decades as i32),
-            desc: "share of wake-ups at or below the latency (percentile, log scale)".into(),
+            desc: format!(
+                "share of {} at or below the {} (percentile, log scale)",
+                self.samples,
+                match self.value.as_str() {
+                    "wake-up latency" => "latency",
+                    other => other,
+                }
+            ),
             format: percent_label,
         };
         let values = self.curves.iter().flat_map(|c| c.points.iter());
-        let y = Axis::latency(values.map(|p| p.1 as f64 / 1e3), "wake-up latency [µs]");
+        let y = Axis::latency(
+            values.map(|p| p.1 as f64 / 1e3),
+            &format!("{} [µs]", self.value),
+        );
         let mut chart = frame(root, &self.title, &x, &y)?;
         for (i, c) in self.curves.iter().enumerate() {
             let style = ShapeStyle::from(color(i)).stroke_width(3);
