@@ -28,9 +28,10 @@
 // through CO-RE relocations (only the fields used are declared; the loader relocates their
 // offsets against /sys/kernel/btf/vmlinux). The wait's return is the `sys_exit` tracepoint,
 // which runs for every system call of every task (the program returns after the CPU check,
-// the process check or one hash lookup); an fexit program on the wait call's kernel function would run for
-// those calls only, but attaching fexit needs the kernel's function tracing, which the VM
-// this was measured on refuses (EPERM, docs/explain.md).
+// the process check, the call's number or one hash lookup); an fexit program on the wait
+// call's kernel function would run for those calls only, but attaching fexit needs the
+// kernel's function tracing, which the VM this was measured on refuses (EPERM,
+// docs/explain.md).
 //
 // Lean on the measured CPU: between the expiry and the thread's return from its wait, a
 // wake-up runs hrtimer_expire_entry, local_timer_exit, cpu_idle (idle exit: returns at once,
@@ -261,23 +262,32 @@ static __always_inline int skipped(void)
 	return s && s->off;
 }
 
-// The current task's id when its process may hold a watched thread, else 0.
-static __always_inline __u32 watchable_tid(void)
+static __always_inline struct config *get_config(void)
 {
 	__u32 zero = 0;
-	struct config *c = bpf_map_lookup_elem(&config, &zero);
-	__u64 id = bpf_get_current_pid_tgid();
-	if (!c || (c->tgid && (__u32)(id >> 32) != c->tgid))
+	return bpf_map_lookup_elem(&config, &zero);
+}
+
+// The current task's id when its process may hold a watched thread, else 0; `id` is
+// bpf_get_current_pid_tgid(), read once by the caller (its low half is also the records' pid).
+static __always_inline __u32 watchable_tid(const struct config *c, __u64 id)
+{
+	if (c->tgid && (__u32)(id >> 32) != c->tgid)
 		return 0;
 	return (__u32)id;
 }
 
-static __always_inline struct ring *my_ring(void)
+static __always_inline struct ring *ring_lookup(void)
 {
 	__u32 zero = 0;
+	return bpf_map_lookup_elem(&rings, &zero);
+}
+
+static __always_inline struct ring *my_ring(void)
+{
 	if (skipped())
 		return 0;
-	return bpf_map_lookup_elem(&rings, &zero);
+	return ring_lookup();
 }
 
 #define NO_STEAL (~0ULL)
@@ -317,14 +327,21 @@ static __always_inline void steal_since(struct thread *th, struct rec *e, __u32 
 	th->steal_cpu = cpu + 1;
 }
 
-static __always_inline struct rec *put(struct ring *r, __u16 kind)
+// A new record of the current task `pid` (a program that already knows it, from its
+// arguments or an earlier helper call, saves a bpf_get_current_pid_tgid() call per hit).
+static __always_inline struct rec *put_pid(struct ring *r, __u16 kind, __u32 pid)
 {
 	struct rec *e = &r->recs[r->head & (RING_LEN - 1)];
 	r->head++;
 	e->ts = bpf_ktime_get_ns();
-	e->pid = (__u32)bpf_get_current_pid_tgid();
+	e->pid = pid;
 	e->kind = kind;
 	return e;
+}
+
+static __always_inline struct rec *put(struct ring *r, __u16 kind)
+{
+	return put_pid(r, kind, (__u32)bpf_get_current_pid_tgid());
 }
 
 static __always_inline void put2(__u16 kind, __u64 a, __u64 b)
@@ -344,19 +361,20 @@ int on_hrtimer_start(__u64 *ctx)
 	struct ring *r = my_ring();
 	if (!r)
 		return 0;
-	struct rec *e = put(r, K_HRTIMER_START);
+	__u64 id = bpf_get_current_pid_tgid();
+	struct rec *e = put_pid(r, K_HRTIMER_START, (__u32)id);
 	__s64 soft = t->_softexpires;
+	__u64 function = (__u64)t->function;
 	e->p[0] = (__u64)t;
 	e->p[1] = t->node.expires;
 	e->p[2] = soft;
-	e->p[3] = (__u64)t->function;
-	__u32 tid = watchable_tid();
-	if (!tid)
+	e->p[3] = function;
+	struct config *c = get_config();
+	if (!c)
 		return 0;
-	__u32 zero = 0;
-	struct config *c = bpf_map_lookup_elem(&config, &zero);
-	if (!c || (c->wait_fn[0] && e->p[3] != c->wait_fn[0] && e->p[3] != c->wait_fn[1] &&
-		   e->p[3] != c->wait_fn[2] && e->p[3] != c->wait_fn[3]))
+	__u32 tid = watchable_tid(c, id);
+	if (!tid || (c->wait_fn[0] && function != c->wait_fn[0] && function != c->wait_fn[1] &&
+		     function != c->wait_fn[2] && function != c->wait_fn[3]))
 		return 0;
 	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
 	if (th) {
@@ -438,8 +456,10 @@ int on_sched_switch(__u64 *ctx)
 	struct ring *r = my_ring();
 	if (!r)
 		return 0;
-	struct rec *e = put(r, K_SCHED_SWITCH);
+	// The current task is `prev` (the tracepoint runs before the switch): its pid, read
+	// here for the payload anyway, is the record's.
 	__u32 prev_pid = prev->pid;
+	struct rec *e = put_pid(r, K_SCHED_SWITCH, prev_pid);
 	e->p[0] = (__u64)prev_pid | ((__u64)(__u32)next->pid << 32);
 	e->p[1] = (__u64)(prev_state & 0x7fffffff) | ((__u64)(preempt != 0) << 31) |
 		  ((__u64)(__u32)next->prio << 32);
@@ -517,36 +537,42 @@ int on_sched_switch(__u64 *ctx)
 
 // The return from a system call: for a watched thread's wait call, recorded, and the thread
 // marked late when it returns more than its threshold after the soft expiry it armed.
+//
+// Checks cheapest and most selective first, each map looked up once: the CPU, the process,
+// the system call's number (every other call of a watched process returns here, before the
+// hash lookup), then the thread.
 SEC("tp_btf/sys_exit")
 int on_sys_exit(__u64 *ctx)
 {
-	if (skipped())
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_conf *cc = bpf_map_lookup_elem(&skip, &cpu);
+	if (!cc || cc->off)
 		return 0;
-	__u32 tid = watchable_tid();
+	struct config *c = get_config();
+	if (!c)
+		return 0;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = watchable_tid(c, id);
 	if (!tid)
+		return 0;
+	struct pt_regs *regs = (void *)ctx[0];
+	__s64 nr = (__s64)regs->orig_ax;
+	if (c->wait_nr[0] >= 0 && nr != c->wait_nr[0] && nr != c->wait_nr[1] &&
+	    nr != c->wait_nr[2] && nr != c->wait_nr[3])
 		return 0;
 	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
 	if (!th)
 		return 0;
-	struct pt_regs *regs = (void *)ctx[0];
-	__s64 nr = (__s64)regs->orig_ax;
-	__u32 zero = 0;
-	struct config *c = bpf_map_lookup_elem(&config, &zero);
-	if (!c)
-		return 0;
-	if (c->wait_nr[0] >= 0 && nr != c->wait_nr[0] && nr != c->wait_nr[1] &&
-	    nr != c->wait_nr[2] && nr != c->wait_nr[3])
-		return 0;
-	struct ring *r = my_ring();
+	struct ring *r = ring_lookup();
 	if (!r)
 		return 0;
-	struct rec *e = put(r, K_SYS_EXIT);
+	struct rec *e = put_pid(r, K_SYS_EXIT, tid);
 	e->p[0] = nr;
 	e->p[1] = 0;
 	e->p[2] = 0;
 	// Steal on this CPU since the thread armed its timer (or since its previous wake-up,
 	// when another thread arms it): p[1] ns, p[2] = 1 when known.
-	steal_since(th, e, bpf_get_smp_processor_id());
+	steal_since(th, e, cpu);
 	__s64 expiry = th->expiry;
 	th->returned = 0;
 	th->ret_head_prev = th->ret_head;
@@ -615,12 +641,17 @@ int on_cpu_idle(__u64 *ctx)
 // sharing the CPU takes tens of thousands a second. Payload: the address, 1 if in user mode.
 static __always_inline void page_fault(__u64 address, __u64 user)
 {
-	if (skipped())
+	struct ring *r = my_ring();
+	struct config *c = get_config();
+	if (!r || !c)
 		return;
-	__u32 tid = watchable_tid();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = watchable_tid(c, id);
 	if (!tid || !bpf_map_lookup_elem(&threads, &tid))
 		return;
-	put2(K_PAGE_FAULT, address, user);
+	struct rec *e = put_pid(r, K_PAGE_FAULT, tid);
+	e->p[0] = address;
+	e->p[1] = user;
 }
 
 SEC("tp_btf/page_fault_user")
