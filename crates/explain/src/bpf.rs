@@ -62,16 +62,20 @@ type ThreadWords = [u64; 12];
 /// `struct ring` as u64 words (`crate::bpf_records::DUMP_SIZE` / 8).
 type RingWords = [u64; crate::bpf_records::DUMP_SIZE / 8];
 
-/// The addresses of kernel functions `names` in `/proc/kallsyms`, in one pass that stops
-/// once every name is found (the file is several MB, and each line costs the kernel a
-/// formatted print: `s_show()`, kernel/kallsyms.c); `None` for a name absent or hidden (all
-/// zeros without root or CAP_SYSLOG, proc(5)).
+/// The addresses of kernel functions `names`; `None` for a name absent or hidden (all
+/// zeros without root or CAP_SYSLOG, proc(5)). Asked of the kernel by name where it answers
+/// ([`crate::bpf_ksym`]: no pass over `/proc/kallsyms`), else read from `/proc/kallsyms`
+/// in one pass that stops once every name is found (the file is several MB, and each line
+/// costs the kernel a formatted print: `s_show()`, kernel/kallsyms.c).
 ///
-/// The first `required` names are looked for to the end of the file if need be; the others
-/// only while the pass has read at most a quarter more lines than the required ones took (a
-/// name this kernel lacks must not cost a whole pass: ≈ 40 ms of system time for the 122 000
-/// lines of this VM's kernel).
+/// In that pass the first `required` names are looked for to the end of the file if need
+/// be; the others only while the pass has read at most a quarter more lines than the
+/// required ones took (a name this kernel lacks must not cost a whole pass: ≈ 40 ms of
+/// system time for the 122 000 lines of this VM's kernel).
 fn kernel_symbols(names: &[&str], required: usize) -> Vec<Option<u64>> {
+    if let Some(found) = crate::bpf_ksym::lookup(names) {
+        return found;
+    }
     match std::fs::File::open("/proc/kallsyms") {
         Ok(file) => symbols_in(std::io::BufReader::new(file), names, required),
         Err(_) => vec![None; names.len()],

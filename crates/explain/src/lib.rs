@@ -31,6 +31,7 @@
 pub mod attribution;
 pub mod backend;
 pub mod bpf;
+mod bpf_ksym;
 mod bpf_load;
 pub mod bpf_loader;
 pub mod bpf_records;
