@@ -386,6 +386,39 @@ typedef struct ts_task_stats {
    * Standard deviation of that interval: the start jitter.
    */
   double start_period_stddev_ns;
+  /**
+   * Median release latency.
+   */
+  int64_t latency_p50_ns;
+  /**
+   * 99.9th percentile of the release latency.
+   */
+  int64_t latency_p99_9_ns;
+  /**
+   * Median response time.
+   */
+  int64_t response_p50_ns;
+  /**
+   * 99.9th percentile of the response time.
+   */
+  int64_t response_p99_9_ns;
+  /**
+   * Mean execution time on the thread CPU clock (0 unless measured).
+   */
+  double execution_mean_ns;
+  /**
+   * 99th percentile of the execution time (0 unless measured).
+   */
+  int64_t execution_p99_ns;
+  /**
+   * Releases that started straight from the executive's wait (not queued behind another
+   * task due at the same instant).
+   */
+  uint64_t woken;
+  /**
+   * Largest latency of those releases: the OS wake-up latency alone (0 without any).
+   */
+  int64_t wakeup_latency_max_ns;
 } ts_task_stats;
 
 /**

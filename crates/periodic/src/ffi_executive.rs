@@ -103,6 +103,23 @@ pub struct ts_task_stats {
     pub start_period_mean_ns: f64,
     /// Standard deviation of that interval: the start jitter.
     pub start_period_stddev_ns: f64,
+    /// Median release latency.
+    pub latency_p50_ns: i64,
+    /// 99.9th percentile of the release latency.
+    pub latency_p99_9_ns: i64,
+    /// Median response time.
+    pub response_p50_ns: i64,
+    /// 99.9th percentile of the response time.
+    pub response_p99_9_ns: i64,
+    /// Mean execution time on the thread CPU clock (0 unless measured).
+    pub execution_mean_ns: f64,
+    /// 99th percentile of the execution time (0 unless measured).
+    pub execution_p99_ns: i64,
+    /// Releases that started straight from the executive's wait (not queued behind another
+    /// task due at the same instant).
+    pub woken: u64,
+    /// Largest latency of those releases: the OS wake-up latency alone (0 without any).
+    pub wakeup_latency_max_ns: i64,
 }
 
 /// The schedulability analysis of the task set (see `ts_executive_plan`).
@@ -316,6 +333,7 @@ pub unsafe extern "C" fn ts_executive_task_stats(
             let l = s.latency.as_ref();
             let r = s.response.as_ref();
             let p = s.start_period.as_ref();
+            let e = s.execution.as_ref();
             let c = ts_task_stats {
                 releases: s.releases,
                 overruns: s.overruns,
@@ -328,9 +346,17 @@ pub unsafe extern "C" fn ts_executive_task_stats(
                 response_max_ns: r.map_or(0, |r| r.max),
                 response_mean_ns: r.map_or(0.0, |r| r.mean),
                 response_p99_ns: r.map_or(0, |r| r.p99),
-                execution_max_ns: s.execution.as_ref().map_or(0, |e| e.max),
+                execution_max_ns: e.map_or(0, |e| e.max),
                 start_period_mean_ns: p.map_or(0.0, |p| p.mean),
                 start_period_stddev_ns: p.map_or(0.0, |p| p.stddev),
+                latency_p50_ns: l.map_or(0, |l| l.p50),
+                latency_p99_9_ns: l.map_or(0, |l| l.p99_9),
+                response_p50_ns: r.map_or(0, |r| r.p50),
+                response_p99_9_ns: r.map_or(0, |r| r.p99_9),
+                execution_mean_ns: e.map_or(0.0, |e| e.mean),
+                execution_p99_ns: e.map_or(0, |e| e.p99),
+                woken: s.woken,
+                wakeup_latency_max_ns: s.wakeup_latency_max.unwrap_or(0),
             };
             // SAFETY: non-null, and the caller guarantees it is writable.
             unsafe { out.write(c) };
@@ -416,6 +442,21 @@ mod tests {
             let mut s = ts_task_stats::default();
             assert_eq!(ts_executive_task_stats(ex, 1, &mut s), 0);
             assert_eq!(s.releases, counts[1]);
+            // The figures the CLI's task table shows are all there, in order.
+            assert!(s.latency_p50_ns <= s.latency_p99_ns && s.latency_p99_ns <= s.latency_max_ns);
+            assert!(
+                s.latency_p99_ns <= s.latency_p99_9_ns && s.latency_p99_9_ns <= s.latency_max_ns
+            );
+            assert!(
+                s.response_p50_ns >= s.latency_p50_ns && s.response_p99_9_ns <= s.response_max_ns
+            );
+            assert!(s.woken <= s.releases);
+            assert!(s.wakeup_latency_max_ns <= s.latency_max_ns);
+            assert_eq!(
+                (s.execution_mean_ns, s.execution_p99_ns),
+                (0.0, 0),
+                "not measured"
+            );
             assert_eq!(ts_executive_task_stats(ex, 2, &mut s), -libc::EINVAL);
             assert!(last_error().contains("unknown task 2"), "{}", last_error());
             assert_eq!(ts_executive_add(ex, &o, Some(counter), user), -libc::EINVAL);

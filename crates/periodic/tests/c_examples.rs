@@ -272,6 +272,20 @@ fn check_executive_output(out: &str) {
         .sum();
     assert_eq!(sum, total, "{out}");
     assert!(total > 0, "{out}");
+    // Under each task its percentiles; the execution time was measured (the tasks spin).
+    let details: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("  latency p50 "))
+        .collect();
+    assert_eq!(details.len(), 3, "{out}");
+    for l in details {
+        let mean = l
+            .split("execution mean ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|v| v.parse::<f64>().ok());
+        assert!(mean.is_some_and(|m| m > 0.0), "{l}\n{out}");
+    }
 }
 
 #[test]
