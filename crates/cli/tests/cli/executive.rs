@@ -381,6 +381,31 @@ fn run_tasks_writes_the_outputs_of_a_run_and_report_and_compare_read_them() {
     for col in ["t: 1ms", "t: 2.5ms", "t: logger"] {
         assert!(cmp_text.contains(col), "{col}:\n{cmp_text}");
     }
+    // The interval log too: a column per task (its tag T<k>), named as the result's.
+    let cmp = tickscope()
+        .args(["compare", &p("t.hlog")])
+        .output()
+        .unwrap();
+    let log_text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(cmp.status.success(), "{log_text}");
+    for col in ["t: 1ms", "t: 2.5ms", "t: logger"] {
+        assert!(log_text.contains(col), "{col}:\n{log_text}");
+    }
+    let samples = |text: &str| -> Vec<String> {
+        let row = text
+            .lines()
+            .find(|l| l.contains("│ samples "))
+            .unwrap_or("");
+        row.split('┆')
+            .skip(1)
+            .map(|c| c.trim().trim_end_matches('│').trim().to_string())
+            .collect()
+    };
+    assert_eq!(
+        samples(&log_text),
+        samples(&cmp_text)[..3].to_vec(),
+        "each task's releases, from the log as from the result:\n{log_text}\n{cmp_text}"
+    );
     // Each task's CPU time (its releases' execution times) is a column's CPU figure.
     let cpu = cmp_text
         .lines()

@@ -93,6 +93,14 @@ pub fn render_with(
     );
     let cmp = Comparison::new(measurements.to_vec(), &[]).map_err(ExportError)?;
     out += "<h2>What the file records</h2>\n<table>\n";
+    // Several columns (a task set's interval log: one per task): each named.
+    if cmp.columns.len() > 1 {
+        out += "<tr><th></th>";
+        for c in &cmp.columns {
+            let _ = write!(out, "<th>{}</th>", escape(&c.label));
+        }
+        out += "</tr>\n";
+    }
     for row in cmp.figure_rows().into_iter().chain(cmp.setting_rows(false)) {
         let cells: Vec<String> = row.cells.iter().map(|c| escape(&c.human())).collect();
         let _ = writeln!(

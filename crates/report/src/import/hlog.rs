@@ -580,6 +580,19 @@ impl Totals {
         reader: &mut Reader<R>,
         mut keep: impl FnMut(&Head) -> bool,
     ) -> Result<(), String> {
+        self.add_log_with(reader, |h, _| keep(h))
+    }
+
+    /// [`Totals::add_log`] whose `keep` also sees the comment lines read so far (the
+    /// header, which precedes the intervals).
+    ///
+    /// # Errors
+    /// As [`Totals::add_log`].
+    pub fn add_log_with<R: BufRead>(
+        &mut self,
+        reader: &mut Reader<R>,
+        mut keep: impl FnMut(&Head, &[String]) -> bool,
+    ) -> Result<(), String> {
         while let Some(head) = reader.next_head()? {
             self.intervals += 1;
             self.first_start = Some(self.first_start.map_or(head.start, |f| f.min(head.start)));
@@ -589,8 +602,9 @@ impl Totals {
                     head.line
                 ));
             }
+            let keep = keep(&head, reader.comments());
             let total = self.tags.entry(head.tag.clone()).or_default();
-            if !keep(&head) {
+            if !keep {
                 continue;
             }
             let h = reader.histogram()?;
@@ -715,14 +729,100 @@ pub fn import(text: &str, stem: &str) -> Result<Measurement, String> {
 /// # Errors
 /// As [`Totals::add_log`], or a log without intervals.
 pub fn import_from<R: BufRead>(src: R, stem: &str) -> Result<Measurement, String> {
+    read_columns(src, stem, false).map(|(merged, _)| merged)
+}
+
+/// The comparison columns of the interval log `src` gives: for a task set's log
+/// (`run --tasks … --hlog`, whose header names the tasks: [`task_names`]) one column per
+/// task, from its tag `T<k>`, labelled `stem: name` as a task-set result's columns are;
+/// for any other log the one column of [`import_from`].
+///
+/// # Errors
+/// As [`import_from`].
+pub fn import_columns_from<R: BufRead>(src: R, stem: &str) -> Result<Vec<Measurement>, String> {
+    let (merged, tasks) = read_columns(src, stem, true)?;
+    Ok(match tasks {
+        Some(columns) if !columns.is_empty() => columns,
+        _ => vec![merged],
+    })
+}
+
+/// The names of a task set's tasks from its log's header line
+/// ([`crate::sink::hlog::TASKS_PREFIX`]), task `k` being tag `T<k>`; `None` for any other
+/// log.
+pub fn task_names(comments: &[String]) -> Option<Vec<String>> {
+    comments
+        .iter()
+        .find_map(|c| c.trim().strip_prefix(crate::sink::hlog::TASKS_PREFIX))
+        .and_then(|names| serde_json::from_str(names).ok())
+}
+
+/// The merged column and, when `per_task` and the log is a task set's, a column per task.
+fn read_columns<R: BufRead>(
+    src: R,
+    stem: &str,
+    per_task: bool,
+) -> Result<(Measurement, Option<Vec<Measurement>>), String> {
     let mut reader = Reader::new(src);
     let mut totals = Totals::default();
-    // Once `all` is seen, the other tags are not needed: left encoded.
+    // Once `all` is seen, the other tags are not needed (a task set's `T<k>` tags aside, when
+    // its columns are asked for): left encoded.
     let mut all_seen = false;
-    totals.add_log(&mut reader, |h| {
+    let mut tasks: Option<Option<Vec<String>>> = None;
+    totals.add_log_with(&mut reader, |h, comments| {
+        let names = tasks.get_or_insert_with(|| task_names(comments).filter(|_| per_task));
+        let task_tag = names.as_ref().is_some_and(|n| {
+            h.tag
+                .strip_prefix('T')
+                .and_then(|k| k.parse::<usize>().ok())
+                .is_some_and(|k| k < n.len())
+        });
         all_seen |= h.tag == "all";
-        h.tag == "all" || (!all_seen && !h.tag.ends_with(".early"))
+        h.tag == "all" || task_tag || (!all_seen && !h.tag.ends_with(".early"))
     })?;
+    let mut settings = header_settings(reader.comments());
+    let tool = reader
+        .comments()
+        .iter()
+        .find_map(|c| c.trim().strip_prefix("tool: "))
+        .unwrap_or("HdrHistogram interval log");
+    settings.insert(Setting::Tool, tool.to_string());
+    let columns = tasks.flatten().map(|names| {
+        names
+            .iter()
+            .enumerate()
+            .filter_map(|(k, name)| {
+                let tag = format!("T{k}");
+                let t = totals.tags.get(&tag)?;
+                let hist = t.histogram.as_ref()?;
+                let mut settings = settings.clone();
+                // The header's interval is the shortest task's period, not this task's.
+                settings.remove(&Setting::Interval);
+                settings.insert(
+                    Setting::Threads,
+                    format!("task {} of {}", k + 1, names.len()),
+                );
+                let notes = vec![format!(
+                    "task {name} of a task set's interval log (tag {tag}, {} intervals); values \
+                     taken as ns",
+                    t.intervals
+                )];
+                Some(column(hist, format!("{stem}: {name}"), settings, notes))
+            })
+            .collect::<Vec<_>>()
+    });
+    let merged = merged_column(&totals, &reader, stem, settings)?;
+    Ok((merged, columns))
+}
+
+/// The column of every thread merged: tag `all`, else the untagged intervals, else every
+/// tag but `.early` ones.
+fn merged_column<R: BufRead>(
+    totals: &Totals,
+    reader: &Reader<R>,
+    stem: &str,
+    settings: BTreeMap<Setting, String>,
+) -> Result<Measurement, String> {
     let of = |t: &str| totals.tags.get(t).and_then(|t| t.histogram.as_ref());
     let hist = match ["all", UNTAGGED]
         .into_iter()
@@ -743,14 +843,6 @@ pub fn import_from<R: BufRead>(src: R, stem: &str) -> Result<Measurement, String
         }
     }
     .ok_or("the log has no intervals")?;
-    let q = |p: f64| Some(hist.highest_equivalent(hist.value_at_quantile(p)) as i64);
-    let mut settings = header_settings(reader.comments());
-    let tool = reader
-        .comments()
-        .iter()
-        .find_map(|c| c.trim().strip_prefix("tool: "))
-        .unwrap_or("HdrHistogram interval log");
-    settings.insert(Setting::Tool, tool.to_string());
     let mut notes = reader.warnings().to_vec();
     notes.push(format!(
         "from an interval log ({} intervals, tags {}); values taken as ns",
@@ -762,8 +854,19 @@ pub fn import_from<R: BufRead>(src: R, stem: &str) -> Result<Measurement, String
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    Ok(Measurement {
-        label: stem.to_string(),
+    Ok(column(&hist, stem.to_string(), settings, notes))
+}
+
+/// A comparison column of one histogram of ns values.
+fn column(
+    hist: &Histogram<u64>,
+    label: String,
+    settings: BTreeMap<Setting, String>,
+    notes: Vec<String>,
+) -> Measurement {
+    let q = |p: f64| Some(hist.highest_equivalent(hist.value_at_quantile(p)) as i64);
+    Measurement {
+        label,
         source: String::new(),
         format: SourceFormat::Hlog,
         settings,
@@ -783,7 +886,7 @@ pub fn import_from<R: BufRead>(src: R, stem: &str) -> Result<Measurement, String
         cpu_percent: None,
         notes,
         threads: Vec::new(),
-    })
+    }
 }
 
 #[cfg(test)]

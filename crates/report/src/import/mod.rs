@@ -181,19 +181,23 @@ impl Opened {
         self.reader
     }
 
-    /// Reads it as an interval log: one comparison column ([`hlog::import_from`]), whose
-    /// source is the input's name and label `stem`.
+    /// Reads it as an interval log: one comparison column, or one per task for a task set's
+    /// log ([`hlog::import_columns_from`]), whose source is the input's name and label
+    /// `stem` (`stem: task`).
     ///
     /// # Errors
     /// [`ImportError`] naming the file: as [`hlog::import_from`].
     pub fn import_hlog(self, stem: &str) -> Result<Vec<Measurement>, ImportError> {
         let name = self.name.clone();
-        let mut m = hlog::import_from(self.reader, stem).map_err(|p| ImportError {
-            path: name.clone(),
-            problem: format!("interval log: {p}"),
-        })?;
-        m.source = name;
-        Ok(vec![m])
+        let mut columns =
+            hlog::import_columns_from(self.reader, stem).map_err(|p| ImportError {
+                path: name.clone(),
+                problem: format!("interval log: {p}"),
+            })?;
+        for m in &mut columns {
+            m.source = name.clone();
+        }
+        Ok(columns)
     }
 }
 
@@ -222,9 +226,12 @@ pub fn parse(name: &str, stem: &str, text: &str) -> Result<Vec<Measurement>, Imp
         return Err(fail("the file is empty".into()));
     }
     if hlog::looks_like_hlog(text) {
-        let mut m = hlog::import(text, stem).map_err(|p| fail(format!("interval log: {p}")))?;
-        m.source = name.to_string();
-        return Ok(vec![m]);
+        let mut columns = hlog::import_columns_from(text.as_bytes(), stem)
+            .map_err(|p| fail(format!("interval log: {p}")))?;
+        for m in &mut columns {
+            m.source = name.to_string();
+        }
+        return Ok(columns);
     }
     let json: Value = serde_json::from_str(text).map_err(|e| {
         fail(if e.is_eof() {
