@@ -54,7 +54,7 @@ pub fn serve_if_asked() -> Option<i32> {
         return Some(2);
     }
     let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-    let sent = match crate::bpf_load::load_parts() {
+    let sent = match crate::bpf_load::load_parts(crate::bpf_load::Parsed::LeftToExit) {
         Ok(parts) => {
             let mut fds: Vec<BorrowedFd<'_>> = parts.maps.iter().map(|m| m.fd().as_fd()).collect();
             fds.extend(parts.links.iter().map(|l| l.as_fd()));
@@ -104,7 +104,7 @@ pub(crate) fn load() -> Result<Loaded, Unavailable> {
         }
     }
     let t0 = thread_cpu_ns();
-    let parts = crate::bpf_load::load_parts()?;
+    let parts = crate::bpf_load::load_parts(crate::bpf_load::Parsed::Free)?;
     Ok(Loaded {
         parts,
         helper: None,
