@@ -446,6 +446,7 @@ fn run_tasks_writes_the_outputs_of_a_run_and_report_and_compare_read_them() {
         "<th>execution max</th>",
         "<th>logger</th>",
         "<td class=\"n\">relative</td>",
+        "<th>logger</th><th>all tasks</th>",
     ] {
         assert!(html.contains(row), "{row} missing from the report");
     }

@@ -218,12 +218,22 @@ pub fn figures(plots: &[crate::plot::NamedPlot]) -> Result<String, ExportError> 
     Ok(out)
 }
 
-/// A thread-per-column summary table.
+/// A thread-per-column summary table; a task set's threads are headed by their tasks'
+/// names (`1ms`, `all tasks`).
 fn summary_table(
     threads: &[tickscope_engine::result::ThreadStats],
     summary: &tickscope_engine::result::ThreadStats,
+    tasks: Option<&crate::task_set::TaskSet>,
 ) -> String {
-    let cols = summary_columns(threads, summary);
+    let mut cols = summary_columns(threads, summary);
+    if let Some(set) = tasks {
+        for (i, (name, _)) in cols.iter_mut().enumerate() {
+            *name = match set.name_of(i) {
+                Some(task) if i < threads.len() => crate::escaped(task).into_owned(),
+                _ => "all tasks".into(),
+            };
+        }
+    }
     let head: Vec<String> = cols.iter().map(|(n, _)| n.clone()).collect();
     let rows: Vec<Vec<String>> = summary_rows()
         .into_iter()
@@ -541,9 +551,12 @@ impl Exporter for HtmlReport {
         out += "<h3>Settings applied</h3>\n";
         out += &kv_table(&applied(doc));
         out += "</details>\n";
-        out += "<details><summary>Summary: every statistic, thread by thread</summary>\n";
+        out += match doc.tasks {
+            Some(_) => "<details><summary>Summary: every statistic, task by task</summary>\n",
+            None => "<details><summary>Summary: every statistic, thread by thread</summary>\n",
+        };
         for run in runs {
-            let table = summary_table(&run.threads, &run.summary);
+            let table = summary_table(&run.threads, &run.summary, doc.tasks.as_ref());
             if several {
                 let _ = writeln!(out, "<h3>{}</h3>\n{table}", escape(&run.name(rounds)));
             } else {
