@@ -200,8 +200,8 @@ def main():
         blind = blind_stretches(os.path.join(d, "switch.txt"))
         blind_starts = [a for a, _ in blind]
         seen_n = seen_tp = blind_n = 0
-        held = (load_truth(os.path.join(d, "truth.txt.held"))
-                if os.path.exists(os.path.join(d, "truth.txt.held")) else [])
+        kept_off = (load_truth(os.path.join(d, "truth.txt.held"))
+                    if os.path.exists(os.path.join(d, "truth.txt.held")) else [])
         faults = user_faults(os.path.join(d, "switch.txt")) if name == "pagefault" else {}
         # The timer interrupt's delay with and without an IPI inside it (ns), per truth.
         effect = {"with": [], "without": []}
@@ -241,7 +241,7 @@ def main():
                 uncontested_tp += cause_matches(b["cause"], p["correct"])
             # The rt-throttle plant was seen at work: the wake-up's expiry fell in a stretch
             # the spinner itself was kept off its CPU (throttled), from its own clock reads.
-            if name == "rt-throttle" and truth == name and any(a <= lo < e for a, e in held):
+            if name == "rt-throttle" and truth == name and any(a <= lo < e for a, e in kept_off):
                 uncontested += 1
                 uncontested_tp += cause_matches(b["cause"], p["correct"])
             # The quota plant was seen at work: the measured thread switched out R+ inside.
