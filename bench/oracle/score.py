@@ -66,7 +66,8 @@ def blind_stretches(switch_path):
     one leaving. Its switch out, and every event in its context, went unrecorded (on this
     VM the sandbox's own agent threads, children of PID 1, are invisible to perf, BPF and
     ftrace's scheduler events alike); neither that trace nor tickscope's can show what held
-    the CPU there."""
+    the CPU there. A stretch that began with a switch to idle is left out: this VM's ftrace
+    never records the idle task's switch out on CPU 1 (BPF does)."""
     out, prev = [], None
     if not os.path.exists(switch_path):
         return out
@@ -76,7 +77,10 @@ def blind_stretches(switch_path):
             if not m:
                 continue
             ts = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0")[:9])
-            if prev is not None and int(m.group(3)) != prev[1]:
+            # Not after a switch to idle: this instance never records the idle task's
+            # switch out on the measured CPU (tickscope's BPF records do), so a stretch
+            # that began in idle is not a blind one.
+            if prev is not None and prev[1] != 0 and int(m.group(3)) != prev[1]:
                 out.append((prev[0], ts))
             prev = (ts, int(m.group(4)))
     return out
