@@ -64,7 +64,7 @@ def blind_stretches(switch_path):
     """[(from, to)] in ns: stretches of the measured CPU the oracle's own trace did not see
     end — a task was switched in and the next switch on the CPU names another task as the
     one leaving. Its switch out, and every event in its context, went unrecorded (on this
-    VM the sandbox's own agent threads, children of PID 1, are invisible to perf, BPF and
+    VM the sandbox's own agent threads (of PID 1) are invisible to perf, BPF and
     ftrace's scheduler events alike); neither that trace nor tickscope's can show what held
     the CPU there. A stretch that began with a switch to idle is left out: this VM's ftrace
     never records the idle task's switch out on CPU 1 (BPF does)."""

@@ -588,7 +588,7 @@ fn trace_silent(
 /// (a `sched_switch` is emitted at every change of the running task, `__schedule()` in
 /// kernel/sched/core.c). Its context's events were not recorded — not a stall of the vCPU,
 /// which ends in a recorded timer interrupt and switch. On this VM the sandbox's own agent
-/// threads (children of PID 1) are such tasks for perf, BPF and ftrace's scheduler events
+/// threads (of PID 1) are such tasks for perf, BPF and ftrace's scheduler events
 /// alike (counted in the oracle's own trace instance: switches into them, none out).
 /// `None` when the switch out was recorded, the task is idle, or either end is missing.
 fn unrecorded_switch_out(
