@@ -107,38 +107,27 @@ def vectors(switch_path):
     return timer, ipi
 
 
-FAULT = re.compile(r"-(\d+)\s+\[\d+\].*\s(\d+)\.(\d+): page_fault_user:")
-
-
-def user_faults(switch_path):
-    """{pid: [ns]}: the user page faults taken on the measured CPU, per task, from the
-    oracle's own trace instance (exceptions:page_fault_user)."""
+def times_by_pid(switch_path, pattern):
+    """{pid: [ns]} of the lines of the oracle's own trace that `pattern` matches: its named
+    groups `pid`, `s` and `frac` are the task and the time (seconds, fraction)."""
     out = {}
     if os.path.exists(switch_path):
         with open(switch_path) as f:
             for line in f:
-                m = FAULT.search(line)
+                m = pattern.search(line)
                 if m:
-                    ts = int(m.group(2)) * 1_000_000_000 + int(m.group(3).ljust(9, "0")[:9])
-                    out.setdefault(int(m.group(1)), []).append(ts)
+                    ts = int(m["s"]) * 1_000_000_000 + int(m["frac"].ljust(9, "0")[:9])
+                    out.setdefault(int(m["pid"]), []).append(ts)
     return out
 
 
-THROTTLED = re.compile(r"\s(\d+)\.(\d+): sched_switch: .*prev_pid=(\d+) .*prev_state=R\+ ==>")
+# The user page faults taken on the measured CPU, per task (exceptions:page_fault_user).
+FAULT = re.compile(r"-(?P<pid>\d+)\s+\[\d+\].*\s(?P<s>\d+)\.(?P<frac>\d+): page_fault_user:")
 
-
-def throttled_out(switch_path):
-    """{pid: [ns]}: when a task was switched out in state R+ on the measured CPU (the
-    throttle's task work on Linux 6.18, see docs/explain.md), from the oracle's own trace."""
-    out = {}
-    if os.path.exists(switch_path):
-        with open(switch_path) as f:
-            for line in f:
-                m = THROTTLED.search(line)
-                if m:
-                    ts = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0")[:9])
-                    out.setdefault(int(m.group(3)), []).append(ts)
-    return out
+# When a task was switched out in state R+ on the measured CPU (the throttle's task work on
+# Linux 6.18, see docs/explain.md).
+THROTTLED = re.compile(
+    r"\s(?P<s>\d+)\.(?P<frac>\d+): sched_switch: .*prev_pid=(?P<pid>\d+) .*prev_state=R\+ ==>")
 
 
 def delivery(timer, ipi, lo, hi):
@@ -200,13 +189,13 @@ def main():
             tids = {int(x) for x in open(os.path.join(d, "tids.txt")).read().split()}
         runs = on_cpu_runs(os.path.join(d, "switch.txt"))
         timer_irqs, ipis = vectors(os.path.join(d, "switch.txt"))
-        outs = throttled_out(os.path.join(d, "switch.txt")) if name == "quota" else {}
+        outs = times_by_pid(os.path.join(d, "switch.txt"), THROTTLED) if name == "quota" else {}
         blind = blind_stretches(os.path.join(d, "switch.txt"))
         blind_starts = [a for a, _ in blind]
         seen_n = seen_tp = blind_n = 0
         kept_off = (load_truth(os.path.join(d, "truth.txt.held"))
                     if os.path.exists(os.path.join(d, "truth.txt.held")) else [])
-        faults = user_faults(os.path.join(d, "switch.txt")) if name == "pagefault" else {}
+        faults = times_by_pid(os.path.join(d, "switch.txt"), FAULT) if name == "pagefault" else {}
         # The timer interrupt's delay with and without an IPI inside it (ns), per truth.
         effect = {"with": [], "without": []}
         run_starts = [a for a, _, _, _ in runs] if runs else []
