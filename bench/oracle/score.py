@@ -39,24 +39,30 @@ def overlap(iv, starts, lo, hi):
     return total
 
 
-SWITCH = re.compile(r"\s(\d+)\.(\d+): sched_switch: .*prev_pid=(\d+).*next_comm=(.*) next_pid=(\d+)")
+SWITCH = re.compile(r"\s(\d+)\.(\d+): sched_switch: .*prev_pid=(\d+) .*next_comm=(.*) next_pid=(\d+)")
+
+
+def switches(switch_path):
+    """(ns, prev_pid, next_pid, next_comm) of every switch in the oracle's own sched_switch
+    record of the measured CPU (not the trace tickscope reads), in order."""
+    with open(switch_path) as f:
+        for line in f:
+            m = SWITCH.search(line)
+            if m:
+                ts = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0")[:9])
+                yield ts, int(m.group(3)), int(m.group(5)), m.group(4)
 
 
 def on_cpu_runs(switch_path):
     """[(from, to, pid, comm)] in ns: who ran on the measured CPU, from the oracle's own
-    sched_switch record (not the trace tickscope reads)."""
-    runs, cur, since = [], None, None
+    sched_switch record; None without one."""
     if not os.path.exists(switch_path):
         return None
-    with open(switch_path) as f:
-        for line in f:
-            m = SWITCH.search(line)
-            if not m:
-                continue
-            ts = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0")[:9])
-            if cur is not None:
-                runs.append((since, ts, cur[0], cur[1]))
-            cur, since = (int(m.group(5)), m.group(4)), ts
+    runs, cur, since = [], None, None
+    for ts, _, next_pid, next_comm in switches(switch_path):
+        if cur is not None:
+            runs.append((since, ts, cur[0], cur[1]))
+        cur, since = (next_pid, next_comm), ts
     return runs
 
 
@@ -68,25 +74,14 @@ def blind_stretches(switch_path):
     ftrace's scheduler events alike); neither that trace nor tickscope's can show what held
     the CPU there. A stretch that began with a switch to idle is left out: this VM's ftrace
     never records the idle task's switch out on CPU 1 (BPF does)."""
-    out, prev = [], None
     if not os.path.exists(switch_path):
-        return out
-    with open(switch_path) as f:
-        for line in f:
-            m = SWITCH_PIDS.search(line)
-            if not m:
-                continue
-            ts = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0")[:9])
-            # Not after a switch to idle: this instance never records the idle task's
-            # switch out on the measured CPU (tickscope's BPF records do), so a stretch
-            # that began in idle is not a blind one.
-            if prev is not None and prev[1] != 0 and int(m.group(3)) != prev[1]:
-                out.append((prev[0], ts))
-            prev = (ts, int(m.group(4)))
+        return []
+    out, prev = [], None
+    for ts, prev_pid, next_pid, _ in switches(switch_path):
+        if prev is not None and prev[1] != 0 and prev_pid != prev[1]:
+            out.append((prev[0], ts))
+        prev = (ts, next_pid)
     return out
-
-
-SWITCH_PIDS = re.compile(r"\s(\d+)\.(\d+): sched_switch: .*prev_pid=(\d+) .*next_pid=(\d+)")
 
 
 VECTOR = re.compile(r"\s(\d+)\.(\d+): (local_timer|call_function|call_function_single|reschedule)_entry:")
