@@ -404,11 +404,7 @@ fn steal_read_at_the_wake_up_is_the_hypervisor_details_evidence() {
 #[test]
 fn steal_covering_a_silent_residual_names_the_host() {
     let silent = |steal: Option<(i32, Nanos)>| {
-        let mut b = B::new()
-            .sys_exit(EXPIRY - PERIOD - 2_000)
-            .armed(0)
-            .switch(EXPIRY - PERIOD + 2_000, (TID, "tickscope-0"), (77, "cc1"))
-            .sys_exit(EXPIRY + 1_000_000);
+        let mut b = cc1_after_the_arming().sys_exit(EXPIRY + 1_000_000);
         if let Some((pid, ns)) = steal {
             b = b.ev(EXPIRY + 1_000_000, pid, "x", Kind::Steal { ns });
         }
@@ -434,6 +430,16 @@ fn steal_covering_a_silent_residual_names_the_host() {
     }
 }
 
+/// The thread returned from its previous wait, armed this one and left the CPU to cc1 (77):
+/// the start of every silent-residual case.
+fn cc1_after_the_arming() -> B {
+    B::new().sys_exit(EXPIRY - PERIOD - 2_000).armed(0).switch(
+        EXPIRY - PERIOD + 2_000,
+        (TID, "tickscope-0"),
+        (77, "cc1"),
+    )
+}
+
 /// The detail of a silent residual that began with cc1 (77) switched in and ended with
 /// another task's event and no switch out of cc1 recorded.
 const UNRECORDED_CC1: &str =
@@ -447,19 +453,12 @@ const UNRECORDED_CC1: &str =
 #[test]
 fn a_silent_stretch_names_the_task_whose_switch_out_went_unrecorded() {
     let run = |b: B| attribute(&sample(EXPIRY + 1_010_000), &setting(true), &b.events());
-    let base = || {
-        B::new().sys_exit(EXPIRY - PERIOD - 2_000).armed(0).switch(
-            EXPIRY - PERIOD + 2_000,
-            (TID, "tickscope-0"),
-            (77, "cc1"),
-        )
-    };
-    let b = run(base().sys_exit(EXPIRY + 1_000_000));
+    let b = run(cc1_after_the_arming().sys_exit(EXPIRY + 1_000_000));
     assert_eq!(b.cause.category, "cannot tell", "{b:#?}");
     assert_eq!(b.cause.detail.as_deref(), Some(UNRECORDED_CC1));
     // The stall ends in cc1's context (its timer interrupt) and cc1 is switched out: the
     // trace saw the CPU come back; what held it cannot be told, and no task is named.
-    let b = run(base()
+    let b = run(cc1_after_the_arming()
         .ev(
             EXPIRY + 990_000,
             77,
@@ -1368,12 +1367,7 @@ fn a_fair_thread_woken_into_a_throttled_group_is_cpu_quota_at_the_refill() {
 /// when the CPU recorded nothing for at least half of it, "unexplained" when it did.
 #[test]
 fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
-    let ev = B::new()
-        .sys_exit(EXPIRY - PERIOD - 2_000)
-        .armed(0)
-        .switch(EXPIRY - PERIOD + 2_000, (TID, "tickscope-0"), (77, "cc1"))
-        .sys_exit(EXPIRY + 1_000_000)
-        .events();
+    let ev = cc1_after_the_arming().sys_exit(EXPIRY + 1_000_000).events();
     let b = attribute(&sample(EXPIRY + 1_010_000), &setting(true), &ev);
     check_sum(&b);
     assert!(b.flags.iter().any(|f| f == "no_expire_entry"), "{b:#?}");
@@ -1386,10 +1380,7 @@ fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
     assert!(b.flags.iter().any(|f| f == "trace_silent"));
     // An interrupt recorded on the CPU inside it: the trace ran, the wake-up's own events are
     // missing — unexplained.
-    let ev = B::new()
-        .sys_exit(EXPIRY - PERIOD - 2_000)
-        .armed(0)
-        .switch(EXPIRY - PERIOD + 2_000, (TID, "tickscope-0"), (77, "cc1"))
+    let ev = cc1_after_the_arming()
         .ev(
             EXPIRY + 500_000,
             77,
@@ -1414,10 +1405,7 @@ fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
     // Recorded only at the end — the tasks the late interrupt woke, as the oracle's quota
     // run saw under load (2.5 ms with nothing on the CPU, then another process's timer
     // re-armed and a switch, 40 µs before the return): silent for most of the wake-up.
-    let ev = B::new()
-        .sys_exit(EXPIRY - PERIOD - 2_000)
-        .armed(0)
-        .switch(EXPIRY - PERIOD + 2_000, (TID, "tickscope-0"), (77, "cc1"))
+    let ev = cc1_after_the_arming()
         .ev(
             EXPIRY + 960_000,
             78,
