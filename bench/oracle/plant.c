@@ -51,10 +51,20 @@
  *          (/proc/PID/exe), with process_madvise(MADV_PAGEOUT) on a pidfd (Linux >= 5.10,
  *          process_madvise(2)): its measuring loop's code, which runs right after each wait
  *          returns, then faults on the next wake-up (a major fault: the clean pages left
- *          the page cache). A burst is the page-out and the BURST_US after it (the next
- *          wake-ups fault their code back in). Anonymous pages (stack, heap) would need swap,
- *          and shared libraries (libc, the vDSO) are mapped by other processes and not paged
- *          out for one.
+ *          the page cache). The next wake-ups fault their code back in, and code the loop
+ *          runs only now and then later (seen 8-9 ms after a page-out). So the plant reads
+ *          the measuring thread's fault counters (PAGEOUT_TID: minflt + majflt of
+ *          /proc/PID/task/TID/stat, proc(5); the kernel counts a fault once it has been
+ *          handled, mm_account_fault() in mm/memory.c) every FAULT_POLL_NS from the first
+ *          page-out on (to the next, and for one gap after the last). The truth logged is
+ *          the page-out itself (its TLB-flush IPIs reach the measured CPU) and every stretch
+ *          between two reads in which the counters grew: a fault ended inside it. BURST_US
+ *          is only how long the plant watches before it starts counting the gap.
+ *          (Until 2026-11-26 the burst was the page-out and the fixed BURST_US after it:
+ *          faults later than that were scored false positives, and the host's own stalls
+ *          that fell in the 2 ms, 10 % of the time, misses.) Anonymous pages (stack, heap)
+ *          would need swap, and shared libraries (libc, the vDSO) are mapped by other
+ *          processes and not paged out for one.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -150,6 +160,48 @@ static void *helper(void *arg) {
   return NULL;
 }
 
+/* minflt + majflt of a /proc/PID/task/TID/stat (fields 10 and 12, proc(5)); -1 on error. */
+static long long faults_of(int fd) {
+  char buf[1024];
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')'); /* the comm may hold spaces and parentheses */
+  if (!p) return -1;
+  long long f[10] = {0};
+  int k = 0;
+  for (char *t = strtok(p + 1, " "); t && k < 10; t = strtok(NULL, " ")) f[k++] = atoll(t);
+  return k == 10 ? f[7] + f[9] : -1; /* tokens from field 3 (state) on */
+}
+
+/* 20 µs: a stretch is as wide as this plus a read (~2.5 µs here), so that a late wake-up
+ * next to a fault (rather than around it) seldom overlaps one; with 100 µs, wake-ups late
+ * by the host's stalls fell into stretches ~4 times as often. The plant's timer slack is
+ * set to 1 ns for it (50 µs by default would stretch every sleep). */
+#define FAULT_POLL_NS 20000
+
+/* Reads the counters of `fd` every FAULT_POLL_NS until `until` (CLOCK_MONOTONIC ns); each
+ * stretch between two reads in which they grew is appended to `fl` (start, end pairs; `*nf`
+ * of them, at most `cap`). `*last` holds the previous reading and its time across calls. */
+static void watch_faults(int fd, int64_t until, int64_t *fl, size_t *nf, size_t cap,
+                         long long *last, int64_t *last_at) {
+  for (;;) {
+    int64_t t = now();
+    long long f = faults_of(fd);
+    if (f >= 0 && *last >= 0 && f > *last && *nf < cap) {
+      fl[2 * *nf] = *last_at;
+      fl[2 * *nf + 1] = t;
+      (*nf)++;
+    }
+    if (f >= 0) {
+      *last = f;
+      *last_at = t;
+    }
+    if (t >= until) return;
+    sleep_ns(until - t < FAULT_POLL_NS ? until - t : FAULT_POLL_NS);
+  }
+}
+
 /* The executable's mappings of process `pid` as iovecs (at most `cap`); their count. */
 static int exe_ranges(int pid, struct iovec *v, int cap) {
   char path[64], exe[4096], line[4096 + 128];
@@ -191,6 +243,12 @@ int main(int argc, char **argv) {
   /* rt: per burst, the stretch this spinner was kept off its CPU (the throttle as the plant
    * itself saw it), logged to LOG.held for the oracle's "seen at work"; 0 0 when none. */
   int64_t *held = calloc(2 * cap, sizeof *held);
+  /* pageout: the stretches in which the measuring thread's fault counters grew. */
+  int64_t *fl = calloc(2 * cap, sizeof *fl);
+  size_t nf = 0;
+  int faults_fd = -1;
+  long long faults_last = -1;
+  int64_t faults_at = 0;
   char name[16];
   snprintf(name, sizeof name, "plant-%s", mode);
   prctl(PR_SET_NAME, name);
@@ -263,6 +321,17 @@ int main(int argc, char **argv) {
       fprintf(stderr, "plant pageout: PAGEOUT_PID must name a running process (pidfd_open, maps)\n");
       return 3;
     }
+    const char *tid = getenv("PAGEOUT_TID");
+    if (tid && *tid) {
+      char path[64];
+      snprintf(path, sizeof path, "/proc/%d/task/%d/stat", target, atoi(tid));
+      faults_fd = open(path, O_RDONLY);
+    }
+    if (faults_fd < 0 || faults_of(faults_fd) < 0) {
+      fprintf(stderr, "plant pageout: PAGEOUT_TID must name the measuring thread of PAGEOUT_PID\n");
+      return 3;
+    }
+    prctl(PR_SET_TIMERSLACK, 1UL);
   } else if (!strcmp(mode, "kernel")) {
     kbytes = (size_t)(burst / 1000) * 1024;
     snprintf(data, sizeof data, "%s.data", log);
@@ -275,7 +344,10 @@ int main(int argc, char **argv) {
   unsigned seed = (unsigned)now();
   while (now() < end && n < cap) {
     int64_t g = gap / 2 + (int64_t)(rand_r(&seed) % (gap + 1));
-    sleep_ns(g);
+    if (faults_fd >= 0 && n > 0)
+      watch_faults(faults_fd, now() + g, fl, &nf, cap, &faults_last, &faults_at);
+    else
+      sleep_ns(g);
     int64_t a = now(), b = a;
     if (!strcmp(mode, "kernel")) {
       ssize_t r = pread(file, kbuf, kbytes, 0);
@@ -318,8 +390,9 @@ int main(int argc, char **argv) {
         perror("plant pageout: process_madvise");
         return 3;
       }
-      sleep_ns(burst);
       b = now();
+      if (faults_last < 0) faults_last = faults_of(faults_fd), faults_at = a;
+      watch_faults(faults_fd, a + burst, fl, &nf, cap, &faults_last, &faults_at);
     } else if (!strcmp(mode, "rt")) {
       int64_t last = a;
       for (; (b = now()) - a < burst; last = b)
@@ -350,10 +423,28 @@ int main(int argc, char **argv) {
       fprintf(stderr, "plant quota: could not leave the group through QUOTA_LEAVE\n");
   }
   if (file >= 0) unlink(data);
+  /* pageout: the faults of the last page-out come in for a while after it. */
+  if (faults_fd >= 0 && n > 0)
+    watch_faults(faults_fd, now() + gap, fl, &nf, cap, &faults_last, &faults_at);
   FILE *f = fopen(log, "w");
   if (!f) { perror(log); return 3; }
-  for (size_t i = 0; i < n; i++) fprintf(f, "%lld %lld\n", (long long)iv[2 * i], (long long)iv[2 * i + 1]);
+  /* The bursts and the fault stretches (both in time order), merged where they overlap. */
+  size_t i = 0, j = 0;
+  int64_t lo = 0, hi = -1;
+  while (i < n || j < nf) {
+    int64_t *x = (j >= nf || (i < n && iv[2 * i] <= fl[2 * j])) ? &iv[2 * i++] : &fl[2 * j++];
+    if (hi >= 0 && x[0] <= hi) {
+      if (x[1] > hi) hi = x[1];
+      continue;
+    }
+    if (hi >= 0) fprintf(f, "%lld %lld\n", (long long)lo, (long long)hi);
+    lo = x[0];
+    hi = x[1];
+  }
+  if (hi >= 0) fprintf(f, "%lld %lld\n", (long long)lo, (long long)hi);
   fclose(f);
+  if (faults_fd >= 0)
+    fprintf(stderr, "plant pageout: %zu page-outs, %zu stretches with faults of the measuring thread\n", n, nf);
   if (!strcmp(mode, "rt")) {
     char path[4096];
     snprintf(path, sizeof path, "%s.held", log);
