@@ -72,6 +72,7 @@ static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
 static long (*bpf_ringbuf_output)(void *rb, void *data, __u64 size, __u64 flags) = (void *)130;
 static struct task_struct *(*bpf_get_current_task_btf)(void) = (void *)158;
+static struct pt_regs *(*bpf_task_pt_regs)(struct task_struct *task) = (void *)175;
 
 struct timerqueue_node {
 	__s64 expires;
@@ -399,9 +400,24 @@ int on_hrtimer_expire_entry(__u64 *ctx)
 		return 0;
 	__s64 now = 0;
 	bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]);
-	struct rec *e = put(r, K_HRTIMER_EXPIRE_ENTRY);
+	__u32 pid = (__u32)bpf_get_current_pid_tgid();
+	struct rec *e = put_pid(r, K_HRTIMER_EXPIRE_ENTRY, pid);
 	e->p[0] = (__u64)t;
 	e->p[1] = now;
+	// What the interrupt interrupted (p[2]): 2 = a task in user mode, 1 = a task in the
+	// kernel, 0 = the idle task. The registers saved at the top of a task's kernel stack
+	// (task_pt_regs) are those of its last entry from user mode: `orig_ax` is the system
+	// call's number when it is inside one, an exception's error code inside a page fault,
+	// and -1 when the entry was a system vector (the local timer's, arch/x86/entry/
+	// entry_64.S `idtentry_sysvec`, "no syscall to restart") — this interrupt itself, taken
+	// in user mode. A kernel thread's saved registers are zeroed when it is created. The
+	// attribution uses it to tell a task that could not have kept the CPU (see
+	// src/attribution.rs, "user mode cannot hold the switch").
+	e->p[2] = 0;
+	if (pid) {
+		struct pt_regs *regs = bpf_task_pt_regs(bpf_get_current_task_btf());
+		e->p[2] = regs->orig_ax == ~0UL ? 2 : 1;
+	}
 	__u64 function = (__u64)t->function;
 	e->p[3] = function;
 	if (cc->fired_fn && function == cc->fired_fn) {
@@ -461,8 +477,10 @@ int on_sched_switch(__u64 *ctx)
 	__u32 prev_pid = prev->pid;
 	struct rec *e = put_pid(r, K_SCHED_SWITCH, prev_pid);
 	e->p[0] = (__u64)prev_pid | ((__u64)(__u32)next->pid << 32);
-	e->p[1] = (__u64)(prev_state & 0x7fffffff) | ((__u64)(preempt != 0) << 31) |
-		  ((__u64)(__u32)next->prio << 32);
+	// The state's bits (TASK_* of include/linux/sched.h fit 16), prev's kernel priority
+	// (0-139) + 1 in bits 16-23 (0: not recorded, as in records of before), preempt in 31.
+	e->p[1] = (__u64)(prev_state & 0xffff) | ((__u64)(((__u32)prev->prio + 1) & 0xff) << 16) |
+		  ((__u64)(preempt != 0) << 31) | ((__u64)(__u32)next->prio << 32);
 	__builtin_memcpy(&e->p[2], prev->comm, 16);
 	__builtin_memcpy(&e->p[4], next->comm, 16);
 	// Only the watched thread that last returned from its wait on this CPU can have

@@ -475,6 +475,11 @@ impl Decoder {
                 timer: p[0],
                 function: self.symbol(p[3]),
                 now: p[1] as Nanos,
+                user: match p[2] {
+                    2 => Some(true),
+                    1 => Some(false),
+                    _ => None,
+                },
             },
             3 => Kind::HrtimerExpireExit { timer: p[0] },
             4 => Kind::VectorEntry {
@@ -517,10 +522,11 @@ fn switch(p: [u64; 6], prev_comm: Name, next_comm: Name) -> Kind {
     Kind::SchedSwitch {
         prev_pid: p[0] as u32 as i32,
         prev_comm,
-        prev_state: Name::from_static(state_letters(
-            p[1] & (1 << 31) != 0,
-            (p[1] & 0x7fff_ffff) as u32,
-        )),
+        prev_state: Name::from_static(state_letters(p[1] & (1 << 31) != 0, (p[1] & 0xffff) as u32)),
+        prev_prio: match (p[1] >> 16) & 0xff {
+            0 => None,
+            k => Some(k as i32 - 1),
+        },
         next_pid: (p[0] >> 32) as u32 as i32,
         next_comm,
         next_prio: (p[1] >> 32) as u32 as i32,
@@ -663,7 +669,8 @@ mod tests {
         let recs = [
             (100, 7, 1, [0xa, 5000, 4990, 0xfff1, 0, 0]),
             (200, 0, 4, [0, 0, 0, 0, 0, 0]),
-            (210, 0, 2, [0xa, 5001, 0, 0xfff1, 0, 0]),
+            // the interrupt came in user mode (p[2] = 2)
+            (210, 0, 2, [0xa, 5001, 2, 0xfff1, 0, 0]),
             (220, 0, 3, [0xa, 0, 0, 0, 0, 0]),
             (230, 0, 6, [24, 0, 0, 0, 0, 0]),
             (240, 0, 7, [24, 0, 0, 0, 0, 0]),
@@ -671,8 +678,13 @@ mod tests {
             (260, 0, 9, [1, 0, 0, 0, 0, 0]),
             (270, 0, 5, [0, 0, 0, 0, 0, 0]),
             (280, 0, 11, [u32::MAX as u64, 0, 0, 0, 0, 0]),
-            // hog (9) preempted for the thread (7, prio 9)
-            (290, 9, 10, [9 | 7 << 32, 1 << 31 | 9 << 32, a0, a1, b0, b1]),
+            // hog (9, prio 120) preempted for the thread (7, prio 9)
+            (
+                290,
+                9,
+                10,
+                [9 | 7 << 32, 1 << 31 | 121 << 16 | 9 << 32, a0, a1, b0, b1],
+            ),
             (300, 7, 12, [230, 0, 0, 0, 0, 0]),
             (310, 0, 11, [1, 0, 0, 0, 0, 0]),
         ];
@@ -692,7 +704,11 @@ mod tests {
         assert!(matches!(kinds[1], Kind::VectorEntry { name } if name == "local_timer"));
         assert!(matches!(
             kinds[2],
-            Kind::HrtimerExpireEntry { now: 5001, .. }
+            Kind::HrtimerExpireEntry {
+                now: 5001,
+                user: Some(true),
+                ..
+            }
         ));
         assert!(matches!(kinds[4], Kind::IrqEntry { irq: 24, name } if name == "virtio0-input.0"));
         assert!(matches!(kinds[6], Kind::SoftirqEntry { action } if action == "TIMER"));
@@ -704,11 +720,13 @@ mod tests {
                 prev_pid,
                 prev_comm,
                 prev_state,
+                prev_prio,
                 next_pid,
                 next_comm,
                 next_prio,
             } => {
                 assert_eq!((*prev_pid, *next_pid, *next_prio), (9, 7, 9));
+                assert_eq!(*prev_prio, Some(120));
                 assert_eq!((prev_comm.as_str(), prev_state.as_str()), ("hog", "R+"));
                 assert_eq!(next_comm, "tickscope-m0");
             }
@@ -867,6 +885,7 @@ mod tests {
             timer,
             function: "hrtimer_wakeup".into(),
             now,
+            user: None,
         };
         let exit = || Kind::VectorExit {
             name: "local_timer".into(),
@@ -875,6 +894,7 @@ mod tests {
             prev_pid,
             prev_comm: Name::default(),
             prev_state: "R".into(),
+            prev_prio: None,
             next_pid,
             next_comm: Name::default(),
             next_prio: 9,

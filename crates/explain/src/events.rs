@@ -59,6 +59,13 @@ pub enum Kind {
         function: Name,
         /// The base clock when the callback ran, ns.
         now: Nanos,
+        /// What the interrupt that runs the callback interrupted: `Some(true)` a task in user
+        /// mode, `Some(false)` a task in the kernel, `None` the idle task or not recorded
+        /// (the BPF path reads it from the task's saved registers, `orig_ax` = -1 for a
+        /// system vector taken in user mode, arch/x86/entry/entry_64.S; the text path has
+        /// no such field).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        user: Option<bool>,
     },
     /// `timer:hrtimer_expire_exit`: the callback returned.
     HrtimerExpireExit {
@@ -106,6 +113,10 @@ pub enum Kind {
         prev_comm: Name,
         /// Its state letter (`R` = still runnable, i.e. preempted).
         prev_state: Name,
+        /// Its kernel priority (0–99 RT, lower is higher; 100–139 normal); `None` in
+        /// recordings made before it was read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prev_prio: Option<i32>,
         /// Task entering.
         next_pid: i32,
         /// Its command name.
@@ -384,6 +395,7 @@ fn decode(name: &str, p: &str, names: &mut Interner) -> Option<Kind> {
             timer: hex(p, "hrtimer")?,
             function: names.intern(field(p, "function")?),
             now: num(p, "now")?,
+            user: None,
         },
         "hrtimer_expire_exit" => Kind::HrtimerExpireExit {
             timer: hex(p, "hrtimer")?,
@@ -419,6 +431,10 @@ fn decode(name: &str, p: &str, names: &mut Interner) -> Option<Kind> {
         "sched_switch" => Kind::SchedSwitch {
             prev_comm: names.intern(spaced_field(p, "prev_comm", "prev_pid")?),
             prev_pid: spaced_field(p, "prev_pid", "prev_prio")?.parse().ok()?,
+            prev_prio: spaced_field(p, "prev_prio", "prev_state")?
+                .trim()
+                .parse()
+                .ok(),
             prev_state: names.intern(p.split_once("prev_state=")?.1.split(" ==>").next()?.trim()),
             next_comm: names.intern(spaced_field(p, "next_comm", "next_pid")?),
             next_pid: spaced_field(p, "next_pid", "next_prio")?.parse().ok()?,
@@ -494,6 +510,7 @@ mod tests {
                 prev_pid: 3483,
                 prev_comm: "rust lld".into(),
                 prev_state: "R+".into(),
+                prev_prio: Some(120),
                 next_pid: 8954,
                 next_comm: "memfd:sealed-91".into(),
                 next_prio: 120

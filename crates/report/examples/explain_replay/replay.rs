@@ -338,10 +338,15 @@ impl Replay {
                     timer,
                     function,
                     now,
+                    user,
                 } => [
                     *timer,
                     *now as u64,
-                    0,
+                    match user {
+                        Some(true) => 2,
+                        Some(false) => 1,
+                        None => 0,
+                    },
                     self.functions.get(function.as_str()).copied().unwrap_or(0),
                     0,
                     0,
@@ -358,6 +363,7 @@ impl Replay {
                     prev_pid,
                     prev_comm,
                     prev_state,
+                    prev_prio,
                     next_pid,
                     next_comm,
                     next_prio,
@@ -369,7 +375,10 @@ impl Replay {
                     let [b0, b1] = comm_words(&nc);
                     [
                         pp as u32 as u64 | (np as u32 as u64) << 32,
-                        (bits as u64 | (preempt as u64) << 31) | (*next_prio as u32 as u64) << 32,
+                        (bits as u64 & 0xffff)
+                            | (prev_prio.map_or(0, |p| (p + 1) as u64 & 0xff) << 16)
+                            | (preempt as u64) << 31
+                            | (*next_prio as u32 as u64) << 32,
                         a0,
                         a1,
                         b0,
