@@ -202,3 +202,44 @@ fn replay(lean: bool) {
         expected_path.display()
     );
 }
+
+/// The spinner recorded with what the timer interrupt interrupted (`spinner-user.jsonl`, the
+/// BPF path of 2026-11-26: 19 of its 20 plant wake-ups interrupted it in user mode and found
+/// it "running" 10–47 µs after the callback): never named — and named without that record
+/// (the same events with `user` cleared, as the text path sees them), which is what the rule
+/// `held_in_user_mode` in src/attribution.rs is for.
+#[test]
+fn a_spinner_interrupted_in_user_mode_is_never_named() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle/spinner-user.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let head: Head = serde_json::from_str(lines.next().unwrap()).unwrap();
+    let setting = Setting {
+        period: head.setting.period,
+        virtualized: head.setting.virtualized,
+        wait_syscalls: head.setting.wait_syscalls.clone(),
+        timer_functions: head.setting.timer_functions.clone(),
+    };
+    let (mut with, mut without, mut flagged) = (0, 0, 0);
+    for line in lines {
+        let row: Row = serde_json::from_str(line).unwrap();
+        let named = |c: &Cause| c.detail.as_deref() == Some(head.comm.as_str());
+        with += named(&attribute(&row.sample, &setting, &row.events).cause) as u32;
+        let mut blind = row.events.clone();
+        for e in &mut blind {
+            if let Kind::HrtimerExpireEntry { user, .. } = &mut e.kind {
+                flagged += user.is_some() as u32;
+                *user = None;
+            }
+        }
+        without += named(&attribute(&row.sample, &setting, &blind).cause) as u32;
+    }
+    assert!(flagged > 0, "the recording carries the user-mode record");
+    assert_eq!(with, 0, "{} named with the user-mode record", head.comm);
+    assert!(
+        without > 0,
+        "the recording no longer shows what the rule is for"
+    );
+    eprintln!("spinner-user: named {without} times without the user-mode record, 0 with it");
+}
