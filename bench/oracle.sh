@@ -3,7 +3,8 @@
 #
 #   bench/oracle.sh [--quick] [--json FILE] [--md FILE] [--fixtures DIR] [--only PLANT,…] [--keep]
 #
-# 12 s per plant; --quick 6 s, but rt-throttle and quota, whose late wake-ups are few, 12 s.
+# 12 s per plant; --quick 6 s, but rt-throttle, quota and pagefault, whose late wake-ups
+# are few, 12 s.
 # Root, 2+ CPUs. CPU 1 is measured (tickscope -a 1), CPU 0 is housekeeping. Each plant
 # (bench/oracle/plant.c) creates one cause in bursts (duty cycle <= 20 %) and logs the
 # CLOCK_MONOTONIC start and end of every burst from its own process: the truth never comes
@@ -157,8 +158,9 @@ fi
 run_plant() {
     local name=$1 comm=$2 correct=$3 forbid=$4 thr=$5 targs=$6
     # A plant with few late wake-ups of its own runs at least PLANT_MIN_SECS, --quick too:
-    # in a quick run's 4 s of bursts rt-throttle gave 19-24 and quota 32-46, so that one
-    # wake-up moved their recall by 0.02-0.05.
+    # in a quick run's 4 s of bursts rt-throttle gave 19-24, quota 32-46 and pagefault
+    # 40-81 (since its truth follows the faults), so that one wake-up moved their recall by
+    # 0.01-0.05.
     local run_secs=$(( secs > ${PLANT_MIN_SECS:-0} ? secs : ${PLANT_MIN_SECS:-0} ))
     shift 6
     if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return; fi
@@ -288,7 +290,7 @@ if [ -w /sys/fs/cgroup/cpu ] && [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
 else
     echo "oracle: quota skipped: no cgroup v1 cpu controller at /sys/fs/cgroup/cpu (cfs_quota_us)" >&2
 fi
-PLANT_BURST=2000 PLANT_GAP=20000 PLANT_PRIO= \
+PLANT_MIN_SECS=12 PLANT_BURST=2000 PLANT_GAP=20000 PLANT_PRIO= \
     run_plant pagefault "" '{"category":["page fault"],"detail":null,"also":[{"category":["hypervisor"],"detail":"IPI delivery"}]}' false 50us "$fifo --no-mlock" pageout 0
 PLANT_BURST=0 PLANT_GAP=0 MAX_LATENCY_NS=500000 \
     run_plant slack "" '{"category":["timer slack"],"detail":null}' false 100us "--policy other --method nanosleep-rel --timer-slack 400000"
