@@ -111,6 +111,21 @@ fn lean_path(events: &[Event]) -> Vec<Event> {
     lean
 }
 
+/// A fixture file: its header, the attribution setting it was recorded with, its wake-ups.
+fn fixture(path: &Path) -> (Head, Setting, Vec<Row>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let head: Head = serde_json::from_str(lines.next().unwrap()).unwrap();
+    let setting = Setting {
+        period: head.setting.period,
+        virtualized: head.setting.virtualized,
+        wait_syscalls: head.setting.wait_syscalls.clone(),
+        timer_functions: head.setting.timer_functions.clone(),
+    };
+    let rows = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
+    (head, setting, rows)
+}
+
 fn replay(lean: bool) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
@@ -123,19 +138,10 @@ fn replay(lean: bool) {
     assert!(!files.is_empty(), "no fixtures in {}", dir.display());
     let mut matrix: Matrix = BTreeMap::new();
     for f in &files {
-        let text = std::fs::read_to_string(f).unwrap();
-        let mut lines = text.lines();
-        let head: Head = serde_json::from_str(lines.next().unwrap()).unwrap();
-        let setting = Setting {
-            period: head.setting.period,
-            virtualized: head.setting.virtualized,
-            wait_syscalls: head.setting.wait_syscalls.clone(),
-            timer_functions: head.setting.timer_functions.clone(),
-        };
+        let (head, setting, rows_read) = fixture(f);
         let (mut tp, mut fp, mut n_truth, mut blamed) = (0u32, 0u32, 0u32, 0u32);
         let (mut rows, mut unexplained) = (0u32, 0u32);
-        for line in lines {
-            let row: Row = serde_json::from_str(line).unwrap();
+        for row in rows_read {
             let events = match lean {
                 false => row.events.clone(),
                 true => lean_path(&row.events),
@@ -212,18 +218,9 @@ fn replay(lean: bool) {
 fn a_spinner_interrupted_in_user_mode_is_never_named() {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle/spinner-user.jsonl");
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let head: Head = serde_json::from_str(lines.next().unwrap()).unwrap();
-    let setting = Setting {
-        period: head.setting.period,
-        virtualized: head.setting.virtualized,
-        wait_syscalls: head.setting.wait_syscalls.clone(),
-        timer_functions: head.setting.timer_functions.clone(),
-    };
+    let (head, setting, rows) = fixture(&path);
     let (mut with, mut without, mut flagged) = (0, 0, 0);
-    for line in lines {
-        let row: Row = serde_json::from_str(line).unwrap();
+    for row in rows {
         let named = |c: &Cause| c.detail.as_deref() == Some(head.comm.as_str());
         with += named(&attribute(&row.sample, &setting, &row.events).cause) as u32;
         let mut blind = row.events.clone();
