@@ -139,20 +139,19 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The oracle's own work (this script, its polling of tickscope's threads, pgrep, cat) stays
-# on CPU 0, the housekeeping CPU: unpinned, its bash and pgrep ran on CPU 1 and delayed the
-# fair measuring thread of the quota plant inside bursts (2026-11-26 15:35, two misses named
-# `other thread (bash)`/`(pgrep)`). tickscope gets every online CPU back (it pins its own
-# threads), and the plants pin themselves.
 all_cpus=0-$(( $(nproc) - 1 ))
-taskset -cp 0 $$ > /dev/null
-
 gcc -O2 -Wall -o "$work/plant" "$here/oracle/plant.c" -lpthread
 bin=${TICKSCOPE:-}
 if [ -z "$bin" ]; then
     (cd "$root" && cargo build --release -q -p tickscope-cli)
     bin=$root/target/release/tickscope
 fi
+# From here the oracle's own work (this script, its polling of tickscope's threads, pgrep,
+# cat) stays on CPU 0, the housekeeping CPU (the build above had every CPU): unpinned, its
+# bash and pgrep ran on CPU 1 and delayed the fair measuring thread of the quota plant inside
+# bursts (2026-11-26 15:35, two misses named `other thread (bash)`/`(pgrep)`). tickscope gets
+# every online CPU back (it pins its own threads), and the plants pin themselves.
+taskset -cp 0 $$ > /dev/null
 
 # run_plant NAME COMM CORRECT_JSON BLAME_FORBIDDEN THRESHOLD "TICKSCOPE ARGS" [PLANT ARGS…]
 run_plant() {
