@@ -13,8 +13,8 @@
 # bench/oracle/score.py (Markdown on stdout and --md, JSON with --json). Everything the
 # script changes (RPS mask, trace instance, processes, RT bandwidth and CFS bandwidth slice
 # sysctls, the quota cgroup) is restored by a trap on every exit, Ctrl-C included.
-# TICKSCOPE=path uses that binary instead of building the release one. EXPLAIN=bpf|tracefs
-# picks --explain's backend (default trace: BPF where the kernel allows it, else tracefs).
+# TICKSCOPE=path uses that binary instead of building the shipped one (scripts/dist.sh).
+# EXPLAIN=bpf|tracefs picks --explain's backend (default trace: BPF where the kernel allows it, else tracefs).
 #
 # Plants, what counts as correct, and the threshold (fixed before attribution was changed):
 #   plant      cause created                         tickscope            threshold  correct top cause
@@ -143,8 +143,13 @@ all_cpus=0-$(( $(nproc) - 1 ))
 gcc -O2 -Wall -o "$work/plant" "$here/oracle/plant.c" -lpthread
 bin=${TICKSCOPE:-}
 if [ -z "$bin" ]; then
-    (cd "$root" && cargo build --release -q -p tickscope-cli)
-    bin=$root/target/release/tickscope
+    # The program as it is shipped (scripts/dist.sh, docs/dist.md), which every figure in
+    # docs/explain.md measured. With the plain release build the pagefault plant is ~6 times
+    # weaker: after a page-out the measuring thread itself faulted in 32-39 stretches per
+    # 12 s run against 191-307 with the dist build (2026-11-26), so a run gave ~30 of its
+    # wake-ups and one miss moved its recall by 0.03.
+    bash "$root/scripts/dist.sh"
+    bin=$root/target/dist/tickscope
 fi
 # From here the oracle's own work (this script, its polling of tickscope's threads, pgrep,
 # cat) stays on CPU 0, the housekeeping CPU (the build above had every CPU): unpinned, its
