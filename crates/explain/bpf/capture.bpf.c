@@ -78,10 +78,17 @@ struct timerqueue_node {
 	__s64 expires;
 } CORE;
 
+// The timer's clock base: `index` 0 is HRTIMER_BASE_MONOTONIC, the hard (interrupt-context)
+// CLOCK_MONOTONIC base (enum hrtimer_base_type, include/linux/hrtimer_defs.h).
+struct hrtimer_clock_base {
+	unsigned int index;
+} CORE;
+
 struct hrtimer {
 	struct timerqueue_node node;
 	__s64 _softexpires;
 	void *function;
+	struct hrtimer_clock_base *base;
 } CORE;
 
 // Steal time (paravirt, CONFIG_PARAVIRT_TIME_ACCOUNTING): update_rq_clock_task()
@@ -132,7 +139,7 @@ enum kind {
 
 // One event: 16 bytes of header, 48 of payload (p[2..6] hold the two comms of a switch).
 struct rec {
-	__u64 ts;  // bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns
+	__u64 ts;  // CLOCK_MONOTONIC, ns: bpf_ktime_get_ns(), or a hard monotonic callback's `now`
 	__u32 pid; // current task (0 = idle)
 	__u16 kind;
 	__u16 unused; // the CPU is the dump's
@@ -328,16 +335,22 @@ static __always_inline void steal_since(struct thread *th, struct rec *e, __u32 
 	th->steal_cpu = cpu + 1;
 }
 
-// A new record of the current task `pid` (a program that already knows it, from its
-// arguments or an earlier helper call, saves a bpf_get_current_pid_tgid() call per hit).
-static __always_inline struct rec *put_pid(struct ring *r, __u16 kind, __u32 pid)
+// A new record of the current task `pid` at `ts` (ns, CLOCK_MONOTONIC).
+static __always_inline struct rec *put_at(struct ring *r, __u16 kind, __u32 pid, __u64 ts)
 {
 	struct rec *e = &r->recs[r->head & (RING_LEN - 1)];
 	r->head++;
-	e->ts = bpf_ktime_get_ns();
+	e->ts = ts;
 	e->pid = pid;
 	e->kind = kind;
 	return e;
+}
+
+// A new record of the current task `pid`, now (a program that already knows the task, from
+// its arguments or an earlier helper call, saves a bpf_get_current_pid_tgid() call per hit).
+static __always_inline struct rec *put_pid(struct ring *r, __u16 kind, __u32 pid)
+{
+	return put_at(r, kind, pid, bpf_ktime_get_ns());
 }
 
 static __always_inline struct rec *put(struct ring *r, __u16 kind)
@@ -401,7 +414,16 @@ int on_hrtimer_expire_entry(__u64 *ctx)
 	__s64 now = 0;
 	bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]);
 	__u32 pid = (__u32)bpf_get_current_pid_tgid();
-	struct rec *e = put_pid(r, K_HRTIMER_EXPIRE_ENTRY, pid);
+	// The record's time: for a timer of the hard CLOCK_MONOTONIC base, the interrupt's own
+	// clock read (`now`, ktime_get() as hrtimer_interrupt() starts, kernel/time/hrtimer.c),
+	// which saves this hit — the first after every measured expiry — a clock read. The
+	// attribution times the callback by `now` already (S2 ends, S3 starts there), and the
+	// callbacks of that base run first in the interrupt, so no record of it comes between.
+	// Another base's `now` is on another clock (or, for the soft bases, read in a softirq
+	// that interrupts can enter): those read the clock.
+	struct hrtimer_clock_base *base = t->base;
+	__u64 ts = base && base->index == 0 && now > 0 ? (__u64)now : bpf_ktime_get_ns();
+	struct rec *e = put_at(r, K_HRTIMER_EXPIRE_ENTRY, pid, ts);
 	e->p[0] = (__u64)t;
 	e->p[1] = now;
 	// What the interrupt interrupted (p[2]): 2 = a task in user mode, 1 = a task in the

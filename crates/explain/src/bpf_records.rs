@@ -924,6 +924,10 @@ mod tests {
             // Back to idle and a switch from it that is not after an idle entry.
             ev(500, 1, 7, sw(7, 0)),
             ev(600, 1, 0, sw(0, 7)),
+            // A callback of the hard monotonic base: its record is timed by `now` itself
+            // (capture.bpf.c), and the entry put back at the same time comes first.
+            ev(700, 1, 7, expire(4, 700)),
+            ev(720, 1, 7, exit()),
         ];
         fill_in(&mut events);
         assert_eq!(
@@ -944,6 +948,9 @@ mod tests {
                 "1:<local_timer@400",
                 "1:switch>0",
                 "1:switch>7",
+                "1:local_timer>@700",
+                "1:expire@700",
+                "1:<local_timer@720",
             ]
         );
         // A stream with the vector's entries (the text path) is left as it is.
