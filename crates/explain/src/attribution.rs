@@ -1252,6 +1252,11 @@ fn held_in_user_mode(
     {
         return;
     }
+    // Throttled (RT or CFS, named first in S3): the thread was not runnable for the
+    // scheduler, and the task ran by right.
+    if details.iter().any(|d| d.kind.ends_with("_throttled")) {
+        return;
+    }
     let Some(k) = details
         .iter()
         .position(|d| d.kind == "blocking_thread" && d.pid == Some(at.pid))

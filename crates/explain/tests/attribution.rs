@@ -424,6 +424,53 @@ fn a_task_in_user_mode_outranked_by_the_woken_thread_never_holds_the_switch() {
     assert_eq!(b.segments[3].details[0].kind, "cannot_tell");
 }
 
+/// An RT thread throttled while a fair task ran in user mode, released by the RT period
+/// timer: the task ran by right (the thread was not runnable for the scheduler), so the
+/// user-mode rule stays out and the cause is the throttling.
+#[test]
+fn a_throttled_rt_thread_is_rt_throttled_even_when_the_task_was_in_user_mode() {
+    let ev = B::new()
+        .armed(0)
+        .switch_prio(
+            EXPIRY - PERIOD + 2_000,
+            (TID, "tickscope-0"),
+            (31, "rustc"),
+            120,
+        )
+        .fired_in(EXPIRY + 13_000, EXPIRY + 14_000, (31, "rustc"), Some(true))
+        .ev(
+            EXPIRY + 4_722_000,
+            31,
+            "rustc",
+            Kind::HrtimerExpireEntry {
+                timer: 0xb0b,
+                function: "sched_rt_period_timer".into(),
+                now: EXPIRY + 4_722_000,
+                user: Some(true),
+            },
+        )
+        .ev(
+            EXPIRY + 4_750_000,
+            31,
+            "rustc",
+            Kind::SchedSwitch {
+                prev_pid: 31,
+                prev_comm: "rustc".into(),
+                prev_state: "R".into(),
+                prev_prio: Some(120),
+                next_pid: TID,
+                next_comm: "tickscope-0".into(),
+                next_prio: 9,
+            },
+        )
+        .sys_exit(EXPIRY + 4_762_000)
+        .events();
+    let b = attribute(&sample(EXPIRY + 4_763_000), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "rt throttled", "{b:#?}");
+    assert!(!b.segments[3].details.iter().any(|d| d.kind == "hypervisor"));
+}
+
 #[test]
 fn a_task_in_the_kernel_or_not_outranked_keeps_the_blame() {
     // Interrupted inside a system call (PREEMPT_NONE: it runs to its end), not recorded (the
