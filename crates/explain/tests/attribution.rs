@@ -41,6 +41,12 @@ impl B {
             },
         )
     }
+    /// The thread armed its timer and left the CPU to `task` of kernel priority `prio`, a
+    /// period before the expiry.
+    fn armed_then(self, task: (i32, &str), prio: i32) -> Self {
+        self.armed(0)
+            .switch_prio(EXPIRY - PERIOD + 2_000, (TID, "tickscope-0"), task, prio)
+    }
     fn idle(self, ts: Nanos, state: Option<u32>) -> Self {
         self.ev(ts, 0, "<idle>", Kind::CpuIdle { state })
     }
@@ -430,13 +436,7 @@ fn a_task_in_user_mode_outranked_by_the_woken_thread_never_holds_the_switch() {
 #[test]
 fn a_throttled_rt_thread_is_rt_throttled_even_when_the_task_was_in_user_mode() {
     let ev = B::new()
-        .armed(0)
-        .switch_prio(
-            EXPIRY - PERIOD + 2_000,
-            (TID, "tickscope-0"),
-            (31, "rustc"),
-            120,
-        )
+        .armed_then((31, "rustc"), 120)
         .fired_in(EXPIRY + 13_000, EXPIRY + 14_000, (31, "rustc"), Some(true))
         .ev(
             EXPIRY + 4_722_000,
@@ -1584,24 +1584,17 @@ fn unexplained_kernel_time_does_not_outweigh_a_named_larger_segment() {
             )
         };
         let irq = EXPIRY + delivery;
-        let ev = B::new()
-            .armed(0)
-            .switch(
-                EXPIRY - PERIOD + 2_000,
-                (TID, "tickscope-0"),
-                (42, "plant-ipi-help"),
-            )
-            .ev(
-                irq + 400,
-                42,
-                "plant-ipi-help",
-                Kind::HrtimerExpireEntry {
-                    timer: PTR,
-                    function: "hrtimer_wakeup".into(),
-                    now: irq + 400,
-                    user: None,
-                },
-            );
+        let ev = B::new().armed_then((42, "plant-ipi-help"), 9).ev(
+            irq + 400,
+            42,
+            "plant-ipi-help",
+            Kind::HrtimerExpireEntry {
+                timer: PTR,
+                function: "hrtimer_wakeup".into(),
+                now: irq + 400,
+                user: None,
+            },
+        );
         let ev = vector(ev, "call_function_single", EXPIRY + 5_000, EXPIRY + 5_400);
         let ev = vector(ev, "local_timer", irq, irq + 12_300);
         let ev = vector(ev, "call_function_single", irq + 17_500, irq + 17_900)
@@ -1633,15 +1626,11 @@ fn unexplained_kernel_time_does_not_outweigh_a_named_larger_segment() {
 #[test]
 fn a_fair_task_kept_running_over_a_throttled_rt_thread_is_passed_over_time() {
     let base = || {
-        B::new()
-            .armed(0)
-            .switch_prio(
-                EXPIRY - PERIOD + 2_000,
-                (TID, "tickscope-0"),
-                (31, "rustc"),
-                120,
-            )
-            .fired(EXPIRY + 12_000, EXPIRY + 13_000, (31, "rustc"))
+        B::new().armed_then((31, "rustc"), 120).fired(
+            EXPIRY + 12_000,
+            EXPIRY + 13_000,
+            (31, "rustc"),
+        )
     };
     let ev = base()
         .switch_prio(EXPIRY + 3_220_000, (31, "rustc"), (32, "lto"), 120)
@@ -1685,15 +1674,11 @@ fn a_fair_task_kept_running_over_a_throttled_rt_thread_is_passed_over_time() {
 #[test]
 fn an_rt_thread_released_by_the_rt_period_timer_is_rt_throttled() {
     let run = |timer: Option<(Nanos, &str)>, switch_at: Nanos| {
-        let mut b = B::new()
-            .armed(0)
-            .switch_prio(
-                EXPIRY - PERIOD + 2_000,
-                (TID, "tickscope-0"),
-                (31, "rustc"),
-                120,
-            )
-            .fired(EXPIRY + 13_000, EXPIRY + 14_000, (31, "rustc"));
+        let mut b = B::new().armed_then((31, "rustc"), 120).fired(
+            EXPIRY + 13_000,
+            EXPIRY + 14_000,
+            (31, "rustc"),
+        );
         for tick in [3_732_000, 7_734_000, 11_737_000] {
             b = b.ev(
                 EXPIRY + tick,
@@ -1757,13 +1742,7 @@ fn an_rt_thread_released_by_the_rt_period_timer_is_rt_throttled() {
 #[test]
 fn preempt_rt_soft_timer_expired_in_ktimers_is_named() {
     let ev = B::new()
-        .armed(0)
-        .switch_prio(
-            EXPIRY - PERIOD + 2_000,
-            (TID, "tickscope-0"),
-            (31, "irq/24-nvme0q1"),
-            49,
-        )
+        .armed_then((31, "irq/24-nvme0q1"), 49)
         .ev(
             EXPIRY + 3_000,
             31,
