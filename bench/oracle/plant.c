@@ -433,6 +433,7 @@ int main(int argc, char **argv) {
     } else {
       while ((b = now()) - a < burst) {}
     }
+    if (n >= cap) break; /* the ipi branch may have filled the log */
     iv[2 * n] = a;
     iv[2 * n + 1] = b;
     n++;
