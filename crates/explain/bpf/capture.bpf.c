@@ -497,20 +497,30 @@ int on_sched_switch(__u64 *ctx)
 	// The current task is `prev` (the tracepoint runs before the switch): its pid, read
 	// here for the payload anyway, is the record's.
 	__u32 prev_pid = prev->pid;
+	__u32 next_pid = next->pid;
 	struct rec *e = put_pid(r, K_SCHED_SWITCH, prev_pid);
-	e->p[0] = (__u64)prev_pid | ((__u64)(__u32)next->pid << 32);
+	e->p[0] = (__u64)prev_pid | ((__u64)next_pid << 32);
 	// The state's bits (TASK_* of include/linux/sched.h fit 16), prev's kernel priority
 	// (0-139) + 1 in bits 16-23 (0: not recorded, as in records of before), preempt in 31.
 	e->p[1] = (__u64)(prev_state & 0xffff) | ((__u64)(((__u32)prev->prio + 1) & 0xff) << 16) |
 		  ((__u64)(preempt != 0) << 31) | ((__u64)(__u32)next->prio << 32);
 	__builtin_memcpy(&e->p[2], prev->comm, 16);
-	__builtin_memcpy(&e->p[4], next->comm, 16);
+	// The name of the task switched to — but not of the watched thread coming back from
+	// its wait, inside its wake-up: its name is another line of its task_struct, which the
+	// switch has not touched (a cache miss on a vCPU back from halt); the collector knows
+	// it (its own thread, or any of its other switches). All-zero words: name not recorded.
+	if (r->watch_tid != next_pid) {
+		__builtin_memcpy(&e->p[4], next->comm, 16);
+	} else {
+		e->p[4] = 0;
+		e->p[5] = 0;
+	}
 	// Only the watched thread that last returned from its wait on this CPU can have
 	// anything to judge or send: any other switch returns before the hash lookup.
 	if (r->watch_tid != prev_pid) {
 		// Never in the switch that brings the watched thread back: that is inside its
 		// wake-up, which a copy would make later still.
-		if (r->watch_tid != (__u32)next->pid)
+		if (r->watch_tid != next_pid)
 			carry(r, e->ts);
 		return 0;
 	}

@@ -305,9 +305,8 @@ impl Decoder {
             // Switches name the tasks they move: learn before naming this record's task.
             let kind = if r.kind == 10 {
                 let prev = self.names.intern_bytes(&comm_bytes(&r.p[2..4]));
-                let next = self.names.intern_bytes(&comm_bytes(&r.p[4..6]));
                 self.learn(r.p[0] as u32 as i32, prev.clone());
-                self.learn((r.p[0] >> 32) as u32 as i32, next.clone());
+                let next = self.next_name(&r.p);
                 switch(r.p, prev, next)
             } else {
                 let Some(kind) = self.kind(r) else { continue };
@@ -355,6 +354,19 @@ impl Decoder {
         let header = d.clone_header();
         self.dump = d;
         Some(header)
+    }
+
+    /// The name of the task a switch record moves to: its own words, learnt; or, where the
+    /// program left them zero (the watched thread coming back from its wait, whose name it
+    /// does not read: see `on_sched_switch`), the name known for that task.
+    fn next_name(&mut self, p: &[u64; 6]) -> Name {
+        let pid = (p[0] >> 32) as u32 as i32;
+        if p[4] == 0 && p[5] == 0 {
+            return self.comm(pid);
+        }
+        let next = self.names.intern_bytes(&comm_bytes(&p[4..6]));
+        self.learn(pid, next.clone());
+        next
     }
 
     fn learn(&mut self, pid: i32, comm: Name) {
@@ -499,11 +511,10 @@ impl Decoder {
             9 => Kind::SoftirqExit {
                 action: Name::from_static(SOFTIRQS.get(p[0] as usize)?),
             },
-            10 => switch(
-                p,
-                self.names.intern_bytes(&comm_bytes(&p[2..4])),
-                self.names.intern_bytes(&comm_bytes(&p[4..6])),
-            ),
+            10 => {
+                let prev = self.names.intern_bytes(&comm_bytes(&p[2..4]));
+                switch(p, prev, self.next_name(&p))
+            }
             11 => Kind::CpuIdle {
                 state: (p[0] as u32 != u32::MAX).then_some(p[0] as u32),
             },
@@ -738,6 +749,34 @@ mod tests {
         assert!(ev.windows(2).all(|w| w[0].ts <= w[1].ts));
         // The same records again (a later dump of the same ring) are not repeated.
         assert_eq!(dec.decode(&d, &mut ev), 0);
+    }
+
+    #[test]
+    fn a_switch_back_to_the_watched_thread_names_it_from_what_is_known() {
+        // The program leaves the next task's name out (zero words) when it is the watched
+        // thread coming back from its wait; the decoder names it from an earlier switch.
+        let [m0, m1] = comm_words("tickscope-m0");
+        let [s0, s1] = comm_words("swapper/1");
+        let recs = [
+            // the thread (7) leaves for idle: its name is learnt as prev
+            (100, 7, 10, [7, 1 | 9 << 16, m0, m1, s0, s1]),
+            // idle switches back to it: no name recorded
+            (200, 0, 10, [7 << 32, 9 << 32, s0, s1, 0, 0]),
+            // and to a task never seen (8): no name to give
+            (300, 0, 10, [8 << 32, 120 << 32, s0, s1, 0, 0]),
+        ];
+        let d = parse_dump(&dump(3, 7, 1, &recs)).unwrap();
+        let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
+        let mut ev = Vec::new();
+        dec.decode(&d, &mut ev);
+        let next: Vec<&str> = ev
+            .iter()
+            .filter_map(|e| match &e.kind {
+                Kind::SchedSwitch { next_comm, .. } => Some(next_comm.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(next, ["swapper/1", "tickscope-m0", UNKNOWN.as_str()]);
     }
 
     #[test]
