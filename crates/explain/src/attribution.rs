@@ -798,7 +798,10 @@ fn clip_details(mut d: Vec<Detail>, total: Nanos) -> Vec<Detail> {
 }
 
 /// S1's detail, named only from evidence. A halted CPU (idle, or the measured thread asleep)
-/// on a VM is the hypervisor, on bare metal exit from idle. A hard interrupt handler open on
+/// on a VM is the hypervisor ("vCPU idle": not "halted", since a guest's idle may poll —
+/// the haltpoll driver's state 0, drivers/cpuidle/cpuidle-haltpoll.c — and on a VM the idle
+/// states are not recorded at all, see `BpfCapture::stop_recording`), on bare metal exit
+/// from idle, with its C-state when recorded. A hard interrupt handler open on
 /// the CPU during the delay held the timer interrupt (handlers run with interrupts off): it
 /// is named. Otherwise a task was running with interrupts enabled as far as the trace shows
 /// (user mode always is; this kernel has no `preemptirq` events to show interrupts-off
@@ -840,7 +843,10 @@ fn delivery_details(
         (true, _, true) => add(
             &mut d,
             "hypervisor",
-            &format!("vCPU halted ({state}){stolen}"),
+            &match idle_state {
+                Some(Some(_)) => format!("vCPU idle ({state}){stolen}"),
+                _ => format!("vCPU idle{stolen}"),
+            },
             None,
             ns,
         ),

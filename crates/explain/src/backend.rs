@@ -142,6 +142,12 @@ impl Capture {
                 if !cap.missing.is_empty() {
                     s.push_str(&format!("; not on this kernel: {}", cap.missing.join(", ")));
                 }
+                if !cap.unrecorded.is_empty() {
+                    s.push_str(&format!(
+                        "; not recorded on a virtual machine, where they are no evidence: {}",
+                        cap.unrecorded.join(", ")
+                    ));
+                }
                 if let Some(pid) = cap.loader_pid {
                     s.push_str(&format!(
                         "; loaded by a helper process (pid {pid}, ended) that parsed the \

@@ -163,8 +163,8 @@ pub struct BpfCapture {
     /// What `skip` holds: CPUs not recorded, and the fired timer's thread and callback.
     off: Vec<bool>,
     fired: (u32, u64),
-    /// Held for their effect: each keeps its program attached.
-    _links: Vec<OwnedFd>,
+    /// Held for their effect: each keeps its program attached; with the tracepoint it is on.
+    links: Vec<(&'static str, OwnedFd)>,
     decoder: Decoder,
     /// Dumps received.
     pub received: u64,
@@ -172,6 +172,8 @@ pub struct BpfCapture {
     pub attached: usize,
     /// Optional tracepoints this kernel lacks.
     pub missing: Vec<&'static str>,
+    /// Optional tracepoints left unrecorded on purpose ([`Self::stop_recording`]).
+    pub unrecorded: Vec<&'static str>,
     /// The helper process that loaded the programs, when one did.
     pub loader_pid: Option<u32>,
     /// CPU time loading took, ns (user + system, once: parsing the kernel's BTF, relocating,
@@ -220,6 +222,12 @@ impl BpfCapture {
         let config = Array::try_from(Map::Array(next()?)).map_err(bad)?;
         let ring = RingBuf::try_from(Map::RingBuf(next()?)).map_err(bad)?;
         let skip = Array::try_from(Map::Array(next()?)).map_err(bad)?;
+        // Links come in the object's program order, less the tracepoints this kernel lacks.
+        let on = crate::bpf_load::PROGRAMS
+            .iter()
+            .map(|p| p.1)
+            .filter(|t| !missing.contains(t));
+        let links = on.zip(links).collect();
         Ok(BpfCapture {
             rings,
             threads,
@@ -231,14 +239,40 @@ impl BpfCapture {
             skip,
             off: Vec::new(),
             fired: (0, 0),
-            _links: links,
+            links,
             decoder: Decoder::new(),
             received: 0,
             attached,
             missing,
+            unrecorded: Vec::new(),
             loader_pid,
             load_cpu_ns,
         })
+    }
+
+    /// Detaches the program on an optional `tracepoint` (closing its link), so that it no
+    /// longer runs at all: returns whether one was attached. A required one (the timer,
+    /// switch and system-call programs, whose records every breakdown needs) is kept.
+    ///
+    /// The controller does this for `cpu_idle` on a virtual machine: the program runs on
+    /// every idle entry and exit — the exit inside each measured wake-up, before the thread
+    /// runs — and a vCPU's idle state says nothing about when the host delivers its
+    /// interrupts (a halted vCPU waits for the host either way), so there it is cost
+    /// without evidence (docs/explain.md, "What --explain costs").
+    pub fn stop_recording(&mut self, tracepoint: &str) -> bool {
+        let required = crate::bpf_load::PROGRAMS
+            .iter()
+            .any(|p| p.1 == tracepoint && p.2);
+        let Some(i) = self.links.iter().position(|(t, _)| *t == tracepoint) else {
+            return false;
+        };
+        if required {
+            return false;
+        }
+        let (name, _link) = self.links.remove(i);
+        self.attached -= 1;
+        self.unrecorded.push(name);
+        true
     }
 
     /// Watches the measured threads: `wait_nrs` are the system calls their wait returns from

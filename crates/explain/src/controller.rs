@@ -248,8 +248,14 @@ impl Controller {
         let bpf = match opts.mode {
             Mode::Context | Mode::Tracefs => None,
             Mode::Trace | Mode::Auto | Mode::Bpf => match BpfCapture::load() {
-                Ok(cap) => Some(Capture::Bpf {
-                    cap: Box::new(cap),
+                Ok(mut cap) => Some(Capture::Bpf {
+                    cap: Box::new({
+                        // A vCPU's idle state is no evidence (see `stop_recording`).
+                        if virtualized {
+                            cap.stop_recording("cpu_idle");
+                        }
+                        cap
+                    }),
                     windows: Default::default(),
                     dumps: Vec::new(),
                     events: Vec::new(),

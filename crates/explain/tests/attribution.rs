@@ -259,9 +259,20 @@ fn halted_vcpu_is_the_hypervisor_and_bare_metal_is_exit_from_idle() {
     assert_eq!(seg(&b, "return_to_user"), 2_500);
     assert_eq!(b.residual_ns, 0);
     assert!(b.flags.is_empty(), "{:?}", b.flags);
+    // "idle", not "halted": a guest's idle state 0 may poll (haltpoll).
+    assert_eq!(b.segments[1].details[0].name, "vCPU idle (C1)");
     let b = attribute(&sample(EXPIRY + 609_500), &setting(false), &ev);
     assert_eq!(b.cause.category, "exit from idle");
     assert_eq!(b.cause.detail.as_deref(), Some("C1"));
+    // Without idle records (BPF on a VM does not record them) the idle task at the
+    // interrupt is the evidence, and no state is named.
+    let no_idle: Vec<_> = ev
+        .into_iter()
+        .filter(|e| !matches!(e.kind, Kind::CpuIdle { .. }))
+        .collect();
+    let b = attribute(&sample(EXPIRY + 609_500), &setting(true), &no_idle);
+    assert_eq!(b.cause.category, "hypervisor");
+    assert_eq!(b.segments[1].details[0].name, "vCPU idle");
 }
 
 #[test]

@@ -458,3 +458,34 @@ fn a_thread_kept_off_its_cpu_keeps_its_window_from_the_expiry() {
         "the window lacks the expiry ({switches} switches received)"
     );
 }
+
+#[test]
+fn a_program_stopped_from_recording_is_detached_and_a_required_one_is_kept() {
+    let Some((_one, mut cap)) = capture_for("a_program_stopped_from_recording_is_detached") else {
+        return;
+    };
+    let before = own_program_ids();
+    let attached = cap.attached;
+    assert!(!cap.stop_recording("sched_switch"), "a required program");
+    assert_eq!(own_program_ids().len(), before.len());
+    if cap.missing.contains(&"cpu_idle") {
+        eprintln!("skipping the rest: this kernel has no cpu_idle tracepoint");
+        return;
+    }
+    assert!(cap.stop_recording("cpu_idle"));
+    assert!(!cap.stop_recording("cpu_idle"), "already stopped");
+    assert_eq!(cap.attached, attached - 1);
+    assert_eq!(cap.unrecorded, ["cpu_idle"]);
+    let after = own_program_ids();
+    assert_eq!(after.len(), before.len() - 1, "{before:?} → {after:?}");
+    let gone: Vec<u32> = before
+        .into_iter()
+        .filter(|id| !after.contains(id))
+        .collect();
+    // The kernel frees a program once its last reference goes (after an RCU grace period).
+    let freed = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        !program_exists(gone[0])
+    });
+    assert!(freed, "program {} still loaded", gone[0]);
+}
