@@ -26,8 +26,12 @@
 # the statistics add their own clock reads, so ns/run is an upper bound).
 #
 # Usage: [ROUNDS=5] [SECS=10] [PERIODS="1ms 100us"] [BACKENDS="plain bpf tracefs"]
-#        bench/observer-cost.sh
+#        [BASELINE=/path/to/another/tickscope] bench/observer-cost.sh
 # PERIODS and BACKENDS narrow a long or many-round run (plain is always run: the baseline).
+# BASELINE (with bpf among the backends) adds a column `bpf-base`: the same --explain=bpf run
+# by another build (e.g. the one before a change), interleaved in the same rounds, and the
+# paired difference bpf − bpf-base: a change to the wake-up path measured against its
+# predecessor on the same host minutes apart, rather than across sessions.
 # The paired differences also give a distribution-free 95 % interval of their median (order
 # statistics of the sign test; needs 6 rounds or more): many short rounds (ROUNDS=40 SECS=3)
 # resolve a p50 difference that the host's drift between rounds hides in a few long ones.
@@ -72,10 +76,11 @@ threads() { # pid
 
 one() { # period backend round
   local p=$1 b=$2 r=$3 out="$work/$1-$2-$3"
-  local flag=()
-  [ "$b" != plain ] && flag=(--explain="$b")
+  local flag=() bin=$TICKSCOPE
+  [ "$b" != plain ] && flag=(--explain="${b%-base}")
+  [ "$b" = bpf-base ] && bin=$BASELINE
   /usr/bin/time -f "%e %U %S %M" -o "$out.time" \
-    "$TICKSCOPE" run -q -a 1 --policy fifo -p 90 -i "$p" -D "${secs}s" "${flag[@]}" \
+    "$bin" run -q -a 1 --policy fifo -p 90 -i "$p" -D "${secs}s" "${flag[@]}" \
     --json "$out.json" >/dev/null 2>"$out.err" &
   # tickscope's own peak RSS (VmHWM, read until it ends): time's %M is the largest of the
   # process and its children, and with BPF a short-lived helper child parses the kernel's BTF.
@@ -105,6 +110,11 @@ for b in ${BACKENDS:-bpf tracefs}; do
     *) echo "observer-cost.sh: BACKENDS: unknown backend '$b' (plain, bpf, tracefs)" >&2; exit 2 ;;
   esac
 done
+if [ -n "${BASELINE:-}" ]; then
+  [[ " $backends " == *" bpf "* ]] || { echo "observer-cost.sh: BASELINE needs bpf in BACKENDS" >&2; exit 2; }
+  [ -x "$BASELINE" ] || { echo "observer-cost.sh: BASELINE: '$BASELINE' is not an executable" >&2; exit 2; }
+  backends="$backends bpf-base"
+fi
 for p in $periods; do
   case $p in
     *ms|*us) ;;
@@ -130,6 +140,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # Events per wake-up between expiry and the return from the wait, on the measured CPU.
 for b in ${backends#plain}; do
+  [ "$b" = bpf-base ] && continue
   "$TICKSCOPE" run -q -a 1 --policy fifo -p 90 -i 1ms -D 2s --explain="$b" \
     --explain-threshold 1ns --explain-log "$work/events-$b.jsonl" --explain-log-events \
     --json "$work/events-$b.json" >/dev/null 2>&1 || echo "events run failed: $b" >&2
@@ -262,6 +273,13 @@ for p in periods:
             cells.append((f"{b} {min(d):+.2f}/{statistics.median(d):+.2f}/{max(d):+.2f}" if d else f"{b} -")
                          + (f" (median 95 % {ci[0]:+.2f}..{ci[1]:+.2f})" if ci else ""))
         print(f"  {k.ljust(9)} " + "   ".join(cells))
+    if "bpf-base" in data:
+        print(f"{p}: paired Δ bpf − bpf-base (BASELINE) of the same round, min / median / max")
+        for k in ("steady %", "p50 µs", "p99 µs"):
+            d = [x[k] - y[k] for x, y in zip(data["bpf"], data["bpf-base"]) if k in x and k in y]
+            ci = median_interval(d) if d else None
+            print(f"  {k.ljust(9)} " + (f"{min(d):+.2f}/{statistics.median(d):+.2f}/{max(d):+.2f}" if d else "-")
+                  + (f" (median 95 % {ci[0]:+.2f}..{ci[1]:+.2f})" if ci else ""))
 
 # Each program's ns per run (the statistics run), by name.
 ns_run = {}
@@ -276,6 +294,8 @@ except (OSError, ValueError):
 def program(kind):
     """The BPF program that ran for a decoded event, None for events put back without one."""
     ev, name = kind["event"], kind.get("name")
+    if ev == "steal":
+        return None  # read by sys_exit's program into its record, decoded as an event of its own
     if ev == "vector_entry":
         return None if name == "local_timer" else f"on_{name}_entry"
     if ev == "vector_exit":
@@ -293,7 +313,7 @@ def label(kind):
     return f"{ev} ({name})" if name else ev
 
 print("\nper wake-up on the measured CPU between expiry and the return from the wait (1 ms, 2 s):")
-for b in backends[1:]:
+for b in [b for b in backends[1:] if b != "bpf-base"]:
     path = f"{work}/events-{b}.jsonl"
     if not os.path.exists(path):
         print(f"  {b}: no log"); continue
