@@ -172,7 +172,9 @@ pub struct BpfCapture {
     pub attached: usize,
     /// Optional tracepoints this kernel lacks.
     pub missing: Vec<&'static str>,
-    /// Optional tracepoints left unrecorded on purpose ([`Self::stop_recording`]).
+    /// Optional tracepoints left unrecorded on purpose ([`Self::stop_recording`]); the
+    /// result's note names them as not recorded on a virtual machine, the one case that
+    /// stops any (the controller's).
     pub unrecorded: Vec<&'static str>,
     /// The helper process that loaded the programs, when one did.
     pub loader_pid: Option<u32>,
@@ -258,7 +260,7 @@ impl BpfCapture {
     /// every idle entry and exit — the exit inside each measured wake-up, before the thread
     /// runs — and a vCPU's idle state says nothing about when the host delivers its
     /// interrupts (a halted vCPU waits for the host either way), so there it is cost
-    /// without evidence (docs/explain.md, "What --explain costs").
+    /// without evidence (docs/explain.md, "Lean on the measured CPU").
     pub fn stop_recording(&mut self, tracepoint: &str) -> bool {
         let required = crate::bpf_load::PROGRAMS
             .iter()
