@@ -1575,8 +1575,10 @@ fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
 /// the timer interrupt 18 µs (an IPI received meanwhile), and the wake-to-CPU segment is
 /// 19 µs: 12 µs of it our own timer interrupt still running after its callback, 5 µs the
 /// interrupted user-mode thread's exit path, 0.4 µs an IPI handler. The kernel time nothing
-/// names does not outweigh the held delivery: the main cause is the host's IPI delivery.
-/// With the delivery shorter than that remainder it stays "kernel path".
+/// names does not outweigh the held delivery, and the interrupt's own tail is the host's
+/// too (its timer write): the main cause is the host, and what it was doing is told by its
+/// largest stretch, the delivery during which IPIs came — "IPI delivery". With the delivery
+/// shorter than that tail the host is still the cause, with nothing more to say.
 #[test]
 fn unexplained_kernel_time_does_not_outweigh_a_named_larger_segment() {
     let run = |delivery: Nanos| {
@@ -1624,7 +1626,8 @@ fn unexplained_kernel_time_does_not_outweigh_a_named_larger_segment() {
     assert_eq!(b.cause.detail.as_deref(), Some("IPI delivery"));
     let b = run(10_000);
     check_sum(&b);
-    assert_eq!(b.cause.category, "kernel path", "{b:#?}");
+    assert_eq!(b.cause.category, "hypervisor", "{b:#?}");
+    assert_eq!(b.cause.detail, None);
 }
 
 /// An RT thread woken while a fair task (rustc, prio 120) runs: the task keeps the CPU
@@ -1800,4 +1803,101 @@ fn preempt_rt_soft_timer_expired_in_ktimers_is_named() {
     assert_eq!(seg(&b, "hrtimer_queue"), 202_000, "{b:#?}");
     assert_eq!(b.cause.category, "hrtimer queue", "{b:#?}");
     assert_eq!(b.cause.detail.as_deref(), Some("ktimers/1"));
+}
+
+/// The thread's own timer interrupt on an idle vCPU: its callback at `now`, then another
+/// callback (`tick`, at that offset from `now`, if any), the interrupt's exit `tail` after
+/// `now`, the switch 2 µs later. No callback exits: the BPF path records none.
+fn own_interrupt(delay: Nanos, tail: Nanos, tick: Option<Nanos>) -> Vec<Event> {
+    let now = EXPIRY + delay;
+    let mut b = B::new()
+        .armed(0)
+        .switch(EXPIRY - PERIOD + 2_000, (TID, "tickscope-0"), (0, "<idle>"))
+        .ev(
+            now,
+            0,
+            "<idle>",
+            Kind::VectorEntry {
+                name: "local_timer".into(),
+            },
+        )
+        .ev(
+            now,
+            0,
+            "<idle>",
+            Kind::HrtimerExpireEntry {
+                timer: PTR,
+                function: "hrtimer_wakeup".into(),
+                now,
+                user: Some(false),
+            },
+        );
+    if let Some(t) = tick {
+        b = b.ev(
+            now + t,
+            0,
+            "<idle>",
+            Kind::HrtimerExpireEntry {
+                timer: 0xabc,
+                function: "tick_nohz_handler".into(),
+                now,
+                user: Some(false),
+            },
+        );
+    }
+    b.ev(
+        now + tail,
+        0,
+        "<idle>",
+        Kind::VectorExit {
+            name: "local_timer".into(),
+        },
+    )
+    .switch(now + tail + 2_000, (0, "<idle>"), (TID, "tickscope-0"))
+    .sys_exit(now + tail + 3_000)
+    .events()
+}
+
+#[test]
+fn a_long_own_interrupt_after_the_callback_is_the_host_on_a_vm_and_kernel_path_on_bare_metal() {
+    let ev = own_interrupt(10_000, 12_000, None);
+    let woke = EXPIRY + 10_000 + 12_000 + 4_000;
+    let b = attribute(&sample(woke), &setting(true), &ev);
+    check_sum(&b);
+    assert_eq!(seg(&b, "wake_to_cpu"), 14_000);
+    assert_eq!(b.cause.category, "hypervisor");
+    let d = &b.segments[3].details[0];
+    assert_eq!((d.kind.as_str(), d.ns), ("hypervisor", 12_000));
+    assert_eq!(
+        d.name,
+        "vCPU in its timer interrupt after the callback, nothing traced: the timer write exits to the host"
+    );
+    // Bare metal: the kernel's own path, no detail.
+    let b = attribute(&sample(woke), &setting(false), &ev);
+    assert_eq!(b.cause.category, "kernel path");
+    assert!(
+        b.segments[3].details.is_empty(),
+        "{:?}",
+        b.segments[3].details
+    );
+}
+
+#[test]
+fn a_callback_after_the_threads_in_the_same_interrupt_is_that_callbacks_time() {
+    // The tick's callback from 5 µs on: its 7 µs are the hrtimer queue's, the 5 µs before
+    // it the interrupt's own (the host's on a VM).
+    let ev = own_interrupt(10_000, 12_000, Some(5_000));
+    let woke = EXPIRY + 10_000 + 12_000 + 4_000;
+    for virtualized in [true, false] {
+        let b = attribute(&sample(woke), &setting(virtualized), &ev);
+        check_sum(&b);
+        assert_eq!(b.cause.category, "hrtimer queue");
+        assert_eq!(b.cause.detail.as_deref(), Some("tick_nohz_handler"));
+        let d = &b.segments[3].details;
+        assert_eq!((d[0].kind.as_str(), d[0].ns), ("other_callback", 7_000));
+        assert_eq!(
+            d.iter().any(|x| x.kind == "hypervisor" && x.ns == 5_000),
+            virtualized
+        );
+    }
 }
