@@ -40,7 +40,9 @@
 #              again after the refill, ~80 ms apart (was: only the stretch the plant was
 #              throttled, ~60 ms apart — the plant sees a throttle only when cpu.stat's
 #              throttled_time grows, at a refill, so an earlier throttle in the same spin
-#              went unlogged; changed 2026-11-26 before the run that judged it)
+#              went unlogged; changed 2026-11-26 before the run that judged it). A spin
+#              that never saw the group throttled is no burst; it goes to truth.txt.quiet,
+#              and score.py says how many "cpu quota" outside every burst fell in one
 #   softirq    1400-byte UDP flood 300 µs / ~10 ms   fifo 90              50us       softirq (NET_RX)
 #              on CPU 0 to a socket with a slow BPF filter (~20000 loops a datagram),
 #              RPS -> CPU 1

@@ -251,6 +251,10 @@ int main(int argc, char **argv) {
   /* rt: per burst, the stretch this spinner was kept off its CPU (the throttle as the plant
    * itself saw it), logged to LOG.held for the oracle's "seen at work"; 0 0 when none. */
   int64_t *held = calloc(2 * cap, sizeof *held);
+  /* quota: the spins in which the group was never seen throttled (not logged as bursts),
+   * to LOG.quiet: the oracle reports any "cpu quota" named inside one, the truth unchanged. */
+  int64_t *quiet = calloc(2 * cap, sizeof *quiet);
+  size_t nq = 0;
   /* pageout: the stretches in which the measuring thread's fault counters grew. */
   int64_t *fl = calloc(2 * cap, sizeof *fl);
   size_t nf = 0;
@@ -391,7 +395,14 @@ int main(int argc, char **argv) {
        * process's doing (it is the only task spending the quota). (Was: only the stretch
        * that ended the burst; the "false positives" it left were real throttles, named with
        * the refill as evidence — changed 2026-11-26 before the run that judged it.) */
-      if (!throttled) continue;
+      if (!throttled) {
+        if (nq < cap) {
+          quiet[2 * nq] = a;
+          quiet[2 * nq + 1] = b;
+          nq++;
+        }
+        continue;
+      }
     } else if (!strcmp(mode, "pageout")) {
       int n = exe_ranges(target, ranges, 64);
       if (n > 0 && syscall(SYS_process_madvise, pidfd, ranges, (size_t)n, 21 /* MADV_PAGEOUT */, 0) < 0) {
@@ -469,6 +480,15 @@ int main(int argc, char **argv) {
   fclose(f);
   if (faults_fd >= 0)
     fprintf(stderr, "plant pageout: %zu page-outs, %zu stretches with faults of the measuring thread\n", n, nf);
+  if (!strcmp(mode, "quota")) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s.quiet", log);
+    FILE *q = fopen(path, "w");
+    if (!q) { perror(path); return 3; }
+    for (size_t i = 0; i < nq; i++)
+      fprintf(q, "%lld %lld\n", (long long)quiet[2 * i], (long long)quiet[2 * i + 1]);
+    fclose(q);
+  }
   if (!strcmp(mode, "rt")) {
     char path[4096];
     snprintf(path, sizeof path, "%s.held", log);

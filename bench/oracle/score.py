@@ -191,6 +191,11 @@ def main():
         kept_off = (load_truth(os.path.join(d, "truth.txt.held"))
                     if os.path.exists(os.path.join(d, "truth.txt.held")) else [])
         faults = times_by_pid(os.path.join(d, "switch.txt"), FAULT) if name == "pagefault" else {}
+        # quota: the plant's spins that never saw the group throttled (not bursts; the truth
+        # is unchanged): a "cpu quota" named outside every burst but inside one of them.
+        quiet = (load_truth(os.path.join(d, "truth.txt.quiet"))
+                 if os.path.exists(os.path.join(d, "truth.txt.quiet")) else None)
+        quiet_hits = 0
         # The timer interrupt's delay with and without an IPI inside it (ns), per truth.
         effect = {"with": [], "without": []}
         run_starts = [a for a, _, _, _ in runs] if runs else []
@@ -268,6 +273,8 @@ def main():
                     fn += 1
             elif ok:
                 fp += 1
+                if quiet and overlap(quiet, [a for a, _ in quiet], lo, hi) > 0:
+                    quiet_hits += 1
             if span and truth != name and span[0] <= lo < span[1]:
                 in_span_other += 1
             if truth == name and hi > lo:
@@ -324,6 +331,8 @@ def main():
             "self_interference": selfhit if own is not None else None,
             "ipi_effect": {k: {"n": len(v), "p50_ns": sorted(v)[len(v) // 2] if v else None}
                            for k, v in effect.items()},
+            "quiet_spins": ({"spins": len(quiet), "false_positives_inside": quiet_hits}
+                            if quiet is not None else None),
             "matrix": matrix,
         }
         report["plants"].append(r)
@@ -369,6 +378,13 @@ def main():
                       f"after the expiry (median) in the {e['with']['n']} plant's late wake-ups "
                       f"with an IPI inside that delay, {fmt_us(e['without']['p50_ns'])} in the "
                       f"{e['without']['n']} without (oracle's own trace of CPU 1).")
+    for r in report["plants"]:
+        q = r.get("quiet_spins")
+        if q is not None:
+            md.append(f"- {r['plant']}: {r['false_positive']} wake-ups named correctly outside "
+                      f"every burst, {q['false_positives_inside']} of them inside one of the "
+                      f"plant's {q['spins']} spins that never saw the group throttled (not "
+                      f"bursts: the truth is unchanged).")
     for r in report["plants"]:
         if not r["truth_plant"]:
             md.append(f"- {r['plant']}: no late wake-up overlapped a burst — the cause was not "
