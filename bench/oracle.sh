@@ -28,10 +28,17 @@
 #              period 20000 µs (root cpu cgroup's cpu.rt_runtime_us / rt_period_us under RT
 #              group scheduling, else the sched_rt_* sysctls), set only while the plant runs
 #              (tickscope's own start-up is not throttled; lowered in two steps so that the
-#              lowering itself throttles nothing, see rt_lower) and restored; the burst logged is
-#              the spin plus one RT period after the refill it saw (the RT time left over
-#              throttles the next RT task until the following refill; was: a 15 ms spin, which
-#              missed that tail — the rule for what is correct did not change)
+#              lowering itself throttles nothing, see rt_prepare; the plant itself drops it to 4000
+#              and raises it back, its watcher running) and restored; the bursts logged are
+#              the stretches each spin was kept off its CPU (the throttle, from its own clock
+#              reads) and every stretch in which CPU 1's root RT run queue was throttled or
+#              owed RT time, read from the scheduler's debug file (debugfs sched/debug) every
+#              2 ms from CPU 0 for the plant's whole run (since 2026-11-26 evening: host stalls
+#              charged as RT time kept it throttled up to 120 ms past the fixed tail, and
+#              between spins, while the spin before a throttle delays no FIFO 90 thread; was:
+#              the spin plus one RT period after the refill the plant saw, still used without
+#              that file; before that: a 15 ms spin, which missed the tail — the rule for what
+#              is correct did not change)
 #   quota      SCHED_OTHER nice -20 spin on CPU 0     other (nice 0)       100us      cpu quota
 #              until the group is throttled and refilled once (bound 100 ms), in a
 #              cpu-cgroup (v1) with the measuring thread, cfs_quota_us 1000 of period 10000,
@@ -111,10 +118,17 @@ slice_saved=$(cat $slice 2>/dev/null || true)
 # In two steps: the period timer keeps its old (1 s) schedule until it next fires, so a
 # runtime of 4000 µs written at once throttled tickscope's thread — which had spent more than
 # that in the current second — for up to a second before the plant began (named "rt
-# throttled" outside every burst). 19000 of 20000 µs throttles nothing; after 1.1 s the timer
-# runs on the 20 ms period and the runtime drops to the plant's 4000 µs.
-rt_lower() {
-    echo 19000 > $rt_runtime && echo 20000 > $rt_period && sleep 1.1 && echo 4000 > $rt_runtime
+# throttled" outside every burst). rt_prepare sets 19000 of 20000 µs (95 %, as the default
+# 950000 of 1000000) and waits 1.1 s, so that the timer runs on the 20 ms period; the plant
+# itself then drops the runtime to 4000 µs and raises it back to 19000 at its end, with its
+# watcher of the run queue running (bench/oracle/plant.c, mode rt), so that every throttle
+# the lowered bandwidth causes falls in its log. rt_prepare runs before tickscope starts
+# (since 2026-11-26 evening): run 0.7 s after tickscope's start, on a slow host its start-up
+# had spent more than 19 ms of RT time in the old 1 s window, and 19000 throttled its thread
+# for 143 ms before the plant began; and the plant's own start-up and exit (its locked log
+# freed) left the runtime at 4000 µs for tens of ms outside its log.
+rt_prepare() {
+    echo 19000 > $rt_runtime && echo 20000 > $rt_period && sleep 1.1
 }
 rt_restore() {
     [ "$(cat $rt_period) $(cat $rt_runtime)" = "$rt_period_saved $rt_saved" ] && return 0
@@ -188,6 +202,7 @@ run_plant() {
     echo 1 > "$inst/tracing_on"
     local extra=()
     [ -n "$fixtures" ] && extra=(--explain-log-events)
+    [ -n "${PLANT_RT:-}" ] && { rt_prepare || echo "oracle: $name: could only set $rt_runtime/$rt_period to $(cat $rt_runtime)/$(cat $rt_period)" >&2; }
     # shellcheck disable=SC2086
     taskset -c "$all_cpus" "$bin" run -q -a 1 -i 1ms -D "${run_secs}s" $targs --explain="$backend" --explain-threshold "$thr" \
         --explain-log "$d/late.jsonl" "${extra[@]}" --json "$d/run.json" > "$d/out.txt" 2>&1 &
@@ -211,9 +226,8 @@ run_plant() {
             echo "$measuring" > "$PLANT_CGROUP/tasks"
         fi
         # The RT bandwidth is the rt-throttle plant's cause: lowered only while it runs.
-        [ -n "${PLANT_RT:-}" ] && { rt_lower || echo "oracle: $name: could only set $rt_runtime/$rt_period to $(cat $rt_runtime)/$(cat $rt_period)" >&2; }
         # Set up on CPU 0 (allocation, mlockall); the plant pins itself to its CPU after.
-        RT_PERIOD_US=20000 PAGEOUT_PID=$ts PAGEOUT_TID=$measuring taskset -c 0 "$work/plant" "$@" $((run_secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
+        RT_PERIOD_US=20000 RT_RUNTIME_FILE=$rt_runtime RT_RUNTIME_US=4000 RT_RUNTIME_RAISED_US=19000 PAGEOUT_PID=$ts PAGEOUT_TID=$measuring taskset -c 0 "$work/plant" "$@" $((run_secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/truth.txt" ${PLANT_PRIO:-} &
         local pp=$!
         pids+=("$pp")
         wait "$pp" || { echo "oracle: plant $name failed" >&2; }
@@ -225,6 +239,7 @@ run_plant() {
     wait "$poll" || true
     if [ -n "${PLANT_CGROUP:-}" ]; then
         echo "oracle: $name: the group's cpu.stat: $(tr '\n' ' ' < "$PLANT_CGROUP/cpu.stat")" >&2
+        cp "$PLANT_CGROUP/cpu.stat" "$d/cpu.stat"
     fi
     echo 0 > "$inst/tracing_on"
     cat "$inst/trace" > "$d/switch.txt"

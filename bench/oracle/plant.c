@@ -15,8 +15,20 @@
  *          budget from it (kernel/sched/rt.c, do_sched_rt_period_timer(): rt_time -=
  *          min(rt_time, overrun * runtime)): right after the refill the plant saw, the RT
  *          time left can still throttle the next RT task that runs (the measured one) until
- *          the following refill. The logged burst is therefore the spin plus one RT period
- *          (RT_PERIOD_US, the period the oracle set) after the refill it saw.
+ *          the following refill — or longer: on a host that stalls the vCPU for
+ *          milliseconds while the spinner runs, the stall is charged as RT time too, and the
+ *          measured thread was throttled 5-24 ms (once 120 ms) after "one period after the
+ *          refill", and between spins (the lowered bandwidth alone, with a stall charged as
+ *          RT time). So a thread of this plant on the other CPU reads the measured CPU's root
+ *          RT run queue from the scheduler's debug file every 2 ms for the plant's whole run
+ *          (rt_owing(), rt_watch(); every 0.5 ms during a spin and two periods after), and the
+ *          bursts logged are the stretches in which it was
+ *          throttled or owed RT time, with the stretch each spin was itself kept off its CPU
+ *          (the throttle to the µs) — not the spin before it, which delays no RT thread of
+ *          higher priority (since 2026-11-26 evening, before the run that judged it: the
+ *          lowered bandwidth is this plant's doing, and the kernel's own run-queue state says
+ *          when it throttles). Without that file: the spin plus one RT period (RT_PERIOD_US,
+ *          the period the oracle set) after the refill it saw, as before.
  *   other  SCHED_OTHER spinning in user mode on CPU, at nice PRIO if given
  *   kernel SCHED_OTHER staying in the kernel: one read() per burst of BURST_US KiB of a
  *          file of its own (LOG.data, written first, so it is in the page cache; removed
@@ -136,19 +148,104 @@ static int slow_filter(int loops) {
 
 /* throttled_time (ns) of a cgroup-v1 cpu.stat (kernel/sched/core.c, cpu_cfs_stat_show()):
  * it grows when a throttled run queue of the group is unthrottled. -1 on error. */
-static long long throttled_time(int fd) {
+static long long stat_field(int fd, const char *field) {
   char buf[512];
   ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
   if (n <= 0) return -1;
   buf[n] = 0;
-  char *p = strstr(buf, "throttled_time ");
-  return p ? atoll(p + 15) : -1;
+  char *p = strstr(buf, field);
+  return p ? atoll(p + strlen(field)) : -1;
 }
+
+static long long throttled_time(int fd) { return stat_field(fd, "throttled_time "); }
+
+/* The periods in which the group was throttled (cpu.stat's nr_throttled, counted by the
+ * period timer that refills the quota: do_sched_cfs_period_timer(), kernel/sched/fair.c). */
+static long long nr_throttled(int fd) { return stat_field(fd, "nr_throttled "); }
 
 /* ipi: a pause between two membarrier calls longer than this splits the logged burst. A
  * call takes ~11 µs here (it returns when CPU 1 has run the handler); the loop's own work
  * between calls is well under 1 µs. */
 #define IPI_GAP_NS 20000
+
+/* rt: whether CPU `cpu`'s root RT run queue is throttled or owes RT time, as the scheduler's
+ * debug file (debugfs sched/debug, `fd`) shows it: its "rt_rq[CPU]:/" section's .rt_throttled,
+ * .rt_time and .rt_runtime (ms; print_rt_rq(), kernel/sched/debug.c). Owing: .rt_time at or
+ * above .rt_runtime, so that the next RT task to run is throttled at once (sched_rt_runtime_
+ * exceeded(), kernel/sched/rt.c). 1 throttled or owing, 0 clear, -1 unreadable. */
+static int rt_owing(int fd, int cpu) {
+  static char buf[1 << 17];
+  size_t got = 0;
+  ssize_t n;
+  while (got < sizeof buf - 1 && (n = pread(fd, buf + got, sizeof buf - 1 - got, (off_t)got)) > 0)
+    got += (size_t)n;
+  buf[got] = 0;
+  char head[32];
+  snprintf(head, sizeof head, "rt_rq[%d]:/\n", cpu);
+  char *p = strstr(buf, head);
+  if (!p) return -1;
+  char *end = strstr(p, "\n\n");
+  if (end) *end = 0;
+  char *thr = strstr(p, ".rt_throttled"), *tm = strstr(p, ".rt_time"), *rn = strstr(p, ".rt_runtime");
+  if (!thr || !tm || !rn || !(thr = strchr(thr, ':')) || !(tm = strchr(tm, ':')) || !(rn = strchr(rn, ':')))
+    return -1;
+  return atoi(thr + 1) != 0 || atof(tm + 1) >= atof(rn + 1);
+}
+
+/* rt: a thread on the other CPU (SCHED_OTHER) that reads rt_owing() from the plant's start
+ * to its end and appends every stretch in which the measured CPU's RT run queue was
+ * throttled or owing to rt_fl (start, end pairs, rt_nf of them): from the last clear read
+ * before to the first clear read after. Every RT_POLL_FAST_NS while a spin runs and up to
+ * rt_fast_until (two RT periods after it: throttles of a millisecond or two come then, ≈ 60 %
+ * of the other CPU for ~3 % of the run), else every RT_POLL_NS (a read takes ≈ 0.29 ms). */
+#define RT_POLL_NS 2000000
+#define RT_POLL_FAST_NS 500000
+static int64_t rt_fast_until;
+static int rt_dbg_fd = -1, rt_cpu, rt_watch_cpu, rt_stop;
+static pthread_t rt_watcher;
+static int64_t *rt_fl;
+static size_t rt_nf, rt_cap;
+static void *rt_watch(void *arg) {
+  (void)arg;
+  pin(rt_watch_cpu);
+  prctl(PR_SET_NAME, "plant-rt-watch");
+  int64_t clear_at = now(), from = -1;
+  while (!__atomic_load_n(&rt_stop, __ATOMIC_ACQUIRE)) {
+    int o = rt_owing(rt_dbg_fd, rt_cpu);
+    int64_t t = now();
+    if (o > 0 && from < 0) from = clear_at;
+    if (o == 0) {
+      if (from >= 0 && rt_nf < rt_cap) {
+        rt_fl[2 * rt_nf] = from;
+        rt_fl[2 * rt_nf + 1] = t;
+        rt_nf++;
+      }
+      from = -1;
+      clear_at = t;
+    }
+    sleep_ns(t < __atomic_load_n(&rt_fast_until, __ATOMIC_RELAXED) ? RT_POLL_FAST_NS : RT_POLL_NS);
+  }
+  if (from >= 0 && rt_nf < rt_cap) {
+    rt_fl[2 * rt_nf] = from;
+    rt_fl[2 * rt_nf + 1] = now();
+    rt_nf++;
+  }
+  return NULL;
+}
+
+/* rt: writes the RT runtime named by environment variable `var` (µs) to the file
+ * RT_RUNTIME_FILE (the root cpu cgroup's cpu.rt_runtime_us, or sched_rt_runtime_us); 1 on
+ * success. The oracle set the period, and restores both after this plant ends. */
+static int rt_runtime_set(const char *var) {
+  const char *path = getenv("RT_RUNTIME_FILE"), *v = getenv(var);
+  FILE *f = path && v ? fopen(path, "w") : NULL;
+  if (!f || fprintf(f, "%s\n", v) < 0 || fclose(f)) {
+    fprintf(stderr, "plant rt: could not write %s (%s) to RT_RUNTIME_FILE (%s)\n", var,
+            v ? v : "unset", path ? path : "unset");
+    return 0;
+  }
+  return 1;
+}
 
 static int helper_cpu;
 static volatile int bursting;
@@ -255,6 +352,10 @@ int main(int argc, char **argv) {
    * to LOG.quiet: the oracle reports any "cpu quota" named inside one, the truth unchanged. */
   int64_t *quiet = calloc(2 * cap, sizeof *quiet);
   size_t nq = 0;
+  /* quota: the periods the group was throttled during this plant's spins (logged or quiet);
+   * the rest of cpu.stat's nr_throttled came while it slept (written to LOG.quiet's first
+   * line as "# throttled_in_spins N"). */
+  long long spin_throttles = 0;
   /* pageout: the stretches in which the measuring thread's fault counters grew. */
   int64_t *fl = calloc(2 * cap, sizeof *fl);
   size_t nf = 0;
@@ -288,6 +389,22 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "rt") && rt_period <= 0) {
     fprintf(stderr, "plant rt: RT_PERIOD_US must give the RT period set (us)\n");
     return 3;
+  }
+  if (!strcmp(mode, "rt")) {
+    /* Where the scheduler's debug file shows the run queue, a burst lasts until it is clear;
+     * else the spin plus one RT period (as before 2026-11-26 evening). */
+    rt_dbg_fd = open("/sys/kernel/debug/sched/debug", O_RDONLY);
+    rt_cpu = cpu;
+    rt_watch_cpu = cpu == 0 ? 1 : 0;
+    if (rt_dbg_fd >= 0 && rt_owing(rt_dbg_fd, cpu) >= 0) {
+      rt_fl = fl;
+      rt_cap = cap;
+      pthread_create(&rt_watcher, NULL, rt_watch, NULL);
+    } else {
+      fprintf(stderr, "plant rt: no RT run queue in /sys/kernel/debug/sched/debug: bursts end one RT period after the refill\n");
+      if (rt_dbg_fd >= 0) close(rt_dbg_fd);
+      rt_dbg_fd = -1;
+    }
   }
   if (!strcmp(mode, "fifo") || !strcmp(mode, "rt")) policy(SCHED_FIFO, prio);
   else if (!strcmp(mode, "rr")) policy(SCHED_RR, prio);
@@ -354,6 +471,9 @@ int main(int argc, char **argv) {
     if (write(file, kbuf, kbytes) != (ssize_t)kbytes) { perror("write"); return 3; }
   }
   unsigned seed = (unsigned)now();
+  /* rt: the RT bandwidth is lowered here, with the watcher already reading the run queue,
+   * and raised back below before the watcher stops: every throttle it causes is logged. */
+  if (!strcmp(mode, "rt") && !rt_runtime_set("RT_RUNTIME_US")) return 3;
   while (now() < end && n < cap) {
     int64_t g = gap / 2 + (int64_t)(rand_r(&seed) % (gap + 1));
     if (faults_fd >= 0 && n > 0)
@@ -375,7 +495,7 @@ int main(int argc, char **argv) {
         got += recv(rxs, payload, sizeof payload, MSG_DONTWAIT) > 0;
       b = now();
     } else if (!strcmp(mode, "quota")) {
-      long long t0 = throttled_time(stat);
+      long long t0 = throttled_time(stat), n0 = nr_throttled(stat);
       struct timespec cpu_time;
       int throttled = 0;
       int64_t last = a;
@@ -395,6 +515,8 @@ int main(int argc, char **argv) {
        * process's doing (it is the only task spending the quota). (Was: only the stretch
        * that ended the burst; the "false positives" it left were real throttles, named with
        * the refill as evidence — changed 2026-11-26 before the run that judged it.) */
+      long long n1 = nr_throttled(stat);
+      if (n0 >= 0 && n1 >= n0) spin_throttles += n1 - n0;
       if (!throttled) {
         if (nq < cap) {
           quiet[2 * nq] = a;
@@ -413,6 +535,7 @@ int main(int argc, char **argv) {
       if (faults_last < 0) faults_last = faults_of(faults_fd), faults_at = a;
       watch_faults(faults_fd, a + burst, fl, &nf, cap, &faults_last, &faults_at);
     } else if (!strcmp(mode, "rt")) {
+      __atomic_store_n(&rt_fast_until, a + burst + 2 * rt_period, __ATOMIC_RELAXED);
       int64_t last = a;
       for (; (b = now()) - a < burst; last = b)
         if (b - last >= 2000000) { /* throttled, and running again after the refill */
@@ -420,7 +543,20 @@ int main(int argc, char **argv) {
           held[2 * n + 1] = b;
           break;
         }
-      b += rt_period;
+      /* With the watcher: the stretch this spinner was kept off its CPU (the throttle, to the
+       * µs, from its own clock reads), and the throttled stretches the watcher saw (merged at
+       * exit) — not the spin before the throttle, which delays no higher-priority RT thread
+       * (it preempts a user-mode spinner at once), nor a spin the bound ended unthrottled.
+       * Without the watcher: the spin plus one RT period. */
+      if (rt_dbg_fd < 0) {
+        b += rt_period;
+      } else if (held[2 * n + 1]) {
+        __atomic_store_n(&rt_fast_until, b + 2 * rt_period, __ATOMIC_RELAXED);
+        a = held[2 * n];
+        b = held[2 * n + 1];
+      } else {
+        continue;
+      }
     } else if (!strcmp(mode, "ipi")) {
       /* Logged as the stretches in which the calls followed each other: where CPU 0 did not
        * call for IPI_GAP_NS (the host stalled it, or a task of CPU 0 ran), no IPI was sent
@@ -457,6 +593,15 @@ int main(int argc, char **argv) {
     if (!t || fprintf(t, "%ld\n", (long)syscall(SYS_gettid)) < 0 || fclose(t))
       fprintf(stderr, "plant quota: could not leave the group through QUOTA_LEAVE\n");
   }
+  if (!strcmp(mode, "rt") && !rt_runtime_set("RT_RUNTIME_RAISED_US")) return 3;
+  if (rt_dbg_fd >= 0) {
+    /* The run queue's last throttled stretches (the RT time owed) end within a period or
+     * two of the raise. */
+    sleep_ns(2 * rt_period);
+    __atomic_store_n(&rt_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(rt_watcher, NULL);
+    nf = rt_nf;
+  }
   if (file >= 0) unlink(data);
   /* pageout: the faults of the last page-out come in for a while after it. */
   if (faults_fd >= 0 && n > 0)
@@ -485,6 +630,7 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s.quiet", log);
     FILE *q = fopen(path, "w");
     if (!q) { perror(path); return 3; }
+    fprintf(q, "# throttled_in_spins %lld\n", spin_throttles);
     for (size_t i = 0; i < nq; i++)
       fprintf(q, "%lld %lld\n", (long long)quiet[2 * i], (long long)quiet[2 * i + 1]);
     fclose(q);

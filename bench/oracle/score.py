@@ -24,6 +24,8 @@ def load_truth(path):
     iv = []
     with open(path) as f:
         for line in f:
+            if line.startswith("#"):
+                continue
             a, b = line.split()
             iv.append((int(a), int(b)))
     iv.sort()
@@ -196,6 +198,16 @@ def main():
         quiet = (load_truth(os.path.join(d, "truth.txt.quiet"))
                  if os.path.exists(os.path.join(d, "truth.txt.quiet")) else None)
         quiet_hits = 0
+        # And the group's throttled periods: all of them (cpu.stat at the end) against those
+        # during the plant's spins (the plant's count): the rest came with the plant asleep,
+        # the measuring thread alone spending the quota.
+        throttles = None
+        if quiet is not None and os.path.exists(os.path.join(d, "cpu.stat")):
+            stat = dict(l.split() for l in open(os.path.join(d, "cpu.stat")) if len(l.split()) == 2)
+            head = [l.split() for l in open(os.path.join(d, "truth.txt.quiet")) if l.startswith("#")]
+            spins = next((int(h[2]) for h in head if h[1:2] == ["throttled_in_spins"]), None)
+            if "nr_throttled" in stat and spins is not None:
+                throttles = {"all": int(stat["nr_throttled"]), "in_spins": spins}
         # The timer interrupt's delay with and without an IPI inside it (ns), per truth.
         effect = {"with": [], "without": []}
         run_starts = [a for a, _, _, _ in runs] if runs else []
@@ -331,7 +343,8 @@ def main():
             "self_interference": selfhit if own is not None else None,
             "ipi_effect": {k: {"n": len(v), "p50_ns": sorted(v)[len(v) // 2] if v else None}
                            for k, v in effect.items()},
-            "quiet_spins": ({"spins": len(quiet), "false_positives_inside": quiet_hits}
+            "quiet_spins": ({"spins": len(quiet), "false_positives_inside": quiet_hits,
+                             "throttled_periods": throttles}
                             if quiet is not None else None),
             "matrix": matrix,
         }
@@ -385,6 +398,12 @@ def main():
                       f"every burst, {q['false_positives_inside']} of them inside one of the "
                       f"plant's {q['spins']} spins that never saw the group throttled (not "
                       f"bursts: the truth is unchanged).")
+            t = q.get("throttled_periods")
+            if t:
+                md.append(f"- {r['plant']}: the group was throttled in {t['all']} periods, "
+                          f"{t['in_spins']} of them during the plant's spins: "
+                          f"{t['all'] - t['in_spins']} with the plant asleep (the measuring "
+                          f"thread alone spent the quota).")
     for r in report["plants"]:
         if not r["truth_plant"]:
             md.append(f"- {r['plant']}: no late wake-up overlapped a burst — the cause was not "
