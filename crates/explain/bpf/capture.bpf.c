@@ -28,7 +28,7 @@
 // through CO-RE relocations (only the fields used are declared; the loader relocates their
 // offsets against /sys/kernel/btf/vmlinux). The wait's return is the `sys_exit` tracepoint,
 // which runs for every system call of every task (the program returns after the CPU check,
-// the process check, the call's number or one hash lookup); an fexit program on the wait
+// the process check, the call's number or the thread's slot); an fexit program on the wait
 // call's kernel function would run for those calls only, but attaching fexit needs the
 // kernel's function tracing, which the VM this was measured on refuses (EPERM,
 // docs/explain.md).
@@ -183,7 +183,7 @@ struct thread {
 	__s64 returned;
 	__u64 steal_at;  // rq->prev_steal_time_rq at the last reading (see read_steal), ns
 	__u32 steal_cpu; // CPU + 1 of that reading (0: none yet)
-	__u32 unused;
+	__u32 tid;       // the thread in this slot (0: a free slot; see thread_of)
 	__u64 ret_head;      // its CPU's ring head after its last wait return
 	__u64 ret_head_prev; // the same for the return before (where a late window starts)
 	__u64 late_from;     // ret_head_prev of the oldest late wake-up not sent yet
@@ -196,12 +196,36 @@ struct {
 	__type(value, struct ring);
 } rings SEC(".maps");
 
+// The watched threads, in slots of an array: thread `tid` is in one of the THREAD_PROBES
+// slots from `tid % THREAD_SLOTS` on (user space, src/bpf.rs, places it in the first free
+// one). An array lookup is inlined by the verifier (a bounds check and an add, no call),
+// where a hash map's took 44 ns per lookup on this project's guest (bench/bpf-hit-cost.sh,
+// docs/explain.md) — and sys_exit looks the thread up inside every measured wake-up.
+#define THREAD_SLOTS 1024 // a power of two
+#define THREAD_PROBES 4
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, THREAD_SLOTS);
 	__type(key, __u32);
 	__type(value, struct thread);
 } threads SEC(".maps");
+
+// The slot of watched thread `tid`, or 0 when it is not watched (tid 0, the idle task,
+// never is: free slots hold 0).
+static __always_inline struct thread *thread_of(__u32 tid)
+{
+	if (!tid)
+		return 0;
+#pragma unroll
+	for (__u32 i = 0; i < THREAD_PROBES; i++) {
+		__u32 k = (tid + i) & (THREAD_SLOTS - 1);
+		struct thread *th = bpf_map_lookup_elem(&threads, &k);
+		if (th && th->tid == tid)
+			return th;
+	}
+	return 0;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -210,7 +234,7 @@ struct {
 
 // The wait system calls whose return marks "running again" (-1 = unused; all -1: any), and
 // the process every watched thread belongs to (0: several, or none yet): the programs that
-// look a thread up by id (hrtimer_start, sys_exit, the page faults) return before that hash
+// look a thread up by id (hrtimer_start, sys_exit, the page faults) return before that
 // lookup for any other process's task, so that a CPU that records (every CPU when the threads
 // are not pinned) pays one array lookup for each system call, timer start and fault of the
 // rest of the machine.
@@ -390,7 +414,7 @@ int on_hrtimer_start(__u64 *ctx)
 	if (!tid || (c->wait_fn[0] && function != c->wait_fn[0] && function != c->wait_fn[1] &&
 		     function != c->wait_fn[2] && function != c->wait_fn[3]))
 		return 0;
-	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
+	struct thread *th = thread_of(tid);
 	if (th) {
 		th->expiry = soft;
 		// Armed by the watched thread itself before it sleeps: steal from here on is
@@ -444,7 +468,7 @@ int on_hrtimer_expire_entry(__u64 *ctx)
 	e->p[3] = function;
 	if (cc->fired_fn && function == cc->fired_fn) {
 		__u32 tid = cc->fired_tid;
-		struct thread *th = bpf_map_lookup_elem(&threads, &tid);
+		struct thread *th = thread_of(tid);
 		if (th)
 			th->expiry = t->_softexpires;
 	}
@@ -516,7 +540,7 @@ int on_sched_switch(__u64 *ctx)
 		e->p[5] = 0;
 	}
 	// Only the watched thread that last returned from its wait on this CPU can have
-	// anything to judge or send: any other switch returns before the hash lookup.
+	// anything to judge or send: any other switch returns before the thread's lookup.
 	if (r->watch_tid != prev_pid) {
 		// Never in the switch that brings the watched thread back: that is inside its
 		// wake-up, which a copy would make later still.
@@ -524,7 +548,7 @@ int on_sched_switch(__u64 *ctx)
 			carry(r, e->ts);
 		return 0;
 	}
-	struct thread *th = bpf_map_lookup_elem(&threads, &prev_pid);
+	struct thread *th = thread_of(prev_pid);
 	if (!th)
 		return 0;
 	// A thread switched out runnable after its wait returned on time may be kept off the CPU
@@ -588,9 +612,9 @@ int on_sched_switch(__u64 *ctx)
 // The return from a system call: for a watched thread's wait call, recorded, and the thread
 // marked late when it returns more than its threshold after the soft expiry it armed.
 //
-// Checks cheapest and most selective first, each map looked up once: the CPU, the process,
-// the system call's number (every other call of a watched process returns here, before the
-// hash lookup), then the thread.
+// Checks cheapest and most selective first, each map looked up once (the thread's slots up
+// to THREAD_PROBES times, inlined): the CPU, the process, the system call's number (every
+// other call of a watched process returns here, before the thread's lookup), then the thread.
 SEC("tp_btf/sys_exit")
 int on_sys_exit(__u64 *ctx)
 {
@@ -610,7 +634,7 @@ int on_sys_exit(__u64 *ctx)
 	if (c->wait_nr[0] >= 0 && nr != c->wait_nr[0] && nr != c->wait_nr[1] &&
 	    nr != c->wait_nr[2] && nr != c->wait_nr[3])
 		return 0;
-	struct thread *th = bpf_map_lookup_elem(&threads, &tid);
+	struct thread *th = thread_of(tid);
 	if (!th)
 		return 0;
 	struct ring *r = ring_lookup();
@@ -697,7 +721,7 @@ static __always_inline void page_fault(__u64 address, __u64 user)
 		return;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = watchable_tid(c, id);
-	if (!tid || !bpf_map_lookup_elem(&threads, &tid))
+	if (!tid || !thread_of(tid))
 		return;
 	struct rec *e = put_pid(r, K_PAGE_FAULT, tid);
 	e->p[0] = address;

@@ -26,7 +26,7 @@ use crate::bpf_records::{Decoder, Dump};
 use crate::events::Event;
 use crate::tracefs::Unavailable;
 use crate::wakeups::TIMER_FUNCTIONS;
-use aya::maps::{Array, HashMap as BpfHashMap, Map, MapData, PerCpuArray, RingBuf};
+use aya::maps::{Array, Map, MapData, PerCpuArray, RingBuf};
 use std::os::fd::OwnedFd;
 
 /// CPUs the `skip` map covers (`MAX_CPUS` in the C source).
@@ -57,8 +57,16 @@ const NAMED_AT_START: [&str; 10] = [
 
 /// `struct thread` of the C source as u64 words: expiry, threshold, late_expiry,
 /// late_woke, (pending | late << 32), pending_since, returned, steal_at,
-/// (steal_cpu + 1 | unused << 32), ret_head, ret_head_prev, late_from.
+/// (steal_cpu + 1 | tid << 32), ret_head, ret_head_prev, late_from.
 type ThreadWords = [u64; 12];
+
+/// The `threads` array's slots and how many a thread may be placed in, from `tid %
+/// THREAD_SLOTS` on (`THREAD_SLOTS`, `THREAD_PROBES` in the C source, `thread_of()`).
+const THREAD_SLOTS: u32 = 1024;
+const THREAD_PROBES: u32 = 4;
+
+/// The word of [`ThreadWords`] that holds the slot's thread id (high half).
+const TID_WORD: usize = 8;
 /// `struct ring` as u64 words (`crate::bpf_records::DUMP_SIZE` / 8).
 type RingWords = [u64; crate::bpf_records::DUMP_SIZE / 8];
 
@@ -146,7 +154,9 @@ pub struct BpfStats {
 /// Loaded and attached programs; dropped = detached and unloaded.
 pub struct BpfCapture {
     rings: PerCpuArray<MapData, RingWords>,
-    threads: BpfHashMap<MapData, u32, ThreadWords>,
+    threads: Array<MapData, ThreadWords>,
+    /// The slot of every watched thread in `threads`.
+    slots: std::collections::HashMap<u32, u32>,
     /// `struct config`: the wait calls' numbers, the watched process (low 32 bits), the wait
     /// timers' callbacks.
     config: Array<MapData, [i64; 9]>,
@@ -220,7 +230,7 @@ impl BpfCapture {
                 .ok_or_else(|| unavailable("the maps", "fewer than the object has"))
         };
         let rings = PerCpuArray::try_from(Map::PerCpuArray(next()?)).map_err(bad)?;
-        let threads = BpfHashMap::try_from(Map::HashMap(next()?)).map_err(bad)?;
+        let threads = Array::try_from(Map::Array(next()?)).map_err(bad)?;
         let config = Array::try_from(Map::Array(next()?)).map_err(bad)?;
         let ring = RingBuf::try_from(Map::RingBuf(next()?)).map_err(bad)?;
         let skip = Array::try_from(Map::Array(next()?)).map_err(bad)?;
@@ -233,6 +243,7 @@ impl BpfCapture {
         Ok(BpfCapture {
             rings,
             threads,
+            slots: std::collections::HashMap::new(),
             config,
             wait_nrs: [-1; 4],
             tgid: None,
@@ -370,8 +381,9 @@ impl BpfCapture {
     /// # Errors
     /// A map update refused by the kernel, as text.
     pub fn set_threshold(&mut self, tid: i32, threshold_ns: i64) -> Result<(), String> {
-        let known = self.threads.get(&(tid as u32), 0);
-        if known.is_err() {
+        let tid_key = tid as u32;
+        let known = self.slots.get(&tid_key).copied();
+        if known.is_none() {
             // A new thread: the process filter widens before the thread is added, so that
             // none of its system calls is filtered out once it is watched.
             let tgid = tgid_of(tid).unwrap_or(0);
@@ -385,18 +397,37 @@ impl BpfCapture {
                 self.write_config()?;
             }
         }
-        let mut v: ThreadWords = known.unwrap_or_default();
+        let (slot, mut v) = match known {
+            Some(slot) => (
+                slot,
+                self.threads
+                    .get(&slot, 0)
+                    .map_err(|e| format!("thread {tid}: {e}"))?,
+            ),
+            None => {
+                let slot = free_slot(tid_key, |k| self.slots.values().any(|s| *s == k))
+                    .ok_or_else(|| {
+                        format!(
+                            "thread {tid}: the {THREAD_PROBES} slots it may take are held by other watched threads"
+                        )
+                    })?;
+                let mut v = ThreadWords::default();
+                v[TID_WORD] = u64::from(tid_key) << 32;
+                (slot, v)
+            }
+        };
         v[1] = threshold_ns as u64;
         self.threads
-            .insert(tid as u32, v, 0)
-            .map_err(|e| format!("thread {tid}: {e}"))
+            .set(slot, v, 0)
+            .map_err(|e| format!("thread {tid}: {e}"))?;
+        self.slots.insert(tid_key, slot);
+        Ok(())
     }
 
     /// Stops watching every thread (their events are still recorded, no window is sent).
     pub fn unwatch(&mut self) {
-        let tids: Vec<u32> = self.threads.keys().filter_map(Result::ok).collect();
-        for tid in tids {
-            let _ = self.threads.remove(&tid);
+        for (_, slot) in self.slots.drain() {
+            let _ = self.threads.set(slot, ThreadWords::default(), 0);
         }
         // The next thread watched sets the process filter afresh.
         self.tgid = None;
@@ -446,7 +477,10 @@ impl BpfCapture {
 
     /// Late wake-ups the kernel side saw for `tid` (windows asked for).
     pub fn late_seen(&mut self, tid: i32) -> u64 {
-        self.threads.get(&(tid as u32), 0).map_or(0, |v| v[4] >> 32)
+        self.slots
+            .get(&(tid as u32))
+            .and_then(|slot| self.threads.get(slot, 0).ok())
+            .map_or(0, |v| v[4] >> 32)
     }
 
     /// Drains the ring buffer: each window's new events are appended to `out` (oldest first
@@ -473,9 +507,27 @@ impl BpfCapture {
     }
 }
 
+/// The first slot thread `tid` may take (`tid % THREAD_SLOTS` and the next
+/// `THREAD_PROBES - 1`, as `thread_of()` in the C source looks) that `taken` does not hold.
+fn free_slot(tid: u32, taken: impl Fn(u32) -> bool) -> Option<u32> {
+    (0..THREAD_PROBES)
+        .map(|i| tid.wrapping_add(i) % THREAD_SLOTS)
+        .find(|k| !taken(*k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_takes_the_first_free_of_its_slots_as_the_kernel_side_looks() {
+        // tid 5 in slot 5; tid 1029 (5 + 1024) next to it; the last slot wraps to 0.
+        assert_eq!(free_slot(5, |_| false), Some(5));
+        assert_eq!(free_slot(1029, |k| k == 5), Some(6));
+        assert_eq!(free_slot(1023, |k| k == 1023), Some(0));
+        // All four taken: no slot (set_threshold then refuses the thread).
+        assert_eq!(free_slot(5, |k| (5..9).contains(&k)), None);
+    }
 
     #[test]
     fn optional_symbols_are_looked_for_a_quarter_further_than_the_required_ones() {
