@@ -76,7 +76,8 @@ pub struct Detail {
     /// nothing traced: the timer write exits to the host"), `exit_from_idle`, `cannot_tell`
     /// (bare metal, a running task and no evidence),
     /// `irq`, `softirq`, `blocking_thread`, `higher_priority_thread`, `other_callback` (S2,
-    /// or S3: a callback the same interrupt ran after the thread's),
+    /// or S3: a callback the same interrupt ran after the thread's, where its exit is
+    /// recorded — the tracefs path),
     /// `rt_throttled` and `cfs_throttled` (name: the bandwidth timer that ended it, or for a
     /// CFS group refilled from another CPU the `call_function_single` IPI that brought it, or
     /// "CPU idle while the thread was runnable" when the CPU idled with the throttled thread
@@ -1461,8 +1462,10 @@ fn cpu_details(
     enum Ctx {
         OwnIrq,
         // Another hrtimer callback run by our own timer interrupt after the thread's (the
-        // tick's, say): the interrupt's time from its entry on is that callback's (the BPF
-        // path records no callback exits; the interrupt's exit then ends it).
+        // tick's, say), until its exit. Its time is counted as `callback_open` and becomes
+        // `other_callback` at its exit; without one (the BPF path records no callback exits)
+        // the stretch up to the interrupt's exit holds the callback and the interrupt's own
+        // tail in unknown shares, and is dropped: the kernel's path, as before.
         Callback(Name),
         Irq(Name),
         Softirq(Name),
@@ -1509,7 +1512,7 @@ fn cpu_details(
                    ns: Nanos| {
         match stack.last() {
             Some(Ctx::OwnIrq) => add(d, "own_timer_irq", "local_timer", None, ns),
-            Some(Ctx::Callback(n)) => add(d, "other_callback", n, None, ns),
+            Some(Ctx::Callback(n)) => add(d, "callback_open", n, None, ns),
             Some(Ctx::Irq(n)) => add(d, "irq", n, None, ns),
             Some(Ctx::Softirq(n)) => add(d, "softirq", n, None, ns),
             None if task.0 == 0 => add(d, "idle", "<idle>", Some(0), ns),
@@ -1541,11 +1544,27 @@ fn cpu_details(
                 stack.push(Ctx::Callback(function.clone()));
             }
             Kind::HrtimerExpireExit { .. } if matches!(stack.last(), Some(Ctx::Callback(_))) => {
-                stack.pop();
+                if let Some(Ctx::Callback(n)) = stack.pop() {
+                    if let Some(k) = d
+                        .iter()
+                        .position(|x| x.kind == "callback_open" && x.name == n)
+                    {
+                        let open = d.remove(k);
+                        add(&mut d, "other_callback", &n, None, open.ns);
+                    }
+                }
             }
             Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
-                while matches!(stack.last(), Some(Ctx::Callback(_))) {
+                // A callback still open at the interrupt's exit: its time is set apart as
+                // unended (dropped below), never merged with a later one's of the same name.
+                while let Some(Ctx::Callback(n)) = stack.last().cloned() {
                     stack.pop();
+                    if let Some(x) = d
+                        .iter_mut()
+                        .find(|x| x.kind == "callback_open" && x.name == n)
+                    {
+                        x.kind = "callback_unended".into();
+                    }
                 }
                 stack.pop();
             }
@@ -1566,7 +1585,12 @@ fn cpu_details(
     account(&mut d, &stack, &task, first_task, end - last);
     let total = end - b3;
     let mut d = clip_details(d, total);
-    d.retain(|x| x.kind != "own_thread" && x.kind != "idle");
+    d.retain(|x| {
+        !matches!(
+            x.kind.as_str(),
+            "own_thread" | "idle" | "callback_open" | "callback_unended"
+        )
+    });
     d
 }
 
