@@ -209,7 +209,7 @@ fn housekeeping_overlapping_the_measured_cpu_is_refused() {
 }
 
 #[test]
-fn hypervisor_stalls_are_interrupt_delivery() {
+fn a_hypervisor_cause_rests_on_a_held_delivery_tail_or_switch() {
     if let Some(why) = cannot_trace() {
         eprintln!("skipped: {why}");
         return;
@@ -229,17 +229,20 @@ fn hypervisor_stalls_are_interrupt_delivery() {
     if list.is_empty() {
         eprintln!("no wake-up later than 100 µs in this run: nothing to attribute");
     }
+    // A `hypervisor` cause rests on a `hypervisor` detail where the host can hold a wake-up:
+    // the interrupt's delivery (S1), or, in the wake-to-CPU segment (S3), the interrupt's own
+    // tail after the callback or a switch held while a task ran in user mode.
     for b in list
         .iter()
         .filter(|b| b["cause"]["category"] == "hypervisor")
     {
         let segs = b["segments"].as_array().unwrap();
-        let largest = segs
-            .iter()
-            .max_by_key(|s| s["ns"].as_i64().unwrap())
-            .unwrap();
-        assert_eq!(largest["id"], "interrupt_delivery", "{b}");
-        assert_eq!(segs[1]["details"][0]["kind"], "hypervisor");
+        let held = |k: usize| {
+            segs[k]["details"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|x| x["kind"] == "hypervisor"))
+        };
+        assert!(held(1) || held(3), "{b}");
     }
 }
 
