@@ -1594,6 +1594,13 @@ fn cpu_details(
     d
 }
 
+/// The shortest tail of the thread's own timer interrupt (see [`own_interrupt_tail`]) named
+/// the host's, ns: the guest's own work there (the wake-up, the timer write's exit when the
+/// host answers at once) is short — the whole interrupt took ~2 µs in a calm run of the
+/// oracle's IPI plant (docs/explain.md, "Interrupts held by the host"); the same order as
+/// [`USER_EXIT_NS`] keeps the short ones the guest's.
+const OWN_TAIL_NS: Nanos = 5_000;
+
 /// S3's time in the thread's own timer interrupt after its callback began, with no other
 /// callback and nothing else traced there (`own_timer_irq` from [`cpu_details`]). What the
 /// interrupt still does then is the wake-up itself and reprogramming the clock event device
@@ -1601,18 +1608,12 @@ fn cpu_details(
 /// write (the TSC-deadline MSR, or the APIC timer) exits to the host, which emulates it
 /// (Documentation/virt/kvm/x86/timekeeping.rst; arch/x86/kvm/lapic.c). On this project's
 /// guest that stretch measured 5.3 µs at least and 10.2 µs at the median over 6259 late
-/// wake-ups (2026-11-26, a loaded host; bare metal takes well under a microsecond), and it
-/// was the largest part of the wake-up-to-CPU segment that had been named "kernel path".
+/// wake-ups (2026-11-26, a loaded host), and it was the largest part of the wake-up-to-CPU
+/// segment that had been named "kernel path".
 /// So on a VM, from [`OWN_TAIL_NS`] on, it is named the host's, as `hypervisor` "vCPU in its
 /// timer interrupt after the callback, nothing traced: the timer write exits to the host",
 /// with the steal time read at the wake-up if any; shorter, or on bare metal, it stays the
 /// kernel's own path (the detail is dropped, as before).
-/// The shortest tail of the thread's own timer interrupt (see [`own_interrupt_tail`]) named
-/// the host's, ns: the guest's own work there (the wake-up, the timer write's exit when the
-/// host answers at once) takes a few microseconds at most; the same order as
-/// [`USER_EXIT_NS`] keeps the short ones the guest's.
-const OWN_TAIL_NS: Nanos = 5_000;
-
 fn own_interrupt_tail(details: &mut Vec<Detail>, setting: &Setting, steal: Option<Nanos>) {
     let Some(k) = details.iter().position(|d| d.kind == "own_timer_irq") else {
         return;
