@@ -199,8 +199,8 @@ def main():
                  if os.path.exists(os.path.join(d, "truth.txt.quiet")) else None)
         quiet_hits = 0
         # And the group's throttled periods: all of them (cpu.stat at the end) against those
-        # during the plant's spins (the plant's count): the rest came with the plant asleep,
-        # the measuring thread alone spending the quota.
+        # during the plant's spins (the plant's count). The rest came outside them: the
+        # measuring thread's own spending, or a refill just after a spin's last read.
         throttles = None
         if quiet is not None and os.path.exists(os.path.join(d, "cpu.stat")):
             stat = dict(l.split() for l in open(os.path.join(d, "cpu.stat")) if len(l.split()) == 2)
@@ -401,9 +401,8 @@ def main():
             t = q.get("throttled_periods")
             if t:
                 md.append(f"- {r['plant']}: the group was throttled in {t['all']} periods, "
-                          f"{t['in_spins']} of them during the plant's spins: "
-                          f"{t['all'] - t['in_spins']} with the plant asleep (the measuring "
-                          f"thread alone spent the quota).")
+                          f"{t['in_spins']} of them during the plant's spins, "
+                          f"{t['all'] - t['in_spins']} outside them.")
     for r in report["plants"]:
         if not r["truth_plant"]:
             md.append(f"- {r['plant']}: no late wake-up overlapped a burst — the cause was not "

@@ -67,6 +67,7 @@ const THREAD_PROBES: u32 = 4;
 
 /// The word of [`ThreadWords`] that holds the slot's thread id (high half).
 const TID_WORD: usize = 8;
+
 /// `struct ring` as u64 words (`crate::bpf_records::DUMP_SIZE` / 8).
 type RingWords = [u64; crate::bpf_records::DUMP_SIZE / 8];
 
