@@ -197,6 +197,7 @@ def main():
         # is unchanged): a "cpu quota" named outside every burst but inside one of them.
         quiet = (load_truth(os.path.join(d, "truth.txt.quiet"))
                  if os.path.exists(os.path.join(d, "truth.txt.quiet")) else None)
+        quiet_starts = [a for a, _ in quiet] if quiet else []
         quiet_hits = 0
         # And the group's throttled periods: all of them (cpu.stat at the end) against those
         # during the plant's spins (the plant's count). The rest came outside them: the
@@ -285,7 +286,7 @@ def main():
                     fn += 1
             elif ok:
                 fp += 1
-                if quiet and overlap(quiet, [a for a, _ in quiet], lo, hi) > 0:
+                if quiet and overlap(quiet, quiet_starts, lo, hi) > 0:
                     quiet_hits += 1
             if span and truth != name and span[0] <= lo < span[1]:
                 in_span_other += 1
