@@ -180,7 +180,8 @@ impl Capture {
     ) -> Result<(), Unavailable> {
         match self {
             Capture::Bpf { cap, .. } => cap
-                .record_only_on(&spec.cpus)
+                .resume()
+                .and_then(|()| cap.record_only_on(&spec.cpus))
                 .and_then(|()| cap.watch(tids, wait_nrs, kernel_threshold(threshold_ns)))
                 .and_then(|()| match (fired_by, tids) {
                     (Some(f), [tid]) => cap.expiry_when_fired(Some((*tid, f))),
@@ -219,10 +220,16 @@ impl Capture {
         }
     }
 
-    /// Stops recording (a run that is not traced, with `--rounds`).
+    /// Stops recording (a run that is not traced, with `--rounds`): BPF detaches its
+    /// programs, tracefs turns its events off, so that the kernel runs nothing of ours
+    /// until [`Capture::start`] (the observer effect is then against a run with nothing
+    /// attached, as without `--explain`).
     pub fn freeze(&mut self) {
         match self {
-            Capture::Bpf { cap, .. } => cap.unwatch(),
+            Capture::Bpf { cap, .. } => {
+                cap.unwatch();
+                cap.pause();
+            }
             Capture::Tracefs { inst, .. } => inst.freeze(),
         }
     }

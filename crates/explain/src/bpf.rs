@@ -27,7 +27,7 @@ use crate::events::Event;
 use crate::tracefs::Unavailable;
 use crate::wakeups::TIMER_FUNCTIONS;
 use aya::maps::{Array, Map, MapData, PerCpuArray, RingBuf};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 
 /// CPUs the `skip` map covers (`MAX_CPUS` in the C source).
 const MAX_CPUS: usize = 1024;
@@ -174,8 +174,14 @@ pub struct BpfCapture {
     /// What `skip` holds: CPUs not recorded, and the fired timer's thread and callback.
     off: Vec<bool>,
     fired: (u32, u64),
-    /// Held for their effect: each keeps its program attached; with the tracepoint it is on.
-    links: Vec<(&'static str, OwnedFd)>,
+    /// Per program: its tracepoint, its descriptor and its link. The link is held for its
+    /// effect: it keeps the program attached, and with it the tracepoint on; `None` while
+    /// [paused](Self::pause).
+    programs: Vec<(&'static str, OwnedFd, Option<OwnedFd>)>,
+    /// When the programs were last attached again ([`Self::resume`]), ns on
+    /// CLOCK_MONOTONIC (0: never paused): records of before are not handed on, since the
+    /// CPU's events in between were not recorded.
+    recording_since: i64,
     decoder: Decoder,
     /// Dumps received.
     pub received: u64,
@@ -221,6 +227,7 @@ impl BpfCapture {
         let Parts {
             maps,
             links,
+            progs,
             attached,
             missing,
         } = parts;
@@ -240,7 +247,11 @@ impl BpfCapture {
             .iter()
             .map(|p| p.1)
             .filter(|t| !missing.contains(t));
-        let links = on.zip(links).collect();
+        let programs = on
+            .zip(progs)
+            .zip(links)
+            .map(|((t, p), l)| (t, p, Some(l)))
+            .collect();
         Ok(BpfCapture {
             rings,
             threads,
@@ -253,7 +264,8 @@ impl BpfCapture {
             skip,
             off: Vec::new(),
             fired: (0, 0),
-            links,
+            programs,
+            recording_since: 0,
             decoder: Decoder::new(),
             received: 0,
             attached,
@@ -277,16 +289,62 @@ impl BpfCapture {
         let required = crate::bpf_load::PROGRAMS
             .iter()
             .any(|p| p.1 == tracepoint && p.2);
-        let Some(i) = self.links.iter().position(|(t, _)| *t == tracepoint) else {
+        let Some(i) = self.programs.iter().position(|(t, ..)| *t == tracepoint) else {
             return false;
         };
         if required {
             return false;
         }
-        let (name, _link) = self.links.remove(i);
+        let (name, ..) = self.programs.remove(i);
         self.attached -= 1;
         self.unrecorded.push(name);
         true
+    }
+
+    /// Detaches every program (closes its link) and keeps it loaded: for a run that is not
+    /// traced (`--rounds`, every second run), the kernel then runs no program of ours at
+    /// all, as in a run without `--explain`, and [`Self::resume`] attaches them again.
+    /// Closing a link unregisters its program from the tracepoint, and the last one turns
+    /// the tracepoint off (its static key: "Using the Linux Kernel Tracepoints",
+    /// <https://docs.kernel.org/trace/tracepoints.html>); the kernel waits for the
+    /// programs running on other CPUs to finish before the close returns (an RCU grace
+    /// period), so this takes milliseconds, on the calling thread.
+    pub fn pause(&mut self) {
+        for (_, _, link) in &mut self.programs {
+            *link = None;
+        }
+    }
+
+    /// Whether the programs are detached ([`Self::pause`]).
+    pub fn paused(&self) -> bool {
+        self.programs.iter().any(|(_, _, l)| l.is_none())
+    }
+
+    /// Attaches again every program [`Self::pause`] detached. The per-CPU rings keep the
+    /// records of before the pause; the threads watched then were let go
+    /// ([`Self::unwatch`]), so no window judged after it reaches back into them unless a
+    /// thread watched anew is late within its first wake-ups (its window then holds the
+    /// records of before, up to the pause, and the gap).
+    /// Events recorded before this call are not handed on by [`Self::poll`] from here on:
+    /// the rings still hold them, but what the CPU did during the pause was not recorded,
+    /// so the last record before an expiry could be seconds stale.
+    ///
+    /// # Errors
+    /// The kernel's refusal, naming the tracepoint; the programs attached before it stay
+    /// attached.
+    pub fn resume(&mut self) -> Result<(), String> {
+        if self.paused() {
+            self.recording_since = tickscope_engine::time::read_clock(libc::CLOCK_MONOTONIC);
+        }
+        for (tracepoint, prog, link) in &mut self.programs {
+            if link.is_none() {
+                *link = Some(
+                    crate::bpf_load::attach(prog.as_fd())
+                        .map_err(|e| format!("attaching to {tracepoint} again: {e}"))?,
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Watches the measured threads: `wait_nrs` are the system calls their wait returns from
@@ -487,11 +545,20 @@ impl BpfCapture {
     /// Drains the ring buffer: each window's new events are appended to `out` (oldest first
     /// per CPU) and each dump's header to `dumps`. Never blocks.
     pub fn poll(&mut self, out: &mut Vec<Event>, dumps: &mut Vec<Dump>) {
+        let from = out.len();
         while let Some(item) = self.ring.next() {
             if let Some(d) = self.decoder.decode_bytes(&item, out) {
                 self.received += 1;
                 dumps.push(d);
             }
+        }
+        if self.recording_since > 0 {
+            let since = self.recording_since;
+            let mut i = from;
+            out.retain(|e| {
+                i += 1;
+                i <= from || e.ts >= since
+            });
         }
     }
 

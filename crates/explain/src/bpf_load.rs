@@ -55,13 +55,17 @@ pub(crate) const PROGRAMS: [(&str, &str, bool); 26] = [
     ("on_page_fault_kernel", "page_fault_kernel", false),
 ];
 
-/// What loading leaves: the maps (in [`MAPS`] order) and one link per attached program.
+/// What loading leaves: the maps (in [`MAPS`] order), and one link and one program
+/// descriptor per attached program.
 #[derive(Debug)]
 pub(crate) struct Parts {
     /// `rings`, `threads`, `config`, `dumps`, `skip`.
     pub maps: Vec<MapData>,
     /// The attachments (`BPF_RAW_TRACEPOINT_OPEN` descriptors).
     pub links: Vec<OwnedFd>,
+    /// The programs of `links`, in the same order: held so that a program detached for a
+    /// run that is not traced can be attached again ([`attach`]).
+    pub progs: Vec<OwnedFd>,
     /// Programs attached.
     pub attached: usize,
     /// Optional tracepoints this kernel lacks.
@@ -78,7 +82,10 @@ pub(crate) fn unavailable(what: &str, e: impl std::fmt::Display) -> Unavailable 
 /// Attaches a loaded BTF-enabled tracing program where its load named (`attach_btf_id`):
 /// `BPF_RAW_TRACEPOINT_OPEN` with no name (bpf(2); include/uapi/linux/bpf.h `raw_tracepoint`),
 /// which returns the link's descriptor.
-fn attach(prog: std::os::fd::BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
+///
+/// # Errors
+/// The kernel's refusal (bpf(2) `errno`).
+pub(crate) fn attach(prog: std::os::fd::BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
     const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
     // union bpf_attr's raw_tracepoint member: u64 name (0: the program's own target),
     // u32 prog_fd, 4 bytes of padding.
@@ -132,9 +139,10 @@ pub(crate) fn load_parts(parsed: Parsed) -> Result<Parts, Unavailable> {
         .load(OBJECT)
         .map_err(|e| unavailable("loading", e))?;
     let mut links = Vec::new();
+    let mut progs = Vec::new();
     let mut missing = Vec::new();
     for (name, tracepoint, required) in PROGRAMS {
-        let result = (|| -> Result<OwnedFd, String> {
+        let result = (|| -> Result<(OwnedFd, OwnedFd), String> {
             let prog: &mut BtfTracePoint = ebpf
                 .program_mut(name)
                 .ok_or("not in the object")?
@@ -142,10 +150,19 @@ pub(crate) fn load_parts(parsed: Parsed) -> Result<Parts, Unavailable> {
                 .map_err(|e| format!("{e}"))?;
             prog.load(tracepoint, &btf).map_err(|e| format!("{e}"))?;
             let fd = prog.fd().map_err(|e| format!("{e}"))?;
-            attach(fd.as_fd()).map_err(|e| format!("{e}"))
+            let link = attach(fd.as_fd()).map_err(|e| format!("{e}"))?;
+            // A descriptor of our own (dup): the object's closes with it below.
+            let own = fd
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| format!("{e}"))?;
+            Ok((link, own))
         })();
         match result {
-            Ok(link) => links.push(link),
+            Ok((link, prog)) => {
+                links.push(link);
+                progs.push(prog);
+            }
             Err(e) if required => {
                 return Err(unavailable(&format!("attaching to {tracepoint}"), e))
             }
@@ -174,6 +191,7 @@ pub(crate) fn load_parts(parsed: Parsed) -> Result<Parts, Unavailable> {
         maps,
         attached: links.len(),
         links,
+        progs,
         missing,
     })
 }

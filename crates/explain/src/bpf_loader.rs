@@ -6,8 +6,8 @@
 //! process's peak RSS keeps for good. When the running executable can serve as the loader
 //! (the `tickscope` program calls [`serve_if_asked`] first thing in `main`), loading runs it
 //! again (`/proc/self/exe`) with [`LOADER_ENV`] naming one end of a Unix socket pair; the
-//! helper loads and attaches the programs, sends the descriptors of the maps and of the
-//! attachments ("links", `BPF_RAW_TRACEPOINT_OPEN`) back with `SCM_RIGHTS` (unix(7),
+//! helper loads and attaches the programs, sends the descriptors of the maps, of the
+//! attachments ("links", `BPF_RAW_TRACEPOINT_OPEN`) and of the programs back with `SCM_RIGHTS` (unix(7),
 //! cmsg(3)) and exits. tickscope then holds only file descriptors: when it exits — or is
 //! killed — the last descriptor of each link closes, which detaches its program, and the
 //! kernel frees programs and maps ("BPF link", <https://docs.kernel.org/bpf/>; bpf(2)).
@@ -27,7 +27,8 @@ pub const LOADER_ENV: &str = "TICKSCOPE_INTERNAL_BPF_LOADER_FD";
 /// Set when the running executable calls [`serve_if_asked`], i.e. can serve as the loader.
 static SERVES: AtomicBool = AtomicBool::new(false);
 
-/// Most descriptors one answer carries (4 maps and one link per program).
+/// Most descriptors one answer carries (5 maps, and one link and one program descriptor per
+/// program: 57 for the 26 programs).
 const MAX_FDS: usize = 64;
 
 /// Bytes of an answer's text.
@@ -58,6 +59,7 @@ pub fn serve_if_asked() -> Option<i32> {
         Ok(parts) => {
             let mut fds: Vec<BorrowedFd<'_>> = parts.maps.iter().map(|m| m.fd().as_fd()).collect();
             fds.extend(parts.links.iter().map(|l| l.as_fd()));
+            fds.extend(parts.progs.iter().map(|p| p.as_fd()));
             let text = format!("ok {}\n{}", parts.attached, parts.missing.join(","));
             send(&sock, text.as_bytes(), &fds)
         }
@@ -176,7 +178,7 @@ fn load_in_helper() -> Option<Result<Loaded, Unavailable>> {
     }
     let (head, missing) = text.split_once('\n')?;
     let attached: usize = head.strip_prefix("ok ")?.parse().ok()?;
-    if fds.len() != crate::bpf_load::MAPS.len() + attached {
+    if fds.len() != crate::bpf_load::MAPS.len() + 2 * attached {
         return None;
     }
     let mut fds = fds.into_iter();
@@ -189,10 +191,12 @@ fn load_in_helper() -> Option<Result<Loaded, Unavailable>> {
         .map(|p| p.1)
         .filter(|t| missing.split(',').any(|m| m == *t))
         .collect();
+    let links: Vec<OwnedFd> = fds.by_ref().take(attached).collect();
     Some(Ok(Loaded {
         parts: Parts {
             maps,
-            links: fds.collect(),
+            links,
+            progs: fds.collect(),
             attached,
             missing,
         },

@@ -20,9 +20,7 @@ use crate::context::WindowContext;
 use crate::on_late::{Action, Rule};
 use crate::on_late_exec::ExecActions;
 use crate::section::HITS_KEPT;
-use crate::section::{
-    ActionStatus, CaptureRecord, ExplainSection, ObserverEffect, ThreadCauses, TracingCost,
-};
+use crate::section::{ActionStatus, CaptureRecord, ExplainSection, ThreadCauses, TracingCost};
 use crate::table::CauseTable;
 use crate::tracefs::{self, InstanceSpec, TraceInstance, Unavailable};
 use crate::window::EventWindow;
@@ -176,7 +174,7 @@ pub struct Controller {
     /// Whether the current run is traced (with `--rounds`, every other run is not).
     traced_now: bool,
     /// Per finished run: (traced, p50, p99, max) of the merged latency.
-    rounds: Vec<(bool, i64, i64, i64)>,
+    rounds: Vec<crate::observer::RunLatency>,
     /// `--explain-log`'s writer.
     log: Option<std::io::BufWriter<std::fs::File>>,
     /// How far the sample stream is known to be complete, ns: the newest wake-up received,
@@ -834,7 +832,7 @@ impl Controller {
             let secs = since.elapsed().as_secs_f64();
             self.section.events_per_s = (secs > 0.0).then(|| self.window.seen as f64 / secs);
         }
-        self.section.observer = observer_effect(&self.rounds);
+        self.section.observer = crate::observer::observer_effect(&self.rounds);
         self.section.events_read = self.window.seen;
         self.section.events_lost = self.window.lost;
         if let (Some(t), Some(since)) = (self.trace.as_ref(), self.traced_since) {
@@ -896,7 +894,6 @@ impl Drop for Controller {
     }
 }
 
-/// Traced minus untraced means of p50, p99 and max; `None` unless both kinds of run exist.
 /// The ids of this process's threads, sorted, from the entries of `/proc/self/task`
 /// (proc(5)): one directory read for a breakdown's every detail, instead of one `statx` per
 /// detail (≈ 50 per late wake-up). Empty when the directory cannot be read.
@@ -909,21 +906,6 @@ fn own_threads() -> Vec<i32> {
         .unwrap_or_default();
     tids.sort_unstable();
     tids
-}
-
-fn observer_effect(rounds: &[(bool, i64, i64, i64)]) -> Option<ObserverEffect> {
-    let mean = |traced: bool, f: fn(&(bool, i64, i64, i64)) -> i64| {
-        let v: Vec<i64> = rounds.iter().filter(|r| r.0 == traced).map(f).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<i64>() as f64 / v.len() as f64)
-    };
-    let delta = |f: fn(&(bool, i64, i64, i64)) -> i64| Some(mean(true, f)? - mean(false, f)?);
-    Some(ObserverEffect {
-        traced_runs: rounds.iter().filter(|r| r.0).count() as u32,
-        untraced_runs: rounds.iter().filter(|r| !r.0).count() as u32,
-        p50_delta_ns: delta(|r| r.1)?,
-        p99_delta_ns: delta(|r| r.2)?,
-        max_delta_ns: delta(|r| r.3)?,
-    })
 }
 
 #[cfg(test)]
@@ -951,17 +933,5 @@ mod tests {
         assert!(tids.windows(2).all(|w| w[0] < w[1]), "{tids:?}");
         done_tx.send(()).unwrap();
         other.join().unwrap();
-    }
-
-    #[test]
-    fn observer_effect_is_traced_minus_untraced() {
-        assert_eq!(observer_effect(&[(true, 10, 20, 30)]), None);
-        let o =
-            observer_effect(&[(true, 10, 20, 30), (false, 8, 20, 40), (true, 12, 20, 30)]).unwrap();
-        assert_eq!((o.traced_runs, o.untraced_runs), (2, 1));
-        assert_eq!(
-            (o.p50_delta_ns, o.p99_delta_ns, o.max_delta_ns),
-            (3.0, 0.0, -10.0)
-        );
     }
 }

@@ -41,6 +41,7 @@ pub mod controller;
 pub mod events;
 pub mod infer;
 pub mod name;
+pub mod observer;
 pub mod on_late;
 pub mod on_late_exec;
 pub mod roster;

@@ -141,4 +141,36 @@ pub struct ObserverEffect {
     pub p99_delta_ns: f64,
     /// The same for the maximum, ns.
     pub max_delta_ns: f64,
+    /// Each traced run minus the untraced run right after it (absent without such a pair,
+    /// and in documents of before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<PairedEffect>,
+}
+
+/// The paired differences of [`ObserverEffect`]: runs 1 − 2, 3 − 4, … of a `--rounds`
+/// plan, a traced run and the untraced one after it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PairedEffect {
+    /// Pairs (1 to 500).
+    pub pairs: u32,
+    /// p50 traced − untraced, ns.
+    pub p50: MedianInterval,
+    /// p99 traced − untraced, ns.
+    pub p99: MedianInterval,
+    /// Maximum traced − untraced, ns.
+    pub max: MedianInterval,
+}
+
+/// The median of paired differences and its distribution-free 95 % interval (the sign
+/// test's; [`crate::observer::median_interval`]), ns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MedianInterval {
+    /// The median, ns (signed).
+    pub median_ns: f64,
+    /// The interval's low end, ns; absent for fewer than 6 pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_ns: Option<f64>,
+    /// Its high end, ns; absent for fewer than 6 pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high_ns: Option<f64>,
 }

@@ -515,9 +515,14 @@ impl TraceInstance {
         std::fs::read_to_string(self.dir.join(format!("per_cpu/cpu{cpu}/stats"))).ok()
     }
 
-    /// Stops recording (the buffer stays readable).
+    /// Stops recording and turns the instance's events off (the buffer stays readable):
+    /// with `tracing_on` 0 alone an enabled event's handler still runs at every hit and
+    /// only finds the buffer off; with its `enable` 0 (and no other user) the tracepoint is
+    /// off again ("Event Tracing", <https://docs.kernel.org/trace/events.html>). Starting
+    /// again enables the events it names.
     pub fn freeze(&self) {
         let _ = write(&self.dir.join("tracing_on"), "0");
+        let _ = write(&self.dir.join("events/enable"), "0");
     }
 }
 

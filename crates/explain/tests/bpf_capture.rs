@@ -489,3 +489,47 @@ fn a_program_stopped_from_recording_is_detached_and_a_required_one_is_kept() {
     });
     assert!(freed, "program {} still loaded", gone[0]);
 }
+
+/// The BPF links this process holds (`anon_inode:bpf_link` descriptors).
+fn own_links() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .map(|dir| {
+            dir.flatten()
+                .filter(|fd| {
+                    std::fs::read_link(fd.path())
+                        .map(|t| t.to_string_lossy().starts_with("anon_inode:bpf_link"))
+                        .unwrap_or(false)
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_paused_capture_has_nothing_attached_and_records_again_when_resumed() {
+    let Some((_one, mut cap)) = capture_for("a_paused_capture_has_nothing_attached") else {
+        return;
+    };
+    let programs = own_program_ids();
+    assert_eq!(own_links(), cap.attached);
+    assert!(!cap.paused());
+    // Switches happen on every CPU all the time: a record or more within 50 ms.
+    let recording = |cap: &BpfCapture| {
+        let before = cap.stats().records;
+        std::thread::sleep(Duration::from_millis(50));
+        cap.stats().records > before
+    };
+    assert!(recording(&cap));
+    cap.pause();
+    assert!(cap.paused());
+    assert_eq!(own_links(), 0, "every link closed");
+    assert_eq!(own_program_ids(), programs, "the programs stay loaded");
+    assert!(!recording(&cap), "nothing attached records nothing");
+    cap.resume().unwrap();
+    assert!(!cap.paused());
+    assert_eq!(own_links(), cap.attached);
+    assert!(recording(&cap));
+    // Resuming what runs is nothing to do.
+    cap.resume().unwrap();
+    assert_eq!(own_links(), cap.attached);
+}

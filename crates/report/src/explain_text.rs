@@ -104,6 +104,25 @@ pub fn breakdown(b: &Breakdown) -> String {
     out
 }
 
+/// The paired observer effect in one line: median of (traced run − the untraced run after
+/// it) for p50, p99 and max, µs, each with its 95 % interval where there are 6 pairs or more.
+fn paired_line(p: &tickscope_explain::section::PairedEffect) -> String {
+    let one = |m: &tickscope_explain::section::MedianInterval| {
+        let mut s = format!("{:+.2} µs", m.median_ns / 1e3);
+        if let (Some(lo), Some(hi)) = (m.low_ns, m.high_ns) {
+            s.push_str(&format!(" ({:+.2} … {:+.2})", lo / 1e3, hi / 1e3));
+        }
+        s
+    };
+    format!(
+        "observer effect, paired (each traced run − the untraced run after it, {} pairs; median, 95 % interval): p50 {} · p99 {} · max {}",
+        p.pairs,
+        one(&p.p50),
+        one(&p.p99),
+        one(&p.max)
+    )
+}
+
 /// The observer cost of tracing in one line: backend (and why a fallback), events per
 /// second written in the kernel, events lost, windows sent, the collector's CPU share, and the
 /// CPU time loading the BPF programs took once (when it was measured).
@@ -165,6 +184,9 @@ pub fn report(section: &ExplainSection, worst: usize) -> Vec<String> {
                 .map(|e| format!(" · {e:.0} events/s traced"))
                 .unwrap_or_default()
         ));
+        if let Some(p) = &o.paired {
+            lines.push(paired_line(p));
+        }
     }
     if let Some(c) = &section.cost {
         lines.push(cost_line(c));
