@@ -173,7 +173,7 @@ pub struct Controller {
     run_settings: serde_json::Value,
     /// Whether the current run is traced (with `--rounds`, every other run is not).
     traced_now: bool,
-    /// Per finished run: (traced, p50, p99, max) of the merged latency.
+    /// Per finished run: traced or not, its method, and its merged latency.
     rounds: Vec<crate::observer::RunLatency>,
     /// `--explain-log`'s writer.
     log: Option<std::io::BufWriter<std::fs::File>>,
@@ -867,7 +867,13 @@ impl Controller {
         self.execs.stop_all(&mut self.section.captures);
         self.publish();
         if let Some((p50, p99, max)) = latency {
-            self.rounds.push((self.traced_now, p50, p99, max));
+            self.rounds.push(crate::observer::RunLatency {
+                traced: self.traced_now,
+                method: self.applied.as_ref().map_or("", |a| a.method.name()),
+                p50,
+                p99,
+                max,
+            });
         }
     }
 

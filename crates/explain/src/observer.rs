@@ -5,41 +5,63 @@
 
 use crate::section::{MedianInterval, ObserverEffect, PairedEffect};
 
-/// One run's outcome: whether it was traced, and its merged p50, p99 and maximum wake-up
-/// latency, ns.
-pub type RunLatency = (bool, i64, i64, i64);
+/// One run's outcome: whether it was traced, its wait method's name (runs of different
+/// methods are never paired) and its merged p50, p99 and maximum wake-up latency, ns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunLatency {
+    /// Traced (`false`: nothing of ours attached).
+    pub traced: bool,
+    /// The wait method (`nanosleep-abs`, …).
+    pub method: &'static str,
+    /// p50, ns.
+    pub p50: i64,
+    /// p99, ns.
+    pub p99: i64,
+    /// Maximum, ns.
+    pub max: i64,
+}
 
 /// Traced minus untraced: the means of each kind's p50, p99 and maximum, and the paired
-/// differences (run 1 − run 2, run 3 − run 4, …: a traced run and the untraced run after
-/// it) with the median and its distribution-free 95 % interval. `None` unless both kinds of
-/// run exist.
+/// differences with the median and its distribution-free 95 % interval. Each traced run is
+/// paired with the first untraced run after it of the same method that no earlier traced
+/// run took: with one method, runs 1 − 2, 3 − 4, …; with several (`--rounds` rotates them,
+/// A B B A A B …), the next untraced run of its own method. `None` unless both kinds of run
+/// exist.
 pub fn observer_effect(rounds: &[RunLatency]) -> Option<ObserverEffect> {
     let mean = |traced: bool, f: fn(&RunLatency) -> i64| {
-        let v: Vec<i64> = rounds.iter().filter(|r| r.0 == traced).map(f).collect();
+        let v: Vec<i64> = rounds
+            .iter()
+            .filter(|r| r.traced == traced)
+            .map(f)
+            .collect();
         (!v.is_empty()).then(|| v.iter().sum::<i64>() as f64 / v.len() as f64)
     };
     let delta = |f: fn(&RunLatency) -> i64| Some(mean(true, f)? - mean(false, f)?);
-    let pairs: Vec<(&RunLatency, &RunLatency)> = rounds
-        .windows(2)
-        .step_by(2)
-        .filter(|w| w[0].0 && !w[1].0)
-        .map(|w| (&w[0], &w[1]))
-        .collect();
+    let mut taken = vec![false; rounds.len()];
+    let mut pairs: Vec<(&RunLatency, &RunLatency)> = Vec::new();
+    for (i, t) in rounds.iter().enumerate().filter(|(_, r)| r.traced) {
+        let next = (i + 1..rounds.len())
+            .find(|&j| !taken[j] && !rounds[j].traced && rounds[j].method == t.method);
+        if let Some(j) = next {
+            taken[j] = true;
+            pairs.push((t, &rounds[j]));
+        }
+    }
     let paired = |f: fn(&RunLatency) -> i64| {
         let d: Vec<i64> = pairs.iter().map(|(t, u)| f(t) - f(u)).collect();
         median_interval(&d)
     };
     Some(ObserverEffect {
-        traced_runs: rounds.iter().filter(|r| r.0).count() as u32,
-        untraced_runs: rounds.iter().filter(|r| !r.0).count() as u32,
-        p50_delta_ns: delta(|r| r.1)?,
-        p99_delta_ns: delta(|r| r.2)?,
-        max_delta_ns: delta(|r| r.3)?,
+        traced_runs: rounds.iter().filter(|r| r.traced).count() as u32,
+        untraced_runs: rounds.iter().filter(|r| !r.traced).count() as u32,
+        p50_delta_ns: delta(|r| r.p50)?,
+        p99_delta_ns: delta(|r| r.p99)?,
+        max_delta_ns: delta(|r| r.max)?,
         paired: (!pairs.is_empty()).then(|| PairedEffect {
             pairs: pairs.len() as u32,
-            p50: paired(|r| r.1),
-            p99: paired(|r| r.2),
-            max: paired(|r| r.3),
+            p50: paired(|r| r.p50),
+            p99: paired(|r| r.p99),
+            max: paired(|r| r.max),
         }),
     })
 }
@@ -92,11 +114,25 @@ pub fn median_interval(d: &[i64]) -> MedianInterval {
 mod tests {
     use super::*;
 
+    fn run(traced: bool, method: &'static str, p50: i64, p99: i64, max: i64) -> RunLatency {
+        RunLatency {
+            traced,
+            method,
+            p50,
+            p99,
+            max,
+        }
+    }
+
     #[test]
     fn observer_effect_is_traced_minus_untraced() {
-        assert_eq!(observer_effect(&[(true, 10, 20, 30)]), None);
-        let o =
-            observer_effect(&[(true, 10, 20, 30), (false, 8, 20, 40), (true, 12, 20, 30)]).unwrap();
+        assert_eq!(observer_effect(&[run(true, "a", 10, 20, 30)]), None);
+        let o = observer_effect(&[
+            run(true, "a", 10, 20, 30),
+            run(false, "a", 8, 20, 40),
+            run(true, "a", 12, 20, 30),
+        ])
+        .unwrap();
         assert_eq!((o.traced_runs, o.untraced_runs), (2, 1));
         assert_eq!(
             (o.p50_delta_ns, o.p99_delta_ns, o.max_delta_ns),
@@ -114,12 +150,37 @@ mod tests {
     fn pairs_are_each_traced_run_and_the_untraced_one_after_it() {
         // Drift between pairs (+100 per pair) that a pair cancels: every pair differs by 3.
         let rounds: Vec<RunLatency> = (0..8)
-            .flat_map(|i| [(true, 100 * i + 3, 0, 0), (false, 100 * i, 0, 0)])
+            .flat_map(|i| {
+                [
+                    run(true, "a", 100 * i + 3, 0, 0),
+                    run(false, "a", 100 * i, 0, 0),
+                ]
+            })
             .collect();
         let p = observer_effect(&rounds).unwrap().paired.unwrap();
         assert_eq!(p.pairs, 8);
         assert_eq!(p.p50.median_ns, 3.0);
         assert_eq!((p.p50.low_ns, p.p50.high_ns), (Some(3.0), Some(3.0)));
+    }
+
+    #[test]
+    fn runs_of_different_methods_are_never_paired() {
+        // --rounds with two methods rotates them: a b | b a | a b | b a, traced every
+        // second run. a is 100 slower than b; tracing adds 1 to either.
+        let order = ["a", "b", "b", "a", "a", "b", "b", "a"];
+        let rounds: Vec<RunLatency> = order
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| {
+                let traced = i % 2 == 0;
+                let p50 = if m == "a" { 100 } else { 0 } + i64::from(traced);
+                run(traced, m, p50, 0, 0)
+            })
+            .collect();
+        let p = observer_effect(&rounds).unwrap().paired.unwrap();
+        // a(0)−a(3), b(2)−b(5), a(4)−a(7); b(6) has no untraced b after it.
+        assert_eq!(p.pairs, 3);
+        assert_eq!(p.p50.median_ns, 1.0);
     }
 
     #[test]

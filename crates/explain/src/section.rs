@@ -141,14 +141,15 @@ pub struct ObserverEffect {
     pub p99_delta_ns: f64,
     /// The same for the maximum, ns.
     pub max_delta_ns: f64,
-    /// Each traced run minus the untraced run right after it (absent without such a pair,
-    /// and in documents of before).
+    /// Each traced run minus the next untraced run of the same method (absent without such
+    /// a pair, and in documents of before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paired: Option<PairedEffect>,
 }
 
-/// The paired differences of [`ObserverEffect`]: runs 1 − 2, 3 − 4, … of a `--rounds`
-/// plan, a traced run and the untraced one after it.
+/// The paired differences of [`ObserverEffect`]: each traced run of a `--rounds` plan and
+/// the next untraced run of the same method ([`crate::observer::observer_effect`]; with one
+/// method, runs 1 − 2, 3 − 4, …).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PairedEffect {
     /// Pairs (1 to 500).

@@ -104,8 +104,9 @@ pub fn breakdown(b: &Breakdown) -> String {
     out
 }
 
-/// The paired observer effect in one line: median of (traced run − the untraced run after
-/// it) for p50, p99 and max, µs, each with its 95 % interval where there are 6 pairs or more.
+/// The paired observer effect in one line: median of (traced run − the next untraced run of
+/// its method) for p50, p99 and max, µs, each with its 95 % interval where there are 6 pairs or
+/// more.
 fn paired_line(p: &tickscope_explain::section::PairedEffect) -> String {
     let one = |m: &tickscope_explain::section::MedianInterval| {
         let mut s = format!("{:+.2} µs", m.median_ns / 1e3);
@@ -115,7 +116,7 @@ fn paired_line(p: &tickscope_explain::section::PairedEffect) -> String {
         s
     };
     format!(
-        "observer effect, paired (each traced run − the untraced run after it, {} pairs; median, 95 % interval): p50 {} · p99 {} · max {}",
+        "observer effect, paired (traced run − the next untraced run of its method, {} pairs; median, 95 % interval): p50 {} · p99 {} · max {}",
         p.pairs,
         one(&p.p50),
         one(&p.p99),
@@ -231,6 +232,28 @@ pub fn report(section: &ExplainSection, worst: usize) -> Vec<String> {
 mod tests {
     use super::*;
     use tickscope_explain::section::TracingCost;
+
+    #[test]
+    fn the_paired_line_gives_medians_and_intervals_where_there_are_enough_pairs() {
+        use tickscope_explain::section::{MedianInterval, PairedEffect};
+        let m = |median_ns: f64, iv: Option<(f64, f64)>| MedianInterval {
+            median_ns,
+            low_ns: iv.map(|v| v.0),
+            high_ns: iv.map(|v| v.1),
+        };
+        let line = paired_line(&PairedEffect {
+            pairs: 80,
+            p50: m(2690.0, Some((1920.0, 3330.0))),
+            p99: m(-260.0, Some((-900.0, 10750.0))),
+            max: m(41400.0, None),
+        });
+        assert_eq!(
+            line,
+            "observer effect, paired (traced run − the next untraced run of its method, 80 pairs; \
+             median, 95 % interval): p50 +2.69 µs (+1.92 … +3.33) · p99 -0.26 µs (-0.90 … +10.75) · \
+             max +41.40 µs"
+        );
+    }
 
     #[test]
     fn the_cost_line_names_backend_rate_loss_and_fallback() {

@@ -746,3 +746,54 @@ fn itimer_gets_windows_and_mark_writes_under_bpf() {
         &marks[..marks.len().min(3)]
     );
 }
+
+/// `--rounds` with `--explain=bpf`: every second run is untraced (the programs detached and
+/// attached again for the next traced run), and the result pairs each traced run with the
+/// untraced one after it: 6 pairs of 12 runs, each with its sign-test interval. Structure
+/// only: how large the effect is lives in bench/observer-rounds.sh.
+#[test]
+fn rounds_pair_each_traced_run_with_the_untraced_one_after_it() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipping rounds_pair_each_traced_run_with_the_untraced_one_after_it: {why}");
+        return;
+    }
+    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        eprintln!(
+            "skipping rounds_pair_each_traced_run_with_the_untraced_one_after_it: no kernel BTF"
+        );
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = tickscope()
+        .args(["run", "-q", "-i", "1ms", "-D", "300ms", "--rounds", "12"])
+        .arg("--explain=bpf")
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let o = &doc["explain"]["observer"];
+    assert_eq!(
+        (o["traced_runs"].as_u64(), o["untraced_runs"].as_u64()),
+        (Some(6), Some(6)),
+        "{o}"
+    );
+    let p = &o["paired"];
+    assert_eq!(p["pairs"], 6, "{o}");
+    for q in ["p50", "p99", "max"] {
+        let (lo, med, hi) = (
+            p[q]["low_ns"].as_f64().unwrap(),
+            p[q]["median_ns"].as_f64().unwrap(),
+            p[q]["high_ns"].as_f64().unwrap(),
+        );
+        assert!(lo <= med && med <= hi, "{q}: {lo} {med} {hi}");
+    }
+}
