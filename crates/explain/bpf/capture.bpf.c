@@ -201,11 +201,18 @@ struct {
 // one). An array lookup is inlined by the verifier (a bounds check and an add, no call),
 // where a hash map's took 44 ns per lookup on this project's guest (bench/bpf-hit-cost.sh,
 // docs/explain.md) — and sys_exit looks the thread up inside every measured wake-up.
+//
+// The array is mapped into user space too (BPF_F_MMAPABLE): a running thread's threshold
+// (--explain-threshold p99, once a second) is one aligned 8-byte store there, so that it
+// never overwrites what the programs write into the slot meanwhile, as writing the whole
+// slot back through the bpf(2) call did. The lookup stays inlined.
 #define THREAD_SLOTS 1024 // a power of two
 #define THREAD_PROBES 4
+#define BPF_F_MMAPABLE (1U << 10)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, THREAD_SLOTS);
 	__type(key, __u32);
 	__type(value, struct thread);

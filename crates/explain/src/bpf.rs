@@ -156,6 +156,9 @@ pub struct BpfStats {
 pub struct BpfCapture {
     rings: PerCpuArray<MapData, RingWords>,
     threads: Array<MapData, ThreadWords>,
+    /// `threads` mapped into this process, for a running thread's threshold: one word
+    /// written in place (`None` where the kernel refused the mapping).
+    shared_threads: Option<crate::bpf_shared::SharedArray>,
     /// The slot of every watched thread in `threads`.
     slots: std::collections::HashMap<u32, u32>,
     /// `struct config`: the wait calls' numbers, the watched process (low 32 bits), the wait
@@ -238,7 +241,15 @@ impl BpfCapture {
                 .ok_or_else(|| unavailable("the maps", "fewer than the object has"))
         };
         let rings = PerCpuArray::try_from(Map::PerCpuArray(next()?)).map_err(bad)?;
-        let threads = Array::try_from(Map::Array(next()?)).map_err(bad)?;
+        let threads_data = next()?;
+        // Where the kernel refuses the mapping, thresholds go through bpf(2) as whole slots.
+        let shared_threads = crate::bpf_shared::SharedArray::map(
+            threads_data.fd().as_fd(),
+            THREAD_SLOTS as usize,
+            std::mem::size_of::<ThreadWords>(),
+        )
+        .ok();
+        let threads = Array::try_from(Map::Array(threads_data)).map_err(bad)?;
         let config = Array::try_from(Map::Array(next()?)).map_err(bad)?;
         let ring = RingBuf::try_from(Map::RingBuf(next()?)).map_err(bad)?;
         let skip = Array::try_from(Map::Array(next()?)).map_err(bad)?;
@@ -255,6 +266,7 @@ impl BpfCapture {
         Ok(BpfCapture {
             rings,
             threads,
+            shared_threads,
             slots: std::collections::HashMap::new(),
             config,
             wait_nrs: [-1; 4],
@@ -435,7 +447,11 @@ impl BpfCapture {
         }
     }
 
-    /// Sets a watched thread's threshold, ns (a thread not watched yet is added).
+    /// Sets a watched thread's threshold, ns (a thread not watched yet is added). For a
+    /// thread already watched it is one 8-byte store into the mapped array, so that what
+    /// the programs write into its slot meanwhile is kept (`--explain-threshold p99`
+    /// changes it every second while they run); without the mapping, the slot is read and
+    /// written back whole.
     ///
     /// # Errors
     /// A map update refused by the kernel, as text.
@@ -454,6 +470,13 @@ impl BpfCapture {
             if self.tgid != Some(wider) {
                 self.tgid = Some(wider);
                 self.write_config()?;
+            }
+        }
+        // A watched thread's slot is the programs' to write too: its threshold is stored in
+        // place, one word, where the array is mapped.
+        if let (Some(slot), Some(shared)) = (known, self.shared_threads.as_mut()) {
+            if shared.store(slot as usize, 1, threshold_ns as u64) {
+                return Ok(());
             }
         }
         let (slot, mut v) = match known {
@@ -595,6 +618,45 @@ mod tests {
         assert_eq!(free_slot(1023, |k| k == 1023), Some(0));
         // All four taken: no slot (set_threshold then refuses the thread).
         assert_eq!(free_slot(5, |k| (5..9).contains(&k)), None);
+    }
+
+    /// Live (root, BTF): a watched thread's new threshold lands in the kernel's map through
+    /// the mapping, one word, and the slot's other words stay as they were.
+    #[test]
+    fn a_running_threads_threshold_is_stored_in_place_in_the_kernels_map() {
+        // SAFETY: geteuid has no memory effects.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipping a_running_threads_threshold_is_stored_in_place: not root");
+            return;
+        }
+        let mut cap = match BpfCapture::load() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("skipping a_running_threads_threshold_is_stored_in_place: {e}");
+                return;
+            }
+        };
+        assert!(
+            cap.shared_threads.is_some(),
+            "the threads array is mmapable"
+        );
+        // SAFETY: gettid has no memory effects.
+        let tid = unsafe { libc::gettid() };
+        cap.set_threshold(tid, 1_000).unwrap();
+        let slot = cap.slots[&(tid as u32)];
+        // A word the programs own (late_woke, written only for a late wake-up: this thread
+        // arms no timer, so never), set here through bpf(2) as a program would.
+        let mut v = cap.threads.get(&slot, 0).unwrap();
+        v[3] = 42;
+        cap.threads.set(slot, v, 0).unwrap();
+        cap.set_threshold(tid, 2_000).unwrap();
+        let v = cap.threads.get(&slot, 0).unwrap();
+        assert_eq!(v[1], 2_000, "the threshold, in the kernel's map");
+        assert_eq!(v[3], 42, "the rest of the slot untouched");
+        assert_eq!(v[TID_WORD] >> 32, u64::from(tid as u32));
+        let shared = cap.shared_threads.as_ref().unwrap();
+        assert_eq!(shared.load(slot as usize, 1), Some(2_000));
+        cap.unwatch();
     }
 
     #[test]

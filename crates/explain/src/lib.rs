@@ -35,6 +35,7 @@ mod bpf_ksym;
 mod bpf_load;
 pub mod bpf_loader;
 pub mod bpf_records;
+mod bpf_shared;
 pub mod bundle;
 pub mod context;
 pub mod controller;
