@@ -301,12 +301,17 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         flags.push("no_sys_exit".to_string());
     }
     // A loss spans from the CPU's last event before it (`since`) to the marker's own time.
-    // It matters from the thread's arming of its timer on (every boundary and detail comes
-    // from there to the wake-up; the idle state before the interrupt is entered after the
-    // arming): a loss that ended by the arming seen is before everything used. Without
-    // the arming seen, from one period before the expiry.
+    // It matters from LOSS_BEFORE_EXPIRY_NS before the expiry on, or from the thread's
+    // arming of its timer when that came later: every boundary and detail comes from the
+    // arming record itself and from there to the wake-up — the timer interrupt's own record
+    // names the task it interrupted (S1, S3), and a hard interrupt handler open during the
+    // delay (S1) was entered shortly before it. A loss that ended before that is before
+    // everything used: under an IPI flood (the oracle's IPI plant) the CPU's ring wraps
+    // within a period, and a loss between the arming and the expiry made "events lost" of
+    // wake-ups whose every used record had arrived. Without the arming seen, from one
+    // period before the expiry.
     let used_from = match start {
-        Some((i, ..)) => events[i].ts + 1,
+        Some((i, ..)) => (events[i].ts + 1).max(expiry - LOSS_BEFORE_EXPIRY_NS),
         None => expiry - setting.period.max(0) - 2 * US,
     };
     let lost = events.iter().any(|e| match e.kind {
@@ -1194,6 +1199,11 @@ const RT_TIMER: &str = "sched_rt_period_timer";
 /// `sched_cfs_period_timer()`, `sched_cfs_slack_timer()`).
 const CFS_TIMERS: [&str; 2] = ["sched_cfs_period_timer", "sched_cfs_slack_timer"];
 
+/// How long before the expiry a loss of events still makes a breakdown "events lost", ns:
+/// the stretch in which what S1 uses begins (an interrupt handler open during the delay was
+/// entered in it; a handler running 100 µs with interrupts off is a fault of its own).
+const LOSS_BEFORE_EXPIRY_NS: Nanos = 100_000;
+
 /// Below this, the time a task interrupted in user mode keeps the CPU after the waking
 /// interrupt is left to it: the interrupt's return and the switch take a few µs of its
 /// context. Seen on this project's KVM guest (the oracle's spinner plant, 2026-11-26): of
@@ -1274,6 +1284,15 @@ fn held_in_user_mode(
         return;
     };
     if details[k].ns < USER_EXIT_NS {
+        // Too short to say the host held it, but not the task's doing either: the
+        // interrupt's return and the switch ran in its context (another interrupt can
+        // enter that path, which runs with interrupts enabled before it schedules).
+        let d = &mut details[k];
+        d.kind = "switch_path".into();
+        d.name = format!(
+            "interrupt return and switch, in the context of {} (in user mode, outranked by the woken thread)",
+            at.comm
+        );
         return;
     }
     let mut d = details.remove(k);
