@@ -21,6 +21,8 @@ struct ThreadAccum {
     delivered_through: Option<u64>,
     cpu_clock: libc::clockid_t,
     last_cpu_read: Option<(Nanos, Nanos)>,
+    /// The policy read back while the thread still measured (see `drain_windows`).
+    last_policy: Option<String>,
 }
 
 /// On virtual time, how many windows a thread may be ahead of the slowest thread still
@@ -97,6 +99,7 @@ impl Collector {
                     delivered_through: None,
                     cpu_clock: r.cpu_clock,
                     last_cpu_read: None,
+                    last_policy: None,
                 })
                 .collect(),
             links,
@@ -205,7 +208,19 @@ impl Collector {
                 took = true;
                 let cpu = cpu_percent(acc, rec.thread_cpu_ns);
                 let mut stats = window_stats(&rec, self.window, self.period, cpu);
-                stats.policy = self.policy_tids[t].and_then(crate::setup::read_back);
+                // Read back now, as the window is taken — unless the thread has ended: it
+                // lets go of its ring before its policy guard restores the policy it had
+                // before (run/thread.rs), so a read after that may say what it returned to,
+                // not what it ran with. Checked after the read: a restore the read saw came
+                // after the ring was let go. Then the window keeps the last policy read
+                // while the thread measured.
+                let read = self.policy_tids[t].and_then(crate::setup::read_back);
+                stats.policy = if link.full.is_abandoned() {
+                    acc.last_policy.clone().or(read)
+                } else {
+                    acc.last_policy.clone_from(&read);
+                    read
+                };
                 acc.delivered_through = Some(rec.index + rec.span - 1);
                 if rec.samples() > 0 {
                     if self.keep_windows {

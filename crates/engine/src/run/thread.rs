@@ -136,6 +136,10 @@ pub(super) fn worker_thread(
     let cpu1 = read_clock(libc::CLOCK_THREAD_CPUTIME_ID);
     let report = method.observations();
     drop(method);
+    // The ring first: the collector takes an abandoned ring for a thread that has ended,
+    // and reads no policy back for its last windows after that (run/collector.rs), which
+    // the guards' restore below would otherwise show.
+    drop(link);
     drop(guards);
     WorkerEnd {
         cpu_time: if cfg.backend.is_mock() {
