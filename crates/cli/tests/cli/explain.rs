@@ -231,7 +231,10 @@ fn a_hypervisor_cause_rests_on_a_held_delivery_tail_or_switch() {
     }
     // A `hypervisor` cause rests on a `hypervisor` detail where the host can hold a wake-up:
     // the interrupt's delivery (S1), or, in the wake-to-CPU segment (S3), the interrupt's own
-    // tail after the callback or a switch held while a task ran in user mode.
+    // tail after the callback or a switch held while a task ran in user mode — or on the
+    // steal time read at the wake-up, for a residual in which the trace is silent (flag
+    // `trace_silent`, detail "steal X µs": the vCPU was not running; seen in CI at 45f29f1,
+    // 719 µs of steal over a 199 µs silent residual).
     for b in list
         .iter()
         .filter(|b| b["cause"]["category"] == "hypervisor")
@@ -242,7 +245,13 @@ fn a_hypervisor_cause_rests_on_a_held_delivery_tail_or_switch() {
                 .as_array()
                 .is_some_and(|d| d.iter().any(|x| x["kind"] == "hypervisor"))
         };
-        assert!(held(1) || held(3), "{b}");
+        let stolen = b["flags"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|x| x == "trace_silent"))
+            && b["cause"]["detail"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("steal "));
+        assert!(held(1) || held(3) || stolen, "{b}");
     }
 }
 
