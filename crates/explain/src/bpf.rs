@@ -332,14 +332,11 @@ impl BpfCapture {
         self.programs.iter().any(|(_, _, l)| l.is_none())
     }
 
-    /// Attaches again every program [`Self::pause`] detached. The per-CPU rings keep the
-    /// records of before the pause; the threads watched then were let go
-    /// ([`Self::unwatch`]), so no window judged after it reaches back into them unless a
-    /// thread watched anew is late within its first wake-ups (its window then holds the
-    /// records of before, up to the pause, and the gap).
-    /// Events recorded before this call are not handed on by [`Self::poll`] from here on:
-    /// the rings still hold them, but what the CPU did during the pause was not recorded,
-    /// so the last record before an expiry could be seconds stale.
+    /// Attaches again every program [`Self::pause`] detached. The per-CPU rings still hold
+    /// the records of before the pause, and a window sent soon after may reach back into
+    /// them; [`Self::poll`] hands on none recorded before this call, since what the CPU did
+    /// during the pause was not recorded and the last record before an expiry could be
+    /// seconds stale.
     ///
     /// # Errors
     /// The kernel's refusal, naming the tracepoint; the programs attached before it stay
@@ -577,11 +574,8 @@ impl BpfCapture {
         }
         if self.recording_since > 0 {
             let since = self.recording_since;
-            let mut i = from;
-            out.retain(|e| {
-                i += 1;
-                i <= from || e.ts >= since
-            });
+            let new = out.split_off(from);
+            out.extend(new.into_iter().filter(|e| e.ts >= since));
         }
     }
 

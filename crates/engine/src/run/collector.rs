@@ -213,7 +213,7 @@ impl Collector {
                 // before (run/thread.rs), so a read after that may say what it returned to,
                 // not what it ran with. Checked after the read: a restore the read saw came
                 // after the ring was let go. Then the window keeps the last policy read
-                // while the thread measured.
+                // while the thread measured (this read only when none was).
                 let read = self.policy_tids[t].and_then(crate::setup::read_back);
                 stats.policy = if link.full.is_abandoned() {
                     acc.last_policy.clone().or(read)
