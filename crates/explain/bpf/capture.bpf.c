@@ -35,7 +35,9 @@
 //
 // Lean on the measured CPU: between the expiry and the thread's return from its wait, a
 // wake-up runs hrtimer_expire_entry, local_timer_exit, cpu_idle (idle exit: returns at once,
-// only idle entries are recorded), sched_switch and sys_exit. The local timer
+// only idle entries are recorded), sched_switch and sys_exit — and without sys_exit where
+// user space detaches it (a run's own threads, whose samples say which wake-ups were late:
+// see returned()), without cpu_idle on a virtual machine. The local timer
 // vector's entry and the callbacks' hrtimer_expire_exit have no program: the entry is put
 // back by the decoder at the interrupt's clock read (`now` of hrtimer_expire_entry; see
 // src/bpf_records.rs, `fill_in`), and the replayed oracle attributes the same without the
@@ -135,6 +137,7 @@ enum kind {
 	K_CPU_IDLE = 11,
 	K_SYS_EXIT = 12,
 	K_PAGE_FAULT = 13,
+	K_STEAL = 14, // steal since the wait began, where the wait's return is not traced
 };
 
 // One event: 16 bytes of header, 48 of payload (p[2..6] hold the two comms of a switch).
@@ -399,6 +402,40 @@ static __always_inline void put2(__u16 kind, __u64 a, __u64 b)
 	e->p[1] = b;
 }
 
+// Thread `th` (`tid`) is back from the wait for `expiry` (soft, ns) on this CPU: what
+// `sys_exit` does when it is traced, without the judgment (see returned()).
+static __always_inline void back_from(struct ring *r, struct thread *th, __u32 tid, __s64 expiry)
+{
+	th->ret_head_prev = th->ret_head;
+	th->ret_head = r->head;
+	th->returned = expiry;
+	r->watch_tid = tid;
+}
+
+// Where the wait's return is not traced (`sys_exit` detached: run and monitor, whose own
+// samples say which wake-ups were late), the wake-up a thread has just served is settled,
+// off its path, when it next arms its wait timer — after its clock read, before it sleeps
+// again: its expiry is still the thread's (`sys_exit` would have cleared it) and has passed.
+// It is then judged as an on-time return is when the thread next leaves the CPU on its own
+// (on_sched_switch: late if that switch comes more than the threshold after the expiry), its
+// window starts where the previous one ended, and the steal time since the wait began is a
+// record of its own (K_STEAL, `now` = the arming). With `sys_exit` traced, the expiry is 0
+// here and nothing changes.
+static __always_inline int returned(struct ring *r, struct thread *th, __u32 tid, __u64 now, __u32 cpu)
+{
+	__s64 expiry = th->expiry;
+	if (expiry <= 0 || expiry > (__s64)now)
+		return 0;
+	back_from(r, th, tid, expiry);
+	struct rec *e = put_at(r, K_STEAL, tid, now);
+	e->p[0] = 0;
+	e->p[1] = 0;
+	e->p[2] = 0;
+	steal_since(th, e, cpu);
+	r->overdue_at = 0;
+	return 1;
+}
+
 SEC("tp_btf/hrtimer_start")
 int on_hrtimer_start(__u64 *ctx)
 {
@@ -423,10 +460,13 @@ int on_hrtimer_start(__u64 *ctx)
 		return 0;
 	struct thread *th = thread_of(tid);
 	if (th) {
-		th->expiry = soft;
+		__u32 cpu = bpf_get_smp_processor_id();
 		// Armed by the watched thread itself before it sleeps: steal from here on is
-		// what its wake-up can be charged with.
-		steal_since(th, 0, bpf_get_smp_processor_id());
+		// what its wake-up can be charged with (returned() reads it too).
+		if (!returned(r, th, tid, e->ts, cpu))
+			steal_since(th, 0, cpu);
+		th->expiry = soft;
+		r->watch_tid = tid;
 	}
 	return 0;
 }
@@ -545,6 +585,8 @@ int on_sched_switch(__u64 *ctx)
 	} else {
 		e->p[4] = 0;
 		e->p[5] = 0;
+		// Back on the CPU: no longer overdue (carry()).
+		r->overdue_at = 0;
 	}
 	// Only the watched thread that last returned from its wait on this CPU can have
 	// anything to judge or send: any other switch returns before the thread's lookup.
@@ -571,8 +613,12 @@ int on_sched_switch(__u64 *ctx)
 	if (preempt || (prev_state & 2)) {
 		if (th->returned > 0)
 			th->returned = -th->returned;
-		if (th->returned < 0) {
-			r->overdue_at = -th->returned + th->threshold;
+		// Woken and not yet back (its return not traced, or not reached): overdue from the
+		// expiry it is serving.
+		__s64 base = th->returned < 0 ? -th->returned
+			     : (th->expiry > 0 && th->expiry <= (__s64)e->ts ? th->expiry : 0);
+		if (base > 0) {
+			r->overdue_at = base + th->threshold;
 			r->carries = 0;
 		}
 		return 0;

@@ -55,6 +55,12 @@ pub struct Setting {
     /// hrtimer callbacks of the method (`hrtimer_wakeup`, `timerfd_tmrproc`, …), used when
     /// no `hrtimer_start` of the thread was seen.
     pub timer_functions: Vec<String>,
+    /// Whether the capture traces the wait's return (`sys_exit`). Without it (the BPF
+    /// backend for a run's own threads: `BpfCapture::trace_returns`) the kernel exit (S4)
+    /// is folded into the return to user (S5), which then runs from the switch-in to the
+    /// clock read, and the steal time is the thread's next reading after the switch-in
+    /// ([`Kind::Steal`], recorded when it next arms its timer).
+    pub returns_traced: bool,
 }
 
 /// Segment ids in order.
@@ -293,12 +299,24 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         })
         .map(|k| from + k);
     let switch_in = switch_in.filter(|&s| sys_exit.is_none_or(|x| s <= x));
-    let steal = sys_exit.and_then(|x| steal_at_return(events, x));
+    // Where the thread is back: its wait's return, or where that is not traced, its
+    // switch-in (S4 then 0, S5 from there).
+    let back = match setting.returns_traced {
+        true => sys_exit,
+        false => switch_in,
+    };
+    let steal = match setting.returns_traced {
+        true => sys_exit.and_then(|x| steal_at_return(events, x)),
+        false => switch_in.and_then(|si| steal_after(events, si, woke + setting.period.max(0))),
+    };
     if entry.is_some() && switch_in.is_none() {
         flags.push("no_switch_in".to_string());
     }
-    if sys_exit.is_none() {
+    if sys_exit.is_none() && setting.returns_traced {
         flags.push("no_sys_exit".to_string());
+    }
+    if back.is_none() && !setting.returns_traced && entry.is_none() {
+        flags.push("no_switch_in".to_string());
     }
     // A loss spans from the CPU's last event before it (`since`) to the marker's own time.
     // It matters from LOSS_BEFORE_EXPIRY_NS before the expiry on, or from the thread's
@@ -348,7 +366,7 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         lte.map(|i| events[i].ts).or(now),
         now,
         b4,
-        sys_exit.map(|i| events[i].ts),
+        back.map(|i| events[i].ts),
         Some(woke),
     ];
     let (bounds, residual) = clamp_boundaries(&raw, expiry, woke);
@@ -462,9 +480,12 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     // S5: who took the CPU on the way back to user mode. Under PREEMPT_NONE a thread woken
     // while ours was in the kernel preempts it only there, after `sys_exit` (the kernel's
     // exit-to-user work calls schedule(), `kernel/entry/common.c`).
-    if let (Some(c), Some(x), Some(b5), Some(end)) = (cpu, sys_exit, bounds[5], bounds[6]) {
+    if let (Some(c), Some(x), Some(b5), Some(end)) = (cpu, back, bounds[5], bounds[6]) {
         if end > b5 {
-            let me = events[x].comm.clone();
+            let me = match &events[x].kind {
+                Kind::SchedSwitch { next_comm, .. } => next_comm.clone(),
+                _ => events[x].comm.clone(),
+            };
             segments[5].details = cpu_details(events, c, x, None, b5, end, tid, Some((tid, me)));
             if let Some(t) = throttled_on_exit(events, c, x, tid, b5, end, segments[5].ns) {
                 let passed: Vec<Option<i32>> = t.1.iter().map(|p| Some(*p)).collect();
@@ -489,7 +510,7 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     }
     let mut cause = main_cause(&segments, residual, lost);
     if cause.category == "unexplained" {
-        let at = sys_exit.or(start.map(|s| s.0)).map(|i| events[i].cpu);
+        let at = back.or(start.map(|s| s.0)).map(|i| events[i].cpu);
         if let Some(c) = cpu.or(at) {
             if let Some((gap, from, to)) =
                 trace_silent(events, c, &bounds, expiry, sample.latency())
@@ -559,6 +580,23 @@ fn steal_at_return(events: &[Event], x: usize) -> Option<Nanos> {
         .take_while(|e| e.ts <= at.ts)
         .find_map(|e| match e.kind {
             Kind::Steal { ns } if e.pid == at.pid && e.cpu == at.cpu => Some(ns),
+            _ => None,
+        })
+}
+
+/// Where the wait's return is not traced: the first steal reading of the thread switched in
+/// at `events[si]`, on its CPU, up to `until` (ns) — taken when it next armed its timer,
+/// after its clock read ([`Kind::Steal`]); `None` without one.
+fn steal_after(events: &[Event], si: usize, until: Nanos) -> Option<Nanos> {
+    let (cpu, tid) = match &events[si].kind {
+        Kind::SchedSwitch { next_pid, .. } => (events[si].cpu, *next_pid),
+        _ => return None,
+    };
+    events[si + 1..]
+        .iter()
+        .take_while(|e| e.ts <= until)
+        .find_map(|e| match e.kind {
+            Kind::Steal { ns } if e.pid == tid && e.cpu == cpu => Some(ns),
             _ => None,
         })
 }

@@ -137,7 +137,7 @@ impl Capture {
                 let mut s = format!(
                     "BPF: {} tracepoint programs keep each CPU's recent events in a ring; a \
                      late wake-up's CPU ring is sent (event timestamps ns)",
-                    cap.attached
+                    cap.attached - usize::from(cap.returns_untraced)
                 );
                 if !cap.missing.is_empty() {
                     s.push_str(&format!("; not on this kernel: {}", cap.missing.join(", ")));
@@ -147,6 +147,13 @@ impl Capture {
                         "; not recorded on a virtual machine, where they are no evidence: {}",
                         cap.unrecorded.join(", ")
                     ));
+                }
+                if cap.returns_untraced {
+                    s.push_str(
+                        "; the wait's return (sys_exit) is not traced where the run's own \
+                         samples say which wake-ups were late: each is settled when the thread \
+                         next arms its timer",
+                    );
                 }
                 if let Some(pid) = cap.loader_pid {
                     s.push_str(&format!(
@@ -231,6 +238,22 @@ impl Capture {
                 cap.pause();
             }
             Capture::Tracefs { inst, .. } => inst.freeze(),
+        }
+    }
+
+    /// Whether the wait's return is traced from the next [`Capture::start`] on (BPF only:
+    /// [`BpfCapture::trace_returns`]; the text path always traces it). Returns whether it
+    /// is.
+    ///
+    /// # Errors
+    /// [`Unavailable`] when the kernel refuses to attach the program again.
+    pub fn trace_returns(&mut self, on: bool) -> Result<bool, Unavailable> {
+        match self {
+            Capture::Bpf { cap, .. } => cap
+                .trace_returns(on)
+                .map(|()| on)
+                .map_err(|e| Unavailable(format!("BPF backend: {e}"))),
+            Capture::Tracefs { .. } => Ok(true),
         }
     }
 

@@ -62,6 +62,9 @@ type ThreadWords = [u64; 12];
 
 /// The `threads` array's slots and how many a thread may be placed in, from `tid %
 /// THREAD_SLOTS` on (`THREAD_SLOTS`, `THREAD_PROBES` in the C source, `thread_of()`).
+/// The tracepoint of the wait's return ([`BpfCapture::trace_returns`]).
+const RETURN_TRACEPOINT: &str = "sys_exit";
+
 const THREAD_SLOTS: u32 = 1024;
 const THREAD_PROBES: u32 = 4;
 
@@ -185,6 +188,8 @@ pub struct BpfCapture {
     /// CLOCK_MONOTONIC (0: never paused): records of before are not handed on, since the
     /// CPU's events in between were not recorded.
     recording_since: i64,
+    /// Whether the wait's return (`sys_exit`) is left untraced ([`Self::trace_returns`]).
+    returns_off: bool,
     decoder: Decoder,
     /// Dumps received.
     pub received: u64,
@@ -196,6 +201,8 @@ pub struct BpfCapture {
     /// result's note names them as not recorded on a virtual machine, the one case that
     /// stops any (the controller's).
     pub unrecorded: Vec<&'static str>,
+    /// Whether a run was captured with the wait's return untraced ([`Self::trace_returns`]).
+    pub returns_untraced: bool,
     /// The helper process that loaded the programs, when one did.
     pub loader_pid: Option<u32>,
     /// CPU time loading took, ns (user + system, once: parsing the kernel's BTF, relocating,
@@ -278,11 +285,13 @@ impl BpfCapture {
             fired: (0, 0),
             programs,
             recording_since: 0,
+            returns_off: false,
             decoder: Decoder::new(),
             received: 0,
             attached,
             missing,
             unrecorded: Vec::new(),
+            returns_untraced: false,
             loader_pid,
             load_cpu_ns,
         })
@@ -329,7 +338,57 @@ impl BpfCapture {
 
     /// Whether the programs are detached ([`Self::pause`]).
     pub fn paused(&self) -> bool {
-        self.programs.iter().any(|(_, _, l)| l.is_none())
+        self.programs
+            .iter()
+            .any(|(t, _, l)| l.is_none() && self.wanted(t))
+    }
+
+    /// Whether the program on `tracepoint` is to be attached while recording.
+    fn wanted(&self, tracepoint: &str) -> bool {
+        !(self.returns_off && tracepoint == RETURN_TRACEPOINT)
+    }
+
+    /// Traces the wait's return (`sys_exit`) or not, from now on (`on` = true: the default).
+    ///
+    /// `sys_exit` is the one program a measured wake-up runs after the switch that brings
+    /// the thread back, and the dearest on its path: it runs in the kernel's slow system-call
+    /// exit, which a registered `sys_exit` tracepoint turns on for every task
+    /// (`SYSCALL_WORK_SYSCALL_TRACEPOINT`, kernel/tracepoint.c `syscall_regfunc`), and it
+    /// looks the thread up and reads the steal clock. Left off, each wake-up is settled
+    /// when the thread next arms its wait timer, after its clock read (see `returned()` in
+    /// bpf/capture.bpf.c): a window is still sent for every wake-up that a later switch
+    /// shows late, and the steal time comes as a record of its own. What is lost is the
+    /// boundary between the kernel's exit and the return to user mode: the attribution
+    /// then folds the two into one segment ([`crate::attribution::Setting::returns_traced`]).
+    /// For a run's own threads, whose samples say which wake-ups were late, and whose wait
+    /// arms its own timer (not setitimer's, re-armed by another thread).
+    ///
+    /// # Errors
+    /// The kernel's refusal to attach the program again, as text.
+    pub fn trace_returns(&mut self, on: bool) -> Result<(), String> {
+        self.returns_off = !on;
+        self.returns_untraced |= !on;
+        let paused = self
+            .programs
+            .iter()
+            .filter(|(t, ..)| *t != RETURN_TRACEPOINT)
+            .any(|(_, _, l)| l.is_none());
+        for (tracepoint, prog, link) in &mut self.programs {
+            if *tracepoint != RETURN_TRACEPOINT {
+                continue;
+            }
+            match (on, link.is_some()) {
+                (false, true) => *link = None,
+                (true, false) if !paused => {
+                    *link = Some(
+                        crate::bpf_load::attach(prog.as_fd())
+                            .map_err(|e| format!("attaching to {tracepoint} again: {e}"))?,
+                    )
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Attaches again every program [`Self::pause`] detached. The per-CPU rings still hold
@@ -345,8 +404,9 @@ impl BpfCapture {
         if self.paused() {
             self.recording_since = tickscope_engine::time::read_clock(libc::CLOCK_MONOTONIC);
         }
+        let returns_off = self.returns_off;
         for (tracepoint, prog, link) in &mut self.programs {
-            if link.is_none() {
+            if link.is_none() && !(returns_off && *tracepoint == RETURN_TRACEPOINT) {
                 *link = Some(
                     crate::bpf_load::attach(prog.as_fd())
                         .map_err(|e| format!("attaching to {tracepoint} again: {e}"))?,

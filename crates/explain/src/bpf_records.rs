@@ -308,6 +308,21 @@ impl Decoder {
                 self.learn(r.p[0] as u32 as i32, prev.clone());
                 let next = self.next_name(&r.p);
                 switch(r.p, prev, next)
+            } else if r.kind == 14 {
+                // The steal reading alone, where the wait's return is not traced.
+                if r.p[2] == 1 {
+                    let comm = self.comm(r.pid);
+                    events.push(Event {
+                        ts: r.ts,
+                        cpu: dump.cpu,
+                        pid: r.pid,
+                        comm,
+                        kind: Kind::Steal {
+                            ns: r.p[1] as Nanos,
+                        },
+                    });
+                }
+                continue;
             } else {
                 let Some(kind) = self.kind(r) else { continue };
                 kind

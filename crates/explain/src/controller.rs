@@ -667,7 +667,11 @@ impl Controller {
             virtualized: self.virtualized,
             wait_syscalls: nrs.clone(),
             timer_functions: wakes.callbacks.iter().map(|f| f.to_string()).collect(),
+            returns_traced: true,
         });
+        // The wait's return is left untraced (off the measured wake-up's path) where the
+        // thread arms its own wait timer: see `BpfCapture::trace_returns`.
+        let returns = fired_by.is_some() || wakes.callbacks.is_empty();
         self.run_settings = serde_json::json!({ "config": config, "applied": applied });
         self.window_ns = config.window_ns;
         self.thresholds = vec![P99_START; tids.len()];
@@ -697,13 +701,21 @@ impl Controller {
                 Threshold::Fixed(ns) => ns,
                 Threshold::P99 => P99_START,
             };
-            if let Err(e) = trace.start(&tids, &nrs, threshold, &spec, fired_by) {
+            let started = trace.trace_returns(returns).and_then(|on| {
+                if let Some(s) = self.setting.as_mut() {
+                    s.returns_traced = on;
+                }
+                trace.start(&tids, &nrs, threshold, &spec, fired_by)
+            });
+            if let Err(e) = started {
                 eprintln!("tickscope: --explain: {e}; this run is explained from context only");
                 self.trace = None;
                 self.section.backend = "context".into();
                 self.section.note = e.to_string();
             } else {
                 self.traced_since.get_or_insert_with(Instant::now);
+                // What runs now (the wait's return traced or not).
+                self.section.note = trace.describe();
             }
         }
         self.applied = Some(applied.clone());

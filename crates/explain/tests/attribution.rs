@@ -158,6 +158,7 @@ fn setting(virtualized: bool) -> Setting {
         virtualized,
         wait_syscalls: vec![230],
         timer_functions: vec!["hrtimer_wakeup".into()],
+        returns_traced: true,
     }
 }
 
@@ -1976,4 +1977,38 @@ fn a_callback_after_the_threads_in_the_same_interrupt_is_that_callbacks_time() {
             virtualized
         );
     }
+}
+
+/// Where the wait's return is not traced (BPF, a run's own threads), S4 is 0 and S5 runs from
+/// the switch-in to the clock read: a thread of higher priority that takes the CPU back
+/// before the thread's clock read is still named, no flag says the return is missing, and
+/// the steal time is the thread's first reading after its switch-in (recorded when it next
+/// arms its timer, after the clock read).
+#[test]
+fn without_the_waits_return_s5_runs_from_the_switch_in() {
+    let me = (TID, "tickscope-0");
+    let hi = (77, "hi-prio");
+    let events = B::new()
+        .armed_then((0, "<idle>"), 120)
+        .fired(EXPIRY + 1_000, EXPIRY + 2_000, (0, "<idle>"))
+        .switch(EXPIRY + 10_000, (0, "<idle>"), me)
+        .switch_prio(EXPIRY + 12_000, me, hi, 5)
+        .switch(EXPIRY + 112_000, hi, me)
+        .steal(EXPIRY + 130_000, 4_000)
+        .events();
+    let untraced = Setting {
+        returns_traced: false,
+        ..setting(true)
+    };
+    let b = attribute(&sample(EXPIRY + 120_000), &untraced, &events);
+    assert_eq!(b.segments[4].ns, 0, "no kernel exit segment");
+    assert_eq!(b.segments[5].ns, 110_000, "switch-in to the clock read");
+    assert_eq!(b.cause.category, "other thread");
+    assert_eq!(b.cause.detail.as_deref(), Some("hi-prio"));
+    assert!(!b.flags.iter().any(|f| f == "no_sys_exit"), "{:?}", b.flags);
+    assert_eq!(b.steal_ns, Some(4_000));
+    // The same events with the return said to be traced: it is missing, and flagged.
+    let b = attribute(&sample(EXPIRY + 120_000), &setting(true), &events);
+    assert!(b.flags.iter().any(|f| f == "no_sys_exit"));
+    assert_eq!(b.steal_ns, None);
 }

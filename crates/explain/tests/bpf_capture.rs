@@ -533,3 +533,59 @@ fn a_paused_capture_has_nothing_attached_and_records_again_when_resumed() {
     cap.resume().unwrap();
     assert_eq!(own_links(), cap.attached);
 }
+
+/// With the wait's return untraced (`trace_returns(false)`, run's and monitor's own threads)
+/// the `sys_exit` program is detached — and stays so across a pause — yet every wake-up
+/// later than the threshold still sends its window: each is settled when the thread next
+/// arms its timer, which records the steal reading in place of the return.
+#[test]
+fn untraced_returns_detach_sys_exit_and_late_wake_ups_still_send_their_window() {
+    let Some((_one, mut cap)) = capture_for("untraced_returns_detach_sys_exit") else {
+        return;
+    };
+    let all = cap.attached;
+    cap.trace_returns(false).unwrap();
+    assert_eq!(own_links(), all - 1, "sys_exit's link closed");
+    cap.pause();
+    cap.resume().unwrap();
+    assert!(!cap.paused(), "an untraced return is not a pause");
+    assert_eq!(own_links(), all - 1, "resume leaves sys_exit detached");
+    let tid = unsafe { libc::gettid() };
+    cap.watch(&[tid], &[libc::SYS_clock_nanosleep], 0).unwrap();
+    let mut events = Vec::new();
+    let mut dumps = Vec::new();
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(1)); // clock_nanosleep: arms, then sleeps
+        cap.poll(&mut events, &mut dumps);
+    }
+    std::thread::sleep(Duration::from_millis(5));
+    cap.poll(&mut events, &mut dumps);
+    assert!(
+        dumps.iter().any(|d| d.tid == tid && d.woke >= d.expiry),
+        "no window sent"
+    );
+    assert!(cap.late_seen(tid) > 0);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.kind, Kind::SysExit { .. })),
+        "a return recorded"
+    );
+    // A steal reading, where the kernel accounts it, is the thread's, at its arming.
+    for (i, e) in events.iter().enumerate() {
+        if let Kind::Steal { ns } = e.kind {
+            assert!(ns >= 0 && e.pid == tid);
+            assert!(
+                events[..i]
+                    .iter()
+                    .rev()
+                    .take_while(|p| p.ts == e.ts)
+                    .any(|p| p.pid == tid && matches!(p.kind, Kind::HrtimerStart { .. })),
+                "steal not at an arming of the thread"
+            );
+        }
+    }
+    cap.trace_returns(true).unwrap();
+    assert_eq!(own_links(), all, "sys_exit attached again");
+    cap.unwatch();
+}

@@ -224,6 +224,7 @@ impl Replay {
                             .collect()
                     })
                     .unwrap_or_default(),
+                returns_traced: s["returns_traced"].as_bool().unwrap_or(true),
             });
             for line in lines {
                 #[derive(serde::Deserialize)]
