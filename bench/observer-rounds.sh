@@ -10,8 +10,13 @@
 # SCHED_FIFO 90, pinned to CPU 1. Each of RUNS runs (the periods interleaved) prints its
 # pairs' medians and intervals; then the min / median / max of the medians over the runs.
 #
+# BASELINE=/path/to/another/tickscope (e.g. the build before a change) runs that build too,
+# alternating with TICKSCOPE run by run (the first of each run rotating), and prints its
+# table after TICKSCOPE's: the two builds' observer effects measured minutes apart on the
+# same host, rather than across sessions.
+#
 # Usage: [RUNS=3] [ROUNDS=120] [SECS=1] [PERIODS="1ms 100us"] [BACKEND=bpf]
-#        [TICKSCOPE=/path/to/tickscope] bench/observer-rounds.sh
+#        [TICKSCOPE=/path/to/tickscope] [BASELINE=/path/to/tickscope] bench/observer-rounds.sh
 # Needs: root (SCHED_FIFO, BPF or tracefs), python3.
 # Targets (issue #28): p50 ≤ +0.5 µs, p99 ≤ +1 µs.
 set -euo pipefail
@@ -38,29 +43,39 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+builds="tickscope"
+[ -n "${BASELINE:-}" ] && builds="tickscope baseline"
 echo "observer effect of --explain=$backend, paired rounds in one process: $runs runs of $rounds rounds of ${secs} s, FIFO 90, CPU 1"
+[ -n "${BASELINE:-}" ] && echo "builds: tickscope = $TICKSCOPE, baseline = $BASELINE, alternating"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$runs"); do
-  for p in $periods; do
-    "$TICKSCOPE" run -a 1 --policy fifo -p 90 -i "$p" -D "${secs}s" --rounds "$rounds" \
-      --explain="$backend" -q --json "$work/$p-$r.json" >/dev/null 2>"$work/$p-$r.err" &
-    run_pid=$!
-    wait "$run_pid" || { echo "run $r at $p failed:" >&2; cat "$work/$p-$r.err" >&2; exit 1; }
-    run_pid=
+  order=$builds
+  [ -n "${BASELINE:-}" ] && [ $((r % 2)) = 0 ] && order="baseline tickscope"
+  for b in $order; do
+    bin=$TICKSCOPE
+    [ "$b" = baseline ] && bin=$BASELINE
+    for p in $periods; do
+      "$bin" run -a 1 --policy fifo -p 90 -i "$p" -D "${secs}s" --rounds "$rounds" \
+        --explain="$backend" -q --json "$work/$b-$p-$r.json" >/dev/null 2>"$work/$b-$p-$r.err" &
+      run_pid=$!
+      wait "$run_pid" || { echo "$b run $r at $p failed:" >&2; cat "$work/$b-$p-$r.err" >&2; exit 1; }
+      run_pid=
+    done
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-python3 - "$work" "$runs" "$periods" <<'PY'
+python3 - "$work" "$runs" "$periods" "$builds" <<'PY'
 import json, statistics, sys
-work, runs, periods = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+work, runs, periods, builds = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
 us = lambda v: f"{v / 1e3:+.2f}"
-for p in periods:
-    print(f"\n{p}: traced round − the untraced round after it, µs (median and 95 % interval of the pairs)")
+for b, p in [(b, p) for b in builds for p in periods]:
+    who = "" if len(builds) == 1 else f"{b}, "
+    print(f"\n{who}{p}: traced round − the untraced round after it, µs (median and 95 % interval of the pairs)")
     print(f"{'run':>4} {'pairs':>6}  {'p50':<26} {'p99':<28} {'max':<30} {'backend':<8} {'events/s':>9} {'lost':>5}")
     med = {"p50": [], "p99": [], "max": []}
     for r in range(1, runs + 1):
-        doc = json.load(open(f"{work}/{p}-{r}.json"))
+        doc = json.load(open(f"{work}/{b}-{p}-{r}.json"))
         ex = doc.get("explain") or {}
         o = (ex.get("observer") or {}).get("paired")
         cost = ex.get("cost") or {}
