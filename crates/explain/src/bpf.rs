@@ -60,11 +60,11 @@ const NAMED_AT_START: [&str; 10] = [
 /// (steal_cpu + 1 | tid << 32), ret_head, ret_head_prev, late_from.
 type ThreadWords = [u64; 12];
 
-/// The `threads` array's slots and how many a thread may be placed in, from `tid %
-/// THREAD_SLOTS` on (`THREAD_SLOTS`, `THREAD_PROBES` in the C source, `thread_of()`).
 /// The tracepoint of the wait's return ([`BpfCapture::trace_returns`]).
 const RETURN_TRACEPOINT: &str = "sys_exit";
 
+/// The `threads` array's slots and how many a thread may be placed in, from `tid %
+/// THREAD_SLOTS` on (`THREAD_SLOTS`, `THREAD_PROBES` in the C source, `thread_of()`).
 const THREAD_SLOTS: u32 = 1024;
 const THREAD_PROBES: u32 = 4;
 

@@ -720,26 +720,8 @@ fn itimer_gets_windows_and_mark_writes_under_bpf() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = bpf_windows_came(&json, "itimer");
     let ex = &doc["explain"];
-    assert_eq!(ex["backend"], "bpf");
-    assert!(
-        ex["cost"]["windows"].as_u64().unwrap() > 0,
-        "no window: {ex}"
-    );
-    let t = &ex["threads"][0];
-    let late = t["late"].as_u64().unwrap();
-    let counted: u64 = t["causes"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|r| r["count"].as_u64().unwrap())
-        .sum();
-    assert!(
-        late > 0 && counted <= late,
-        "late {late}, counted {counted}"
-    );
     let marks: Vec<&str> = ex["captures"]
         .as_array()
         .unwrap()
@@ -788,35 +770,36 @@ fn periodic_kernel_timers_get_windows_under_bpf() {
             "{method}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let doc: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        let ex = &doc["explain"];
-        assert_eq!(ex["backend"], "bpf");
-        assert!(
-            ex["note"]
-                .as_str()
-                .unwrap()
-                .contains("sys_exit) is not traced"),
-            "{method}: {}",
-            ex["note"]
-        );
-        assert!(
-            ex["cost"]["windows"].as_u64().unwrap() > 0,
-            "{method}: no window: {ex}"
-        );
-        let t = &ex["threads"][0];
-        let late = t["late"].as_u64().unwrap();
-        let counted: u64 = t["causes"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|r| r["count"].as_u64().unwrap())
-            .sum();
-        assert!(
-            late > 0 && counted <= late,
-            "{method}: late {late}, counted {counted}"
-        );
+        let doc = bpf_windows_came(&json, method);
+        let note = doc["explain"]["note"].as_str().unwrap();
+        assert!(note.contains("sys_exit) is not traced"), "{method}: {note}");
     }
+}
+
+/// The result at `json` of a one-thread `--explain=bpf` run of `method`: BPF ran, windows
+/// came, the thread had late wake-ups and no more are counted under causes than were late.
+fn bpf_windows_came(json: &Path, method: &str) -> serde_json::Value {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let ex = &doc["explain"];
+    assert_eq!(ex["backend"], "bpf", "{method}");
+    assert!(
+        ex["cost"]["windows"].as_u64().unwrap() > 0,
+        "{method}: no window: {ex}"
+    );
+    let t = &ex["threads"][0];
+    let late = t["late"].as_u64().unwrap();
+    let counted: u64 = t["causes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|r| r["count"].as_u64().unwrap())
+        .sum();
+    assert!(
+        late > 0 && counted <= late,
+        "{method}: late {late}, counted {counted}"
+    );
+    doc
 }
 
 /// `--rounds` with `--explain=bpf`: every second run is untraced (the programs detached and
