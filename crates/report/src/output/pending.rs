@@ -147,8 +147,14 @@ fn remove_listed(list: &mut Vec<PathBuf>) {
 mod tests {
     use super::*;
 
+    /// `remove_all` empties the one process-wide list: these tests take turns, or one's
+    /// `remove_all` unlists the other's file between its creation and its check (seen in CI:
+    /// `listed_while_alive_and_removed_by_remove_all` found its file unlisted).
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
     #[test]
     fn a_listed_directory_is_removed_by_remove_all_and_unlisted_when_dropped() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let bundle = dir.path().join(".capture-1.tmp");
         std::fs::create_dir(&bundle).unwrap();
@@ -162,6 +168,7 @@ mod tests {
 
     #[test]
     fn listed_while_alive_and_removed_by_remove_all() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let p = Pending::create(dir.path(), "r.json").unwrap();
         let path = p.file.as_ref().unwrap().path().to_path_buf();
