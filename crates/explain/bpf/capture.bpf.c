@@ -169,6 +169,16 @@ struct ring {
 	// or waiting uninterruptibly after it), becomes late: its soft expiry + threshold, ns;
 	// 0 when it is on the CPU or back. See carry().
 	__u64 overdue_at;
+	// The two newest armings of a watched thread's wait timer on this CPU ([0] the newest;
+	// their hrtimer_start records, also in `recs`) and their positions in the CPU's stream of
+	// records. A window starts where the thread armed its timer: under a flood of interrupts
+	// (the oracle's IPI plant, ~300 records a millisecond) the ring turns over within one
+	// period and the arming was overwritten before the window was sent, which left those
+	// wake-ups "events lost" though every record from the expiry on was there. The copies
+	// here outlive it. Two: where the wait's return is not traced, the window is sent after
+	// the thread armed its next timer.
+	__u64 armed_seq[2];
+	struct rec armed[2];
 	struct rec recs[RING_LEN];
 };
 
@@ -444,6 +454,7 @@ int on_hrtimer_start(__u64 *ctx)
 	if (!r)
 		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
+	__u64 seq = r->head;
 	struct rec *e = put_pid(r, K_HRTIMER_START, (__u32)id);
 	__s64 soft = t->_softexpires;
 	__u64 function = (__u64)t->function;
@@ -467,6 +478,10 @@ int on_hrtimer_start(__u64 *ctx)
 			steal_since(th, 0, cpu);
 		th->expiry = soft;
 		r->watch_tid = tid;
+		r->armed_seq[1] = r->armed_seq[0];
+		r->armed[1] = r->armed[0];
+		r->armed_seq[0] = seq;
+		r->armed[0] = *e;
 	}
 	return 0;
 }

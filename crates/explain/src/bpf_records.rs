@@ -2,7 +2,8 @@
 //! [`crate::attribute`] explains them exactly as it explains the text of `trace_pipe`.
 //!
 //! A dump is one CPU's ring as the BPF program copied it to the ring buffer when a measured
-//! thread was late: a 64-byte header (see [`Dump`]; its last word is the program's own) and
+//! thread was late: a [`HEADER_SIZE`]-byte header (see [`Dump`]; it ends with the two newest
+//! armings of a watched thread's wait timer, records of their own, see [`ARMED_AT`]) and
 //! [`RING_LEN`] records of 64 bytes, written in place from `head % RING_LEN`. Each record is `ts` (u64, CLOCK_MONOTONIC ns from
 //! `bpf_ktime_get_ns()`, "BPF helpers", man 7 bpf-helpers), `pid` (u32, the current task),
 //! `kind` (u16), 2 unused bytes and six u64 payload words whose meaning depends on the kind
@@ -23,7 +24,16 @@ pub const RING_LEN: usize = 256;
 /// Bytes per record.
 pub const RECORD_SIZE: usize = 64;
 /// Bytes of a dump's header.
-pub const HEADER_SIZE: usize = 72;
+pub const HEADER_SIZE: usize = 216;
+/// Where the header keeps the two newest armings of a watched thread's wait timer on the CPU
+/// (`armed_seq[2]`, u64, their positions in the CPU's stream, then the 64-byte records
+/// `armed[2]`; [0] the newest, a record of time 0 where there was none): under a flood of
+/// interrupts the ring turns over within one period, and a window whose arming was
+/// overwritten still has it from here. Two, because where the wait's return is not traced
+/// the window is sent after the thread armed its next timer.
+pub const ARMED_AT: usize = 72;
+/// How many armings the header keeps.
+const ARMINGS: usize = 2;
 /// Bytes of one dump (`struct ring`).
 pub const DUMP_SIZE: usize = HEADER_SIZE + RING_LEN * RECORD_SIZE;
 
@@ -87,7 +97,8 @@ pub struct Dump {
     pub dumps: u64,
     /// Dumps this CPU could not send (ring buffer full) so far.
     pub dumps_lost: u64,
-    /// The ring's records, oldest first, only those written.
+    /// The ring's records, oldest first, only those written — and before them the armings
+    /// kept in the header ([`ARMED_AT`]) that the ring no longer holds.
     pub records: Vec<Record>,
 }
 
@@ -118,7 +129,7 @@ impl Dump {
 /// Decodes one dump; `None` when it is shorter than [`DUMP_SIZE`].
 pub fn parse_dump(b: &[u8]) -> Option<Dump> {
     let mut d = Dump {
-        records: Vec::with_capacity(RING_LEN),
+        records: Vec::with_capacity(RING_LEN + 1),
         ..Dump::default()
     };
     parse_dump_into(b, &mut d, None).then_some(d)
@@ -138,24 +149,21 @@ fn parse_dump_into(b: &[u8], d: &mut Dump, through: Option<u64>) -> bool {
     let first = head
         .saturating_sub(RING_LEN as u64)
         .max(through.map_or(0, |t| t.saturating_add(1)));
+    // The armings the header keeps, where the ring has overwritten them and they were not
+    // decoded from an earlier dump (a record of time 0: none).
+    for k in 0..ARMINGS {
+        let seq = u64_at(b, ARMED_AT + 8 * k);
+        if seq < head.saturating_sub(RING_LEN as u64) && through.is_none_or(|t| seq > t) {
+            let at = ARMED_AT + 8 * ARMINGS + k * RECORD_SIZE;
+            records.extend(record_at(b, at, seq));
+        }
+    }
     for seq in first..head {
-        let at = HEADER_SIZE + (seq as usize % RING_LEN) * RECORD_SIZE;
-        let r = &b[at..at + RECORD_SIZE];
-        let ts = u64_at(r, 0);
-        if ts == 0 {
-            continue;
-        }
-        let mut p = [0u64; 6];
-        for (i, w) in p.iter_mut().enumerate() {
-            *w = u64_at(r, 16 + 8 * i);
-        }
-        records.push(Record {
+        records.extend(record_at(
+            b,
+            HEADER_SIZE + (seq as usize % RING_LEN) * RECORD_SIZE,
             seq,
-            ts: ts as Nanos,
-            pid: u32_at(r, 8) as i32,
-            kind: u16::from_le_bytes([r[12], r[13]]),
-            p,
-        });
+        ));
     }
     // A record interrupted between taking its slot and reading the clock can be out of
     // order by the length of the interrupt. (Ties keep the order of writing, as a stable
@@ -169,6 +177,27 @@ fn parse_dump_into(b: &[u8], d: &mut Dump, through: Option<u64>) -> bool {
     d.dumps = u64_at(b, 32);
     d.dumps_lost = u64_at(b, 40);
     true
+}
+
+/// The record at byte `at` of a dump, number `seq` of its CPU; `None` where it was never
+/// written (time 0).
+fn record_at(b: &[u8], at: usize, seq: u64) -> Option<Record> {
+    let r = &b[at..at + RECORD_SIZE];
+    let ts = u64_at(r, 0);
+    if ts == 0 {
+        return None;
+    }
+    let mut p = [0u64; 6];
+    for (i, w) in p.iter_mut().enumerate() {
+        *w = u64_at(r, 16 + 8 * i);
+    }
+    Some(Record {
+        seq,
+        ts: ts as Nanos,
+        pid: u32_at(r, 8) as i32,
+        kind: u16::from_le_bytes([r[12], r[13]]),
+        p,
+    })
 }
 
 /// The `prev_state` letters `sched_switch` prints (`__trace_sched_switch_state` and the
@@ -268,9 +297,10 @@ impl Decoder {
     ///
     /// When records between this CPU's previous window and this one were never sent
     /// (overwritten in the kernel's ring before a window carried them), a [`Kind::Lost`]
-    /// marker with their count comes first: a late wake-up whose events fall in that gap is
-    /// then "events lost", not "unexplained" ([`crate::window::EventWindow`] stamps when
-    /// the gap began).
+    /// marker with their count stands where the gap ends, at the time of the record after
+    /// it: a late wake-up whose events fall in that gap is then "events lost", not
+    /// "unexplained" ([`crate::window::EventWindow`] stamps when the gap began). The arming
+    /// the header kept ([`ARMED_AT`]) splits such a gap in two, one marker each side.
     pub fn decode(&mut self, dump: &Dump, out: &mut Vec<Event>) -> usize {
         let done = self.done.get(&dump.cpu).copied();
         let mut fresh = std::mem::take(&mut self.fresh);
@@ -283,25 +313,67 @@ impl Decoder {
         if let Some(max) = fresh.iter().map(|r| r.seq).max() {
             self.done.insert(dump.cpu, max);
         }
-        let first = fresh.iter().map(|r| r.seq).min();
-        if let (Some(done), Some(first), Some(oldest)) = (done, first, fresh.first()) {
-            if first > done + 1 {
-                out.push(Event {
-                    ts: oldest.ts,
-                    cpu: dump.cpu,
-                    pid: -1,
-                    comm: Name::default(),
-                    kind: Kind::Lost {
-                        count: first - done - 1,
-                        since: None,
-                    },
-                });
-            }
+        // Records the ring can still hold start at `ring_from`; those before it are armings
+        // the header kept. Gaps (records overwritten before any window carried them) are
+        // marked where they end — before each kept arming and before the ring's oldest
+        // record — each counted from the record before it in the stream (an arming, or this
+        // CPU's previous window; before the CPU's first window nothing is known).
+        let ring_from = dump.head.saturating_sub(RING_LEN as u64);
+        let mut kept = [u64::MAX; ARMINGS];
+        for (k, r) in fresh
+            .iter()
+            .filter(|r| r.seq < ring_from)
+            .take(ARMINGS)
+            .enumerate()
+        {
+            kept[k] = r.seq;
+        }
+        kept.sort_unstable();
+        let ring_first = fresh
+            .iter()
+            .filter(|r| r.seq >= ring_from)
+            .map(|r| r.seq)
+            .min();
+        // (seq of the record a gap ends at, records lost), in stream order.
+        let mut gaps = [(u64::MAX, 0u64); ARMINGS + 1];
+        let mut prev = done;
+        for (g, seq) in gaps.iter_mut().zip(
+            kept.iter()
+                .filter(|&&s| s != u64::MAX)
+                .copied()
+                .chain(ring_first),
+        ) {
+            *g = (
+                seq,
+                prev.filter(|&p| seq > p + 1).map_or(0, |p| seq - p - 1),
+            );
+            prev = Some(seq);
         }
         self.resolve_symbols(&fresh);
         let mut events = std::mem::take(&mut self.events);
         events.clear();
+        let mut ring_marked = false;
         for r in &fresh {
+            // The ring's marker stands before its oldest record in time (records interrupted
+            // between taking their slot and reading the clock may be out of order).
+            let ends_gap = match r.seq < ring_from {
+                true => Some(r.seq),
+                false => (!std::mem::replace(&mut ring_marked, true))
+                    .then_some(ring_first)
+                    .flatten(),
+            };
+            let count = ends_gap
+                .and_then(|s| gaps.iter_mut().find(|g| g.0 == s))
+                .map_or(0, |g| std::mem::take(&mut g.1));
+            if count > 0 {
+                events.push(Event {
+                    ts: r.ts,
+                    cpu: dump.cpu,
+                    pid: -1,
+                    comm: Name::default(),
+                    kind: Kind::Lost { count, since: None },
+                });
+            }
             // Switches name the tasks they move: learn before naming this record's task.
             let kind = if r.kind == 10 {
                 let prev = self.names.intern_bytes(&comm_bytes(&r.p[2..4]));
@@ -603,6 +675,12 @@ fn fill_in_onto(events: &mut Vec<Event>, out: &mut Vec<Event>) {
         },
     };
     for e in events.drain(..) {
+        // A loss marker (the decoder's, stamped with the next record's time) is no event
+        // of the CPU's: it changes nothing put back around it.
+        if matches!(e.kind, Kind::Lost { .. }) {
+            out.push(e);
+            continue;
+        }
         let at = match cpus.iter().position(|(c, _)| *c == e.cpu) {
             Some(at) => at,
             None => {
@@ -848,6 +926,132 @@ mod tests {
         assert_eq!(d.records[0].seq, 10);
         assert_eq!(d.records.last().unwrap().p[0], RING_LEN as u64 + 9);
         assert_eq!(parse_dump(&b[..DUMP_SIZE - 1]), None);
+    }
+
+    /// `b` with `rec` as the header's kept arming `k` (0: the newest), number `seq` of the
+    /// CPU's records.
+    fn with_armed(mut b: Vec<u8>, k: usize, seq: u64, rec: (u64, u32, u16, [u64; 6])) -> Vec<u8> {
+        b[ARMED_AT + 8 * k..ARMED_AT + 8 * k + 8].copy_from_slice(&seq.to_le_bytes());
+        let at = ARMED_AT + 8 * ARMINGS + k * RECORD_SIZE;
+        b[at..at + 8].copy_from_slice(&rec.0.to_le_bytes());
+        b[at + 8..at + 12].copy_from_slice(&rec.1.to_le_bytes());
+        b[at + 12..at + 14].copy_from_slice(&rec.2.to_le_bytes());
+        for (j, w) in rec.3.iter().enumerate() {
+            b[at + 16 + 8 * j..at + 24 + 8 * j].copy_from_slice(&w.to_le_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn armings_the_ring_overwrote_come_from_the_header_with_each_gap_marked() {
+        let rec = |i: u64| (1000 + 10 * i, 5u32, 12u16, [i, 0, 0, 0, 0, 0]);
+        let lost = |ev: &[Event]| -> Vec<(u64, i64)> {
+            ev.iter()
+                .enumerate()
+                .filter_map(|(k, e)| match e.kind {
+                    Kind::Lost { count, .. } => match ev[k + 1].kind {
+                        Kind::SysExit { nr } => {
+                            assert_eq!(e.ts, ev[k + 1].ts, "stamped with the next record");
+                            Some((count, nr))
+                        }
+                        _ => panic!("a marker stands before a record"),
+                    },
+                    _ => None,
+                })
+                .collect()
+        };
+        let nrs = |ev: &[Event]| -> Vec<i64> {
+            ev.iter()
+                .filter_map(|e| match e.kind {
+                    Kind::SysExit { nr } => Some(nr),
+                    _ => None,
+                })
+                .collect()
+        };
+        // Windows at heads 200 and 900; the ring of the second holds 644..900, and record
+        // 500 (the arming) is in its header.
+        let w1: Vec<_> = (0..200).map(rec).collect();
+        let w2: Vec<_> = (900 - RING_LEN as u64..900).map(rec).collect();
+        let second = with_armed(dump(900, 5, 1, &w2), 0, 500, rec(500));
+        let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
+        let mut ev = Vec::new();
+        dec.decode(&parse_dump(&dump(200, 5, 1, &w1)).unwrap(), &mut ev);
+        dec.decode(&parse_dump(&second).unwrap(), &mut ev);
+        assert_eq!(lost(&ev), vec![(500 - 199 - 1, 500), (644 - 500 - 1, 644)]);
+        let want: Vec<i64> = (0..200).chain([500]).chain(644..900).collect();
+        assert_eq!(nrs(&ev), want);
+        // The same from the bytes (records decoded before are not parsed again).
+        let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
+        let mut from_bytes = Vec::new();
+        dec.decode_bytes(&dump(200, 5, 1, &w1), &mut from_bytes);
+        dec.decode_bytes(&second, &mut from_bytes);
+        assert_eq!(from_bytes, ev);
+        // Sent again (a later window of the same CPU, nothing new before its ring): the
+        // arming is not decoded twice, and no gap is marked.
+        let w3: Vec<_> = (950 - RING_LEN as u64..950).map(rec).collect();
+        let third = with_armed(dump(950, 5, 1, &w3), 0, 500, rec(500));
+        let n = ev.len();
+        dec.decode_bytes(&third, &mut ev);
+        assert_eq!(nrs(&ev[n..]), (900..950).collect::<Vec<_>>());
+        assert!(lost(&ev[n..]).is_empty());
+
+        // A CPU's first window: what came before it is unknown (no marker), but the stretch
+        // between the arming and the ring is a gap.
+        let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
+        let mut ev = Vec::new();
+        dec.decode(&parse_dump(&second).unwrap(), &mut ev);
+        assert_eq!(lost(&ev), vec![(644 - 500 - 1, 644)]);
+        assert_eq!(nrs(&ev)[0], 500);
+        // An arming the ring still holds comes once, from the ring.
+        let held = with_armed(dump(900, 5, 1, &w2), 0, 700, rec(700));
+        let d = parse_dump(&held).unwrap();
+        assert_eq!(d.records.len(), RING_LEN);
+        assert_eq!(d.records.iter().filter(|r| r.seq == 700).count(), 1);
+        // A header of zeros (no arming yet) adds nothing.
+        assert_eq!(
+            parse_dump(&dump(900, 5, 1, &w2)).unwrap().records.len(),
+            RING_LEN
+        );
+
+        // Where the wait's return is not traced the window is sent after the next arming:
+        // the newest (700) is in the ring, the one the late wake-up served (500) only in the
+        // header. And both overwritten: a gap before each, and before the ring.
+        let next = with_armed(
+            with_armed(dump(900, 5, 1, &w2), 0, 700, rec(700)),
+            1,
+            500,
+            rec(500),
+        );
+        let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
+        let mut ev = Vec::new();
+        dec.decode(&parse_dump(&dump(200, 5, 1, &w1)).unwrap(), &mut ev);
+        dec.decode(&parse_dump(&next).unwrap(), &mut ev);
+        assert_eq!(lost(&ev), vec![(300, 500), (143, 644)]);
+        assert_eq!(
+            nrs(&ev),
+            (0..200).chain([500]).chain(644..900).collect::<Vec<_>>()
+        );
+        let both = with_armed(
+            with_armed(dump(900, 5, 1, &w2), 0, 600, rec(600)),
+            1,
+            500,
+            rec(500),
+        );
+        let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
+        let mut ev = Vec::new();
+        dec.decode(&parse_dump(&dump(200, 5, 1, &w1)).unwrap(), &mut ev);
+        dec.decode(&parse_dump(&both).unwrap(), &mut ev);
+        assert_eq!(lost(&ev), vec![(300, 500), (99, 600), (43, 644)]);
+        assert_eq!(
+            nrs(&ev),
+            (0..200)
+                .chain([500, 600])
+                .chain(644..900)
+                .collect::<Vec<_>>()
+        );
+        // Every record seen or counted lost, once.
+        let counted: u64 = lost(&ev).iter().map(|l| l.0).sum();
+        assert_eq!(counted + nrs(&ev).len() as u64, 900);
     }
 
     #[test]
