@@ -62,7 +62,12 @@ def main():
             figures = {k: r.get(k) for k in ("late", "truth_plant", "precision", "recall",
                                               "unexplained_share")}
             met = all(figures[k] is not None and figures[k] >= 0.95 for k in ("precision", "recall"))
-            head.update(plant=p["name"], targets=met, live=figures, setting=SETTING)
+            # Where the run did not trace the wait's return (BPF, a run's own threads), the
+            # measured thread has no sys_exit in any window: the replay must know (S4, S5).
+            returns = any(e["kind"]["event"] == "sys_exit" and e["pid"] == r["sample"]["tid"]
+                          for r in rows for e in r["events"])
+            head.update(plant=p["name"], targets=met, live=figures,
+                        setting=dict(SETTING, returns_traced=returns))
             f.write(json.dumps(head, separators=(",", ":")) + "\n")
             for r in rows:
                 f.write(json.dumps(r, separators=(",", ":")) + "\n")
