@@ -147,33 +147,40 @@ fn remove_listed(list: &mut Vec<PathBuf>) {
 mod tests {
     use super::*;
 
-    /// `remove_all` empties the one process-wide list: these tests take turns, or one's
-    /// `remove_all` unlists the other's file between its creation and its check (seen in CI:
-    /// `listed_while_alive_and_removed_by_remove_all` found its file unlisted).
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    /// What [`remove_all`] does, for the listed paths under `dir` only. `remove_all` empties
+    /// the one process-wide list, and the crate's other tests write files through it in
+    /// parallel: these tests' removals would take those files away mid-write (seen in CI
+    /// between these two: `listed_while_alive_and_removed_by_remove_all` found its file
+    /// unlisted by the other's `remove_all`).
+    fn remove_all_under(dir: &Path) {
+        let mut list = lock();
+        let (mut mine, rest): (Vec<PathBuf>, Vec<PathBuf>) =
+            list.drain(..).partition(|p| p.starts_with(dir));
+        *list = rest;
+        drop(list);
+        remove_listed(&mut mine);
+    }
 
     #[test]
-    fn a_listed_directory_is_removed_by_remove_all_and_unlisted_when_dropped() {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    fn a_listed_directory_is_removed_with_what_is_listed_and_unlisted_when_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let bundle = dir.path().join(".capture-1.tmp");
         std::fs::create_dir(&bundle).unwrap();
         std::fs::write(bundle.join("capture.json"), "{}").unwrap();
         let listed = Listed::new(&bundle);
-        remove_all();
+        remove_all_under(dir.path());
         assert!(!bundle.exists(), "the half-written bundle is gone");
         drop(listed);
         assert!(!lock().contains(&bundle));
     }
 
     #[test]
-    fn listed_while_alive_and_removed_by_remove_all() {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    fn listed_while_alive_and_removed_with_what_is_listed() {
         let dir = tempfile::tempdir().unwrap();
         let p = Pending::create(dir.path(), "r.json").unwrap();
         let path = p.file.as_ref().unwrap().path().to_path_buf();
         assert!(lock().contains(&path));
-        remove_all();
+        remove_all_under(dir.path());
         assert!(!path.exists());
         drop(p);
         assert!(!lock().contains(&path));
