@@ -27,7 +27,7 @@ pub const RECORD_SIZE: usize = 64;
 pub const HEADER_SIZE: usize = 216;
 /// Where the header keeps the two newest armings of a watched thread's wait timer on the CPU
 /// (`armed_seq[2]`, u64, their positions in the CPU's stream, then the 64-byte records
-/// `armed[2]`; [0] the newest, a record of time 0 where there was none): under a flood of
+/// `armed[2]`; `armed[0]` the newest, a record of time 0 where there was none): under a flood of
 /// interrupts the ring turns over within one period, and a window whose arming was
 /// overwritten still has it from here. Two, because where the wait's return is not traced
 /// the window is sent after the thread armed its next timer.
