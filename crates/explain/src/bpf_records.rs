@@ -1016,31 +1016,23 @@ mod tests {
         // Where the wait's return is not traced the window is sent after the next arming:
         // the newest (700) is in the ring, the one the late wake-up served (500) only in the
         // header. And both overwritten: a gap before each, and before the ring.
-        let next = with_armed(
-            with_armed(dump(900, 5, 1, &w2), 0, 700, rec(700)),
-            1,
-            500,
-            rec(500),
-        );
-        let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
-        let mut ev = Vec::new();
-        dec.decode(&parse_dump(&dump(200, 5, 1, &w1)).unwrap(), &mut ev);
-        dec.decode(&parse_dump(&next).unwrap(), &mut ev);
+        // (The first window, then the second with armings `newest` and 500 in its header.)
+        let after_first = |newest: u64| {
+            let second = with_armed(dump(900, 5, 1, &w2), 0, newest, rec(newest));
+            let second = with_armed(second, 1, 500, rec(500));
+            let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
+            let mut ev = Vec::new();
+            dec.decode(&parse_dump(&dump(200, 5, 1, &w1)).unwrap(), &mut ev);
+            dec.decode(&parse_dump(&second).unwrap(), &mut ev);
+            ev
+        };
+        let ev = after_first(700);
         assert_eq!(lost(&ev), vec![(300, 500), (143, 644)]);
         assert_eq!(
             nrs(&ev),
             (0..200).chain([500]).chain(644..900).collect::<Vec<_>>()
         );
-        let both = with_armed(
-            with_armed(dump(900, 5, 1, &w2), 0, 600, rec(600)),
-            1,
-            500,
-            rec(500),
-        );
-        let mut dec = Decoder::offline(HashMap::new(), HashMap::new());
-        let mut ev = Vec::new();
-        dec.decode(&parse_dump(&dump(200, 5, 1, &w1)).unwrap(), &mut ev);
-        dec.decode(&parse_dump(&both).unwrap(), &mut ev);
+        let ev = after_first(600);
         assert_eq!(lost(&ev), vec![(300, 500), (99, 600), (43, 644)]);
         assert_eq!(
             nrs(&ev),
