@@ -43,6 +43,14 @@ fn cannot_trace() -> Option<&'static str> {
     None
 }
 
+/// Why the root tests of the BPF backend cannot run here, if they cannot: as
+/// [`cannot_trace`], and the kernel's BTF the programs are relocated against.
+fn cannot_trace_bpf() -> Option<&'static str> {
+    cannot_trace().or_else(|| {
+        (!Path::new("/sys/kernel/btf/vmlinux").exists()).then_some("the kernel has no BTF")
+    })
+}
+
 /// A thread named `spin99` at SCHED_FIFO 99 on CPU 1 spinning 2 ms every 200 ms until the
 /// flag is set (joined by the caller: never left running).
 fn spinner(stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
@@ -590,12 +598,8 @@ fn held_programs(pid: u32) -> Vec<u32> {
 
 #[test]
 fn no_bpf_program_remains_after_a_kill_or_a_double_ctrl_c() {
-    if let Some(why) = cannot_trace() {
+    if let Some(why) = cannot_trace_bpf() {
         eprintln!("skipping no_bpf_program_remains: {why}");
-        return;
-    }
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!("skipping no_bpf_program_remains: the kernel has no BTF");
         return;
     }
     if bpf_programs().is_none() {
@@ -691,36 +695,12 @@ fn a_plain_run_removes_a_stale_instance() {
 /// every mark succeeded.
 #[test]
 fn itimer_gets_windows_and_mark_writes_under_bpf() {
-    if let Some(why) = cannot_trace() {
+    if let Some(why) = cannot_trace_bpf() {
         eprintln!("skipping itimer_gets_windows_and_mark_writes_under_bpf: {why}");
         return;
     }
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!("skipping itimer_gets_windows_and_mark_writes_under_bpf: no kernel BTF");
-        return;
-    }
     let _one = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let out = tickscope()
-        .args(["run", "-q", "--method", "itimer", "-i", "1ms", "-D", "2s"])
-        .args([
-            "--explain=bpf",
-            "--explain-threshold",
-            "1ns",
-            "--on-late",
-            "1ns:mark",
-        ])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = bpf_windows_came(&json, "itimer");
+    let doc = run_bpf("itimer", &["--on-late", "1ns:mark"]);
     let ex = &doc["explain"];
     let marks: Vec<&str> = ex["captures"]
         .as_array()
@@ -746,31 +726,13 @@ fn itimer_gets_windows_and_mark_writes_under_bpf() {
 /// Structure only: windows arrive, the return is not traced, and every late wake-up is counted.
 #[test]
 fn periodic_kernel_timers_get_windows_under_bpf() {
-    if let Some(why) = cannot_trace() {
+    if let Some(why) = cannot_trace_bpf() {
         eprintln!("skipping periodic_kernel_timers_get_windows_under_bpf: {why}");
-        return;
-    }
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!("skipping periodic_kernel_timers_get_windows_under_bpf: no kernel BTF");
         return;
     }
     let _one = serial();
     for method in ["timerfd", "posix-timer"] {
-        let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("r.json");
-        let out = tickscope()
-            .args(["run", "-q", "--method", method, "-i", "1ms", "-D", "2s"])
-            .args(["--explain=bpf", "--explain-threshold", "1ns"])
-            .arg("--json")
-            .arg(&json)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{method}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc = bpf_windows_came(&json, method);
+        let doc = run_bpf(method, &[]);
         let note = doc["explain"]["note"].as_str().unwrap();
         assert!(note.contains("sys_exit) is not traced"), "{method}: {note}");
     }
@@ -778,6 +740,27 @@ fn periodic_kernel_timers_get_windows_under_bpf() {
 
 /// The result at `json` of a one-thread `--explain=bpf` run of `method`: BPF ran, windows
 /// came, the thread had late wake-ups and no more are counted under causes than were late.
+/// `tickscope run -q --method METHOD -i 1ms -D 2s --explain=bpf --explain-threshold 1ns`
+/// and `extra`, which must succeed; its result, checked by [`bpf_windows_came`].
+fn run_bpf(method: &str, extra: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = tickscope()
+        .args(["run", "-q", "--method", method, "-i", "1ms", "-D", "2s"])
+        .args(["--explain=bpf", "--explain-threshold", "1ns"])
+        .args(extra)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{method}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bpf_windows_came(&json, method)
+}
+
 fn bpf_windows_came(json: &Path, method: &str) -> serde_json::Value {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
@@ -808,14 +791,8 @@ fn bpf_windows_came(json: &Path, method: &str) -> serde_json::Value {
 /// only: how large the effect is lives in bench/observer-rounds.sh.
 #[test]
 fn rounds_pair_each_traced_run_with_the_untraced_one_after_it() {
-    if let Some(why) = cannot_trace() {
+    if let Some(why) = cannot_trace_bpf() {
         eprintln!("skipping rounds_pair_each_traced_run_with_the_untraced_one_after_it: {why}");
-        return;
-    }
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        eprintln!(
-            "skipping rounds_pair_each_traced_run_with_the_untraced_one_after_it: no kernel BTF"
-        );
         return;
     }
     let _one = serial();
