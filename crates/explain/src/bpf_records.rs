@@ -129,7 +129,7 @@ impl Dump {
 /// Decodes one dump; `None` when it is shorter than [`DUMP_SIZE`].
 pub fn parse_dump(b: &[u8]) -> Option<Dump> {
     let mut d = Dump {
-        records: Vec::with_capacity(RING_LEN + 1),
+        records: Vec::with_capacity(RING_LEN + ARMINGS),
         ..Dump::default()
     };
     parse_dump_into(b, &mut d, None).then_some(d)
@@ -299,8 +299,8 @@ impl Decoder {
     /// (overwritten in the kernel's ring before a window carried them), a [`Kind::Lost`]
     /// marker with their count stands where the gap ends, at the time of the record after
     /// it: a late wake-up whose events fall in that gap is then "events lost", not
-    /// "unexplained" ([`crate::window::EventWindow`] stamps when the gap began). The arming
-    /// the header kept ([`ARMED_AT`]) splits such a gap in two, one marker each side.
+    /// "unexplained" ([`crate::window::EventWindow`] stamps when the gap began). Each arming
+    /// the header kept ([`ARMED_AT`]) and put back splits such a gap: a marker on each side.
     pub fn decode(&mut self, dump: &Dump, out: &mut Vec<Event>) -> usize {
         let done = self.done.get(&dump.cpu).copied();
         let mut fresh = std::mem::take(&mut self.fresh);
