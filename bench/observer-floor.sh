@@ -33,7 +33,7 @@ trap 'exit 130' INT TERM
 
 if [ -z "${TICKSCOPE:-}" ]; then
   bash "$here/scripts/dist.sh"
-  TICKSCOPE="$here/target/dist/tickscope"
+  TICKSCOPE="${CARGO_TARGET_DIR:-$here/target}/dist/tickscope"
 fi
 
 # The checkout's tracked files as they are in the working tree (uncommitted changes too, so
