@@ -223,16 +223,7 @@ fn a_hypervisor_cause_rests_on_a_held_delivery_tail_or_switch() {
         return;
     }
     let _one = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    tickscope()
-        .args(["run", "-a", "1", "-D", "2s", "--explain"])
-        .arg("--json")
-        .arg(&json)
-        .timeout(Duration::from_secs(60))
-        .assert()
-        .success();
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let doc = run_json(&["run", "-a", "1", "-D", "2s", "--explain"]);
     let list = doc["explain"]["breakdowns"].as_array().unwrap().clone();
     if list.is_empty() {
         eprintln!("no wake-up later than 100 µs in this run: nothing to attribute");
@@ -743,27 +734,33 @@ fn periodic_kernel_timers_get_windows_under_bpf() {
 /// `tickscope run -q --method METHOD -i 1ms -D 2s --explain=bpf --explain-threshold 1ns`
 /// and `extra`, which must succeed; its result, checked by [`bpf_windows_came`].
 fn run_bpf(method: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["run", "-q", "--method", method, "-i", "1ms", "-D", "2s"];
+    args.extend(["--explain=bpf", "--explain-threshold", "1ns"]);
+    args.extend(extra);
+    bpf_windows_came(run_json(&args), method)
+}
+
+/// The result of `tickscope ARGS --json FILE` (a temporary file), which must succeed within
+/// 60 s; the test fails with its stderr otherwise.
+fn run_json(args: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let out = tickscope()
-        .args(["run", "-q", "--method", method, "-i", "1ms", "-D", "2s"])
-        .args(["--explain=bpf", "--explain-threshold", "1ns"])
-        .args(extra)
+        .args(args)
         .arg("--json")
         .arg(&json)
+        .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "{method}: {}",
+        "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    bpf_windows_came(&json, method)
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
 }
 
-fn bpf_windows_came(json: &Path, method: &str) -> serde_json::Value {
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+fn bpf_windows_came(doc: serde_json::Value, method: &str) -> serde_json::Value {
     let ex = &doc["explain"];
     assert_eq!(ex["backend"], "bpf", "{method}");
     assert!(
@@ -796,22 +793,17 @@ fn rounds_pair_each_traced_run_with_the_untraced_one_after_it() {
         return;
     }
     let _one = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let out = tickscope()
-        .args(["run", "-q", "-i", "1ms", "-D", "300ms", "--rounds", "12"])
-        .arg("--explain=bpf")
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = run_json(&[
+        "run",
+        "-q",
+        "-i",
+        "1ms",
+        "-D",
+        "300ms",
+        "--rounds",
+        "12",
+        "--explain=bpf",
+    ]);
     let o = &doc["explain"]["observer"];
     assert_eq!(
         (o["traced_runs"].as_u64(), o["untraced_runs"].as_u64()),
