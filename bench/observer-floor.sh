@@ -14,8 +14,20 @@
 # tracepoints can have on this machine, and the baseline's minus it is the most that leaner
 # program bodies could remove. (Its events/s column reads 0: nothing is recorded.)
 #
-# Usage: [RUNS=4] [ROUNDS=120] [SECS=1] [PERIODS=1ms] [TICKSCOPE=/path/to/tickscope]
-#        bench/observer-floor.sh
+# ONLY=tracepoint[,tracepoint…] attaches only those (still empty) in the variant's traced
+# rounds: the floor of a smaller set, e.g. ONLY=sched_switch, the one tracepoint no
+# explanation of threads can do without. ONLY=none attaches nothing, so that both rounds of
+# a pair are alike: the A/A check of the pairing on this host (what the script reports for a
+# change that does nothing). The variant reads the list when it runs (environment variable
+# TICKSCOPE_FLOOR_ONLY; the shipped build ignores it).
+#
+# VARIANT=/path keeps the variant there (built when the file does not exist, used as it is
+# when it does): one build for several ONLY sets, or for running bench/observer-rounds.sh
+# with it directly (TICKSCOPE=$VARIANT TICKSCOPE_FLOOR_ONLY=… , no baseline). An empty
+# TICKSCOPE_FLOOR_ONLY attaches nothing, like none; unset, everything.
+#
+# Usage: [RUNS=4] [ROUNDS=120] [SECS=1] [PERIODS=1ms] [ONLY=…] [VARIANT=/path]
+#        [TICKSCOPE=/path/to/tickscope] bench/observer-floor.sh
 # TICKSCOPE: the shipped build to compare with (default: scripts/dist.sh builds it here).
 # Needs: root, clang with the BPF target and llvm-strip (apt-get install clang llvm), cargo,
 # python3. The variant's build is a full `dist` build in the temporary directory (minutes on
@@ -36,6 +48,10 @@ if [ -z "${TICKSCOPE:-}" ]; then
   TICKSCOPE="${CARGO_TARGET_DIR:-$here/target}/dist/tickscope"
 fi
 
+if [ -n "${VARIANT:-}" ] && [ -x "$VARIANT" ]; then
+  echo "the variant: $VARIANT, as built before (delete it to build it again)" >&2
+  variant=$VARIANT
+else
 # The checkout's tracked files as they are in the working tree (uncommitted changes too, so
 # that the variant differs from TICKSCOPE built here in its programs only).
 mkdir "$work/src"
@@ -62,12 +78,41 @@ open(path, "w").write(src)
 print(f"variant: all {declared} program definitions return at once "
       f"({plain} functions, the VECTOR macro's entry and exit)", file=sys.stderr)
 PY
+# With TICKSCOPE_FLOOR_ONLY set, the variant attaches only the tracepoints it lists: none
+# of the others at load, and only those when a traced round attaches them again.
+python3 - "$work/src/crates/explain/src/bpf.rs" <<'PY'
+import sys
+path = sys.argv[1]
+src = open(path).read()
+only = ('fn floor_only(t: &str) -> bool {\n'
+        '    std::env::var("TICKSCOPE_FLOOR_ONLY")\n'
+        '        .map_or(true, |v| v.split(\',\').any(|o| o == t))\n'
+        '}\n')
+edits = [
+    (".map(|((t, p), l)| (t, p, Some(l)))",
+     ".map(|((t, p), l)| (t, p, if floor_only(t) { Some(l) } else { None }))"),
+    ("if link.is_none() && !(returns_off && *tracepoint == RETURN_TRACEPOINT) {",
+     "if link.is_none() && floor_only(tracepoint) && !(returns_off && *tracepoint == RETURN_TRACEPOINT) {"),
+]
+for old, new in edits:
+    if src.count(old) != 1:
+        sys.exit(f"observer-floor.sh: `{old}` is not once in bpf.rs: the source changed shape")
+    src = src.replace(old, new)
+open(path, "w").write(src + "\n" + only)
+PY
 bash "$work/src/crates/explain/bpf/build.sh"
 echo "building the variant (a full dist build in $work) ..." >&2
 (cd "$work/src" && CARGO_TARGET_DIR="$work/target" bash scripts/dist.sh)
 variant="$work/target/dist/tickscope"
+if [ -n "${VARIANT:-}" ]; then
+  cp "$variant" "$VARIANT"
+  variant=$VARIANT
+fi
+fi
 
 shipped=$TICKSCOPE
 echo "observer floor: tickscope = the variant whose BPF programs all return at once (the attachment alone),"
+[ -n "${ONLY:-}" ] && echo "                attaching only: $ONLY"
 echo "                baseline = the shipped build ($shipped)"
+if [ -n "${ONLY:-}" ]; then export TICKSCOPE_FLOOR_ONLY=$ONLY; fi
 TICKSCOPE=$variant BASELINE=$shipped bash "$here/bench/observer-rounds.sh"
