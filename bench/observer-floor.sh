@@ -21,12 +21,15 @@
 # change that does nothing). The variant reads the list when it runs (environment variable
 # TICKSCOPE_FLOOR_ONLY; the shipped build ignores it).
 #
+# BODIES=keep leaves the programs as shipped (with ONLY: what that subset costs doing its
+# work, e.g. whether a capture with only the switch on the path could meet the target).
+#
 # VARIANT=/path keeps the variant there (built when the file does not exist, used as it is
 # when it does): one build for several ONLY sets, or for running bench/observer-rounds.sh
 # with it directly (TICKSCOPE=$VARIANT TICKSCOPE_FLOOR_ONLY=… , no baseline). An empty
 # TICKSCOPE_FLOOR_ONLY attaches nothing, like none; unset, everything.
 #
-# Usage: [RUNS=4] [ROUNDS=120] [SECS=1] [PERIODS=1ms] [ONLY=…] [VARIANT=/path]
+# Usage: [RUNS=4] [ROUNDS=120] [SECS=1] [PERIODS=1ms] [ONLY=…] [BODIES=empty|keep] [VARIANT=/path]
 #        [TICKSCOPE=/path/to/tickscope] bench/observer-floor.sh
 # TICKSCOPE: the shipped build to compare with (default: scripts/dist.sh builds it here).
 # Needs: root, clang with the BPF target and llvm-strip (apt-get install clang llvm), cargo,
@@ -39,6 +42,12 @@ for tool in clang llvm-strip cargo python3 git; do
   command -v "$tool" >/dev/null || { echo "observer-floor.sh: missing $tool (apt-get install clang llvm python3 git; cargo: rustup.rs)" >&2; exit 2; }
 done
 export RUNS=${RUNS:-4} ROUNDS=${ROUNDS:-120} SECS=${SECS:-1} PERIODS=${PERIODS:-1ms}
+bodies=${BODIES:-empty}
+case $bodies in
+  empty) what="the variant whose BPF programs all return at once (the attachment alone)" ;;
+  keep) what="the variant with the shipped BPF programs (only ONLY's attached)" ;;
+  *) echo "observer-floor.sh: BODIES must be empty or keep, not '$bodies'" >&2; exit 2 ;;
+esac
 work=$(mktemp -d /tmp/tickscope-observer-floor.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
@@ -61,6 +70,7 @@ done)
 
 # Every program returns at its first statement: each `int on_…(__u64 *ctx)` definition, and
 # the vector programs of the VECTOR macro (their one statement, a record, removed).
+if [ "$bodies" = empty ]; then
 python3 - "$work/src/crates/explain/bpf/capture.bpf.c" <<'PY'
 import re, sys
 path = sys.argv[1]
@@ -78,6 +88,7 @@ open(path, "w").write(src)
 print(f"variant: all {declared} program definitions return at once "
       f"({plain} functions, the VECTOR macro's entry and exit)", file=sys.stderr)
 PY
+fi
 # With TICKSCOPE_FLOOR_ONLY set, the variant attaches only the tracepoints it lists: none
 # of the others at load, and only those when a traced round attaches them again.
 python3 - "$work/src/crates/explain/src/bpf.rs" <<'PY'
@@ -111,7 +122,7 @@ fi
 fi
 
 shipped=$TICKSCOPE
-echo "observer floor: tickscope = the variant whose BPF programs all return at once (the attachment alone),"
+echo "observer floor: tickscope = $what,"
 [ -n "${ONLY:-}" ] && echo "                attaching only: $ONLY"
 echo "                baseline = the shipped build ($shipped)"
 if [ -n "${ONLY:-}" ]; then export TICKSCOPE_FLOOR_ONLY=$ONLY; fi
