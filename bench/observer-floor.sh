@@ -45,7 +45,7 @@ export RUNS=${RUNS:-4} ROUNDS=${ROUNDS:-120} SECS=${SECS:-1} PERIODS=${PERIODS:-
 bodies=${BODIES:-empty}
 case $bodies in
   empty) what="the variant whose BPF programs all return at once (the attachment alone)" ;;
-  keep) what="the variant with the shipped BPF programs (only ONLY's attached)" ;;
+  keep) what="the variant with the shipped BPF programs (ONLY's attached, or all)" ;;
   *) echo "observer-floor.sh: BODIES must be empty or keep, not '$bodies'" >&2; exit 2 ;;
 esac
 work=$(mktemp -d /tmp/tickscope-observer-floor.XXXXXX)
