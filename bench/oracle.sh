@@ -101,6 +101,11 @@ backend=${EXPLAIN:-trace}
 work=$(mktemp -d /tmp/tickscope-oracle.XXXXXX)
 tracing=/sys/kernel/tracing
 mountpoint -q $tracing || mount -t tracefs nodev $tracing
+# The rt-throttle plant's truth reads the scheduler's debug file (debugfs sched/debug); where
+# debugfs is not mounted, the oracle mounts it for its run and unmounts it after (without it
+# the plant falls back to a coarser truth, and says so).
+debugfs=/sys/kernel/debug debugfs_mounted=0
+if ! mountpoint -q $debugfs && mount -t debugfs nodev $debugfs 2>/dev/null; then debugfs_mounted=1; fi
 inst=$tracing/instances/oracle-$$
 rps=/sys/class/net/lo/queues/rx-0/rps_cpus
 rps_saved=$(cat $rps 2>/dev/null || true)
@@ -150,6 +155,7 @@ cleanup() {
     [ -n "$rt_saved" ] && rt_restore
     [ -n "$slice_saved" ] && echo "$slice_saved" > $slice 2>/dev/null || true
     cg_remove || true
+    [ $debugfs_mounted = 1 ] && { umount $debugfs || echo "oracle: WARNING: could not unmount $debugfs" >&2; }
     if [ $keep = 1 ]; then echo "oracle: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT

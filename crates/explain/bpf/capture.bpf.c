@@ -422,6 +422,26 @@ static __always_inline void back_from(struct ring *r, struct thread *th, __u32 t
 	r->watch_tid = tid;
 }
 
+// Judges the wake-up thread `th` returned from and has not been judged for (`th->returned`,
+// negated or not), settled at `now` (ns): late when `now` is more than its threshold past the
+// expiry, and then it waits for its window to be sent (its window starts at the return before
+// it, `ret_head_prev`). Either way it is judged: `returned` is cleared.
+static __always_inline void judge(struct thread *th, __u64 now)
+{
+	__s64 ret = th->returned < 0 ? -th->returned : th->returned;
+	if (ret > 0 && (__s64)now - ret > th->threshold) {
+		th->late++;
+		if (!th->pending) {
+			th->pending_since = now;
+			th->late_from = th->ret_head_prev;
+		}
+		th->pending = 1;
+		th->late_expiry = ret;
+		th->late_woke = now;
+	}
+	th->returned = 0;
+}
+
 // Where the wait's return is not traced (`sys_exit` detached: run and monitor, whose own
 // samples say which wake-ups were late), the wake-up a thread has just served is settled,
 // off its path, when it next arms its wait timer — after its clock read, before it sleeps
@@ -431,11 +451,20 @@ static __always_inline void back_from(struct ring *r, struct thread *th, __u32 t
 // window starts where the previous one ended, and the steal time since the wait began is a
 // record of its own (K_STEAL, `now` = the arming). With `sys_exit` traced, the expiry is 0
 // here and nothing changes.
+//
+// A wake-up served without leaving the CPU after it is judged here, at the arming after: a
+// thread back a period late arms an expiry that is due at once, and when the timer's
+// interrupt comes before the wait calls schedule() (do_nanosleep(), kernel/time/hrtimer.c)
+// the wait returns without a switch. Judged only at a switch, the late wake-up was overwritten
+// by the next one, its window never sent (the oracle's quota plant: a 992 µs wake-up named
+// "events lost", its records overwritten 40 ms later by the next late one's).
 static __always_inline int returned(struct ring *r, struct thread *th, __u32 tid, __u64 now, __u32 cpu)
 {
 	__s64 expiry = th->expiry;
 	if (expiry <= 0 || expiry > (__s64)now)
 		return 0;
+	if (th->returned)
+		judge(th, now);
 	back_from(r, th, tid, expiry);
 	struct rec *e = put_at(r, K_STEAL, tid, now);
 	e->p[0] = 0;
@@ -638,18 +667,7 @@ int on_sched_switch(__u64 *ctx)
 		}
 		return 0;
 	}
-	__s64 ret = th->returned < 0 ? -th->returned : th->returned;
-	if (ret > 0 && (__s64)e->ts - ret > th->threshold) {
-		th->late++;
-		if (!th->pending) {
-			th->pending_since = e->ts;
-			th->late_from = th->ret_head_prev;
-		}
-		th->pending = 1;
-		th->late_expiry = ret;
-		th->late_woke = e->ts;
-	}
-	th->returned = 0;
+	judge(th, e->ts);
 	// Leaving on its own to wait: overdue from its new expiry on (its hrtimer_start came
 	// first; none when it waits without a timer).
 	r->overdue_at = th->expiry > 0 ? th->expiry + th->threshold : 0;

@@ -589,3 +589,54 @@ fn untraced_returns_detach_sys_exit_and_late_wake_ups_still_send_their_window() 
     assert_eq!(own_links(), all, "sys_exit attached again");
     cap.unwatch();
 }
+
+/// With the wait's return untraced, a late wake-up after which the thread does not leave the
+/// CPU — its next expiry already due when armed, so that the wait returns without a switch
+/// (the timer's interrupt comes before schedule()) — is still judged and sends its window: it
+/// is settled at the arming after. Judged only at switches, it was overwritten by the next
+/// wake-up (the oracle's quota plant: "events lost" for a wake-up a period late).
+#[test]
+fn a_late_wake_up_the_thread_does_not_sleep_after_still_sends_its_window() {
+    let Some((_one, mut cap)) = capture_for("a_late_wake_up_the_thread_does_not_sleep_after")
+    else {
+        return;
+    };
+    cap.trace_returns(false).unwrap();
+    let tid = unsafe { libc::gettid() };
+    // 5 ms: far above this test's other wake-ups, far below the 20 ms it stays away.
+    cap.watch(&[tid], &[libc::SYS_clock_nanosleep], 5_000_000)
+        .unwrap();
+    // The CPU learns its watched thread at the thread's first arming there.
+    for _ in 0..3 {
+        sleep_until(mono_ns() + 1_000_000);
+    }
+    let late = mono_ns() + 1_000_000;
+    sleep_until(late);
+    // Late by 20 ms without a system call (what a thread kept off its CPU would be), then an
+    // expiry already due: no sleep, so no switch between this wake-up and the next arming.
+    // 1 ms past, so that the hard expiry (50 µs of default timer slack later) is past too.
+    while mono_ns() < late + 20_000_000 {
+        std::hint::spin_loop();
+    }
+    sleep_until(mono_ns() - 1_000_000);
+    // On time from here; leaving the CPU after 5 ms sends the window.
+    for _ in 0..8 {
+        sleep_until(mono_ns() + 1_000_000);
+    }
+    let (mut events, mut dumps) = (Vec::new(), Vec::new());
+    cap.poll(&mut events, &mut dumps);
+    let seen = cap.late_seen(tid);
+    cap.unwatch();
+    assert!(seen >= 1, "the late wake-up was not judged late: {dumps:?}");
+    let mine: Vec<_> = dumps.iter().filter(|d| d.tid == tid).collect();
+    if seen == 1 {
+        assert!(
+            mine.iter()
+                .any(|d| d.expiry == late && d.woke >= late + 20_000_000),
+            "no window for the late wake-up (expiry {late}): {mine:?}"
+        );
+    } else {
+        eprintln!("another wake-up was late by more than 5 ms too: the window names the newest");
+        assert!(mine.iter().any(|d| d.expiry >= late), "no window: {mine:?}");
+    }
+}
