@@ -348,6 +348,10 @@ def main():
                              "throttled_periods": throttles}
                             if quiet is not None else None),
             "matrix": matrix,
+            # The plant's own stderr (oracle.sh): a coarser truth where a kernel file it
+            # reads is missing says so here.
+            "plant_said": ([l.strip() for l in open(os.path.join(d, "plant.err")) if l.strip()]
+                           if os.path.exists(os.path.join(d, "plant.err")) else []),
         }
         report["plants"].append(r)
         total_late += len(lines)
@@ -404,6 +408,9 @@ def main():
                 md.append(f"- {r['plant']}: the group was throttled in {t['all']} periods, "
                           f"{t['in_spins']} of them during the plant's spins, "
                           f"{t['all'] - t['in_spins']} outside them.")
+    for r in report["plants"]:
+        for line in r.get("plant_said", []):
+            md.append(f"- {r['plant']}: the plant said: {line}")
     for r in report["plants"]:
         if not r["truth_plant"]:
             md.append(f"- {r['plant']}: no late wake-up overlapped a burst — the cause was not "
