@@ -61,6 +61,7 @@ if [ -n "${VARIANT:-}" ] && [ -x "$VARIANT" ]; then
   echo "the variant: $VARIANT, as built before (delete it to build it again)" >&2
   variant=$VARIANT
 else
+# (The build below is not indented: its Python here-documents end at column 0.)
 # The checkout's tracked files as they are in the working tree (uncommitted changes too, so
 # that the variant differs from TICKSCOPE built here in its programs only).
 mkdir "$work/src"
@@ -123,7 +124,9 @@ fi
 
 shipped=$TICKSCOPE
 echo "observer floor: tickscope = $what,"
-[ -n "${ONLY:-}" ] && echo "                attaching only: $ONLY"
+if [ -n "${ONLY:-}" ]; then
+  echo "                attaching only: $ONLY"
+  export TICKSCOPE_FLOOR_ONLY=$ONLY
+fi
 echo "                baseline = the shipped build ($shipped)"
-if [ -n "${ONLY:-}" ]; then export TICKSCOPE_FLOOR_ONLY=$ONLY; fi
 TICKSCOPE=$variant BASELINE=$shipped bash "$here/bench/observer-rounds.sh"
