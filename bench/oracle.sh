@@ -74,7 +74,9 @@
 #              then faults back in 8-9 ms later, and the fixed 2 ms let the host's own
 #              stalls in
 # "cannot tell" and "unexplained" count against recall, never precision.
-# rtla timerlat -a runs beside ours only where the timerlat tracer exists (not on this kernel).
+# rtla timerlat -a runs beside ours only where the timerlat tracer and rtla exist (not on this
+# project's VM): each plant that can act on rtla's timerlat thread runs again with rtla
+# measuring instead (rtla_beside), and the report sets rtla's verdict beside ours.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -161,6 +163,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# rtla beside ours (rtla_beside below): where the timerlat tracer and rtla exist, each plant
+# that can delay rtla's timerlat thread runs a second time with `rtla timerlat top -a` in
+# tickscope's place, and score.py sets rtla's verdict beside our matrix. ORACLE_RTLA=0 skips.
+rtla_why=
+if ! grep -qw timerlat $tracing/available_tracers 2>/dev/null; then
+    rtla_why="no timerlat tracer in $tracing/available_tracers (CONFIG_TIMERLAT_TRACER)"
+elif ! command -v rtla >/dev/null; then
+    rtla_why="no rtla program (Debian/Ubuntu: apt-get install rtla or linux-tools)"
+elif [ "${ORACLE_RTLA:-1}" = 0 ]; then
+    rtla_why="ORACLE_RTLA=0"
+fi
+
 all_cpus=0-$(( $(nproc) - 1 ))
 gcc -O2 -Wall -o "$work/plant" "$here/oracle/plant.c" -lpthread
 bin=${TICKSCOPE:-}
@@ -179,6 +193,44 @@ fi
 # bursts (2026-11-26 15:35, two misses named `other thread (bash)`/`(pgrep)`). tickscope gets
 # every online CPU back (it pins its own threads), and the plants pin themselves.
 taskset -cp 0 $$ > /dev/null
+
+# rtla_beside DIR THRESHOLD "TICKSCOPE ARGS" RUN_SECS [PLANT ARGS…]: the same plant again, with
+# `rtla timerlat top -a` measuring CPU 1 in tickscope's place (its timerlat thread at the
+# measuring thread's policy: FIFO 90, or SCHED_OTHER for a fair one), stopping at the first
+# wake-up later than THRESHOLD; DIR/rtla.txt is what rtla printed, DIR/rtla.json its verdict
+# (bench/oracle/rtla.py) or why the plant cannot act on rtla's thread. Not run on this
+# project's VM (no timerlat tracer): the parser is checked on samples laid out as rtla
+# prints (`rtla.py --self-test`, a cargo test), not on a live run.
+rtla_beside() {
+    local d=$1 thr=$2 targs=$3 run_secs=$4
+    shift 4
+    local why=
+    if [ $# -eq 0 ]; then
+        why="timer slack: the timerlat thread runs with the kernel's, not the plant's"
+    elif [ "$1" = pageout ]; then
+        why="the page-outs act on tickscope's own executable; the timerlat thread runs kernel code only"
+    elif [ "$1" = quota ]; then
+        why="the quota group holds tickscope's measuring thread; rtla's kernel thread is not in it"
+    fi
+    if [ -n "$why" ]; then
+        printf '{"skipped": "%s"}\n' "$why" > "$d/rtla.json"
+        return 0
+    fi
+    local prio=f:90
+    [[ $targs == *"--policy other"* ]] && prio=o:0
+    [ -n "${PLANT_RT:-}" ] && { rt_prepare || true; }
+    taskset -c 0 rtla timerlat top -q -c 1 -P "$prio" -a "${thr%us}" -d "${run_secs}s" > "$d/rtla.txt" 2>&1 &
+    local rp=$!
+    pids+=("$rp")
+    sleep 0.7
+    RT_PERIOD_US=20000 RT_RUNTIME_FILE=$rt_runtime RT_RUNTIME_US=4000 RT_RUNTIME_RAISED_US=19000 taskset -c 0 "$work/plant" "$@" $((run_secs - 2)) "${PLANT_BURST}" "${PLANT_GAP}" "$d/rtla-truth.txt" ${PLANT_PRIO:-} 2>> "$d/plant.err" &
+    local pp=$!
+    pids+=("$pp")
+    wait "$pp" || echo "oracle: plant $1 beside rtla failed" >&2
+    wait "$rp" || echo "oracle: rtla exited with $? (its output: $d/rtla.txt)" >&2
+    [ -n "${PLANT_RT:-}" ] && rt_restore
+    python3 -B "$here/oracle/rtla.py" "$d/rtla.txt" > "$d/rtla.json"
+}
 
 # run_plant NAME COMM CORRECT_JSON BLAME_FORBIDDEN THRESHOLD "TICKSCOPE ARGS" [PLANT ARGS…]
 run_plant() {
@@ -253,6 +305,7 @@ run_plant() {
     echo 0 > "$inst/tracing_on"
     cat "$inst/trace" > "$d/switch.txt"
     rmdir "$inst"
+    [ -z "$rtla_why" ] && rtla_beside "$d" "$thr" "$targs" "$run_secs" "$@"
     if [ ! -s "$d/run.json" ]; then
         echo "oracle: $name skipped: tickscope failed: $(tail -1 "$d/out.txt")" >&2
         return
@@ -327,11 +380,7 @@ PLANT_BURST=0 PLANT_GAP=0 MAX_LATENCY_NS=500000 \
 PLANT_BURST=1500 PLANT_GAP=12000 PLANT_PRIO= \
     run_plant spinner plant-other '{"category":["hypervisor","cannot tell","other thread","irq","softirq","kernel path","exit from idle","hrtimer queue","return to user"],"detail":null}' true 50us "$fifo" other 1
 
-if [ -d $tracing/events/osnoise ] && grep -qw timerlat $tracing/available_tracers && command -v rtla >/dev/null; then
-    echo "oracle: rtla timerlat -a skipped: running it beside each plant is not part of this oracle yet" >&2
-else
-    echo "oracle: rtla timerlat -a skipped: no timerlat tracer in $tracing/available_tracers (CONFIG_TIMERLAT_TRACER) or no rtla" >&2
-fi
+[ -n "$rtla_why" ] && echo "oracle: rtla timerlat -a skipped: $rtla_why" >&2
 [ ${#dirs[@]} -gt 0 ] || { echo "oracle: no plant ran" >&2; exit 1; }
 out_json=${json:-$work/oracle.json}
 out_md=${md:-$work/oracle.md}

@@ -353,6 +353,18 @@ def main():
             "plant_said": ([l.strip() for l in open(os.path.join(d, "plant.err")) if l.strip()]
                            if os.path.exists(os.path.join(d, "plant.err")) else []),
         }
+        # rtla's verdict on the same plant (oracle.sh rtla_beside, where timerlat exists):
+        # whether it names the plant's cause by the same rule as ours (one stop, no truth
+        # overlap: rtla prints no time for it).
+        rtla_path = os.path.join(d, "rtla.json")
+        if os.path.exists(rtla_path):
+            v = json.load(open(rtla_path))
+            if v.get("stopped"):
+                c = dict(v["cause"])
+                v["names_plant_cause"] = (not names_plant({"cause": c}, comm)
+                                          if p.get("blame_forbidden")
+                                          else cause_matches(c, p["correct"]))
+            r["rtla"] = v
         report["plants"].append(r)
         total_late += len(lines)
         total_unsure += unsure
@@ -411,6 +423,26 @@ def main():
     for r in report["plants"]:
         for line in r.get("plant_said", []):
             md.append(f"- {r['plant']}: the plant said: {line}")
+    for r in report["plants"]:
+        v = r.get("rtla")
+        if v is None:
+            continue
+        if "skipped" in v:
+            md.append(f"- {r['plant']}: rtla timerlat -a not run beside it: {v['skipped']}.")
+        elif not v.get("stopped"):
+            md.append(f"- {r['plant']}: rtla timerlat -a: no wake-up of its thread was later "
+                      f"than {r['threshold']} during the plant's run.")
+        else:
+            c = v["cause"]
+            ours = max(r["matrix"].get(r["plant"], {}).items(), key=lambda kv: kv[1],
+                       default=None)
+            md.append(f"- {r['plant']}: rtla timerlat -a (one stop, {fmt(v.get('latency_us'))} µs, "
+                      f"its largest part: {v['largest']}): {c['category']}"
+                      + (f" ({c['detail']})" if c.get("detail") else "")
+                      + f" — {'names' if v['names_plant_cause'] else 'does not name'} the "
+                      f"plant's cause"
+                      + (f"; ours most often: {ours[0]} ({ours[1]} of {r['truth_plant']})"
+                         if ours else "") + ".")
     for r in report["plants"]:
         if not r["truth_plant"]:
             md.append(f"- {r['plant']}: no late wake-up overlapped a burst — the cause was not "
