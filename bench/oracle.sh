@@ -227,9 +227,12 @@ rtla_beside() {
     local pp=$!
     pids+=("$pp")
     wait "$pp" || echo "oracle: plant $1 beside rtla failed" >&2
-    wait "$rp" || echo "oracle: rtla exited with $? (its output: $d/rtla.txt)" >&2
+    local rc=0
+    wait "$rp" || rc=$?
     [ -n "${PLANT_RT:-}" ] && rt_restore
-    python3 -B "$here/oracle/rtla.py" "$d/rtla.txt" > "$d/rtla.json"
+    # The exit status tells a failed rtla (no analysis) from a run in which no wake-up
+    # crossed the threshold.
+    python3 -B "$here/oracle/rtla.py" "$d/rtla.txt" "$rc" > "$d/rtla.json"
 }
 
 # run_plant NAME COMM CORRECT_JSON BLAME_FORBIDDEN THRESHOLD "TICKSCOPE ARGS" [PLANT ARGS…]

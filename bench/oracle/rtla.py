@@ -3,7 +3,9 @@
 US` prints when a wake-up of its timerlat thread is later than US, read into the oracle's
 vocabulary so that score.py can set it beside tickscope's.
 
-    rtla.py OUTPUT          the JSON verdict of one run's output (stdout)
+    rtla.py OUTPUT [STATUS] the JSON verdict of one run's output (stdout); STATUS, rtla's exit
+                            status, tells a failed run (no analysis, STATUS not 0) from one
+                            in which no wake-up crossed the threshold
     rtla.py --self-test     parses the samples below and checks each verdict (exit 1 if not)
 
 The analysis (rtla's `timerlat_aa.c`, Linux tools/tracing/rtla; Daniel Bristot de Oliveira,
@@ -198,21 +200,40 @@ def self_test():
         if not v["stopped"] or v["cause"] != want or v["kind"] != kind:
             print(f"rtla.py: sample {want}: got {json.dumps(v)}", file=sys.stderr)
             bad += 1
-    if parse("rtla timerlat hit no stop\n")["stopped"]:
+    if verdict("Saving trace\n", 0) != {"stopped": False}:
         print("rtla.py: a run without a stop parsed as one", file=sys.stderr)
         bad += 1
-    print(f"rtla.py: {len(SAMPLES) + 1 - bad} of {len(SAMPLES) + 1} samples parsed as expected")
+    if verdict("Could not enable timerlat tracer\n", 1) != {
+            "failed": "rtla exited with 1: Could not enable timerlat tracer"}:
+        print("rtla.py: a failed run was not reported as failed", file=sys.stderr)
+        bad += 1
+    if "failed" in verdict(SAMPLES[0][0], 2):
+        print("rtla.py: a stop was lost to a non-zero exit status", file=sys.stderr)
+        bad += 1
+    n = len(SAMPLES) + 3
+    print(f"rtla.py: {n - bad} of {n} samples parsed as expected")
     return 1 if bad else 0
 
 
 def main():
     if len(sys.argv) == 2 and sys.argv[1] == "--self-test":
         sys.exit(self_test())
-    if len(sys.argv) != 2:
-        print("usage: rtla.py OUTPUT | --self-test", file=sys.stderr)
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and not sys.argv[2].isdigit()):
+        print("usage: rtla.py OUTPUT [STATUS] | --self-test", file=sys.stderr)
         sys.exit(2)
     with open(sys.argv[1], errors="replace") as f:
-        print(json.dumps(parse(f.read())))
+        text = f.read()
+    print(json.dumps(verdict(text, int(sys.argv[2]) if len(sys.argv) == 3 else 0)))
+
+
+def verdict(text, status):
+    """parse(text), or {"failed": …} with rtla's last line when it stopped nowhere and
+    exited with `status` other than 0 (it could not run: no analysis to read)."""
+    v = parse(text)
+    if not v["stopped"] and status != 0:
+        last = next((l.strip() for l in reversed(text.splitlines()) if l.strip()), "no output")
+        v = {"failed": f"rtla exited with {status}: {last}"}
+    return v
 
 
 if __name__ == "__main__":

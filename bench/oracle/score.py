@@ -429,6 +429,8 @@ def main():
             continue
         if "skipped" in v:
             md.append(f"- {r['plant']}: rtla timerlat -a not run beside it: {v['skipped']}.")
+        elif "failed" in v:
+            md.append(f"- {r['plant']}: rtla timerlat -a failed beside it: {v['failed']}")
         elif not v.get("stopped"):
             md.append(f"- {r['plant']}: rtla timerlat -a: no wake-up of its thread was later "
                       f"than {r['threshold']} during the plant's run.")
