@@ -72,7 +72,9 @@
 #              reads (20 µs apart) of the measuring thread's fault counters
 #              (/proc/PID/task/TID/stat) in which they grew — code the loop runs now and
 #              then faults back in 8-9 ms later, and the fixed 2 ms let the host's own
-#              stalls in
+#              stalls in. Since 2026-11-27 (before the runs that judged it) a plant thread
+#              on CPU 1 drains that CPU's batch of pages waiting for the LRU in every gap:
+#              a page faulted back in there is out of a page-out's reach until then
 # "cannot tell" and "unexplained" count against recall, never precision.
 # rtla timerlat -a runs beside ours only where the timerlat tracer and rtla exist (not on this
 # project's VM): each plant that can act on rtla's timerlat thread runs again with rtla

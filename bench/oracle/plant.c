@@ -79,7 +79,10 @@
  *          faults later than that were scored false positives, and the host's own stalls
  *          that fell in the 2 ms, 10 % of the time, misses.) Anonymous pages (stack, heap)
  *          would need swap, and shared libraries (libc, the vDSO) are mapped by other
- *          processes and not paged out for one.
+ *          processes and not paged out for one. A thread of the plant on the measured
+ *          CPU drains that CPU's batch of pages waiting for the LRU after each burst (see
+ *          drain()): without it a page faulted back in there stayed out of the page-outs'
+ *          reach (since 2026-11-27).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -307,6 +310,38 @@ static void watch_faults(int fd, int64_t until, int64_t *fl, size_t *nf, size_t 
   }
 }
 
+/* pageout: a thread on the measured CPU that empties that CPU's per-CPU batch of pages
+ * waiting to join the LRU lists (lru_add_drain(), which madvise(MADV_COLD) runs first on
+ * its own CPU: madvise_cold(), mm/madvise.c) each time a byte arrives on drain_pipe. A page
+ * the measuring thread faults back in is added to its CPU's batch (folio_add_lru(),
+ * mm/swap.c) and joins the LRU only when the batch is full or drained; until then
+ * MADV_PAGEOUT cannot isolate it (folio_isolate_lru() fails) and leaves it mapped, and the
+ * page-out drains only the batch of the CPU it runs on. On a quiet CPU 1 the batch filled
+ * seldom: after the first seconds, 1 page-out in 3-5 gave the measuring thread a fault
+ * (87-177 fault stretches for ~445 page-outs, 2026-11-27 afternoon), and the plant's
+ * strength varied with whatever else ran there (988 stretches on a loud host the same
+ * day). Drained in each gap, right after the burst's watch: outside the logged bursts. */
+static int drain_cpu, drain_pipe[2] = {-1, -1};
+static pthread_t drainer;
+static void *drain(void *arg) {
+  (void)arg;
+  pin(drain_cpu);
+  prctl(PR_SET_NAME, "plant-lru-drain");
+  char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  /* Not locked (the plant's mlockall(MCL_FUTURE) locks it): madvise() refuses a locked
+   * range before it drains (can_madv_lru_vma()). */
+  if (page == MAP_FAILED || munlock(page, 4096)) {
+    perror("plant pageout: the drain thread's page");
+    return NULL;
+  }
+  page[0] = 1;
+  char c;
+  int said = 0;
+  while (read(drain_pipe[0], &c, 1) == 1)
+    if (madvise(page, 4096, MADV_COLD) && !said++) perror("plant pageout: madvise(MADV_COLD)");
+  return NULL;
+}
+
 /* The executable's mappings of process `pid` as iovecs (at most `cap`); their count. */
 static int exe_ranges(int pid, struct iovec *v, int cap) {
   char path[64], exe[4096], line[4096 + 128];
@@ -472,6 +507,11 @@ int main(int argc, char **argv) {
       return 3;
     }
     prctl(PR_SET_TIMERSLACK, 1UL);
+    drain_cpu = cpu == 0 ? 1 : 0;
+    if (pipe(drain_pipe) || pthread_create(&drainer, NULL, drain, NULL)) {
+      perror("plant pageout: the drain thread");
+      return 3;
+    }
   }
   unsigned seed = (unsigned)now();
   /* rt: the RT bandwidth is lowered here, with the watcher already reading the run queue,
@@ -537,6 +577,8 @@ int main(int argc, char **argv) {
       b = now();
       if (faults_last < 0) faults_last = faults_of(faults_fd), faults_at = a;
       watch_faults(faults_fd, a + burst, fl, &nf, cap, &faults_last, &faults_at);
+      /* The pages just faulted back in join the LRU now, so the next page-out finds them. */
+      if (write(drain_pipe[1], "d", 1) != 1) perror("plant pageout: drain");
     } else if (!strcmp(mode, "rt")) {
       __atomic_store_n(&rt_fast_until, a + burst + 2 * rt_period, __ATOMIC_RELAXED);
       int64_t last = a;
@@ -613,6 +655,10 @@ int main(int argc, char **argv) {
   /* pageout: the faults of the last page-out come in for a while after it. */
   if (faults_fd >= 0 && n > 0)
     watch_faults(faults_fd, now() + gap, fl, &nf, cap, &faults_last, &faults_at);
+  if (drain_pipe[1] >= 0) {
+    close(drain_pipe[1]);
+    pthread_join(drainer, NULL);
+  }
   FILE *f = fopen(log, "w");
   if (!f) { perror(log); return 3; }
   /* The bursts and the fault stretches (both in time order), merged where they overlap. */
