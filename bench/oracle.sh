@@ -43,13 +43,14 @@
 #              until the group is throttled and refilled once (bound 100 ms), in a
 #              cpu-cgroup (v1) with the measuring thread, cfs_quota_us 1000 of period 10000,
 #              cpu.shares 262144, sched_cfs_bandwidth_slice_us 10 (group removed, slice
-#              restored after); the burst logged is the whole spin until the plant runs
-#              again after the refill, ~80 ms apart (was: only the stretch the plant was
-#              throttled, ~60 ms apart — the plant sees a throttle only when cpu.stat's
-#              throttled_time grows, at a refill, so an earlier throttle in the same spin
-#              went unlogged; changed 2026-11-26 before the run that judged it). A spin
-#              that never saw the group throttled is no burst; it goes to truth.txt.quiet,
-#              and score.py says how many "cpu quota" outside every burst fell in one
+#              restored after), spins ~80 ms apart; the bursts logged are the stretches the
+#              spin was kept off its CPU across which cpu.stat's throttled_time grew: the
+#              throttles (since 2026-11-27, before the runs that judged it; was: the whole
+#              spin until the plant ran again after the refill, whose unthrottled start
+#              let the host's stalls in; before 2026-11-26: only the last throttle of a
+#              spin). A spin that never saw the group throttled is no burst; it goes to
+#              truth.txt.quiet, and score.py says how many "cpu quota" outside every burst
+#              fell in one
 #   softirq    1400-byte UDP flood 300 µs / ~10 ms   fifo 90              50us       softirq (NET_RX)
 #              on CPU 0 to a socket with a slow BPF filter (~20000 loops a datagram),
 #              RPS -> CPU 1

@@ -57,10 +57,9 @@
  *          is throttled too; the burst ends when it runs again after 200 µs or more off
  *          the CPU — after the period timer refilled the quota for every CPU of the group.
  *          At nice PRIO if given (it then gets the CPU back soon after the refill).
- *          BURST_US is only the upper bound. The burst logged is the whole spin, to its
- *          first run after the refill: the measuring thread can be throttled from the moment
- *          the quota runs out, before this spinner is (see the quota branch below); a burst
- *          in which the group was never throttled is not logged.
+ *          BURST_US is only the upper bound. The bursts logged are the stretches the spin
+ *          was kept off its CPU while the group was throttled (see the quota branch below);
+ *          a spin in which the group was never throttled logs none.
  *   pageout on CPU (not the measured one): pages out the file-backed pages that the
  *          process PAGEOUT_PID (tickscope, run with --no-mlock) maps from its own executable
  *          (/proc/PID/exe), with process_madvise(MADV_PAGEOUT) on a pidfd (Linux >= 5.10,
@@ -165,6 +164,13 @@ static long long throttled_time(int fd) { return stat_field(fd, "throttled_time 
 /* The periods in which the group was throttled (cpu.stat's nr_throttled, counted by the
  * period timer that refills the quota: do_sched_cfs_period_timer(), kernel/sched/fair.c). */
 static long long nr_throttled(int fd) { return stat_field(fd, "nr_throttled "); }
+
+/* quota: a pause in the spin's clock reads longer than this is a stretch off the CPU (the
+ * loop reads the clock about every µs); and the quota runs out at most this long before the
+ * spin's last read ahead of its throttle (the spin takes the quota in slices of
+ * sched_cfs_bandwidth_slice_us, 10 µs in the oracle, so it runs out within a slice). */
+#define QUOTA_GAP_NS 20000
+#define QUOTA_EMPTY_NS 20000
 
 /* ipi: a pause between two membarrier calls longer than this splits the logged burst. A
  * call takes ~11 µs here (it returns when CPU 1 has run the handler); the loop's own work
@@ -538,29 +544,43 @@ int main(int argc, char **argv) {
         got += recv(rxs, payload, sizeof payload, MSG_DONTWAIT) > 0;
       b = now();
     } else if (!strcmp(mode, "quota")) {
-      long long t0 = throttled_time(stat), n0 = nr_throttled(stat);
+      long long t0 = throttled_time(stat), n0 = nr_throttled(stat), at_gap = t0;
       struct timespec cpu_time;
       int throttled = 0;
       int64_t last = a;
+      size_t first = n;
       for (; (b = now()) - a < burst; last = b) {
-        /* Off the CPU for 200 µs after the group was throttled: this process was throttled
-         * too, and runs again because the period timer refilled the quota. */
-        if (throttled && b - last > 200000) break;
+        if (b - last > QUOTA_GAP_NS) {
+          /* Off the CPU: throttled when the kernel added to throttled_time meanwhile — it
+           * does so as it unthrottles the group at the refill (unthrottle_cfs_rq(),
+           * kernel/sched/fair.c), before this process runs again. */
+          long long t = throttled_time(stat);
+          if (t > at_gap && n < cap) {
+            iv[2 * n] = last - QUOTA_EMPTY_NS;
+            iv[2 * n + 1] = b;
+            n++;
+          }
+          if (t >= 0) at_gap = t;
+          /* Off the CPU for 200 µs after the group was throttled: this process was
+           * throttled too, and runs again because the period timer refilled the quota. */
+          if (throttled && b - last > 200000) break;
+        }
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_time);
         throttled = throttled || throttled_time(stat) > t0;
       }
-      /* The logged burst is the whole spin, from its start to this process's first run
-       * after the refill (none if the group was never throttled). This process notices a
-       * throttle only through cpu.stat's throttled_time, which the kernel adds up when the
-       * group is unthrottled (seen growing at period boundaries, up to tens of ms after the
-       * throttle), so the first throttled stretch of a burst can pass unnoticed and only a
-       * later one ends the burst; but every throttle of the group during the spin is this
-       * process's doing (it is the only task spending the quota). (Was: only the stretch
-       * that ended the burst; the "false positives" it left were real throttles, named with
-       * the refill as evidence — changed 2026-11-26 before the run that judged it.) */
+      /* The logged bursts are the stretches this process was kept off its CPU while the
+       * group was throttled, each from its last clock read before (less QUOTA_EMPTY_NS) to
+       * its first after; none if the group was never throttled. The quota runs out for the
+       * whole group at once: the measuring thread on CPU 1 can be throttled only from then
+       * (at its next need of runtime) to the refill, which ends this process's stretch too.
+       * The spin before the quota runs out delays nobody on CPU 1. (Was, until 2026-11-27:
+       * the whole spin, to this process's first run after the refill — its unthrottled
+       * part let the host's stalls of CPU 1 into the truth, 2-12 `hypervisor` misses per
+       * run, each a wake-up that ran at once after its interrupt, see docs/explain.md;
+       * before 2026-11-26: only the stretch that ended the spin.) */
       long long n1 = nr_throttled(stat);
       if (n0 >= 0 && n1 >= n0) spin_throttles += n1 - n0;
-      if (!throttled) {
+      if (!throttled || n == first) {
         if (nq < cap) {
           quiet[2 * nq] = a;
           quiet[2 * nq + 1] = b;
@@ -568,6 +588,7 @@ int main(int argc, char **argv) {
         }
         continue;
       }
+      continue; /* logged above, stretch by stretch */
     } else if (!strcmp(mode, "pageout")) {
       int n = exe_ranges(target, ranges, 64);
       if (n > 0 && syscall(SYS_process_madvise, pidfd, ranges, (size_t)n, 21 /* MADV_PAGEOUT */, 0) < 0) {
