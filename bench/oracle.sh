@@ -45,7 +45,9 @@
 #              cpu.shares 262144, sched_cfs_bandwidth_slice_us 10 (group removed, slice
 #              restored after), spins ~80 ms apart; the bursts logged are the stretches the
 #              spin was kept off its CPU across which cpu.stat's throttled_time grew: the
-#              throttles (since 2026-11-27, before the runs that judged it; was: the whole
+#              throttles, or the whole spin when cpu.stat's nr_throttled counted a
+#              throttle the plant did not see as a stretch (since 2026-11-27, before the
+#              runs that judged it; was: the whole
 #              spin until the plant ran again after the refill, whose unthrottled start
 #              let the host's stalls in; before 2026-11-26: only the last throttle of a
 #              spin). A spin that never saw the group throttled is no burst; it goes to
