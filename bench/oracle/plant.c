@@ -166,7 +166,8 @@ static long long throttled_time(int fd) { return stat_field(fd, "throttled_time 
 static long long nr_throttled(int fd) { return stat_field(fd, "nr_throttled "); }
 
 /* quota: a pause in the spin's clock reads longer than this is a stretch off the CPU (the
- * loop reads the clock about every µs); and the quota runs out at most this long before the
+ * loop reads the clock every few µs: a read of cpu.stat each turn until the group was
+ * throttled); and the quota runs out at most this long before the
  * spin's last read ahead of its throttle (the spin takes the quota in slices of
  * sched_cfs_bandwidth_slice_us, 10 µs in the oracle, so it runs out within a slice). */
 #define QUOTA_GAP_NS 20000

@@ -93,16 +93,17 @@ def parse(text):
                 best = sources.get(current)
                 if best is None or us > best[1]:
                     sources[current] = (m["who"], us)
-    verdict = {"stopped": True, "cpu": cpu, "kind": kind, "latency_us": total, "parts": parts,
-               "blocking_thread": blocking}
+    v = {"stopped": True, "cpu": cpu, "kind": kind, "latency_us": total, "parts": parts,
+         "blocking_thread": blocking}
     if kind == "irq" or not parts:
-        # Only the interrupt's delay: what ran meanwhile cannot have held it (user mode runs
-        # with interrupts enabled), so the blocking thread is no cause.
-        verdict["largest"] = "IRQ handler delay"
-        verdict["cause"] = delivery(idle)
-        return verdict
+        # Only the interrupt's delay. rtla names the task that was current, not whether it
+        # ran with interrupts disabled (a task in user mode cannot hold an interrupt), so
+        # that task is not taken as the cause.
+        v["largest"] = "IRQ handler delay"
+        v["cause"] = delivery(idle)
+        return v
     largest = max(parts, key=lambda k: parts[k])
-    verdict["largest"] = largest
+    v["largest"] = largest
     src = sources.get(largest, (None, 0))[0]
     if largest == "IRQ handler delay":
         cause = delivery(idle)
@@ -118,8 +119,8 @@ def parse(text):
         cause = {"category": "softirq", "detail": src}
     else:
         cause = {"category": "cannot tell", "detail": largest}
-    verdict["cause"] = cause
-    return verdict
+    v["cause"] = cause
+    return v
 
 
 def delivery(idle):
