@@ -854,8 +854,11 @@ fn clip_details(mut d: Vec<Detail>, total: Nanos) -> Vec<Detail> {
 /// (user mode always is; this kernel has no `preemptirq` events to show interrupts-off
 /// sections), so on a VM the interrupt was held outside the guest ("hypervisor: vCPU running
 /// X") and on bare metal the trace cannot tell — never "the task did it": a task in user
-/// mode cannot delay an interrupt. A hypervisor detail ends with the steal time read at the
-/// wake-up when there is one (`; steal X µs`, see [`Kind::Steal`]).
+/// mode cannot delay an interrupt. On a VM, busy or idle, the detail lists the IPIs that
+/// entered the CPU during the delay ([`ipis_during`]): an idle vCPU woken by one ran guest
+/// code while the timer interrupt stayed held, the same evidence as a running one's. A
+/// hypervisor detail ends with the steal time read at the wake-up when there is one
+/// (`; steal X µs`, see [`Kind::Steal`]).
 #[allow(clippy::too_many_arguments)]
 fn delivery_details(
     events: &[Event],
@@ -887,16 +890,19 @@ fn delivery_details(
         .then(|| hard_irq_before(events, cpu, irq, at.ts - ns))
         .flatten();
     match (halted, held, setting.virtualized) {
-        (true, _, true) => add(
-            &mut d,
-            "hypervisor",
-            &match idle_state {
-                Some(Some(_)) => format!("vCPU idle ({state}){stolen}"),
-                _ => format!("vCPU idle{stolen}"),
-            },
-            None,
-            ns,
-        ),
+        (true, _, true) => {
+            let ipis = ipis_during(events, cpu, irq, at.ts - ns);
+            add(
+                &mut d,
+                "hypervisor",
+                &match idle_state {
+                    Some(Some(_)) => format!("vCPU idle ({state}){ipis}{stolen}"),
+                    _ => format!("vCPU idle{ipis}{stolen}"),
+                },
+                None,
+                ns,
+            )
+        }
         (true, _, false) => add(&mut d, "exit_from_idle", &state, None, ns),
         (false, Some((name, t)), _) if 2 * t >= ns => add(&mut d, "irq", &name, None, ns),
         (false, _, true) => add(
@@ -925,8 +931,8 @@ fn delivery_details(
 }
 
 /// What the hypervisor detail adds when inter-processor interrupts reached the CPU during
-/// the held delivery: [`IPI_DELIVERY`] and the count per vector, e.g. `; IPIs received
-/// meanwhile: call_function_single 1`. Empty when none did.
+/// the held delivery, the vCPU running a task or idle: [`IPI_DELIVERY`] and the count per
+/// vector, e.g. `; IPIs received meanwhile: call_function_single 1`. Empty when none did.
 ///
 /// On a KVM guest each IPI to a running vCPU is injected by the host (a VM exit and entry
 /// unless the CPU posts interrupts); its handler in the guest takes under the trace's 1 µs.

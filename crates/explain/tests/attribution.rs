@@ -99,6 +99,23 @@ impl B {
         });
         self
     }
+    /// A `call_function_single` IPI at `ts` in `current`'s context (entry and exit at once:
+    /// its handler takes under the trace's 1 µs).
+    fn ipi(self, ts: Nanos, current: (i32, &str)) -> Self {
+        let name = "call_function_single";
+        self.ev(
+            ts,
+            current.0,
+            current.1,
+            Kind::VectorEntry { name: name.into() },
+        )
+        .ev(
+            ts,
+            current.0,
+            current.1,
+            Kind::VectorExit { name: name.into() },
+        )
+    }
     /// The timer interrupt at `irq`, our callback at `now`, exit 1 µs later, out of the IRQ.
     fn fired(self, irq: Nanos, now: Nanos, current: (i32, &str)) -> Self {
         self.fired_in(irq, now, current, None)
@@ -1269,58 +1286,50 @@ fn a_quota_needs_both_the_throttle_and_the_refill() {
 
 #[test]
 fn ipis_inside_a_held_delivery_are_its_evidence() {
-    // A user-mode helper runs; a call_function_single IPI (handler < 1 µs) arrives 14 µs
-    // after the expiry, the timer interrupt 31 µs after it: the host held it (hypervisor),
-    // and the IPI it was injecting meanwhile is named.
-    let ipi = |b: B, ts: Nanos| {
-        b.ev(
-            ts,
-            42,
-            "plant-ipi-help",
-            Kind::VectorEntry {
-                name: "call_function_single".into(),
-            },
-        )
-        .ev(
-            ts,
-            42,
-            "plant-ipi-help",
-            Kind::VectorExit {
-                name: "call_function_single".into(),
-            },
+    // The timer interrupt comes 31 µs after the expiry with nothing in the guest holding it:
+    // the host held it (hypervisor). A call_function_single IPI (handler < 1 µs) at `ipi`
+    // while `current` has the CPU; inside the delay it is what the host was injecting.
+    let held = |ipi: Nanos, current: (i32, &str)| {
+        let ev = B::new()
+            .armed(0)
+            .ipi(ipi, current)
+            .fired(EXPIRY + 31_000, EXPIRY + 31_500, current)
+            .switch(EXPIRY + 33_000, current, (TID, "tickscope-0"))
+            .sys_exit(EXPIRY + 34_000)
+            .events();
+        let b = attribute(&sample(EXPIRY + 35_000), &setting(true), &ev);
+        check_sum(&b);
+        assert_eq!(b.cause.category, "hypervisor");
+        (
+            b.cause.detail.clone(),
+            b.segments[1].details[0].name.clone(),
         )
     };
-    let ev = ipi(B::new().armed(0), EXPIRY + 14_000)
-        .fired(EXPIRY + 31_000, EXPIRY + 31_500, (42, "plant-ipi-help"))
-        .switch(
-            EXPIRY + 33_000,
-            (42, "plant-ipi-help"),
-            (TID, "tickscope-0"),
-        )
-        .sys_exit(EXPIRY + 34_000);
-    let ev = ipi(ev, EXPIRY - 20_000).events();
-    let b = attribute(&sample(EXPIRY + 35_000), &setting(true), &ev);
-    check_sum(&b);
-    assert_eq!(b.cause.category, "hypervisor");
-    assert_eq!(b.cause.detail.as_deref(), Some("IPI delivery"));
+    // A user-mode helper runs; the IPI 14 µs after the expiry.
+    let (detail, evidence) = held(EXPIRY + 14_000, (42, "plant-ipi-help"));
+    assert_eq!(detail.as_deref(), Some("IPI delivery"));
     assert_eq!(
-        b.segments[1].details[0].name,
+        evidence,
         "vCPU running plant-ipi-help; interrupt held outside the guest; \
          IPIs received meanwhile: call_function_single 1"
     );
-    // Without an IPI inside the delay (the one before the expiry does not count): plain.
-    let ev = ipi(B::new().armed(0), EXPIRY - 20_000)
-        .fired(EXPIRY + 31_000, EXPIRY + 31_500, (42, "plant-ipi-help"))
-        .switch(
-            EXPIRY + 33_000,
-            (42, "plant-ipi-help"),
-            (TID, "tickscope-0"),
-        )
-        .sys_exit(EXPIRY + 34_000)
-        .events();
-    let b = attribute(&sample(EXPIRY + 35_000), &setting(true), &ev);
-    assert_eq!(b.cause.category, "hypervisor");
-    assert_eq!(b.cause.detail, None);
+    // Without an IPI inside the delay (one before the expiry does not count): plain.
+    let (detail, evidence) = held(EXPIRY - 20_000, (42, "plant-ipi-help"));
+    assert_eq!(detail, None);
+    assert_eq!(
+        evidence,
+        "vCPU running plant-ipi-help; interrupt held outside the guest"
+    );
+    // An idle vCPU woken by the IPI while the timer interrupt stays held: the same evidence.
+    let (detail, evidence) = held(EXPIRY + 14_000, (0, "<idle>"));
+    assert_eq!(detail.as_deref(), Some("IPI delivery"));
+    assert_eq!(
+        evidence,
+        "vCPU idle; IPIs received meanwhile: call_function_single 1"
+    );
+    let (detail, evidence) = held(EXPIRY - 20_000, (0, "<idle>"));
+    assert_eq!(detail, None);
+    assert_eq!(evidence, "vCPU idle");
 }
 
 #[test]
