@@ -216,6 +216,9 @@ def main():
         own_starts = [a for a, _ in own] if own else []
         span = (iv[0][0], iv[-1][1]) if len(iv) > 1 else None
         in_span_other = 0
+        # Per top cause, the late wake-ups inside the plant's active span that overlapped a
+        # burst and those that did not, and the plant's misses (for the background check).
+        col_in, col_out, missed = {}, {}, {}
         shares = []
         uncontested = uncontested_tp = 0
         lines = [json.loads(l) for l in open(os.path.join(d, "late.jsonl"))]
@@ -290,6 +293,11 @@ def main():
                     quiet_hits += 1
             if span and truth != name and span[0] <= lo < span[1]:
                 in_span_other += 1
+            if truth == name and not ok:
+                missed[col] = missed.get(col, 0) + 1
+            if span and span[0] <= lo < span[1] and not ok:
+                side = col_in if truth == name else col_out
+                side.setdefault(col, []).append(hi - lo)
             if truth == name and hi > lo:
                 mech = MECHANISM.get(name)
                 mine = [m for m in b.get("marks", [])
@@ -325,8 +333,27 @@ def main():
             rest = (span[1] - span[0]) - busy
             if in_span_other:
                 lift = (n_truth / busy) / (in_span_other / rest)
+        # The background check: a wrong cause named about as often (per second) outside the
+        # bursts as inside them is the machine's own (the host's stalls, a competing load),
+        # which a burst overlapped by chance — not something the plant did that was named
+        # wrongly. Rates over the plant's active span, of the wake-ups the cause is wrong for.
+        # A wake-up counts as inside when [expiry, woke) overlaps a burst, so its expiry may
+        # fall up to its latency before one: inside, the exposure is the bursts' time plus, per
+        # burst, the median latency of that cause's wake-ups; outside, the rest of the span.
+        background = []
+        if span and duty and 0 < duty < 1:
+            busy = sum(b - a for a, b in iv)
+            for col, k in sorted(missed.items(), key=lambda kv: -kv[1]):
+                lat = sorted(col_in.get(col, []) + col_out.get(col, []))
+                reach = lat[len(lat) // 2] if lat else 0
+                inside = min(busy + len(iv) * reach, span[1] - span[0] - 1)
+                background.append({
+                    "cause": col, "missed": k,
+                    "per_s_in_bursts": len(col_in.get(col, [])) / (inside / 1e9),
+                    "per_s_outside": len(col_out.get(col, [])) / ((span[1] - span[0] - inside) / 1e9)})
         r = {
             "plant": name, "command": p["command"], "threshold": p["threshold"],
+            "misses_background": background,
             "correct": p["correct"], "late": len(lines), "truth_plant": n_truth,
             "bursts": len(iv), "duty_cycle": duty, "lift": lift,
             "plant_share_p50": shares[len(shares) // 2] if shares else None,
@@ -420,6 +447,14 @@ def main():
                 md.append(f"- {r['plant']}: the group was throttled in {t['all']} periods, "
                           f"{t['in_spins']} of them during the plant's spins, "
                           f"{t['all'] - t['in_spins']} outside them.")
+    for r in report["plants"]:
+        if r["misses_background"]:
+            parts = [f"{m['cause']} {m['missed']} ({m['per_s_in_bursts']:.1f} / "
+                     f"{m['per_s_outside']:.1f})" for m in r["misses_background"]]
+            md.append(f"- {r['plant']}: its misses by cause, with that cause's late wake-ups "
+                      f"per second inside its bursts / outside them (about equal or fewer "
+                      f"inside: the machine's own, a burst overlapped by chance): "
+                      + ", ".join(parts) + ".")
     for r in report["plants"]:
         for line in r.get("plant_said", []):
             md.append(f"- {r['plant']}: the plant said: {line}")

@@ -1,0 +1,93 @@
+//! The oracle's scorer (`bench/oracle/score.py`) on a plant run laid out by hand: ten 2 ms
+//! bursts 10 ms apart, eight late wake-ups inside them named correctly, two inside named
+//! `hypervisor` (the misses) and four outside named `hypervisor` — so precision 1, recall
+//! 0.8, and the background check's rates for `hypervisor`: 2 inside an exposure of the
+//! bursts' 20 ms plus ten times its median latency (100 µs), 4 outside in the rest of the
+//! 92 ms span.
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+
+const MS: i64 = 1_000_000;
+
+fn late(expiry: i64, category: &str, detail: Option<&str>) -> String {
+    json!({
+        "sample": {"tid": 7, "expiry": expiry, "woke": expiry + MS / 10},
+        "cause": {"category": category, "detail": detail},
+        "marks": [],
+    })
+    .to_string()
+}
+
+#[test]
+fn the_scorer_counts_misses_and_checks_them_against_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let plant = dir.path().join("fifo-hi");
+    std::fs::create_dir(&plant).unwrap();
+    let plant_json = json!({
+        "name": "fifo-hi", "comm": "plant-fifo",
+        "correct": {"category": ["other thread"], "detail": "plant-fifo"},
+        "blame_forbidden": false, "threshold": "100us", "max_latency_ns": 0,
+        "command": "by hand",
+    });
+    std::fs::write(plant.join("plant.json"), plant_json.to_string()).unwrap();
+    let t0 = 1_000 * MS;
+    let bursts: Vec<String> = (0..10)
+        .map(|k| format!("{} {}", t0 + k * 10 * MS, t0 + k * 10 * MS + 2 * MS))
+        .collect();
+    std::fs::write(plant.join("truth.txt"), bursts.join("\n") + "\n").unwrap();
+    let mut lines = Vec::new();
+    for k in 0..8 {
+        lines.push(late(
+            t0 + k * 10 * MS + MS / 2,
+            "other thread",
+            Some("plant-fifo"),
+        ));
+    }
+    for k in 8..10 {
+        lines.push(late(t0 + k * 10 * MS + MS / 2, "hypervisor", None));
+    }
+    for k in 0..4 {
+        lines.push(late(t0 + k * 10 * MS + 5 * MS, "hypervisor", None));
+    }
+    std::fs::write(plant.join("late.jsonl"), lines.join("\n") + "\n").unwrap();
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/oracle/score.py");
+    let (out_json, out_md) = (dir.path().join("o.json"), dir.path().join("o.md"));
+    let out = match Command::new("python3")
+        .arg("-B")
+        .arg(&script)
+        .args([&out_json, &out_md, &plant])
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("skipping the_scorer_counts_misses_and_checks_them_against_the_background: python3 not runnable ({e})");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "score.py failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
+    let r = &report["plants"][0];
+    assert_eq!(r["truth_plant"], 10);
+    assert_eq!(r["precision"], 1.0);
+    assert_eq!(r["recall"], 0.8);
+    let bg = &r["misses_background"][0];
+    assert_eq!(bg["cause"], "hypervisor");
+    assert_eq!(bg["missed"], 2);
+    // Inside: 2 in 20 ms + 10 × 0.1 ms; outside: 4 in the rest of the 92 ms span.
+    let near = |v: &Value, want: f64| (v.as_f64().unwrap() - want).abs() < 1e-6 * want;
+    assert!(near(&bg["per_s_in_bursts"], 2.0 / 0.021), "{bg}");
+    assert!(near(&bg["per_s_outside"], 4.0 / 0.071), "{bg}");
+    let md = std::fs::read_to_string(&out_md).unwrap();
+    assert!(
+        md.contains("- fifo-hi: its misses by cause") && md.contains("hypervisor 2 (95.2 / 56.3)"),
+        "{md}"
+    );
+}
