@@ -293,9 +293,12 @@ def main():
                     quiet_hits += 1
             if span and truth != name and span[0] <= lo < span[1]:
                 in_span_other += 1
-            if truth == name and not ok:
+            # Wrong for this plant: not a correct cause, or for a plant that must never be
+            # blamed (the spinner), naming it.
+            wrong = names_plant(b, comm) if p.get("blame_forbidden") else not ok
+            if truth == name and wrong:
                 missed[col] = missed.get(col, 0) + 1
-            if span and span[0] <= lo < span[1] and not ok:
+            if span and span[0] <= lo < span[1] and wrong:
                 side = col_in if truth == name else col_out
                 side.setdefault(col, []).append(hi - lo)
             if truth == name and hi > lo:

@@ -3,7 +3,7 @@
 //! `hypervisor` (the misses) and four outside named `hypervisor` — so precision 1, recall
 //! 0.8, and the background check's rates for `hypervisor`: 2 inside an exposure of the
 //! bursts' 20 ms plus ten times its median latency (100 µs), 4 outside in the rest of the
-//! 92 ms span.
+//! 92 ms span. Then a spinner (never to be blamed): its only miss is where it is named.
 
 use serde_json::{json, Value};
 use std::path::Path;
@@ -90,4 +90,33 @@ fn the_scorer_counts_misses_and_checks_them_against_the_background() {
         md.contains("- fifo-hi: its misses by cause") && md.contains("hypervisor 2 (95.2 / 56.3)"),
         "{md}"
     );
+    // A plant that must never be blamed (the spinner) misses only where it is named: its
+    // `page fault` is no correct cause, yet no miss either.
+    let spinner = dir.path().join("spinner");
+    std::fs::create_dir(&spinner).unwrap();
+    let mut plant_json = plant_json;
+    plant_json["name"] = json!("spinner");
+    plant_json["comm"] = json!("plant-other");
+    plant_json["correct"] = json!({"category": ["hypervisor", "other thread"], "detail": null});
+    plant_json["blame_forbidden"] = json!(true);
+    std::fs::write(spinner.join("plant.json"), plant_json.to_string()).unwrap();
+    std::fs::copy(plant.join("truth.txt"), spinner.join("truth.txt")).unwrap();
+    let lines = [
+        late(t0 + MS / 2, "other thread", Some("plant-other")),
+        late(t0 + 10 * MS + MS / 2, "hypervisor", None),
+        late(t0 + 20 * MS + MS / 2, "page fault", Some("user mode")),
+    ];
+    std::fs::write(spinner.join("late.jsonl"), lines.join("\n") + "\n").unwrap();
+    let out = Command::new("python3")
+        .arg("-B")
+        .arg(&script)
+        .args([&out_json, &out_md, &spinner])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
+    let bg = &report["plants"][0]["misses_background"];
+    assert_eq!(bg.as_array().unwrap().len(), 1, "{bg}");
+    assert_eq!(bg[0]["cause"], "other thread (plant)");
+    assert_eq!(bg[0]["missed"], 1);
 }
