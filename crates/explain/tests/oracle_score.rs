@@ -6,8 +6,10 @@
 //! 92 ms span. Then a spinner (never to be blamed): its only miss is where it is named.
 
 use serde_json::{json, Value};
-use std::path::Path;
-use std::process::Command;
+
+mod common;
+
+const TEST: &str = "the_scorer_counts_misses_and_checks_them_against_the_background";
 
 const MS: i64 = 1_000_000;
 
@@ -53,26 +55,10 @@ fn the_scorer_counts_misses_and_checks_them_against_the_background() {
     }
     std::fs::write(plant.join("late.jsonl"), lines.join("\n") + "\n").unwrap();
 
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/oracle/score.py");
     let (out_json, out_md) = (dir.path().join("o.json"), dir.path().join("o.md"));
-    let out = match Command::new("python3")
-        .arg("-B")
-        .arg(&script)
-        .args([&out_json, &out_md, &plant])
-        .output()
-    {
-        Ok(out) => out,
-        Err(e) => {
-            eprintln!("skipping the_scorer_counts_misses_and_checks_them_against_the_background: python3 not runnable ({e})");
-            return;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "score.py failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if common::oracle_script(TEST, "score.py", &[&out_json, &out_md, &plant]).is_none() {
+        return;
+    }
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
     let r = &report["plants"][0];
     assert_eq!(r["truth_plant"], 10);
@@ -107,13 +93,7 @@ fn the_scorer_counts_misses_and_checks_them_against_the_background() {
         late(t0 + 20 * MS + MS / 2, "page fault", Some("user mode")),
     ];
     std::fs::write(spinner.join("late.jsonl"), lines.join("\n") + "\n").unwrap();
-    let out = Command::new("python3")
-        .arg("-B")
-        .arg(&script)
-        .args([&out_json, &out_md, &spinner])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    common::oracle_script(TEST, "score.py", &[&out_json, &out_md, &spinner]);
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
     let bg = &report["plants"][0]["misses_background"];
     assert_eq!(bg.as_array().unwrap().len(), 1, "{bg}");
