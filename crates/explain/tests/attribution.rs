@@ -1287,12 +1287,12 @@ fn a_quota_needs_both_the_throttle_and_the_refill() {
 #[test]
 fn ipis_inside_a_held_delivery_are_its_evidence() {
     // The timer interrupt comes 31 µs after the expiry with nothing in the guest holding it:
-    // the host held it (hypervisor). A call_function_single IPI (handler < 1 µs) at `ipi`
-    // while `current` has the CPU; inside the delay it is what the host was injecting.
-    let held = |ipi: Nanos, current: (i32, &str)| {
-        let ev = B::new()
-            .armed(0)
-            .ipi(ipi, current)
+    // the host held it (hypervisor). A call_function_single IPI (handler < 1 µs) at each of
+    // `ipis` while `current` has the CPU; inside the delay it is what the host was injecting.
+    let held = |ipis: &[Nanos], current: (i32, &str)| {
+        let ev = ipis
+            .iter()
+            .fold(B::new().armed(0), |b, &t| b.ipi(t, current))
             .fired(EXPIRY + 31_000, EXPIRY + 31_500, current)
             .switch(EXPIRY + 33_000, current, (TID, "tickscope-0"))
             .sys_exit(EXPIRY + 34_000)
@@ -1305,8 +1305,9 @@ fn ipis_inside_a_held_delivery_are_its_evidence() {
             b.segments[1].details[0].name.clone(),
         )
     };
-    // A user-mode helper runs; the IPI 14 µs after the expiry.
-    let (detail, evidence) = held(EXPIRY + 14_000, (42, "plant-ipi-help"));
+    // A user-mode helper runs; an IPI 14 µs after the expiry is counted, one 20 µs before
+    // it is not.
+    let (detail, evidence) = held(&[EXPIRY - 20_000, EXPIRY + 14_000], (42, "plant-ipi-help"));
     assert_eq!(detail.as_deref(), Some("IPI delivery"));
     assert_eq!(
         evidence,
@@ -1314,20 +1315,20 @@ fn ipis_inside_a_held_delivery_are_its_evidence() {
          IPIs received meanwhile: call_function_single 1"
     );
     // Without an IPI inside the delay (one before the expiry does not count): plain.
-    let (detail, evidence) = held(EXPIRY - 20_000, (42, "plant-ipi-help"));
+    let (detail, evidence) = held(&[EXPIRY - 20_000], (42, "plant-ipi-help"));
     assert_eq!(detail, None);
     assert_eq!(
         evidence,
         "vCPU running plant-ipi-help; interrupt held outside the guest"
     );
     // An idle vCPU woken by the IPI while the timer interrupt stays held: the same evidence.
-    let (detail, evidence) = held(EXPIRY + 14_000, (0, "<idle>"));
+    let (detail, evidence) = held(&[EXPIRY - 20_000, EXPIRY + 14_000], (0, "<idle>"));
     assert_eq!(detail.as_deref(), Some("IPI delivery"));
     assert_eq!(
         evidence,
         "vCPU idle; IPIs received meanwhile: call_function_single 1"
     );
-    let (detail, evidence) = held(EXPIRY - 20_000, (0, "<idle>"));
+    let (detail, evidence) = held(&[EXPIRY - 20_000], (0, "<idle>"));
     assert_eq!(detail, None);
     assert_eq!(evidence, "vCPU idle");
 }
