@@ -302,9 +302,14 @@ impl Controller {
                         }));
                     }
                     Err(e) => {
-                        notes.push(format!(
-                            "--explain: context mode, no per-wake-up causes ({e})"
-                        ));
+                        // Both backends' reasons: without root, the BPF backend's names the
+                        // capabilities that would do instead (CAP_BPF and CAP_PERFMON).
+                        notes.push(match fallback.is_empty() {
+                            true => format!("--explain: context mode, no per-wake-up causes ({e})"),
+                            false => format!(
+                                "--explain: context mode, no per-wake-up causes ({fallback}; {e})"
+                            ),
+                        });
                         None
                     }
                 }

@@ -279,7 +279,10 @@ fn an_ordinary_user_gets_context_mode_and_trace_is_refused() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("context mode"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("context mode"), "{err}");
+    // The fix is named: root, or the BPF backend's two capabilities.
+    assert!(err.contains("CAP_BPF and CAP_PERFMON"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("explain (context)"));
     let out = as_nobody("--explain=trace");
     assert_eq!(out.status.code(), Some(2));
