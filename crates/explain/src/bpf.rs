@@ -94,43 +94,32 @@ fn kernel_symbols(names: &[&str], required: usize) -> Vec<Option<u64>> {
     }
 }
 
-/// [`kernel_symbols`] on the text of `lines` (`/proc/kallsyms`' format: address, type,
-/// name, then a module in brackets), read as bytes: no UTF-8 check or Unicode white space
-/// per line, ≈ a third of the pass's CPU time before.
-fn symbols_in(
-    mut lines: impl std::io::BufRead,
-    names: &[&str],
-    required: usize,
-) -> Vec<Option<u64>> {
+/// [`kernel_symbols`] on the text of `lines` (`/proc/kallsyms`' format, [`crate::kallsyms`]):
+/// all `None` where the file hides the addresses (its first kernel-text line tells).
+fn symbols_in(lines: impl std::io::BufRead, names: &[&str], required: usize) -> Vec<Option<u64>> {
     let mut found = vec![None; names.len()];
     let required = required.min(names.len());
-    let mut line = Vec::new();
     let (mut left, mut left_required) = (names.len(), required);
     let (mut read, mut limit) = (0usize, usize::MAX);
-    while left > 0 && read < limit && matches!(lines.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+    crate::kallsyms::each_symbol(lines, |addr, sym| {
         read += 1;
-        let mut f = line
-            .split(|b| b.is_ascii_whitespace())
-            .filter(|w| !w.is_empty());
-        if let (Some(addr), Some(_), Some(sym)) = (f.next(), f.next(), f.next()) {
-            if let Some(i) = names.iter().position(|n| n.as_bytes() == sym) {
-                if found[i].is_none() {
-                    found[i] = std::str::from_utf8(addr)
-                        .ok()
-                        .and_then(|a| u64::from_str_radix(a, 16).ok())
-                        .filter(|a| *a != 0);
-                    left -= 1;
-                    if i < required {
-                        left_required -= 1;
-                        if left_required == 0 {
-                            limit = read.saturating_add(read / 4);
-                        }
+        if let Some(i) = names.iter().position(|n| n.as_bytes() == sym) {
+            if found[i].is_none() {
+                found[i] = Some(addr).filter(|a| *a != 0);
+                left -= 1;
+                if i < required {
+                    left_required -= 1;
+                    if left_required == 0 {
+                        limit = read.saturating_add(read / 4);
                     }
                 }
             }
         }
-        line.clear();
-    }
+        match left > 0 && read < limit {
+            true => std::ops::ControlFlow::Continue(()),
+            false => std::ops::ControlFlow::Break(()),
+        }
+    });
     found
 }
 
@@ -572,11 +561,20 @@ impl BpfCapture {
         self.tgid = None;
     }
 
-    /// The addresses of [`TIMER_FUNCTIONS`], in that order (0 where `/proc/kallsyms` hides
-    /// or lacks one), read once. The decoder learns their names with them, and with the
-    /// same pass those of [`NAMED_AT_START`]: otherwise the first window that holds one of
-    /// those callbacks costs the collector a pass of its own mid-run (≈ 10 ms each for the
-    /// tick's, a bandwidth timer's and the watchdog's, which arrive seconds apart).
+    /// Whether the callbacks of the wait timers ([`TIMER_FUNCTIONS`]) were found. Not where
+    /// the kernel hides their addresses from this process (neither root nor `CAP_SYSLOG`:
+    /// `kallsyms_show_value()`, kernel/kallsyms.c); then every timer a watched thread
+    /// starts gives its expiry ([`Self::watch`]'s filter is off), as before that filter.
+    pub fn wait_callbacks_found(&mut self) -> bool {
+        self.wait_fns().iter().any(|f| *f != 0)
+    }
+
+    /// The addresses of [`TIMER_FUNCTIONS`], in that order (0 where the kernel hides or
+    /// lacks one), looked up once. The decoder learns their names with them, and with the
+    /// same lookup those of [`NAMED_AT_START`]: where the kernel names addresses only
+    /// through `/proc/kallsyms`, the first window that holds one of those callbacks would
+    /// otherwise cost the collector a pass of its own mid-run (≈ 10 ms each for the tick's,
+    /// a bandwidth timer's and the watchdog's, which arrive seconds apart).
     fn wait_fns(&mut self) -> [u64; 4] {
         if let Some(f) = self.wait_fns {
             return f;

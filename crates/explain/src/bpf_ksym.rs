@@ -14,6 +14,18 @@
 //! `/proc/kallsyms` as before. The helper answers as the file does: no address where the
 //! caller may not see kernel addresses (`kallsyms_show_value()`, the same rule as the
 //! file's zeros).
+//!
+//! The other way, a name for an address ([`names_of`]), is a run of a second such program
+//! that prints each address with `bpf_snprintf()` and `%ps` (Linux 5.13+; the kernel's
+//! `sprint_symbol_no_offset()` through `vsnprintf()`, lib/vsprintf.c,
+//! Documentation/core-api/printk-formats.rst). That names a function without showing any
+//! address, so it needs no `CAP_SYSLOG` — only what the BPF backend holds anyway
+//! (`CAP_BPF`, and `CAP_PERFMON` for the helper: `bpf_base_func_proto()`,
+//! kernel/bpf/helpers.c) — and no pass over the file, whose lines the kernel formats one
+//! by one (≈ 30 ms of system time for this VM's 122 000). Its format string must be a
+//! constant the verifier can read: a one-element array map made read-only for programs
+//! (`BPF_F_RDONLY_PROG`) and frozen (`BPF_MAP_FREEZE`), referenced by a `BPF_PSEUDO_MAP_VALUE`
+//! load (`ARG_PTR_TO_CONST_STR`, kernel/bpf/verifier.c).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -21,11 +33,21 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 const SLOT: usize = 64;
 /// Bytes of a slot the name may take, its terminating NUL included.
 const NAME_MAX: usize = SLOT - 8;
-/// Most names one call looks up (the program's size grows with them).
+/// Most names (or addresses, [`names_of`]) one call takes (the program's size grows with them).
 pub(crate) const MAX_NAMES: usize = 32;
 
 /// `bpf_kallsyms_lookup_name` (`__BPF_FUNC_MAPPER`, include/uapi/linux/bpf.h).
 const HELPER_KALLSYMS_LOOKUP_NAME: i32 = 179;
+/// `bpf_snprintf` (the same list).
+const HELPER_SNPRINTF: i32 = 165;
+const BPF_MAP_CREATE: libc::c_long = 0;
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+const BPF_MAP_FREEZE: libc::c_long = 22;
+const BPF_MAP_TYPE_ARRAY: u32 = 2;
+const BPF_F_RDONLY_PROG: u32 = 1 << 7;
+/// `src_reg` of a 64-bit immediate load that takes a map value's address (map fd in the
+/// first `imm`, offset in the second).
+const BPF_PSEUDO_MAP_VALUE: u8 = 2;
 const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_PROG_TEST_RUN: libc::c_long = 10;
 const BPF_PROG_TYPE_SYSCALL: u32 = 31;
@@ -58,6 +80,7 @@ const ADD64_IMM: u8 = 0x07;
 const LDX_DW: u8 = 0x79;
 const STX_DW: u8 = 0x7b;
 const ST_DW: u8 = 0x7a;
+const LD_IMM64: u8 = 0x18;
 const CALL: u8 = 0x85;
 const EXIT: u8 = 0x95;
 const R0: u8 = 0;
@@ -65,6 +88,7 @@ const R1: u8 = 1;
 const R2: u8 = 2;
 const R3: u8 = 3;
 const R4: u8 = 4;
+const R5: u8 = 5;
 const R6: u8 = 6;
 const FP: u8 = 10;
 
@@ -112,14 +136,10 @@ fn bpf(cmd: libc::c_long, attr: &mut [u64]) -> libc::c_long {
     }
 }
 
-/// The addresses of kernel functions `names` (`None` for a name absent, too long or
-/// hidden), or `None` when the kernel would not run the lookup (then read
-/// `/proc/kallsyms`). At most [`MAX_NAMES`] names.
-pub(crate) fn lookup(names: &[&str]) -> Option<Vec<Option<u64>>> {
-    if names.is_empty() || names.len() > MAX_NAMES {
-        return None;
-    }
-    let insns = program(names.len());
+/// Loads `insns` as a sleepable `BPF_PROG_TYPE_SYSCALL` program named `name` (at most 15
+/// bytes) and runs it once on `ctx`, which the run writes back; `None` where the kernel
+/// refuses either step.
+fn run_once(insns: &[Insn], name: &[u8], ctx: &mut [u8]) -> Option<()> {
     let license = c"GPL";
     // BPF_PROG_LOAD: prog_type, insn_cnt | insns | license | log_level, log_size | log_buf |
     // kern_version, prog_flags | prog_name[16] | the rest 0.
@@ -128,14 +148,34 @@ pub(crate) fn lookup(names: &[&str]) -> Option<Vec<Option<u64>>> {
     attr[1] = insns.as_ptr() as u64;
     attr[2] = license.as_ptr() as u64;
     attr[5] = u64::from(BPF_F_SLEEPABLE) << 32;
-    attr[6] = u64::from_le_bytes(*b"tickscop");
-    attr[7] = u64::from_le_bytes(*b"e_ksym\0\0");
+    let mut prog_name = [0u8; 16];
+    let n = name.len().min(15);
+    prog_name[..n].copy_from_slice(&name[..n]);
+    attr[6] = u64::from_le_bytes(prog_name[..8].try_into().ok()?);
+    attr[7] = u64::from_le_bytes(prog_name[8..].try_into().ok()?);
     let fd = bpf(BPF_PROG_LOAD, &mut attr);
     if fd < 0 {
         return None;
     }
     // SAFETY: a descriptor the kernel just returned, owned by nobody else.
     let prog = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    // BPF_PROG_TEST_RUN: prog_fd, retval | sizes in/out | data_in | data_out | repeat,
+    // duration | ctx_size_in, ctx_size_out | ctx_in | ctx_out | flags, cpu | batch_size.
+    let mut attr = [0u64; 10];
+    attr[0] = prog.as_raw_fd() as u32 as u64;
+    attr[5] = ctx.len() as u64;
+    attr[6] = ctx.as_mut_ptr() as u64;
+    // The run writes the context back into `ctx_in`.
+    (bpf(BPF_PROG_TEST_RUN, &mut attr) >= 0).then_some(())
+}
+
+/// The addresses of kernel functions `names` (`None` for a name absent, too long or
+/// hidden), or `None` when the kernel would not run the lookup (then read
+/// `/proc/kallsyms`). At most [`MAX_NAMES`] names.
+pub(crate) fn lookup(names: &[&str]) -> Option<Vec<Option<u64>>> {
+    if names.is_empty() || names.len() > MAX_NAMES {
+        return None;
+    }
     let mut ctx = vec![0u8; names.len() * SLOT];
     for (slot, name) in ctx.chunks_mut(SLOT).zip(names) {
         // A name that does not fit stays empty: the lookup refuses it (-EINVAL), 0.
@@ -143,16 +183,7 @@ pub(crate) fn lookup(names: &[&str]) -> Option<Vec<Option<u64>>> {
             slot[..name.len()].copy_from_slice(name.as_bytes());
         }
     }
-    // BPF_PROG_TEST_RUN: prog_fd, retval | sizes in/out | data_in | data_out | repeat,
-    // duration | ctx_size_in, ctx_size_out | ctx_in | ctx_out | flags, cpu | batch_size.
-    let mut attr = [0u64; 10];
-    attr[0] = prog.as_raw_fd() as u32 as u64;
-    attr[5] = ctx.len() as u64;
-    attr[6] = ctx.as_mut_ptr() as u64;
-    if bpf(BPF_PROG_TEST_RUN, &mut attr) < 0 {
-        return None;
-    }
-    // The run wrote the context back into `ctx_in`.
+    run_once(&program(names.len()), b"tickscope_ksym", &mut ctx)?;
     Some(
         ctx.chunks(SLOT)
             .map(|slot| {
@@ -162,6 +193,103 @@ pub(crate) fn lookup(names: &[&str]) -> Option<Vec<Option<u64>>> {
             })
             .collect(),
     )
+}
+
+/// Bytes of an address's slot in [`names_of`]' context: the address (u64), what
+/// `bpf_snprintf` returned (i64: the name's length with its NUL, or a negative error),
+/// then the name.
+const NAMED_SLOT: usize = 128;
+/// Bytes of a [`NAMED_SLOT`] the name may take, its NUL included.
+const PRINTED_MAX: usize = NAMED_SLOT - 16;
+
+/// The program for `n` slots of [`names_of`]: per slot, copy the address to the stack (the
+/// helper's argument array), print it with the format at `fmt_map`'s value into a stack
+/// buffer, store the helper's return and the buffer into the slot.
+fn naming_program(n: usize, fmt_map: i32) -> Vec<Insn> {
+    let mut p = vec![insn(MOV64_REG, R6, R1, 0, 0)];
+    let arg_at: i16 = -8; // fp - 8: the address, as the helper's one argument
+    let out_at = arg_at - PRINTED_MAX as i16; // fp - 120: the printed name
+    for slot in 0..n {
+        let base = (slot * NAMED_SLOT) as i16;
+        p.push(insn(LDX_DW, R0, R6, base, 0));
+        p.push(insn(STX_DW, FP, R0, arg_at, 0));
+        p.push(insn(MOV64_REG, R1, FP, 0, 0));
+        p.push(insn(ADD64_IMM, R1, 0, 0, out_at.into()));
+        p.push(insn(MOV64_IMM, R2, 0, 0, PRINTED_MAX as i32));
+        p.push(insn(LD_IMM64, R3, BPF_PSEUDO_MAP_VALUE, 0, fmt_map));
+        p.push(insn(0, 0, 0, 0, 0)); // the value's offset: 0
+        p.push(insn(MOV64_REG, R4, FP, 0, 0));
+        p.push(insn(ADD64_IMM, R4, 0, 0, arg_at.into()));
+        p.push(insn(MOV64_IMM, R5, 0, 0, 8));
+        p.push(insn(CALL, 0, 0, 0, HELPER_SNPRINTF));
+        p.push(insn(STX_DW, R6, R0, base + 8, 0));
+        for w in 0..(PRINTED_MAX / 8) as i16 {
+            p.push(insn(LDX_DW, R0, FP, out_at + 8 * w, 0));
+            p.push(insn(STX_DW, R6, R0, base + 16 + 8 * w, 0));
+        }
+    }
+    p.push(insn(MOV64_IMM, R0, 0, 0, 0));
+    p.push(insn(EXIT, 0, 0, 0, 0));
+    p
+}
+
+/// A one-element array map holding `value`, read-only for programs and frozen: a constant
+/// the verifier accepts where a helper wants a constant string.
+fn constant(value: &[u8; 8]) -> Option<OwnedFd> {
+    // BPF_MAP_CREATE: map_type, key_size | value_size, max_entries | map_flags, ... 0.
+    let mut attr = [0u64; 16];
+    attr[0] = u64::from(BPF_MAP_TYPE_ARRAY) | 4 << 32;
+    attr[1] = 8 | 1 << 32;
+    attr[2] = u64::from(BPF_F_RDONLY_PROG);
+    let fd = bpf(BPF_MAP_CREATE, &mut attr);
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: a descriptor the kernel just returned, owned by nobody else.
+    let map = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    let key = 0u32;
+    // BPF_MAP_UPDATE_ELEM: map_fd | key | value | flags.
+    let mut attr = [0u64; 4];
+    attr[0] = map.as_raw_fd() as u32 as u64;
+    attr[1] = &key as *const u32 as u64;
+    attr[2] = value.as_ptr() as u64;
+    if bpf(BPF_MAP_UPDATE_ELEM, &mut attr) < 0 {
+        return None;
+    }
+    // BPF_MAP_FREEZE: map_fd.
+    let mut attr = [map.as_raw_fd() as u32 as u64];
+    (bpf(BPF_MAP_FREEZE, &mut attr) >= 0).then_some(map)
+}
+
+/// The names of the kernel functions at `addresses` (`None` for an address that is no
+/// symbol's or whose name is longer than 111 bytes), as the kernel's `%ps` prints them, a
+/// module's without its `[module]`; or `None` when the kernel would not run the program
+/// (then read `/proc/kallsyms`). At most [`MAX_NAMES`] addresses.
+pub(crate) fn names_of(addresses: &[u64]) -> Option<Vec<Option<String>>> {
+    if addresses.is_empty() || addresses.len() > MAX_NAMES {
+        return None;
+    }
+    let fmt = constant(b"%ps\0\0\0\0\0")?;
+    let mut ctx = vec![0u8; addresses.len() * NAMED_SLOT];
+    for (slot, a) in ctx.chunks_mut(NAMED_SLOT).zip(addresses) {
+        slot[..8].copy_from_slice(&a.to_le_bytes());
+    }
+    let insns = naming_program(addresses.len(), fmt.as_raw_fd());
+    run_once(&insns, b"tickscope_kname", &mut ctx)?;
+    Some(ctx.chunks(NAMED_SLOT).map(printed_name).collect())
+}
+
+/// The name in a slot [`names_of`]' program filled: `None` where the helper failed or
+/// truncated, or printed no symbol (`%ps` prints an address that is none as `0x…`).
+fn printed_name(slot: &[u8]) -> Option<String> {
+    let ret = i64::from_le_bytes(slot[8..16].try_into().ok()?);
+    if ret <= 1 || ret as usize > PRINTED_MAX {
+        return None;
+    }
+    let text = &slot[16..16 + ret as usize - 1];
+    let name = text.split(|b| *b == b' ').next()?;
+    let name = std::str::from_utf8(name).ok()?;
+    (!name.is_empty() && !name.starts_with("0x")).then(|| name.to_string())
 }
 
 #[cfg(test)]
@@ -211,5 +339,93 @@ mod tests {
                 Some(a) => assert_eq!(*addr, Some(a), "{name}"),
             }
         }
+    }
+
+    #[test]
+    fn the_naming_program_prints_each_address_and_stays_inside_its_slots() {
+        let p = naming_program(3, 7);
+        let calls: Vec<_> = p.iter().filter(|i| i.code == CALL).collect();
+        assert_eq!(calls.len(), 3);
+        assert!(calls.iter().all(|i| i.imm == HELPER_SNPRINTF));
+        // The format's address: a map value load of map fd 7, offset 0, per slot.
+        let loads: Vec<_> = p
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.code == LD_IMM64)
+            .collect();
+        assert_eq!(loads.len(), 3);
+        for (at, i) in loads {
+            assert_eq!((i.regs, i.imm), (R3 | BPF_PSEUDO_MAP_VALUE << 4, 7));
+            assert_eq!((p[at + 1].code, p[at + 1].imm), (0, 0));
+        }
+        assert_eq!(p.last().map(|i| i.code), Some(EXIT));
+        for i in &p {
+            let ctx_access =
+                (i.code == LDX_DW && i.regs >> 4 == R6) || (i.code == STX_DW && i.regs & 15 == R6);
+            if ctx_access {
+                assert!(i.off >= 0 && (i.off as usize) + 8 <= 3 * NAMED_SLOT);
+            }
+            let stack_access =
+                (i.code == LDX_DW && i.regs >> 4 == FP) || (i.code == STX_DW && i.regs & 15 == FP);
+            if stack_access {
+                assert!((-512..=-8).contains(&i.off));
+            }
+        }
+    }
+
+    #[test]
+    fn a_printed_name_is_cut_at_its_module_and_refused_when_no_symbol() {
+        let slot = |ret: i64, text: &str| {
+            let mut s = vec![0u8; NAMED_SLOT];
+            s[8..16].copy_from_slice(&ret.to_le_bytes());
+            s[16..16 + text.len()].copy_from_slice(text.as_bytes());
+            s
+        };
+        let named = |ret: i64, text: &str| printed_name(&slot(ret, text));
+        assert_eq!(named(15, "hrtimer_wakeup"), Some("hrtimer_wakeup".into()));
+        assert_eq!(
+            named(27, "nf_timer_fn [nf_conntrack]"),
+            Some("nf_timer_fn".into())
+        );
+        // An address that is no symbol prints as hex; errors and truncation are no name.
+        assert_eq!(named(19, "0xffffffff81000001"), None);
+        assert_eq!(named(-22, ""), None);
+        assert_eq!(named(1, ""), None);
+        assert_eq!(named(PRINTED_MAX as i64 + 1, "x"), None);
+        assert_eq!(names_of(&[]), None);
+        assert_eq!(names_of(&[1; MAX_NAMES + 1]), None);
+    }
+
+    /// Root only: each address found by name is named back by the printing program (where
+    /// the kernel runs both).
+    #[test]
+    fn names_of_the_looked_up_addresses_are_their_names() {
+        let names = ["hrtimer_wakeup", "schedule", "tick_nohz_handler"];
+        let Some(found) = lookup(&names) else {
+            eprintln!("skipping names_of_the_looked_up_addresses_are_their_names: the kernel refused the lookup program (needs CAP_BPF and Linux 5.16+)");
+            return;
+        };
+        let known: Vec<(&str, u64)> = names
+            .iter()
+            .zip(found)
+            .filter_map(|(n, a)| Some((*n, a?)))
+            .collect();
+        if known.is_empty() {
+            eprintln!("skipping names_of_the_looked_up_addresses_are_their_names: addresses hidden (no CAP_SYSLOG)");
+            return;
+        }
+        let mut addresses: Vec<u64> = known.iter().map(|(_, a)| *a).collect();
+        // One byte into the first function: its name, the offset dropped.
+        addresses.push(known[0].1 + 1);
+        let Some(printed) = names_of(&addresses) else {
+            panic!("the lookup program ran but the naming one was refused");
+        };
+        for ((name, _), got) in known.iter().zip(&printed) {
+            assert_eq!(got.as_deref(), Some(*name));
+        }
+        assert_eq!(
+            printed.last().cloned().flatten().as_deref(),
+            Some(known[0].0)
+        );
     }
 }

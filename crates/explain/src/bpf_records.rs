@@ -251,6 +251,12 @@ pub struct Decoder {
     dump: Dump,
     /// Read `/proc` for names not learned from the records (off in tests).
     read_proc: bool,
+    /// `/proc/kallsyms` hid its addresses from this process (no `CAP_SYSLOG`): not read
+    /// again.
+    kallsyms_hidden: bool,
+    /// The kernel refused to name addresses by `%ps` ([`crate::bpf_ksym::names_of`]): not
+    /// asked again.
+    printing_refused: bool,
 }
 
 impl Decoder {
@@ -513,8 +519,12 @@ impl Decoder {
         n
     }
 
-    /// Looks up in `/proc/kallsyms`, in one pass, every timer callback of `records` not
-    /// known yet (root reads real addresses there; otherwise they stay hex).
+    /// Names every timer callback of `records` not known yet: asked of the kernel by address
+    /// ([`crate::bpf_ksym::names_of`]: no `CAP_SYSLOG` needed, no pass over the file), else
+    /// looked up in `/proc/kallsyms` in one pass that stops once every address is named —
+    /// timer callbacks are core kernel functions, in the first fifth of the file — or at once
+    /// where the file hides addresses (then never read again). What stays unnamed prints as
+    /// hex.
     fn resolve_symbols(&mut self, records: &[Record]) {
         let mut missing: Vec<u64> = records
             .iter()
@@ -527,30 +537,40 @@ impl Decoder {
         }
         missing.sort_unstable();
         missing.dedup();
-        // Read line by line: the file is several MB, and reading it whole would raise the
-        // process's peak memory by that much for good. Every line costs the kernel a
-        // formatted print (s_show, kernel/kallsyms.c): ≈ 30 ms of system time for the
-        // 120 000 lines of this VM's kernel, so the read stops once every address is named —
-        // timer callbacks are core kernel functions, in the first fifth of the file.
-        if let Ok(file) = std::fs::File::open("/proc/kallsyms") {
-            let mut lines = std::io::BufReader::new(file);
-            let mut line = String::new();
-            let mut found = 0;
-            while found < missing.len()
-                && matches!(std::io::BufRead::read_line(&mut lines, &mut line), Ok(n) if n > 0)
-            {
-                let mut f = line.split_whitespace();
-                if let (Some(addr), Some(_), Some(name)) = (f.next(), f.next(), f.next()) {
-                    if let Ok(a) = u64::from_str_radix(addr, 16) {
+        let asked = match self.printing_refused {
+            true => None,
+            false => missing
+                .chunks(crate::bpf_ksym::MAX_NAMES)
+                .map(crate::bpf_ksym::names_of)
+                .collect::<Option<Vec<_>>>(),
+        };
+        self.printing_refused = asked.is_none();
+        if let Some(asked) = asked {
+            for (a, name) in missing.iter().zip(asked.into_iter().flatten()) {
+                if let Some(name) = name {
+                    let name = self.names.intern(&name);
+                    self.symbols.insert(*a, name);
+                }
+            }
+        } else if !self.kallsyms_hidden {
+            // Read line by line: reading the file whole would raise the process's peak
+            // memory by its several MB for good.
+            if let Ok(file) = std::fs::File::open("/proc/kallsyms") {
+                let mut found = 0;
+                let read =
+                    crate::kallsyms::each_symbol(std::io::BufReader::new(file), |a, name| {
                         // The first name of an address wins (aliases share one).
                         if missing.binary_search(&a).is_ok() && !self.symbols.contains_key(&a) {
-                            let name = self.names.intern(name);
+                            let name = self.names.intern(&String::from_utf8_lossy(name));
                             self.symbols.insert(a, name);
                             found += 1;
                         }
-                    }
-                }
-                line.clear();
+                        match found < missing.len() {
+                            true => std::ops::ControlFlow::Continue(()),
+                            false => std::ops::ControlFlow::Break(()),
+                        }
+                    });
+                self.kallsyms_hidden = read == crate::kallsyms::Read::Hidden;
             }
         }
         for a in missing {

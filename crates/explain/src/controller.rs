@@ -248,6 +248,15 @@ impl Controller {
             Mode::Trace | Mode::Auto | Mode::Bpf => match BpfCapture::load() {
                 Ok(mut cap) => Some(Capture::Bpf {
                     cap: Box::new({
+                        if !cap.wait_callbacks_found() {
+                            notes.push(
+                                "--explain: the wait timers' callbacks are hidden from this \
+                                 process (grant CAP_SYSLOG, or run as root): every timer a \
+                                 measured thread starts is taken for its expiry, so a late \
+                                 wake-up can look on time"
+                                    .into(),
+                            );
+                        }
                         // A vCPU's idle state is no evidence (see `stop_recording`).
                         if virtualized {
                             cap.stop_recording("cpu_idle");

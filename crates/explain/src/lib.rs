@@ -41,6 +41,7 @@ pub mod context;
 pub mod controller;
 pub mod events;
 pub mod infer;
+mod kallsyms;
 pub mod name;
 pub mod observer;
 pub mod on_late;
