@@ -587,3 +587,55 @@ fn findings_sort_most_important_first() {
     by_importance(&mut v);
     assert_eq!(v[0].id, "x");
 }
+
+#[test]
+fn explain_says_which_backend_and_what_to_grant() {
+    use tickscope_system::doctor::checks::explain::Explain;
+    use tickscope_system::doctor::Check;
+    use tickscope_system::facts::privileges::{CAP_BPF, CAP_PERFMON, CAP_SYSLOG};
+    use tickscope_system::facts::Fact;
+    // this-vm: root, BTF present — the BPF backend.
+    let (facts, m) = findings("this-vm", None);
+    assert_eq!(facts.kernel.btf.value(), Some(&true));
+    assert_eq!(sev(&m, "explain"), Severity::Ok);
+    // rt-isolated: uid 1000, no capabilities, no BTF — context mode, fixed by root or a kernel
+    // with BTF.
+    let (_, m) = findings("rt-isolated", None);
+    let f = &m["explain"];
+    assert_eq!(f.severity, Severity::Info);
+    assert!(f.effect.contains("context mode"), "{}", f.effect);
+    // The same facts as an ordinary user holding `caps`, with BTF.
+    let ctx = context(&facts, None, false).unwrap();
+    let as_user = |caps: &[u32]| {
+        let mut f = facts.clone();
+        f.privileges.euid = Fact::known(1000, "test");
+        f.privileges.cap_eff = Fact::known(caps.iter().map(|c| 1u64 << c).sum(), "test");
+        Explain.check(&f, &ctx).remove(0)
+    };
+    let all = as_user(&[CAP_BPF, CAP_PERFMON, CAP_SYSLOG]);
+    assert_eq!(all.severity, Severity::Ok, "{}", all.found);
+    let no_syslog = as_user(&[CAP_BPF, CAP_PERFMON]);
+    assert_eq!(no_syslog.severity, Severity::Info);
+    assert!(
+        no_syslog.effect.contains("CAP_SYSLOG"),
+        "{}",
+        no_syslog.effect
+    );
+    assert!(no_syslog
+        .fix
+        .as_deref()
+        .unwrap_or("")
+        .contains("setcap cap_bpf,cap_perfmon,cap_syslog+ep"));
+    let no_perfmon = as_user(&[CAP_BPF, CAP_SYSLOG]);
+    assert!(
+        no_perfmon.effect.contains("context mode"),
+        "{}",
+        no_perfmon.effect
+    );
+    assert!(no_perfmon.fix.as_deref().unwrap_or("").contains("setcap"));
+    // Root without BTF: the tracefs fallback.
+    let mut no_btf = facts.clone();
+    no_btf.kernel.btf = Fact::known(false, "test");
+    let f = Explain.check(&no_btf, &ctx).remove(0);
+    assert!(f.effect.contains("tracefs fallback"), "{}", f.effect);
+}

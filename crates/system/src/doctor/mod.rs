@@ -51,6 +51,7 @@ pub static CHECKS: &[&dyn Check] = &[
     &checks::efi_runtime::EfiRuntime,
     &checks::steal::Steal,
     &checks::privileges::Privileges,
+    &checks::explain::Explain,
 ];
 
 /// Runs every check.

@@ -66,6 +66,11 @@ pub struct KernelFacts {
     /// `irqsoff`, `preemptoff`, `function`; Documentation/trace/ftrace.rst); root only.
     #[serde(default = "unknown_tracer")]
     pub current_tracer: Fact<String>,
+    /// Whether the kernel exposes its own BTF (`/sys/kernel/btf/vmlinux` exists;
+    /// `CONFIG_DEBUG_INFO_BTF`, Documentation/bpf/btf.rst): what `--explain`'s BPF backend
+    /// loads its programs against.
+    #[serde(default = "unknown_btf")]
+    pub btf: Fact<bool>,
 }
 
 fn unknown_tracer() -> Fact<String> {
@@ -104,6 +109,13 @@ fn current_tracer(root: &Root) -> Fact<String> {
 fn unknown_efi() -> Fact<bool> {
     Fact::unknown("not recorded", "/sys/firmware/efi")
 }
+
+fn unknown_btf() -> Fact<bool> {
+    Fact::unknown("not recorded", BTF)
+}
+
+/// Where the kernel's own BTF is (Documentation/ABI/testing/sysfs-kernel-btf).
+const BTF: &str = "/sys/kernel/btf/vmlinux";
 
 impl KernelFacts {
     /// `CONFIG_<name>`'s value, when the configuration is known and sets it.
@@ -145,7 +157,16 @@ pub fn read(root: &Root) -> KernelFacts {
         cmdline,
         efi: efi(root),
         current_tracer: current_tracer(root),
+        btf: btf(root),
     }
+}
+
+/// Whether `/sys/kernel/btf/vmlinux` exists. In a fixture tree without `sys/kernel`, unknown.
+fn btf(root: &Root) -> Fact<bool> {
+    if !root.is_live() && !root.path("/sys/kernel").is_dir() {
+        return Fact::unknown("not in this tree", BTF);
+    }
+    Fact::known(root.path(BTF).is_file(), BTF)
 }
 
 /// Whether the machine booted with EFI: `/sys/firmware/efi` exists (Documentation/ABI/

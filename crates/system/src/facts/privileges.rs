@@ -10,6 +10,15 @@ use super::{Fact, Root};
 use serde::{Deserialize, Serialize};
 pub use tickscope_engine::probe::{capabilities, CAP_IPC_LOCK, CAP_SYS_NICE};
 
+/// CAP_SYSLOG's bit in the capability sets (include/uapi/linux/capability.h): kernel
+/// addresses in `/proc/kallsyms` and the kernel log.
+pub const CAP_SYSLOG: u32 = 34;
+/// CAP_PERFMON's bit: attaching BPF programs to tracepoints, BPF helpers that read kernel
+/// memory (Linux 5.8+).
+pub const CAP_PERFMON: u32 = 38;
+/// CAP_BPF's bit: loading BPF programs and creating maps (Linux 5.8+).
+pub const CAP_BPF: u32 = 39;
+
 /// Privilege facts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PrivilegeFacts {

@@ -7,6 +7,7 @@ pub mod cpufreq;
 pub mod cpuidle;
 pub mod debug_options;
 pub mod efi_runtime;
+pub mod explain;
 pub mod haltpoll;
 pub mod hrtimers;
 pub mod hypervisor;
