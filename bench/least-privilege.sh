@@ -3,9 +3,10 @@
 # (its AmbientCapabilities= line), and with the same set less CAP_SYSLOG, as user nobody:
 # which backend ran, whole-process CPU (user + system over wall time, /usr/bin/time,
 # children included: the BPF loader helper), the collector's reading CPU and the loader's
-# one-time CPU (the result's explain.cost), and how many timer callbacks in the recorded
-# events were named rather than left as hex addresses (a second, 1 s run that logs every
-# wake-up's events: --explain-threshold 1ns --explain-log-events).
+# one-time CPU (the result's explain.cost), how many timer callbacks in the recorded events
+# were named rather than left as hex addresses (a second, 1 s run that logs every wake-up's
+# events: --explain-threshold 1ns --explain-log-events), and in how many runs stderr said
+# the wait timers' callbacks were hidden (their expiry filter off).
 # Interleaved rounds: each round runs every (build, capability set) in a rotating order.
 # Printed per (build, set): min / median / max over the rounds.
 #
@@ -79,10 +80,10 @@ def spread(xs):
     if not xs:
         return "-"
     return f"{min(xs):.2f}/{statistics.median(xs):.2f}/{max(xs):.2f}"
-print(f"{'build/set':22} {'backend':9} {'CPU %':18} {'reading %':18} {'loader ms':20} {'named':>7} {'hex':>5}")
+print(f"{'build/set':22} {'backend':9} {'CPU %':18} {'reading %':18} {'loader ms':20} {'named':>7} {'hex':>5} {'filter off':>10}")
 for c in combos:
     b, s = c.split("/")
-    cpu, reading, loader, backends, named, hexes = [], [], [], set(), 0, 0
+    cpu, reading, loader, backends, named, hexes, off = [], [], [], set(), 0, 0, 0
     for r in range(1, rounds + 1):
         d = os.path.join(work, f"{b}-{s}-{r}")
         try:
@@ -99,6 +100,10 @@ for c in combos:
         except (OSError, ValueError):
             backends.add("failed")
         try:
+            off += "callbacks are hidden" in open(os.path.join(d, "err")).read()
+        except OSError:
+            pass
+        try:
             for line in open(os.path.join(d, "log.jsonl")):
                 for f in re.findall(r'"function":"([^"]*)"', line):
                     if hexname.match(f):
@@ -107,5 +112,5 @@ for c in combos:
                         named += 1
         except OSError:
             pass
-    print(f"{c:22} {','.join(sorted(backends)):9} {spread(cpu):18} {spread(reading):18} {spread(loader):20} {named:7} {hexes:5}")
+    print(f"{c:22} {','.join(sorted(backends)):9} {spread(cpu):18} {spread(reading):18} {spread(loader):20} {named:7} {hexes:5} {off:>10}")
 EOF

@@ -26,6 +26,13 @@
 //! constant the verifier can read: a one-element array map made read-only for programs
 //! (`BPF_F_RDONLY_PROG`) and frozen (`BPF_MAP_FREEZE`), referenced by a `BPF_PSEUDO_MAP_VALUE`
 //! load (`ARG_PTR_TO_CONST_STR`, kernel/bpf/verifier.c).
+//!
+//! And an address without `CAP_SYSLOG` ([`addresses_by_btf_id`]): a program may load the
+//! address of a kernel function named by its BTF id (`BPF_PSEUDO_BTF_ID` in a 64-bit
+//! immediate load: `check_pseudo_btf_id()`, kernel/bpf/verifier.c, resolves it with
+//! `kallsyms_lookup_name()`), and store it into its context where pointer leaks are allowed —
+//! to `CAP_PERFMON` (`bpf_allow_ptr_leaks()`, include/linux/bpf.h). The ids come from the
+//! kernel's BTF, which only the loader parses ([`crate::bpf_load`]).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -48,6 +55,9 @@ const BPF_F_RDONLY_PROG: u32 = 1 << 7;
 /// `src_reg` of a 64-bit immediate load that takes a map value's address (map fd in the
 /// first `imm`, offset in the second).
 const BPF_PSEUDO_MAP_VALUE: u8 = 2;
+/// `src_reg` of a 64-bit immediate load that takes a kernel symbol's address by BTF id (id
+/// in the first `imm`, the BTF's descriptor in the second: 0 for the kernel's own).
+const BPF_PSEUDO_BTF_ID: u8 = 3;
 const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_PROG_TEST_RUN: libc::c_long = 10;
 const BPF_PROG_TYPE_SYSCALL: u32 = 31;
@@ -292,6 +302,55 @@ fn printed_name(slot: &[u8]) -> Option<String> {
     (!name.is_empty() && !name.starts_with("0x")).then(|| name.to_string())
 }
 
+/// The program for [`addresses_by_btf_id`]: per id, load the function's address and store it
+/// into the context's next word.
+fn btf_address_program(ids: &[u32]) -> Vec<Insn> {
+    let mut p = vec![insn(MOV64_REG, R6, R1, 0, 0)];
+    for (i, id) in ids.iter().enumerate() {
+        p.push(insn(LD_IMM64, R1, BPF_PSEUDO_BTF_ID, 0, *id as i32));
+        p.push(insn(0, 0, 0, 0, 0)); // the kernel's own BTF
+        p.push(insn(STX_DW, R6, R1, (8 * i) as i16, 0));
+    }
+    p.push(insn(MOV64_IMM, R0, 0, 0, 0));
+    p.push(insn(EXIT, 0, 0, 0, 0));
+    p
+}
+
+/// The addresses of the kernel functions whose BTF ids (`BTF_KIND_FUNC` in
+/// `/sys/kernel/btf/vmlinux`) are `ids`, in that order; `None` when the kernel refuses the
+/// program — without `CAP_PERFMON`, or for an id that is no function with an address. Where
+/// one program for all is refused, each id is asked alone (`None` for those refused). At most
+/// [`MAX_NAMES`] ids.
+pub(crate) fn addresses_by_btf_id(ids: &[u32]) -> Vec<Option<u64>> {
+    let ask = |ids: &[u32]| -> Option<Vec<u64>> {
+        if ids.is_empty() || ids.len() > MAX_NAMES {
+            return None;
+        }
+        let mut ctx = vec![0u8; 8 * ids.len()];
+        run_once(&btf_address_program(ids), b"tickscope_kaddr", &mut ctx)?;
+        Some(
+            ctx.chunks(8)
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
+                .collect(),
+        )
+    };
+    match ask(ids) {
+        Some(all) => all
+            .into_iter()
+            .map(|a| Some(a).filter(|a| *a != 0))
+            .collect(),
+        None if ids.len() > 1 => ids
+            .iter()
+            .map(|id| {
+                ask(&[*id])
+                    .and_then(|a| a.first().copied())
+                    .filter(|a| *a != 0)
+            })
+            .collect(),
+        None => vec![None; ids.len()],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,5 +486,46 @@ mod tests {
             printed.last().cloned().flatten().as_deref(),
             Some(known[0].0)
         );
+    }
+
+    #[test]
+    fn the_address_program_loads_each_id_into_its_word() {
+        let p = btf_address_program(&[11, 22]);
+        let loads: Vec<_> = p.iter().filter(|i| i.code == LD_IMM64).collect();
+        assert_eq!(loads.len(), 2);
+        assert!(loads.iter().all(|i| i.regs == R1 | BPF_PSEUDO_BTF_ID << 4));
+        assert_eq!((loads[0].imm, loads[1].imm), (11, 22));
+        let stores: Vec<i16> = p
+            .iter()
+            .filter(|i| i.code == STX_DW && i.regs & 15 == R6)
+            .map(|i| i.off)
+            .collect();
+        assert_eq!(stores, [0, 8]);
+        assert_eq!(p.last().map(|i| i.code), Some(EXIT));
+        assert_eq!(addresses_by_btf_id(&[]), Vec::<Option<u64>>::new());
+    }
+
+    /// Root only: the address of a function asked by BTF id is the one asked by name.
+    #[test]
+    fn an_address_by_btf_id_is_the_address_by_name() {
+        let Some(Some(by_name)) = lookup(&["hrtimer_wakeup"]).map(|v| v[0]) else {
+            eprintln!("skipping an_address_by_btf_id_is_the_address_by_name: no address by name here (needs CAP_BPF, CAP_SYSLOG, Linux 5.16+)");
+            return;
+        };
+        let Ok(btf) = aya::Btf::from_sys_fs() else {
+            eprintln!("skipping an_address_by_btf_id_is_the_address_by_name: no kernel BTF");
+            return;
+        };
+        let kind = aya_obj::btf::BtfKind::Func;
+        let id = btf.id_by_type_name_kind("hrtimer_wakeup", kind).unwrap();
+        let other = btf.id_by_type_name_kind("schedule", kind).unwrap();
+        let got = addresses_by_btf_id(&[id, other]);
+        assert_eq!(got[0], Some(by_name));
+        assert!(got[1].is_some());
+        // An id that is no function: that one refused, the other still answered.
+        let struct_id = btf
+            .id_by_type_name_kind("task_struct", aya_obj::btf::BtfKind::Struct)
+            .unwrap();
+        assert_eq!(addresses_by_btf_id(&[struct_id, id]), [None, Some(by_name)]);
     }
 }
