@@ -163,9 +163,6 @@ pub struct BpfCapture {
     /// The addresses of [`TIMER_FUNCTIONS`] (0 where hidden or absent), read from
     /// `/proc/kallsyms` when the first thread is watched.
     wait_fns: Option<[u64; 4]>,
-    /// The wait callbacks' addresses the loader found by BTF id where the kernel gives none
-    /// by name ([`crate::bpf_load::Parts::wait_fns`]; 0 where not found).
-    loaded_wait_fns: [u64; 4],
     ring: RingBuf<MapData>,
     /// `struct cpu_conf` per CPU: off | fired_tid << 32, fired_fn.
     skip: Array<MapData, [u64; 2]>,
@@ -232,7 +229,6 @@ impl BpfCapture {
             progs,
             attached,
             missing,
-            wait_fns: loaded_wait_fns,
         } = parts;
         let bad = |e: aya::maps::MapError| unavailable("the maps", e);
         let mut maps = maps.into_iter();
@@ -272,7 +268,6 @@ impl BpfCapture {
             wait_nrs: [-1; 4],
             tgid: None,
             wait_fns: None,
-            loaded_wait_fns,
             ring,
             skip,
             off: Vec::new(),
@@ -568,7 +563,7 @@ impl BpfCapture {
 
     /// Whether the callbacks of the wait timers ([`TIMER_FUNCTIONS`]) were found: by name
     /// (root or `CAP_SYSLOG`: `kallsyms_show_value()`, kernel/kallsyms.c), else by BTF id
-    /// (the loader's, found with `CAP_PERFMON`). Where neither answers, every
+    /// (with `CAP_PERFMON`, through BPF). Where neither answers, every
     /// timer a watched thread starts gives its expiry ([`Self::watch`]'s filter is off), as
     /// before that filter.
     pub fn wait_callbacks_found(&mut self) -> bool {
@@ -588,14 +583,17 @@ impl BpfCapture {
         let mut names: Vec<&str> = TIMER_FUNCTIONS.to_vec();
         names.extend(NAMED_AT_START);
         let mut fns = [0u64; 4];
-        let by_name = kernel_symbols(&names, TIMER_FUNCTIONS.len());
-        // Where the kernel gives no address by name, the loader's, found by BTF id.
-        let loaded = self.loaded_wait_fns.map(|a| Some(a).filter(|a| *a != 0));
-        let found = by_name
-            .into_iter()
-            .enumerate()
-            .map(|(i, a)| a.or(loaded.get(i).copied().flatten()));
-        for (i, a) in found.enumerate() {
+        let mut found = kernel_symbols(&names, TIMER_FUNCTIONS.len());
+        // Where the kernel gives none by name (neither root nor CAP_SYSLOG), by BTF id.
+        if found[..TIMER_FUNCTIONS.len()].iter().all(Option::is_none) {
+            for (f, a) in found
+                .iter_mut()
+                .zip(crate::bpf_ksym::addresses_by_name_in_btf(&TIMER_FUNCTIONS))
+            {
+                *f = a;
+            }
+        }
+        for (i, a) in found.into_iter().enumerate() {
             if let Some(a) = a {
                 if let Some(f) = fns.get_mut(i) {
                     *f = a;

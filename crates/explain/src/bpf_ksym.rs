@@ -27,12 +27,13 @@
 //! (`BPF_F_RDONLY_PROG`) and frozen (`BPF_MAP_FREEZE`), referenced by a `BPF_PSEUDO_MAP_VALUE`
 //! load (`ARG_PTR_TO_CONST_STR`, kernel/bpf/verifier.c).
 //!
-//! And an address without `CAP_SYSLOG` ([`addresses_by_btf_id`]): a program may load the
-//! address of a kernel function named by its BTF id (`BPF_PSEUDO_BTF_ID` in a 64-bit
-//! immediate load: `check_pseudo_btf_id()`, kernel/bpf/verifier.c, resolves it with
-//! `kallsyms_lookup_name()`), and store it into its context where pointer leaks are allowed —
-//! to `CAP_PERFMON` (`bpf_allow_ptr_leaks()`, include/linux/bpf.h). The ids come from the
-//! kernel's BTF, which only the loader parses ([`crate::bpf_load`]).
+//! And an address without `CAP_SYSLOG` ([`addresses_by_name_in_btf`]), in two runs: one
+//! program asks the kernel for each function's BTF id (`bpf_btf_find_by_name_kind()`,
+//! kernel/bpf/btf.c, `BTF_KIND_FUNC` in the kernel's own BTF), a second loads each
+//! function's address by that id (`BPF_PSEUDO_BTF_ID` in a 64-bit immediate load:
+//! `check_pseudo_btf_id()`, kernel/bpf/verifier.c, resolves it with `kallsyms_lookup_name()`)
+//! and stores it into its context — a pointer leak, which the kernel allows to
+//! `CAP_PERFMON` (`bpf_allow_ptr_leaks()`, include/linux/bpf.h).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -47,6 +48,10 @@ pub(crate) const MAX_NAMES: usize = 32;
 const HELPER_KALLSYMS_LOOKUP_NAME: i32 = 179;
 /// `bpf_snprintf` (the same list).
 const HELPER_SNPRINTF: i32 = 165;
+/// `bpf_btf_find_by_name_kind` (the same list).
+const HELPER_BTF_FIND_BY_NAME_KIND: i32 = 167;
+/// `BTF_KIND_FUNC` (include/uapi/linux/btf.h).
+const BTF_KIND_FUNC: i32 = 12;
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 const BPF_MAP_FREEZE: libc::c_long = 22;
@@ -302,6 +307,83 @@ fn printed_name(slot: &[u8]) -> Option<String> {
     (!name.is_empty() && !name.starts_with("0x")).then(|| name.to_string())
 }
 
+/// The program for [`btf_func_ids`]: per slot of [`SLOT`] bytes (a name, then a word), copy
+/// the name to the stack (a helper may not take a pointer into the context at an offset),
+/// ask its `BTF_KIND_FUNC` id with the name's length `lens[slot]` (its NUL included), store
+/// the answer (an id, the BTF's descriptor in the high half, or a negative error) into the
+/// slot's word.
+fn id_program(lens: &[usize]) -> Vec<Insn> {
+    let mut p = vec![insn(MOV64_REG, R6, R1, 0, 0)];
+    let name_at = -(NAME_MAX as i16) - 8; // fp - 64: the name's copy
+    for (slot, len) in lens.iter().enumerate() {
+        let base = (slot * SLOT) as i16;
+        for w in 0..(NAME_MAX / 8) as i16 {
+            p.push(insn(LDX_DW, R0, R6, base + 8 * w, 0));
+            p.push(insn(STX_DW, FP, R0, name_at + 8 * w, 0));
+        }
+        p.push(insn(MOV64_REG, R1, FP, 0, 0));
+        p.push(insn(ADD64_IMM, R1, 0, 0, name_at.into()));
+        p.push(insn(MOV64_IMM, R2, 0, 0, *len as i32));
+        p.push(insn(MOV64_IMM, R3, 0, 0, BTF_KIND_FUNC));
+        p.push(insn(MOV64_IMM, R4, 0, 0, 0));
+        p.push(insn(CALL, 0, 0, 0, HELPER_BTF_FIND_BY_NAME_KIND));
+        p.push(insn(STX_DW, R6, R0, base + NAME_MAX as i16, 0));
+    }
+    p.push(insn(MOV64_IMM, R0, 0, 0, 0));
+    p.push(insn(EXIT, 0, 0, 0, 0));
+    p
+}
+
+/// The `BTF_KIND_FUNC` ids of kernel functions `names` in the kernel's own BTF (`None` for a
+/// name absent, too long, or found only in a module's BTF), or `None` when the kernel would
+/// not run the program (no `CAP_BPF`, Linux before 5.14). At most [`MAX_NAMES`] names.
+fn btf_func_ids(names: &[&str]) -> Option<Vec<Option<u32>>> {
+    if names.is_empty() || names.len() > MAX_NAMES {
+        return None;
+    }
+    let mut ctx = vec![0u8; names.len() * SLOT];
+    let mut lens = Vec::with_capacity(names.len());
+    for (slot, name) in ctx.chunks_mut(SLOT).zip(names) {
+        // A name that does not fit stays empty, with length 1: the helper refuses it.
+        let fits = name.len() < NAME_MAX && !name.as_bytes().contains(&0);
+        if fits {
+            slot[..name.len()].copy_from_slice(name.as_bytes());
+        }
+        lens.push(if fits { name.len() + 1 } else { 1 });
+    }
+    run_once(&id_program(&lens), b"tickscope_btfid", &mut ctx)?;
+    Some(
+        ctx.chunks(SLOT)
+            .map(|slot| {
+                let answer = i64::from_le_bytes(slot[NAME_MAX..].try_into().ok()?);
+                let fd = (answer >> 32) as i32;
+                if answer > 0 && fd > 0 {
+                    // A module's BTF: the kernel opened a descriptor for it in this process.
+                    // SAFETY: the helper's answer names a descriptor it just installed here.
+                    drop(unsafe { OwnedFd::from_raw_fd(fd) });
+                    return None;
+                }
+                u32::try_from(answer).ok().filter(|id| *id > 0)
+            })
+            .collect(),
+    )
+}
+
+/// The addresses of kernel functions `names` found through the kernel's BTF — ids by
+/// [`btf_func_ids`], addresses by [`addresses_by_btf_id`] — where the kernel shows no
+/// address by name (neither root nor `CAP_SYSLOG`): `None` for a name not found or refused.
+/// At most [`MAX_NAMES`] names.
+pub(crate) fn addresses_by_name_in_btf(names: &[&str]) -> Vec<Option<u64>> {
+    let Some(ids) = btf_func_ids(names) else {
+        return vec![None; names.len()];
+    };
+    let known: Vec<u32> = ids.iter().flatten().copied().collect();
+    let mut addresses = addresses_by_btf_id(&known).into_iter();
+    ids.iter()
+        .map(|id| id.and_then(|_| addresses.next().flatten()))
+        .collect()
+}
+
 /// The program for [`addresses_by_btf_id`]: per id, load the function's address and store it
 /// into the context's next word.
 fn btf_address_program(ids: &[u32]) -> Vec<Insn> {
@@ -321,7 +403,7 @@ fn btf_address_program(ids: &[u32]) -> Vec<Insn> {
 /// program — without `CAP_PERFMON`, or for an id that is no function with an address. Where
 /// one program for all is refused, each id is asked alone (`None` for those refused). At most
 /// [`MAX_NAMES`] ids.
-pub(crate) fn addresses_by_btf_id(ids: &[u32]) -> Vec<Option<u64>> {
+fn addresses_by_btf_id(ids: &[u32]) -> Vec<Option<u64>> {
     let ask = |ids: &[u32]| -> Option<Vec<u64>> {
         if ids.is_empty() || ids.len() > MAX_NAMES {
             return None;
@@ -489,6 +571,29 @@ mod tests {
     }
 
     #[test]
+    fn the_id_program_asks_each_name_with_its_length_for_a_function() {
+        let p = id_program(&[15, 1]);
+        let calls: Vec<_> = p.iter().filter(|i| i.code == CALL).collect();
+        assert_eq!(calls.len(), 2);
+        assert!(calls.iter().all(|i| i.imm == HELPER_BTF_FIND_BY_NAME_KIND));
+        let imm = |reg: u8| -> Vec<i32> {
+            p.iter()
+                .filter(|i| i.code == MOV64_IMM && i.regs == reg)
+                .map(|i| i.imm)
+                .collect()
+        };
+        assert_eq!(imm(R2), [15, 1]);
+        assert_eq!(imm(R3), [BTF_KIND_FUNC, BTF_KIND_FUNC]);
+        for i in &p {
+            if (i.code == LDX_DW && i.regs >> 4 == R6) || (i.code == STX_DW && i.regs & 15 == R6) {
+                assert!(i.off >= 0 && (i.off as usize) + 8 <= 2 * SLOT);
+            }
+        }
+        assert_eq!(p.last().map(|i| i.code), Some(EXIT));
+        assert_eq!(btf_func_ids(&[]), None);
+    }
+
+    #[test]
     fn the_address_program_loads_each_id_into_its_word() {
         let p = btf_address_program(&[11, 22]);
         let loads: Vec<_> = p.iter().filter(|i| i.code == LD_IMM64).collect();
@@ -505,27 +610,28 @@ mod tests {
         assert_eq!(addresses_by_btf_id(&[]), Vec::<Option<u64>>::new());
     }
 
-    /// Root only: the address of a function asked by BTF id is the one asked by name.
+    /// Root only: the address of a function found through the BTF is the one asked by name.
     #[test]
-    fn an_address_by_btf_id_is_the_address_by_name() {
-        let Some(Some(by_name)) = lookup(&["hrtimer_wakeup"]).map(|v| v[0]) else {
-            eprintln!("skipping an_address_by_btf_id_is_the_address_by_name: no address by name here (needs CAP_BPF, CAP_SYSLOG, Linux 5.16+)");
+    fn an_address_through_the_btf_is_the_address_by_name() {
+        let names = ["hrtimer_wakeup", "schedule"];
+        let by_name = lookup(&names).unwrap_or_default();
+        if by_name.len() != 2 || by_name.iter().any(Option::is_none) {
+            eprintln!("skipping an_address_through_the_btf_is_the_address_by_name: no address by name here (needs CAP_BPF, CAP_SYSLOG, Linux 5.16+)");
             return;
-        };
-        let Ok(btf) = aya::Btf::from_sys_fs() else {
-            eprintln!("skipping an_address_by_btf_id_is_the_address_by_name: no kernel BTF");
+        }
+        if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+            eprintln!("skipping an_address_through_the_btf_is_the_address_by_name: no kernel BTF");
             return;
-        };
-        let kind = aya_obj::btf::BtfKind::Func;
-        let id = btf.id_by_type_name_kind("hrtimer_wakeup", kind).unwrap();
-        let other = btf.id_by_type_name_kind("schedule", kind).unwrap();
-        let got = addresses_by_btf_id(&[id, other]);
-        assert_eq!(got[0], Some(by_name));
-        assert!(got[1].is_some());
-        // An id that is no function: that one refused, the other still answered.
-        let struct_id = btf
-            .id_by_type_name_kind("task_struct", aya_obj::btf::BtfKind::Struct)
-            .unwrap();
-        assert_eq!(addresses_by_btf_id(&[struct_id, id]), [None, Some(by_name)]);
+        }
+        let ids = btf_func_ids(&["hrtimer_wakeup", "no_such_function_xyz", "schedule"]).unwrap();
+        assert!(ids[0].is_some() && ids[2].is_some(), "{ids:?}");
+        assert_eq!(ids[1], None);
+        let through_btf =
+            addresses_by_name_in_btf(&["hrtimer_wakeup", "no_such_function_xyz", "schedule"]);
+        assert_eq!(through_btf, [by_name[0], None, by_name[1]]);
+        // An id that is no function (BTF id 1: a base type): that one refused, the other
+        // still answered.
+        let id = ids[0].unwrap();
+        assert_eq!(addresses_by_btf_id(&[1, id]), [None, by_name[0]]);
     }
 }

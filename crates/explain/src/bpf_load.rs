@@ -4,7 +4,6 @@
 //! itself when there is no helper. [`crate::bpf::BpfCapture`] keeps the parts.
 
 use crate::tracefs::Unavailable;
-use crate::wakeups::TIMER_FUNCTIONS;
 use aya::maps::{Map, MapData};
 use aya::programs::BtfTracePoint;
 use aya::Btf;
@@ -71,10 +70,6 @@ pub(crate) struct Parts {
     pub attached: usize,
     /// Optional tracepoints this kernel lacks.
     pub missing: Vec<&'static str>,
-    /// The addresses of the wait timers' callbacks ([`TIMER_FUNCTIONS`], in that order; 0
-    /// where not found) when the kernel would not give them by name (no `CAP_SYSLOG`):
-    /// found by BTF id ([`wait_fns_by_btf_id`]); all 0 where the name lookup answers.
-    pub wait_fns: [u64; 4],
 }
 
 pub(crate) fn unavailable(what: &str, e: impl std::fmt::Display) -> Unavailable {
@@ -189,7 +184,6 @@ pub(crate) fn load_parts(parsed: Parsed) -> Result<Parts, Unavailable> {
             }
         });
     }
-    let wait_fns = wait_fns_by_btf_id(&btf);
     if parsed == Parsed::LeftToExit {
         std::mem::forget(btf);
     }
@@ -199,30 +193,5 @@ pub(crate) fn load_parts(parsed: Parsed) -> Result<Parts, Unavailable> {
         links,
         progs,
         missing,
-        wait_fns,
     })
-}
-
-/// The addresses of [`TIMER_FUNCTIONS`] by their BTF ids ([`crate::bpf_ksym::addresses_by_btf_id`]),
-/// where the kernel gives none of them by name (neither root nor `CAP_SYSLOG`): the wait
-/// timer filter's, which would otherwise be off. All 0 where the name lookup answers — the
-/// collector asks it itself — or where the kernel refuses this too. Each id is a scan of the
-/// parsed BTF (≈ 2–3 ms on this VM's kernel), so only then.
-fn wait_fns_by_btf_id(btf: &Btf) -> [u64; 4] {
-    let mut fns = [0u64; 4];
-    let by_name = crate::bpf_ksym::lookup(&TIMER_FUNCTIONS);
-    if by_name.is_some_and(|found| found.iter().any(Option::is_some)) {
-        return fns;
-    }
-    let kind = aya_obj::btf::BtfKind::Func;
-    let ids: Vec<(usize, u32)> = TIMER_FUNCTIONS
-        .iter()
-        .enumerate()
-        .filter_map(|(i, name)| Some((i, btf.id_by_type_name_kind(name, kind).ok()?)))
-        .collect();
-    let only: Vec<u32> = ids.iter().map(|(_, id)| *id).collect();
-    for ((i, _), a) in ids.iter().zip(crate::bpf_ksym::addresses_by_btf_id(&only)) {
-        fns[*i] = a.unwrap_or(0);
-    }
-    fns
 }

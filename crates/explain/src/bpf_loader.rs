@@ -60,13 +60,7 @@ pub fn serve_if_asked() -> Option<i32> {
             let mut fds: Vec<BorrowedFd<'_>> = parts.maps.iter().map(|m| m.fd().as_fd()).collect();
             fds.extend(parts.links.iter().map(|l| l.as_fd()));
             fds.extend(parts.progs.iter().map(|p| p.as_fd()));
-            let wait_fns: Vec<String> = parts.wait_fns.iter().map(|a| format!("{a:x}")).collect();
-            let text = format!(
-                "ok {}\n{}\n{}",
-                parts.attached,
-                parts.missing.join(","),
-                wait_fns.join(",")
-            );
+            let text = format!("ok {}\n{}", parts.attached, parts.missing.join(","));
             send(&sock, text.as_bytes(), &fds)
         }
         Err(Unavailable(e)) => send(&sock, format!("err {e}").as_bytes(), &[]),
@@ -182,13 +176,8 @@ fn load_in_helper() -> Option<Result<Loaded, Unavailable>> {
     if let Some(e) = text.strip_prefix("err ") {
         return Some(Err(Unavailable(e.to_string())));
     }
-    let mut lines = text.splitn(3, '\n');
-    let (head, missing) = (lines.next()?, lines.next()?);
+    let (head, missing) = text.split_once('\n')?;
     let attached: usize = head.strip_prefix("ok ")?.parse().ok()?;
-    let mut wait_fns = [0u64; 4];
-    for (w, a) in wait_fns.iter_mut().zip(lines.next()?.split(',')) {
-        *w = u64::from_str_radix(a, 16).ok()?;
-    }
     if fds.len() != crate::bpf_load::MAPS.len() + 2 * attached {
         return None;
     }
@@ -210,7 +199,6 @@ fn load_in_helper() -> Option<Result<Loaded, Unavailable>> {
             progs: fds.collect(),
             attached,
             missing,
-            wait_fns,
         },
         helper: Some(pid),
         cpu_ns,
