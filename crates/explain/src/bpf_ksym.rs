@@ -107,6 +107,16 @@ const R5: u8 = 5;
 const R6: u8 = 6;
 const FP: u8 = 10;
 
+/// Appends to `p` the copy of a slot's name, the context's [`NAME_MAX`] bytes at `base`
+/// (`r6` holds the context), to the stack at `fp + name_at`: a helper may not take a pointer
+/// into the context at an offset.
+fn copy_name(p: &mut Vec<Insn>, base: i16, name_at: i16) {
+    for w in 0..(NAME_MAX / 8) as i16 {
+        p.push(insn(LDX_DW, R0, R6, base + 8 * w, 0));
+        p.push(insn(STX_DW, FP, R0, name_at + 8 * w, 0));
+    }
+}
+
 /// The program for `n` slots: per slot, copy the name from the context to the stack (a
 /// helper may not take a pointer into the context at an offset), look it up into a stack
 /// word set to 0 first (it stays 0 where the lookup is refused), store that word into the
@@ -117,10 +127,7 @@ fn program(n: usize) -> Vec<Insn> {
     let addr_at = name_at - 8; // fp - 72: the address
     for slot in 0..n {
         let base = (slot * SLOT) as i16;
-        for w in 0..(NAME_MAX / 8) as i16 {
-            p.push(insn(LDX_DW, R0, R6, base + 8 * w, 0));
-            p.push(insn(STX_DW, FP, R0, name_at + 8 * w, 0));
-        }
+        copy_name(&mut p, base, name_at);
         p.push(insn(ST_DW, FP, 0, addr_at, 0));
         p.push(insn(MOV64_REG, R1, FP, 0, 0));
         p.push(insn(ADD64_IMM, R1, 0, 0, name_at.into()));
@@ -308,8 +315,7 @@ fn printed_name(slot: &[u8]) -> Option<String> {
 }
 
 /// The program for [`btf_func_ids`]: per slot of [`SLOT`] bytes (a name, then a word), copy
-/// the name to the stack (a helper may not take a pointer into the context at an offset),
-/// ask its `BTF_KIND_FUNC` id with the name's length `lens[slot]` (its NUL included), store
+/// the name to the stack ([`copy_name`]), ask its `BTF_KIND_FUNC` id with the name's length `lens[slot]` (its NUL included), store
 /// the answer (an id, the BTF's descriptor in the high half, or a negative error) into the
 /// slot's word.
 fn id_program(lens: &[usize]) -> Vec<Insn> {
@@ -317,10 +323,7 @@ fn id_program(lens: &[usize]) -> Vec<Insn> {
     let name_at = -(NAME_MAX as i16) - 8; // fp - 64: the name's copy
     for (slot, len) in lens.iter().enumerate() {
         let base = (slot * SLOT) as i16;
-        for w in 0..(NAME_MAX / 8) as i16 {
-            p.push(insn(LDX_DW, R0, R6, base + 8 * w, 0));
-            p.push(insn(STX_DW, FP, R0, name_at + 8 * w, 0));
-        }
+        copy_name(&mut p, base, name_at);
         p.push(insn(MOV64_REG, R1, FP, 0, 0));
         p.push(insn(ADD64_IMM, R1, 0, 0, name_at.into()));
         p.push(insn(MOV64_IMM, R2, 0, 0, *len as i32));
