@@ -16,8 +16,8 @@
 //! file's zeros).
 //!
 //! The other way, a name for an address ([`names_of`]), is a run of a second such program
-//! that prints each address with `bpf_snprintf()` and `%ps` (Linux 5.13+; the kernel's
-//! `sprint_symbol_no_offset()` through `vsnprintf()`, lib/vsprintf.c,
+//! that prints each address with `bpf_snprintf()` and `%ps` (Linux 5.14+, the program
+//! type's; the kernel's `sprint_symbol_no_offset()` through `vsnprintf()`, lib/vsprintf.c,
 //! Documentation/core-api/printk-formats.rst). That names a function without showing any
 //! address, so it needs no `CAP_SYSLOG` — only what the BPF backend holds anyway
 //! (`CAP_BPF`, and `CAP_PERFMON` for the helper: `bpf_base_func_proto()`,

@@ -10,10 +10,10 @@
 //! (the same numbers as `enum kind` in the C source). All fields are little-endian, as the
 //! machine writes them. Timestamps are exact ns (the text path prints µs).
 //!
-//! Names the records carry as numbers are looked up here: timer callbacks in
-//! `/proc/kallsyms`, IRQ handler names in `/proc/interrupts`, softirq vectors by number
-//! (`softirq_to_name`, kernel/softirq.c), task names from the switches seen (else
-//! `/proc/PID/comm`).
+//! Names the records carry as numbers are looked up here: timer callbacks printed by the
+//! kernel (`%ps` through BPF), else in `/proc/kallsyms`; IRQ handler names in
+//! `/proc/interrupts`; softirq vectors by number (`softirq_to_name`, kernel/softirq.c); task
+//! names from the switches seen (else `/proc/PID/comm`).
 
 use crate::events::{Event, Kind, Nanos};
 use crate::name::{Interner, Name};
@@ -260,8 +260,8 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// A decoder that reads `/proc/kallsyms`, `/proc/interrupts` and `/proc/PID/comm` for
-    /// names the records do not carry.
+    /// A decoder that asks the kernel (timer callbacks, through BPF, else `/proc/kallsyms`)
+    /// and reads `/proc/interrupts` and `/proc/PID/comm` for names the records do not carry.
     pub fn new() -> Self {
         Decoder {
             read_proc: true,
