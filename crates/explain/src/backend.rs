@@ -318,24 +318,33 @@ impl Capture {
     /// Writes a line into the trace: the instance's `trace_marker` (tracefs), or with BPF,
     /// which has no text trace of its own, the system's (`/sys/kernel/tracing/trace_marker`,
     /// where a tracer the user runs — trace-cmd, perf — sees it, as cyclictest's
-    /// `--tracemark` writes it). Returns the file written.
+    /// `--tracemark` writes it). Returns the file written, or `None` with BPF when tracefs is
+    /// not mounted at [`crate::tracefs::TRACEFS`]: then no tracer reads the system's
+    /// `trace_marker` and there is nothing to write (tickscope does not mount it for a line
+    /// nobody reads; a tracer started later mounts it, and the next mark finds it).
     ///
     /// # Errors
-    /// Opening or writing the file (tracefs not mounted: `NotFound`).
-    pub fn mark(&mut self, text: &str) -> std::io::Result<&'static str> {
+    /// Opening or writing the file.
+    pub fn mark(&mut self, text: &str) -> std::io::Result<Option<&'static str>> {
         match self {
             Capture::Bpf { marker, .. } => {
                 if marker.is_none() {
-                    let path = std::path::Path::new(crate::tracefs::TRACEFS).join("trace_marker");
+                    let top = std::path::Path::new(crate::tracefs::TRACEFS);
+                    if !top.join("instances").is_dir() {
+                        return Ok(None);
+                    }
+                    let path = top.join("trace_marker");
                     *marker = Some(std::fs::OpenOptions::new().write(true).open(path)?);
                 }
                 match marker.as_mut() {
                     Some(m) => std::io::Write::write_all(m, text.as_bytes())
-                        .map(|_| "the system's trace_marker"),
+                        .map(|_| Some("the system's trace_marker")),
                     None => Err(std::io::ErrorKind::NotFound.into()),
                 }
             }
-            Capture::Tracefs { inst, .. } => inst.mark(text).map(|_| "the instance's trace_marker"),
+            Capture::Tracefs { inst, .. } => {
+                inst.mark(text).map(|_| Some("the instance's trace_marker"))
+            }
         }
     }
 

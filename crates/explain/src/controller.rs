@@ -590,7 +590,13 @@ impl Controller {
                     s.latency(),
                     s.expiry
                 ))
-                .map(|file| format!("ok: {file}"))
+                .map(|file| match file {
+                    Some(file) => format!("ok: {file}"),
+                    None => format!(
+                        "skipped: tracefs is not mounted at {}, so no tracer reads trace_marker",
+                        crate::tracefs::TRACEFS
+                    ),
+                })
                 .map_err(|e| format!("trace_marker: {e}")),
             None => Ok("skipped: no trace".into()),
         }

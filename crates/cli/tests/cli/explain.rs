@@ -772,7 +772,8 @@ fn a_plain_run_removes_a_stale_instance() {
 /// Under BPF, `itimer` gets windows (its timer is re-armed by whichever thread takes the
 /// SIGALRM, so the expiry comes from the timer's firing) and `--on-late …:mark` writes the
 /// system's trace_marker. Structure only: windows arrive, every late wake-up is counted,
-/// every mark succeeded.
+/// every mark succeeded — or, where tracefs is not mounted (a freshly booted machine; another
+/// test's tracefs run may mount it meanwhile), was skipped saying so, never failed.
 #[test]
 fn itimer_gets_windows_and_mark_writes_under_bpf() {
     if let Some(why) = cannot_trace_bpf() {
@@ -792,7 +793,9 @@ fn itimer_gets_windows_and_mark_writes_under_bpf() {
         .collect();
     assert!(!marks.is_empty());
     assert!(
-        marks.iter().all(|s| s.starts_with("ok")),
+        marks
+            .iter()
+            .all(|s| s.starts_with("ok") || s.starts_with("skipped: tracefs is not mounted")),
         "{:?}",
         &marks[..marks.len().min(3)]
     );
