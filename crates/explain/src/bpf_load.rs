@@ -129,15 +129,18 @@ pub(crate) fn load_parts(parsed: Parsed) -> Result<Parts, Unavailable> {
                 .into(),
         ));
     }
-    let btf = Btf::from_sys_fs().map_err(|e| unavailable("reading the kernel's BTF", e))?;
     // `EbpfLoader::new()` parses a copy of its own, which `btf()` replaces and frees: aya
     // 0.13.1 has no constructor without that parse (0.15 has, but needs a newer Rust than
     // this workspace's 1.88). Handing it ours is what makes sure it relocates at all: its
-    // own parse failing would leave the CO-RE offsets unrelocated, silently.
-    let mut ebpf = aya::EbpfLoader::new()
-        .btf(Some(&btf))
-        .load(OBJECT)
-        .map_err(|e| unavailable("loading", e))?;
+    // own parse failing would leave the CO-RE offsets unrelocated, silently. Its copy is
+    // dropped (`btf(None)`) before ours is parsed, so that the two are never held at once:
+    // ours reuses the freed heap, and the helper's peak RSS holds one parse, not two.
+    let mut loader = aya::EbpfLoader::new();
+    loader.btf(None);
+    let btf = Btf::from_sys_fs().map_err(|e| unavailable("reading the kernel's BTF", e))?;
+    let loaded = loader.btf(Some(&btf)).load(OBJECT);
+    drop(loader);
+    let mut ebpf = loaded.map_err(|e| unavailable("loading", e))?;
     let mut links = Vec::new();
     let mut progs = Vec::new();
     let mut missing = Vec::new();
