@@ -56,7 +56,7 @@ pub enum Capture {
         /// The events of a poll, reused (its capacity kept).
         events: Vec<crate::Event>,
         /// The system's `trace_marker` (tracefs' top level), opened by the first mark.
-        marker: Option<std::fs::File>,
+        marker: Option<SystemMarker>,
     },
     /// A tracefs instance read as text.
     Tracefs {
@@ -101,6 +101,20 @@ fn thread_cpu_ns() -> i64 {
     match rc {
         0 => ts.tv_sec * 1_000_000_000 + ts.tv_nsec,
         _ => 0,
+    }
+}
+
+/// The system's `trace_marker`, open for marks under BPF. Dropped, it closes the file and
+/// then unmounts tracefs if tickscope mounted it and no tickscope instance is left: an open
+/// file keeps a tracefs run's unmount from succeeding (EBUSY), and whoever holds the last
+/// file does it instead (see [`crate::tracefs`]).
+#[derive(Debug)]
+pub struct SystemMarker(Option<std::fs::File>);
+
+impl Drop for SystemMarker {
+    fn drop(&mut self) {
+        drop(self.0.take());
+        crate::tracefs::release();
     }
 }
 
@@ -334,9 +348,10 @@ impl Capture {
                         return Ok(None);
                     }
                     let path = top.join("trace_marker");
-                    *marker = Some(std::fs::OpenOptions::new().write(true).open(path)?);
+                    let file = std::fs::OpenOptions::new().write(true).open(path)?;
+                    *marker = Some(SystemMarker(Some(file)));
                 }
-                match marker.as_mut() {
+                match marker.as_mut().and_then(|m| m.0.as_mut()) {
                     Some(m) => std::io::Write::write_all(m, text.as_bytes())
                         .map(|_| Some("the system's trace_marker")),
                     None => Err(std::io::ErrorKind::NotFound.into()),

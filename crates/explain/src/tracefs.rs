@@ -15,8 +15,14 @@
 //! buffers) is removed by the next [`TraceInstance::create`], and by [`sweep_stale`], which
 //! every command that measures calls first.
 //!
-//! If tracefs is not mounted at `/sys/kernel/tracing` the guard mounts it there, and
-//! unmounts it again when it is dropped (if nothing else uses it by then).
+//! If tracefs is not mounted at `/sys/kernel/tracing` the guard mounts it there, with the
+//! source name `tickscope` (tracefs ignores the source; `mount` and `/proc/self/mountinfo`
+//! show it), and whichever tickscope process removes the last `tickscope-*` instance
+//! unmounts a mount of that name (if nothing else uses it by then: `umount` fails with
+//! EBUSY while any file in it is open). The name, not the process that mounted, decides: two
+//! runs at once, or two instances of one process (`attach --explain`), used to leave it
+//! mounted, each leaving the unmount to the one that had mounted it, which saw the other's
+//! instance still there.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -30,11 +36,9 @@ pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// Prefix of tickscope's instance names; the process id follows.
 pub const PREFIX: &str = "tickscope-";
 
-/// An instance this process holds: its directory, whether this process mounted tracefs,
-/// and the descriptors of its open files.
+/// An instance this process holds: its directory and the descriptors of its open files.
 struct Live {
     dir: PathBuf,
-    mounted: bool,
     fds: Vec<RawFd>,
 }
 
@@ -175,7 +179,6 @@ pub fn explain_events(tids: &[i32], wait_nrs: &[i64]) -> Vec<EventSpec> {
 #[derive(Debug)]
 pub struct TraceInstance {
     dir: PathBuf,
-    mounted: bool,
     pipe: Option<File>,
     marker: Option<File>,
     /// Events that were asked for but are absent on this kernel.
@@ -210,7 +213,7 @@ fn ensure_mounted() -> Result<bool, Unavailable> {
     }
     let target = std::ffi::CString::new(TRACEFS).expect("no NUL");
     let fstype = c"tracefs";
-    let source = c"nodev";
+    let source = MOUNT_SOURCE;
     // SAFETY: every pointer is a valid NUL-terminated string; data is null.
     let rc = unsafe {
         libc::mount(
@@ -241,6 +244,39 @@ fn unmount() {
     let target = std::ffi::CString::new(TRACEFS).expect("no NUL");
     // SAFETY: valid NUL-terminated path. EBUSY (someone else uses it) leaves it mounted.
     unsafe { libc::umount2(target.as_ptr(), 0) };
+}
+
+/// The source name tickscope mounts tracefs with: what marks a mount as tickscope's.
+const MOUNT_SOURCE: &std::ffi::CStr = c"tickscope";
+
+/// Whether the mount on top at [`TRACEFS`] is a tracefs that tickscope mounted (source
+/// [`MOUNT_SOURCE`]), from `/proc/self/mountinfo`.
+fn mounted_by_tickscope() -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo").is_ok_and(|text| ours_on_top(&text))
+}
+
+/// [`mounted_by_tickscope`] on the text of a `mountinfo` file (proc(5): the mount point is
+/// the fifth field; after the ` - ` separator come the file system type and the source; a
+/// later line for the same mount point is a mount on top of an earlier one).
+fn ours_on_top(mountinfo: &str) -> bool {
+    let source = MOUNT_SOURCE.to_str().expect("ASCII");
+    mountinfo
+        .lines()
+        .rev()
+        .find(|l| l.split(' ').nth(4) == Some(TRACEFS))
+        .and_then(|l| l.split_once(" - "))
+        .is_some_and(|(_, tail)| {
+            let mut f = tail.split(' ');
+            f.next() == Some("tracefs") && f.next() == Some(source)
+        })
+}
+
+/// Unmounts tracefs when no `tickscope-*` instance is left and tickscope mounted it; a
+/// tracefs mounted by anyone else (systemd, a tracer, the administrator) is never touched.
+pub(crate) fn release() {
+    if list_instances().is_empty() && mounted_by_tickscope() {
+        unmount();
+    }
 }
 
 fn write(path: &Path, text: &str) -> io::Result<()> {
@@ -277,8 +313,9 @@ pub fn remove_stale(instances: &Path) -> Vec<String> {
 
 /// Removes stale `tickscope-PID` instances (see [`remove_stale`]) when tracefs is mounted
 /// and this process is root; for an ordinary user, or without tracefs, it does nothing and
-/// costs one `geteuid` and at most one `stat`. Never mounts tracefs. Returns the names
-/// removed.
+/// costs one `geteuid` and at most one `stat`. Never mounts tracefs; unmounts it where it
+/// removed the last instance and tickscope had mounted it (a killed run's). Returns the
+/// names removed.
 pub fn sweep_stale() -> Vec<String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -288,7 +325,11 @@ pub fn sweep_stale() -> Vec<String> {
     if !instances.is_dir() {
         return Vec::new();
     }
-    remove_stale(&instances)
+    let removed = remove_stale(&instances);
+    if !removed.is_empty() {
+        release();
+    }
+    removed
 }
 
 /// Lists the `tickscope-*` instances present (for tests and checks).
@@ -353,7 +394,6 @@ impl TraceInstance {
         // Listed before it exists, so that an immediate exit at any point removes it.
         lock().push(Live {
             dir: dir.clone(),
-            mounted,
             fds: Vec::new(),
         });
         if let Err(e) = std::fs::create_dir(&dir) {
@@ -365,7 +405,6 @@ impl TraceInstance {
         }
         let mut inst = TraceInstance {
             dir,
-            mounted,
             pipe: None,
             marker: None,
             missing_events: Vec::new(),
@@ -537,9 +576,7 @@ impl Drop for TraceInstance {
         self.pipe = None;
         self.marker = None;
         let _ = std::fs::remove_dir(&self.dir);
-        if self.mounted && list_instances().is_empty() {
-            unmount();
-        }
+        release();
         lock().retain(|l| l.dir != self.dir);
     }
 }
@@ -553,10 +590,10 @@ fn lock() -> std::sync::MutexGuard<'static, Vec<Live>> {
 const RMDIR_TRIES: u32 = 40;
 
 /// Removes every instance this process created and still holds, and unmounts tracefs if
-/// this process mounted it: for an immediate exit, where no destructor runs. Tracing is
-/// turned off, the instance's open files (`trace_pipe`, `trace_marker`) are replaced by
-/// `/dev/null` (dup2(2): their owners stay valid, the kernel's references are dropped), and
-/// `rmdir` is retried for up to 200 ms while it fails with EBUSY.
+/// tickscope mounted it and no instance is left: for an immediate exit, where no destructor
+/// runs. Tracing is turned off, the instance's open files (`trace_pipe`, `trace_marker`) are
+/// replaced by `/dev/null` (dup2(2): their owners stay valid, the kernel's references are
+/// dropped), and `rmdir` is retried for up to 200 ms while it fails with EBUSY.
 pub fn remove_all_now() {
     let mut live = lock();
     let null = OpenOptions::new().read(true).write(true).open("/dev/null");
@@ -579,15 +616,31 @@ pub fn remove_all_now() {
                 _ => break,
             }
         }
-        if l.mounted {
-            unmount();
-        }
     }
+    drop(live);
+    release();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_tracefs_mounted_as_tickscopes_on_top_is_ours() {
+        let systemd = "42 23 0:13 / /sys/kernel/tracing rw,nosuid,nodev,noexec,relatime shared:17 - tracefs tracefs rw\n";
+        let by_hand = "42 23 0:13 / /sys/kernel/tracing rw,relatime - tracefs nodev rw\n";
+        let ours = "61 23 0:13 / /sys/kernel/tracing rw,relatime - tracefs tickscope rw\n";
+        let debug = "30 23 0:7 / /sys/kernel/debug rw,relatime - debugfs tickscope rw\n";
+        assert!(ours_on_top(ours));
+        assert!(ours_on_top(&format!("{debug}{ours}")));
+        assert!(!ours_on_top(systemd));
+        assert!(!ours_on_top(by_hand));
+        assert!(!ours_on_top(debug), "another mount point");
+        assert!(!ours_on_top(""));
+        // Stacked: the later line is the mount on top.
+        assert!(ours_on_top(&format!("{by_hand}{ours}")));
+        assert!(!ours_on_top(&format!("{ours}{by_hand}")));
+    }
 
     #[test]
     fn cpumask_is_hex_words() {
