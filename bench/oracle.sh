@@ -107,7 +107,9 @@ backend=${EXPLAIN:-trace}
 
 work=$(mktemp -d /tmp/tickscope-oracle.XXXXXX)
 tracing=/sys/kernel/tracing
-mountpoint -q $tracing || mount -t tracefs nodev $tracing
+# Mounted for the run where it is not (a freshly booted machine), and unmounted after.
+tracing_mounted=0
+if ! mountpoint -q $tracing; then mount -t tracefs nodev $tracing && tracing_mounted=1; fi
 # The rt-throttle plant's truth reads the scheduler's debug file (debugfs sched/debug); where
 # debugfs is not mounted, the oracle mounts it for its run and unmounts it after (without it
 # the plant falls back to a coarser truth, and says so).
@@ -163,6 +165,7 @@ cleanup() {
     [ -n "$slice_saved" ] && echo "$slice_saved" > $slice 2>/dev/null || true
     cg_remove || true
     [ $debugfs_mounted = 1 ] && { umount $debugfs || echo "oracle: WARNING: could not unmount $debugfs" >&2; }
+    [ $tracing_mounted = 1 ] && { umount $tracing || echo "oracle: WARNING: could not unmount $tracing" >&2; }
     if [ $keep = 1 ]; then echo "oracle: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
