@@ -24,6 +24,23 @@ fn left_by(pid: u32) -> bool {
         .exists()
 }
 
+/// Whether tracefs is mounted at /sys/kernel/tracing (by anyone: the callers found it not
+/// mounted) with no tickscope instance in it (one in it is another test's run, which
+/// unmounts it at its end).
+fn tracefs_left_mounted() -> bool {
+    let mounted = std::fs::read_to_string("/proc/self/mountinfo").is_ok_and(|m| {
+        m.lines().any(|l| {
+            l.split(' ').nth(4) == Some("/sys/kernel/tracing") && l.contains(" - tracefs ")
+        })
+    });
+    let instances = std::fs::read_dir(INSTANCES).map_or(0, |d| {
+        d.flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("tickscope-"))
+            .count()
+    });
+    mounted && instances == 0
+}
+
 fn root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -430,9 +447,45 @@ fn no_instance_remains_after_any_end() {
         eprintln!("note: another process removed the stale instance first");
     }
     if !was_mounted {
-        // The killed run mounted tracefs and could not unmount it; leave the machine as found.
-        let _ = Command::new("umount").arg("/sys/kernel/tracing").status();
+        // The killed run mounted tracefs (source `tickscope`) and could not unmount it; the
+        // next run, the last to remove an instance, did.
+        assert!(!tracefs_left_mounted(), "tracefs left mounted");
     }
+}
+
+/// A tracefs that tickscope mounted goes with the last tickscope instance, whichever run
+/// mounted it: two runs at once, the one that mounted it ending first (it used to stay
+/// mounted: the first saw the second's instance, the second had not mounted it).
+#[test]
+fn the_last_run_to_end_unmounts_the_tracefs_tickscope_mounted() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _one = serial();
+    if Path::new(INSTANCES).is_dir() {
+        eprintln!("skipped: tracefs is mounted already, so no run of this test would mount it");
+        return;
+    }
+    let run = |secs: &str| {
+        Command::new(bin())
+            .args(["run", "--explain=tracefs", "-q", "-D", secs])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut first = run("2s");
+    let start = Instant::now();
+    while !left_by(first.id()) && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let traced = left_by(first.id());
+    let mut second = run("4s");
+    assert!(first.wait().unwrap().success());
+    assert!(second.wait().unwrap().success());
+    assert!(traced, "the first run made its instance");
+    assert!(!tracefs_left_mounted(), "tracefs left mounted");
 }
 
 #[test]
