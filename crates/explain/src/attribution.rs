@@ -61,6 +61,12 @@ pub struct Setting {
     /// clock read, and the steal time is the thread's next reading after the switch-in
     /// ([`Kind::Steal`], recorded when it next arms its timer).
     pub returns_traced: bool,
+    /// Whether a CPU quota applies to the late thread's cpu cgroup (see
+    /// [`crate::cpu_quota::applies`]), read when its wake-up is explained: `Some(false)`
+    /// rules `cpu quota` out (the kernel throttles no fair thread without a quota,
+    /// Documentation/scheduler/sched-bwc.rst); `None` (unknown: recorded fixtures, a thread
+    /// gone) leaves it to the events.
+    pub cpu_quota: Option<bool>,
 }
 
 /// Segment ids in order.
@@ -153,7 +159,9 @@ pub struct Breakdown {
     pub cause: Cause,
     /// `no_timer_start`, `no_expire_entry`, `no_local_timer`, `no_switch_in`, `no_sys_exit`,
     /// `lost_events`, `interrupted_task_stale`, `trace_behind` (attributed before the trace
-    /// had reached the wake-up), `trace_silent` (no event at all on the CPU in the residual).
+    /// had reached the wake-up), `trace_silent` (no event at all on the CPU in the residual),
+    /// `no_cpu_quota` (the events looked like a CPU-quota throttle, but no quota applies to
+    /// the thread's group: [`Setting::cpu_quota`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
     /// The segments and the residual laid out in time, from the expiry (0) to the wake-up
@@ -446,7 +454,8 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
         own_interrupt_tail(&mut segments[3].details, setting, steal);
         if let Some(si) = switch_in {
             let t = throttled(events, c, i, si, b3, end, segments[3].ns)
-                .or_else(|| unthrottled_at_refill(events, c, i, si, b3, end, segments[3].ns));
+                .or_else(|| unthrottled_at_refill(events, c, i, si, b3, end, segments[3].ns))
+                .filter(|t| possible(&t.0, setting, &mut flags));
             if let Some(t) = t {
                 // Who ran while the thread was passed over ran because of the throttling:
                 // the throttling is the cause, those tasks are not.
@@ -487,7 +496,9 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
                 _ => events[x].comm.clone(),
             };
             segments[5].details = cpu_details(events, c, x, None, b5, end, tid, Some((tid, me)));
-            if let Some(t) = throttled_on_exit(events, c, x, tid, b5, end, segments[5].ns) {
+            if let Some(t) = throttled_on_exit(events, c, x, tid, b5, end, segments[5].ns)
+                .filter(|t| possible(&t.0, setting, &mut flags))
+            {
                 let passed: Vec<Option<i32>> = t.1.iter().map(|p| Some(*p)).collect();
                 segments[5].details.retain(|d| !passed.contains(&d.pid));
                 segments[5].details.insert(0, t.0);
@@ -1006,6 +1017,18 @@ fn hard_irq_before(
         }
     }
     best
+}
+
+/// Whether a throttling detail is possible for the late thread: a CFS throttle only where a
+/// CPU quota applies to its group or that is unknown ([`Setting::cpu_quota`]). The events
+/// alone cannot rule it out: the IPI of a remote unthrottle is also a remote wake-up's. A
+/// throttle the events suggested and the group rules out is flagged `no_cpu_quota`.
+fn possible(d: &Detail, setting: &Setting, flags: &mut Vec<String>) -> bool {
+    let ruled_out = d.kind == "cfs_throttled" && setting.cpu_quota == Some(false);
+    if ruled_out && !flags.iter().any(|f| f == "no_cpu_quota") {
+        flags.push("no_cpu_quota".into());
+    }
+    !ruled_out
 }
 
 /// hrtimer callbacks that end a bandwidth throttling: RT bandwidth (`sched_rt_period_timer`,

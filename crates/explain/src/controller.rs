@@ -186,6 +186,9 @@ pub struct Controller {
     /// tickscope's own threads, sorted, read from `/proc/self/task` at most once per pump
     /// (`None`: not read in this pump yet).
     own_tids: Option<Vec<i32>>,
+    /// Per measured thread, whether a CPU quota applies to it ([`crate::cpu_quota::applies`]),
+    /// read at most once per pump, when one of its late wake-ups is explained.
+    quotas: Vec<(i32, Option<bool>)>,
 }
 
 /// Events the controller's window keeps per CPU at most (2^20), whatever their age.
@@ -374,6 +377,7 @@ impl Controller {
                 received: None,
                 window_ns: 1_000_000_000,
                 own_tids: None,
+                quotas: Vec::new(),
             },
             (!notes.is_empty()).then(|| notes.join("; ")),
         ))
@@ -445,6 +449,7 @@ impl Controller {
         self.window.hold_from(hold);
         self.read_trace();
         self.own_tids = None;
+        self.quotas.clear();
         while let Some(p) = self.pending.front() {
             let s = &p.sample;
             let ready = force
@@ -470,6 +475,14 @@ impl Controller {
     fn explain_one(&mut self, p: Pending) {
         let s = p.sample;
         let row = &mut self.section.threads[s.thread];
+        if let (Some(_), Some(setting), true) = (&self.trace, &mut self.setting, self.traced_now) {
+            let known = self.quotas.iter().find(|q| q.0 == s.tid).map(|q| q.1);
+            setting.cpu_quota = known.unwrap_or_else(|| {
+                let q = crate::cpu_quota::applies(s.tid);
+                self.quotas.push((s.tid, q));
+                q
+            });
+        }
         let breakdown = match (&self.trace, &self.setting) {
             (Some(_), Some(setting)) if self.traced_now => {
                 let from = s.expiry - 2 * setting.period - CATCH_UP_NS;
@@ -688,6 +701,7 @@ impl Controller {
             wait_syscalls: nrs.clone(),
             timer_functions: wakes.callbacks.iter().map(|f| f.to_string()).collect(),
             returns_traced: true,
+            cpu_quota: None,
         });
         // The wait's return is left untraced (off the measured wake-up's path) where the
         // thread arms its own wait timer: see `BpfCapture::trace_returns`.

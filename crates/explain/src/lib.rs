@@ -39,6 +39,7 @@ mod bpf_shared;
 pub mod bundle;
 pub mod context;
 pub mod controller;
+pub mod cpu_quota;
 pub mod events;
 pub mod infer;
 mod kallsyms;

@@ -176,6 +176,7 @@ fn setting(virtualized: bool) -> Setting {
         wait_syscalls: vec![230],
         timer_functions: vec!["hrtimer_wakeup".into()],
         returns_traced: true,
+        cpu_quota: None,
     }
 }
 
@@ -1164,11 +1165,10 @@ fn returned_then_switched_out(state: &str) -> B {
         )
 }
 
-#[test]
-fn a_throttle_whose_period_timer_runs_elsewhere_is_named_by_its_ipi() {
-    // The group's period timer runs on CPU 0 (not traced): the refill reaches this CPU as a
-    // call_function_single IPI (the remote unthrottle), then the thread runs.
-    let ev = returned_then_switched_out("R+")
+/// Runnable behind `rustc` from its return; a call_function_single IPI at +2.9 ms, then the
+/// thread is switched in at +3 ms: the shape of a remote unthrottle.
+fn unthrottled_by_ipi() -> Vec<Event> {
+    returned_then_switched_out("R+")
         .ev(
             EXPIRY + 2_900_000,
             31,
@@ -1178,7 +1178,14 @@ fn a_throttle_whose_period_timer_runs_elsewhere_is_named_by_its_ipi() {
             },
         )
         .switch_prio(EXPIRY + 3_000_000, (31, "rustc"), (TID, "tickscope-0"), 120)
-        .events();
+        .events()
+}
+
+#[test]
+fn a_throttle_whose_period_timer_runs_elsewhere_is_named_by_its_ipi() {
+    // The group's period timer runs on CPU 0 (not traced): the refill reaches this CPU as a
+    // call_function_single IPI (the remote unthrottle), then the thread runs.
+    let ev = unthrottled_by_ipi();
     let b = attribute(&sample(EXPIRY + 3_001_000), &setting(true), &ev);
     check_sum(&b);
     assert_eq!(b.cause.category, "cpu quota", "{b:#?}");
@@ -1186,6 +1193,38 @@ fn a_throttle_whose_period_timer_runs_elsewhere_is_named_by_its_ipi() {
         b.cause.detail.as_deref(),
         Some("call_function_single (period timer on another CPU)")
     );
+}
+
+/// Where no CPU quota applies to the thread's group, no shape of the events makes it a
+/// `cpu quota`: the IPI a remote unthrottle sends is also the one a remote wake-up sends,
+/// and a runnable fair thread passed over for an idle CPU is then not a throttle either.
+/// The breakdown says the group ruled it out (`no_cpu_quota`); unknown leaves it to the
+/// events, and a quota keeps it.
+#[test]
+fn no_cpu_quota_where_the_threads_group_has_none() {
+    let ipi = unthrottled_by_ipi();
+    let idle = returned_then_idle()
+        .switch_prio(EXPIRY + 4_000_000, (0, "<idle>"), (TID, "tickscope-0"), 120)
+        .events();
+    for (ev, woke) in [(&ipi, EXPIRY + 3_001_000), (&idle, EXPIRY + 4_001_000)] {
+        for (quota, named) in [(None, true), (Some(true), true), (Some(false), false)] {
+            let st = Setting {
+                cpu_quota: quota,
+                ..setting(true)
+            };
+            let b = attribute(&sample(woke), &st, ev);
+            check_sum(&b);
+            assert_eq!(b.cause.category == "cpu quota", named, "{quota:?}: {b:#?}");
+            let throttle = b
+                .segments
+                .iter()
+                .flat_map(|s| &s.details)
+                .any(|d| d.kind == "cfs_throttled");
+            assert_eq!(throttle, named, "{quota:?}");
+            let flagged = b.flags.iter().any(|f| f == "no_cpu_quota");
+            assert_eq!(flagged, !named, "{quota:?}: {:?}", b.flags);
+        }
+    }
 }
 
 /// The thread leaves the CPU runnable ("R+") right after its wait's `sys_exit` (at +11 µs)

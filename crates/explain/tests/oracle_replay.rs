@@ -163,6 +163,8 @@ fn fixture(path: &Path) -> (Head, Setting, Vec<Row>) {
         wait_syscalls: head.setting.wait_syscalls.clone(),
         timer_functions: head.setting.timer_functions.clone(),
         returns_traced: head.setting.returns_traced,
+        // Not recorded: the events alone decide, as when the recording was made.
+        cpu_quota: None,
     };
     let rows = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
     (head, setting, rows)

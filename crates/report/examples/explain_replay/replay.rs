@@ -225,6 +225,7 @@ impl Replay {
                     })
                     .unwrap_or_default(),
                 returns_traced: s["returns_traced"].as_bool().unwrap_or(true),
+                cpu_quota: s["cpu_quota"].as_bool(),
             });
             for line in lines {
                 #[derive(serde::Deserialize)]
