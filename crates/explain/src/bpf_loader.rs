@@ -4,8 +4,9 @@
 //! Relocating the object against `/sys/kernel/btf/vmlinux` makes the loader (aya) parse the
 //! whole kernel type graph: about 13 MiB above a plain run's peak RSS for a few hundred
 //! milliseconds (`bench/observer-cost.sh`, its `+children` line; 23 MiB while aya's own copy
-//! was held beside ours, see `load_parts`), which a process's peak RSS keeps for good. When the running executable can serve as the loader
-//! (the `tickscope` program calls [`serve_if_asked`] first thing in `main`), loading runs it
+//! was held beside ours, see `load_parts`), which a process's peak RSS keeps for good. When
+//! the running executable can serve as the loader (the `tickscope` program calls
+//! [`serve_if_asked`] first thing in `main`), loading runs it
 //! again (`/proc/self/exe`) with [`LOADER_ENV`] naming one end of a Unix socket pair; the
 //! helper loads and attaches the programs, sends the descriptors of the maps, of the
 //! attachments ("links", `BPF_RAW_TRACEPOINT_OPEN`) and of the programs back with `SCM_RIGHTS` (unix(7),

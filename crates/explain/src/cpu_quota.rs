@@ -28,7 +28,7 @@ pub fn applies(tid: i32) -> Option<bool> {
 /// [`applies`] for the text of a `/proc/TID/cgroup` file, the hierarchies mounted under
 /// `root`. Version 1 where a hierarchy lists the `cpu` controller (`N:cpu,cpuacct:/path`,
 /// mounted at `root/cpu` or `root/cpu,cpuacct`), else the unified hierarchy (`0::/path`).
-pub fn applies_under(root: &Path, cgroup: &str) -> Option<bool> {
+fn applies_under(root: &Path, cgroup: &str) -> Option<bool> {
     let field = |l: &str, i: usize| l.splitn(3, ':').nth(i).map(str::to_owned);
     let v1 = cgroup
         .lines()
@@ -47,15 +47,11 @@ pub fn applies_under(root: &Path, cgroup: &str) -> Option<bool> {
         }
     };
     // The group and every ancestor below the root (whose quota file, where there is one,
-    // is -1 / "max" or absent).
-    let mut level = dir.clone();
-    let mut levels = vec![];
+    // is -1 / "max" or absent), from the top down.
+    let mut level = dir;
     for part in path.split('/').filter(|p| !p.is_empty()) {
-        level = level.join(part);
-        levels.push(level.clone());
-    }
-    for l in levels {
-        match std::fs::read_to_string(l.join(file)) {
+        level.push(part);
+        match std::fs::read_to_string(level.join(file)) {
             Ok(text) => {
                 let first = text.split_whitespace().next()?;
                 let limited = match file {
