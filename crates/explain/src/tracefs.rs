@@ -19,10 +19,10 @@
 //! source name `tickscope` (tracefs ignores the source; `mount` and `/proc/self/mountinfo`
 //! show it), and whichever tickscope process removes the last `tickscope-*` instance
 //! unmounts a mount of that name (if nothing else uses it by then: `umount` fails with
-//! EBUSY while any file in it is open). The name, not the process that mounted, decides: two
-//! runs at once, or two instances of one process (`attach --explain`), used to leave it
-//! mounted, each leaving the unmount to the one that had mounted it, which saw the other's
-//! instance still there.
+//! EBUSY while any file in it is open). The name, not the process that mounted, decides:
+//! when only the mounting process unmounted, and only if no other instance was left, two runs
+//! at once — the one that mounted it ending first — left it mounted (and so could two
+//! instances of one process, `attach --explain`, dropped in that order).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
