@@ -5,9 +5,9 @@
 //! `cpu.cfs_quota_us` other than −1 (cgroup v1) or a `cpu.max` other than `max` (cgroup v2)
 //! (Documentation/scheduler/sched-bwc.rst; Documentation/admin-guide/cgroup-v2.rst, "CPU").
 //! Without one the kernel never throttles it, whatever the trace looks like: the IPI that a
-//! remote unthrottle sends (`call_function_single`) is also the one a remote wake-up sends,
-//! and on a calm machine a fair thread waiting behind a hog was once named `cpu quota` from
-//! such an IPI. The thread's group is read when its late wake-up is explained, since a thread
+//! remote unthrottle sends (`call_function_single`) is also the one a remote wake-up sends
+//! (a calm oracle run once named `cpu quota` on a machine without any quota; which rule fired
+//! was not recorded). The thread's group is read when its late wake-up is explained, since a thread
 //! can be moved between groups while it runs (systemd, Kubernetes, the oracle's quota plant).
 
 use std::io::ErrorKind;
@@ -20,6 +20,9 @@ const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 /// cgroup or an ancestor has one, `Some(false)` if none has, `None` when it cannot be told
 /// (the thread is gone, a file unreadable, no cpu controller found). Reads
 /// `/proc/TID/cgroup` (cgroups(7)) and one quota file per level of the group's path.
+///
+/// # Panics
+/// Never: every failure to read or parse is `None`.
 pub fn applies(tid: i32) -> Option<bool> {
     let text = std::fs::read_to_string(format!("/proc/{tid}/cgroup")).ok()?;
     applies_under(Path::new(CGROUP_ROOT), &text)
