@@ -182,6 +182,21 @@ struct ring {
 	struct rec recs[RING_LEN];
 };
 
+// The layout user space decodes (src/bpf_records.rs: RECORD_SIZE, HEADER_SIZE, ARMED_AT and
+// DUMP_SIZE, which a test there checks against these lines; parse_dump_into() reads the
+// header's fields at the offsets below).
+_Static_assert(sizeof(struct rec) == 64, "RECORD_SIZE");
+_Static_assert(__builtin_offsetof(struct ring, recs) == 216, "HEADER_SIZE");
+_Static_assert(__builtin_offsetof(struct ring, armed_seq) == 72, "ARMED_AT");
+_Static_assert(sizeof(struct ring) == 16600, "DUMP_SIZE");
+_Static_assert(__builtin_offsetof(struct ring, dump_tid) == 8 &&
+		       __builtin_offsetof(struct ring, dump_cpu) == 12 &&
+		       __builtin_offsetof(struct ring, dump_expiry) == 16 &&
+		       __builtin_offsetof(struct ring, dump_woke) == 24 &&
+		       __builtin_offsetof(struct ring, dumps) == 32 &&
+		       __builtin_offsetof(struct ring, dumps_lost) == 40,
+	       "the header's fields where parse_dump_into() reads them");
+
 struct thread {
 	__s64 expiry;    // soft expiry of the newest hrtimer_start by this thread, ns
 	__s64 threshold; // late when sys_exit - expiry > threshold, ns (set by user space)

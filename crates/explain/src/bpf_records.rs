@@ -756,6 +756,23 @@ pub fn irq_names(text: &str) -> HashMap<u32, String> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_layout_is_the_c_sources() {
+        // The C source asserts its layout at compile time (`_Static_assert`, checked each
+        // time bpf/build.sh builds the object, and the object against the source by
+        // tests/bpf_object.rs); these are the numbers it asserts.
+        let c = include_str!("../bpf/capture.bpf.c");
+        for (what, n) in [
+            ("sizeof(struct rec) == ", RECORD_SIZE),
+            ("__builtin_offsetof(struct ring, recs) == ", HEADER_SIZE),
+            ("__builtin_offsetof(struct ring, armed_seq) == ", ARMED_AT),
+            ("sizeof(struct ring) == ", DUMP_SIZE),
+        ] {
+            let line = format!("_Static_assert({what}{n},");
+            assert!(c.contains(&line), "capture.bpf.c does not assert `{line}`");
+        }
+    }
+
     /// A dump as the C program lays it out, from `(ts, pid, kind, payload)`.
     fn dump(head: u64, tid: u32, cpu: u32, recs: &[(u64, u32, u16, [u64; 6])]) -> Vec<u8> {
         let mut b = vec![0u8; DUMP_SIZE];
