@@ -1,6 +1,7 @@
 //! What `tickscope attach` reads about the program it observes (its target) from `/proc` (proc(5), The Linux
 //! man-pages project, <https://man7.org/linux/man-pages/man5/proc.5.html>): its command name,
-//! its threads, and per thread its policy, timer slack and CPU time. Nothing is written.
+//! its threads, its locked memory, and per thread its policy, timer slack, affinity and CPU
+//! time; and the CPU latency limit in force on the machine. Nothing is written.
 
 use tickscope_engine::setup::Policy;
 use tickscope_engine::time::Nanos;
@@ -110,6 +111,50 @@ pub fn cpus_of(tids: &[i32]) -> Vec<usize> {
     cpus.into_iter().collect()
 }
 
+/// The memory process `pid` has locked, KiB (`VmLck` of `/proc/PID/status`: what mlock(2)
+/// and mlockall(2) hold); `None` when it cannot be read.
+pub fn locked_kib(pid: i32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmLck:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The one CPU thread `tid` may run on, when its affinity mask holds exactly one
+/// (sched_getaffinity(2)); `None` for several, or when it cannot be read.
+pub fn only_cpu(tid: i32) -> Option<usize> {
+    match cpus_of(&[tid])[..] {
+        [cpu] => Some(cpu),
+        _ => None,
+    }
+}
+
+/// The CPU wake-up latency limit in force on the machine, µs: the smallest request any
+/// process holds on `/dev/cpu_dma_latency`, read from the device (a 32-bit value;
+/// Documentation/power/pm_qos_interface.rst). `None` when no process holds one (the value is
+/// then the default, `PM_QOS_CPU_LATENCY_DEFAULT_VALUE`, 2 000 000 000 µs) or the device
+/// cannot be read (it is root's). Opening the device adds a request of that default value —
+/// no limit — for as long as it is open (`cpu_latency_qos_open()`, kernel/power/qos.c); it
+/// is closed before this returns, so nothing the machine runs with changes.
+pub fn cpu_latency_limit_us() -> Option<i32> {
+    use std::io::Read;
+    const NO_LIMIT: i32 = 2_000_000_000;
+    let mut value = [0u8; 4];
+    std::fs::File::open("/dev/cpu_dma_latency")
+        .ok()?
+        .read_exact(&mut value)
+        .ok()?;
+    match i32::from_ne_bytes(value) {
+        v if (0..NO_LIMIT).contains(&v) => Some(v),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +166,31 @@ mod tests {
         assert!(threads(me).contains(&me));
         assert!(cpu_time(me).is_some_and(|c| c > 0));
         assert!(!alive(i32::MAX) && comm(i32::MAX).is_none() && threads(i32::MAX).is_empty());
+        assert!(locked_kib(me).is_some() && locked_kib(i32::MAX).is_none());
+        assert_eq!(only_cpu(i32::MAX), None);
+    }
+
+    #[test]
+    fn a_thread_pinned_to_one_cpu_is_read_as_that_cpu() {
+        let cpus = cpus_of(&[0]);
+        let Some(&cpu) = cpus.last() else {
+            eprintln!("skipping a_thread_pinned_to_one_cpu_is_read_as_that_cpu: no affinity");
+            return;
+        };
+        let read = std::thread::spawn(move || {
+            // SAFETY: cpu_set_t is plain data; the set is valid for the call.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                assert_eq!(
+                    libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
+                    0
+                );
+                only_cpu(libc::gettid())
+            }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(read, Some(cpu));
     }
 }

@@ -132,17 +132,35 @@ fn choose(
     Ok(chosen)
 }
 
-/// The settings in force in the target's threads, as a run reports its own.
-fn applied(chosen: &[Pattern], method: MethodKind, clock: ClockId) -> Applied {
+/// The settings in force in the target's threads (process `pid`), as a run reports its own:
+/// the first thread's policy (each thread's in the note when they differ), whether the
+/// process holds memory locked, the CPU latency limit in force on the machine (whoever holds
+/// it), the first thread's timer slack and each thread's CPU when its affinity is one CPU.
+fn applied(pid: i32, chosen: &[Pattern], method: MethodKind, clock: ClockId) -> Applied {
     let first = chosen[0].tid;
     let waits: BTreeSet<String> = chosen.iter().map(|p| p.wait.describe()).collect();
+    let policies: Vec<_> = chosen.iter().map(|p| target::policy(p.tid)).collect();
+    let policy_note = policies.iter().any(|p| *p != policies[0]).then(|| {
+        let each: Vec<String> = policies
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("T{i} {}", tickscope_report::terminal::policy(p)))
+            .collect();
+        format!("the threads differ: {}", each.join(", "))
+    });
+    let locked = target::locked_kib(pid).unwrap_or(0);
+    let pm_qos_us = target::cpu_latency_limit_us();
     Applied {
-        policy: target::policy(first),
-        policy_note: None,
-        mlock: false,
-        mlock_note: None,
-        pm_qos_us: None,
-        pm_qos_note: None,
+        policy: policies[0],
+        policy_note,
+        mlock: locked > 0,
+        mlock_note: (locked > 0).then(|| format!("the target holds {locked} KiB locked")),
+        pm_qos_us,
+        pm_qos_note: pm_qos_us.map(|_| {
+            "the machine's limit, read from the device: the target's request or another \
+             process's"
+                .to_string()
+        }),
         timer_slack_ns: target::timer_slack(first).unwrap_or(0),
         timer_slack_note: None,
         method,
@@ -156,7 +174,7 @@ fn applied(chosen: &[Pattern], method: MethodKind, clock: ClockId) -> Applied {
             .map(|(thread, p)| AppliedThread {
                 thread,
                 tid: p.tid,
-                cpu: None,
+                cpu: target::only_cpu(p.tid),
             })
             .collect(),
         housekeeping: None,
@@ -362,7 +380,7 @@ pub(crate) fn observe(
     let observation = Observation {
         pid,
         follow_new: args.tid.is_empty(),
-        applied: applied(&chosen, method, clock_id(chosen[0].clock)),
+        applied: applied(pid, &chosen, method, clock_id(chosen[0].clock)),
         target: Rc::new(RefCell::new(Target {
             pid,
             comm,

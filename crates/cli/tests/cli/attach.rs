@@ -32,9 +32,14 @@ fn target(secs: u32) -> (Child, i32) {
 
 /// The same with `--method method`.
 fn target_with(secs: u32, method: &str) -> (Child, i32) {
+    target_args(secs, &["--method", method])
+}
+
+/// `tickscope run -i 1ms -D SECS -q ARGS…` as a target.
+fn target_args(secs: u32, args: &[&str]) -> (Child, i32) {
     let mut child = Command::new(bin())
         .args(["run", "-i", "1ms", "-D", &format!("{secs}s"), "-q"])
-        .args(["--method", method])
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -122,6 +127,57 @@ fn a_running_loop_is_measured_and_attach_ends_with_it() {
         .filter(|n| n.ends_with("-attach"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// What attach says of the target's settings is what the target says of its own: policy,
+/// locked memory, the CPU latency limit it holds, the CPU it is pinned to. Before, attach
+/// reported every target as unpinned, without locked memory or a PM QoS limit.
+#[test]
+fn the_targets_settings_are_what_the_target_reports() {
+    const TEST: &str = "the_targets_settings_are_what_the_target_reports";
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipping {TEST}: {why}");
+        return;
+    }
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if cpus < 2 {
+        eprintln!("skipping {TEST}: one CPU (the target is pinned off attach's own)");
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (own, seen) = (dir.path().join("own.json"), dir.path().join("seen.json"));
+    let last = (cpus - 1).to_string();
+    let (mut child, tid) = target_args(3, &["-a", &last, "--json", own.to_str().unwrap()]);
+    let out = tickscope()
+        .args(["attach", "--pid", &child.id().to_string()])
+        .args(["--tid", &tid.to_string(), "--discover", "300ms", "-D", "1s"])
+        .arg("--json")
+        .arg(&seen)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    child.wait().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let own = result_json(&std::fs::read_to_string(&own).unwrap());
+    let seen = result_json(&std::fs::read_to_string(&seen).unwrap());
+    let (own, seen) = (&own["applied"], &seen["applied"]);
+    assert_eq!(seen["policy"], own["policy"]);
+    assert_eq!(seen["mlock"], own["mlock"]);
+    assert_eq!(seen["threads"][0]["tid"], tid);
+    assert_eq!(seen["threads"][0]["cpu"], own["threads"][0]["cpu"]);
+    assert_eq!(seen["threads"][0]["cpu"], cpus - 1);
+    // The limit in force is the smallest request: the target's, or a smaller one of another
+    // process's.
+    if let Some(held) = own["pm_qos_us"].as_i64() {
+        let limit = seen["pm_qos_us"].as_i64();
+        assert!(limit.is_some_and(|l| l <= held), "{limit:?} against {held}");
+    }
 }
 
 #[test]
