@@ -65,28 +65,10 @@ pub fn timer_slack(tid: i32) -> Option<u64> {
         .ok()
 }
 
-/// Thread `tid`'s scheduling policy (sched_getscheduler(2), sched_getparam(2),
-/// getpriority(2) for the nice value); SCHED_OTHER nice 0 when it cannot be read.
+/// Thread `tid`'s scheduling policy and parameters (sched_getattr(2): SCHED_DEADLINE's
+/// runtime, deadline and period included); SCHED_OTHER nice 0 when it cannot be read.
 pub fn policy(tid: i32) -> Policy {
-    // SAFETY: plain system calls on a thread id; `param` is writable.
-    let (kind, prio, nice) = unsafe {
-        let kind = libc::sched_getscheduler(tid);
-        let mut param = libc::sched_param { sched_priority: 0 };
-        let prio = match libc::sched_getparam(tid, &mut param) {
-            0 => param.sched_priority,
-            _ => 0,
-        };
-        let nice = libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t);
-        (kind, prio, nice)
-    };
-    let priority = prio.clamp(1, 99) as u8;
-    match kind {
-        libc::SCHED_FIFO => Policy::Fifo { priority },
-        libc::SCHED_RR => Policy::Rr { priority },
-        libc::SCHED_BATCH => Policy::Batch { nice },
-        libc::SCHED_IDLE => Policy::Idle,
-        _ => Policy::Other { nice },
-    }
+    tickscope_engine::setup::policy_of(tid).unwrap_or(Policy::Other { nice: 0 })
 }
 
 /// The CPUs any of `tids` may run on (the union of their `sched_getaffinity(2)` masks,
@@ -168,6 +150,30 @@ mod tests {
         assert!(!alive(i32::MAX) && comm(i32::MAX).is_none() && threads(i32::MAX).is_empty());
         assert!(locked_kib(me).is_some() && locked_kib(i32::MAX).is_none());
         assert_eq!(only_cpu(i32::MAX), None);
+    }
+
+    #[test]
+    fn a_deadline_thread_is_read_with_its_parameters() {
+        let dl = Policy::Deadline {
+            runtime_ns: 100_000,
+            deadline_ns: 10_000_000,
+            period_ns: 10_000_000,
+        };
+        let read = std::thread::spawn(move || {
+            let guard = tickscope_engine::setup::PolicyGuard::apply(dl);
+            // SAFETY: gettid has no preconditions.
+            let read = policy(unsafe { libc::gettid() });
+            guard.map(|_| read)
+        })
+        .join()
+        .unwrap();
+        match read {
+            Ok(read) => assert_eq!(read, dl),
+            Err(e) => eprintln!(
+                "skipping a_deadline_thread_is_read_with_its_parameters: cannot set \
+                 SCHED_DEADLINE ({e})"
+            ),
+        }
     }
 
     #[test]

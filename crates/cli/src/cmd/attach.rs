@@ -135,7 +135,8 @@ fn choose(
 /// The settings in force in the target's threads (process `pid`), as a run reports its own:
 /// the first thread's policy (each thread's in the note when they differ), whether the
 /// process holds memory locked, the CPU latency limit in force on the machine (whoever holds
-/// it), the first thread's timer slack and each thread's CPU when its affinity is one CPU.
+/// it), the first thread's timer slack (and which threads the kernel gives none: the
+/// real-time ones) and each thread's CPU when its affinity is one CPU.
 fn applied(pid: i32, chosen: &[Pattern], method: MethodKind, clock: ClockId) -> Applied {
     let first = chosen[0].tid;
     let waits: BTreeSet<String> = chosen.iter().map(|p| p.wait.describe()).collect();
@@ -148,6 +149,23 @@ fn applied(pid: i32, chosen: &[Pattern], method: MethodKind, clock: ClockId) -> 
             .collect();
         format!("the threads differ: {}", each.join(", "))
     });
+    // The kernel gives real-time threads no timer slack (as `run` says of its own).
+    let realtime: Vec<String> = policies
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.is_realtime())
+        .map(|(i, _)| format!("T{i}"))
+        .collect();
+    let timer_slack_note = match realtime.len() {
+        0 => None,
+        n if n == policies.len() => {
+            Some("real-time threads get no timer slack from the kernel".to_string())
+        }
+        _ => Some(format!(
+            "the kernel gives the real-time threads ({}) no timer slack",
+            realtime.join(", ")
+        )),
+    };
     let locked = target::locked_kib(pid).unwrap_or(0);
     let pm_qos_us = target::cpu_latency_limit_us();
     Applied {
@@ -162,7 +180,7 @@ fn applied(pid: i32, chosen: &[Pattern], method: MethodKind, clock: ClockId) -> 
                 .to_string()
         }),
         timer_slack_ns: target::timer_slack(first).unwrap_or(0),
-        timer_slack_note: None,
+        timer_slack_note,
         method,
         interface: waits.into_iter().collect::<Vec<_>>().join(", "),
         granularity_ns: 1,

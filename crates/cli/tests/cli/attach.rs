@@ -130,7 +130,8 @@ fn a_running_loop_is_measured_and_attach_ends_with_it() {
 }
 
 /// What attach says of the target's settings is what the target says of its own: policy,
-/// locked memory, the CPU latency limit it holds, the CPU it is pinned to. Before, attach
+/// locked memory, the CPU latency limit it holds, the CPU it is pinned to, that a real-time
+/// thread gets no timer slack. Before, attach
 /// reported every target as unpinned, without locked memory or a PM QoS limit.
 #[test]
 fn the_targets_settings_are_what_the_target_reports() {
@@ -169,6 +170,7 @@ fn the_targets_settings_are_what_the_target_reports() {
     let (own, seen) = (&own["applied"], &seen["applied"]);
     assert_eq!(seen["policy"], own["policy"]);
     assert_eq!(seen["mlock"], own["mlock"]);
+    assert_eq!(seen["timer_slack_note"], own["timer_slack_note"]);
     assert_eq!(seen["threads"][0]["tid"], tid);
     assert_eq!(seen["threads"][0]["cpu"], own["threads"][0]["cpu"]);
     assert_eq!(seen["threads"][0]["cpu"], cpus - 1);

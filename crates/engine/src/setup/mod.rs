@@ -17,7 +17,7 @@ pub use affinity::{allowed_cpus, format_cpu_list, parse_cpu_list, AffinityGuard}
 pub use mlock::MlockGuard;
 pub use pm_qos::{PmQosGuard, PM_QOS_PATH};
 pub(crate) use policy::read_back;
-pub use policy::{current_policy, policy_text, Policy, PolicyGuard};
+pub use policy::{current_policy, policy_of, policy_text, Policy, PolicyGuard};
 pub use slack::{current_timer_slack, TimerSlackGuard};
 pub(crate) use stack::{prefault_stack, THREAD_STACK_BYTES};
 pub(crate) use wake_signal::{kick, WakeSignalGuard};

@@ -174,7 +174,17 @@ fn set_attr(a: &SchedAttr) -> io::Result<()> {
 /// # Errors
 /// The OS error of `sched_getattr`.
 pub fn current_policy() -> io::Result<Policy> {
-    get_attr(0).map(|a| Policy::from_attr(&a))
+    policy_of(0)
+}
+
+/// Thread `tid`'s current policy and parameters, any thread of the machine (`sched_getattr(2)`;
+/// 0 is the calling thread): SCHED_DEADLINE's runtime, deadline and period included, which
+/// `sched_getparam(2)` cannot give.
+///
+/// # Errors
+/// The OS error of `sched_getattr` (`ESRCH` once the thread is gone).
+pub fn policy_of(tid: i32) -> io::Result<Policy> {
+    get_attr(tid).map(|a| Policy::from_attr(&a))
 }
 
 /// The policy of this process's thread `tid` as read back from the kernel with
