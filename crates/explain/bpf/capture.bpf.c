@@ -19,7 +19,9 @@
 // "Late" is measured from the soft expiry (`_softexpires`, the time the thread asked for):
 // with timer slack the hard expiry (`node.expires`) is up to the slack later
 // (hrtimer_set_expires_range_ns, include/linux/hrtimer.h), and a wake-up that is late only
-// by its slack must still send its window.
+// by its slack must still send its window. A timer on CLOCK_REALTIME, CLOCK_TAI or
+// CLOCK_BOOTTIME keeps its expiry on that clock: the thread's expiry is moved to
+// CLOCK_MONOTONIC, the clock of every record's time, by its base's offset (expiry_of()).
 //
 // Programs are BTF-enabled raw tracepoints (tp_btf, "BPF_PROG_TYPE_TRACING",
 // https://docs.kernel.org/bpf/libbpf/program_types.html); their arguments are the
@@ -81,9 +83,13 @@ struct timerqueue_node {
 } CORE;
 
 // The timer's clock base: `index` 0 is HRTIMER_BASE_MONOTONIC, the hard (interrupt-context)
-// CLOCK_MONOTONIC base (enum hrtimer_base_type, include/linux/hrtimer_defs.h).
+// CLOCK_MONOTONIC base (enum hrtimer_base_type, include/linux/hrtimer_defs.h). `offset` is
+// the base's clock minus CLOCK_MONOTONIC, ns (0 for the monotonic bases; CLOCK_REALTIME's,
+// CLOCK_BOOTTIME's and CLOCK_TAI's as hrtimer_update_base() last read them,
+// kernel/time/hrtimer.c): a timer's expiry is on its base's clock.
 struct hrtimer_clock_base {
 	unsigned int index;
+	__s64 offset;
 } CORE;
 
 struct hrtimer {
@@ -198,7 +204,7 @@ _Static_assert(__builtin_offsetof(struct ring, dump_tid) == 8 &&
 	       "the header's fields where parse_dump_into() reads them");
 
 struct thread {
-	__s64 expiry;    // soft expiry of the newest hrtimer_start by this thread, ns
+	__s64 expiry;    // soft expiry of the newest hrtimer_start by this thread, CLOCK_MONOTONIC ns
 	__s64 threshold; // late when sys_exit - expiry > threshold, ns (set by user space)
 	__s64 late_expiry;
 	__s64 late_woke;
@@ -490,6 +496,17 @@ static __always_inline int returned(struct ring *r, struct thread *th, __u32 tid
 	return 1;
 }
 
+// The soft expiry of timer `t` on CLOCK_MONOTONIC, ns: on its base's clock less the base's
+// offset (a CLOCK_REALTIME timer's expiry is counted from 1970; judged against a monotonic
+// `now`, every wake-up of a run on that clock looked early and no window was sent). The
+// records keep the timer's own values, as the text trace prints them.
+static __always_inline __s64 expiry_of(struct hrtimer *t)
+{
+	struct hrtimer_clock_base *base = t->base;
+	__s64 soft = t->_softexpires;
+	return base ? soft - base->offset : soft;
+}
+
 SEC("tp_btf/hrtimer_start")
 int on_hrtimer_start(__u64 *ctx)
 {
@@ -520,7 +537,7 @@ int on_hrtimer_start(__u64 *ctx)
 		// what its wake-up can be charged with (returned() reads it too).
 		if (!returned(r, th, tid, e->ts, cpu))
 			steal_since(th, 0, cpu);
-		th->expiry = soft;
+		th->expiry = expiry_of(t);
 		r->watch_tid = tid;
 		r->armed_seq[1] = r->armed_seq[0];
 		r->armed[1] = r->armed[0];
@@ -576,7 +593,7 @@ int on_hrtimer_expire_entry(__u64 *ctx)
 		__u32 tid = cc->fired_tid;
 		struct thread *th = thread_of(tid);
 		if (th)
-			th->expiry = t->_softexpires;
+			th->expiry = expiry_of(t);
 	}
 	return 0;
 }

@@ -19,6 +19,7 @@ use crate::bundle::Bundle;
 use crate::context::WindowContext;
 use crate::on_late::{Action, Rule};
 use crate::on_late_exec::ExecActions;
+use crate::run_clock::Clocks;
 use crate::section::HITS_KEPT;
 use crate::section::{ActionStatus, CaptureRecord, ExplainSection, ThreadCauses, TracingCost};
 use crate::table::CauseTable;
@@ -33,6 +34,7 @@ use std::time::{Duration, Instant};
 use tickscope_engine::quote::quoted;
 use tickscope_engine::run::{Applied, RunConfig, SecondWindows};
 use tickscope_engine::sample::{LateThreshold, RawSample};
+use tickscope_engine::time::ClockId;
 
 static THRESHOLD_HIT: AtomicBool = AtomicBool::new(false);
 
@@ -189,6 +191,11 @@ pub struct Controller {
     /// Per measured thread, whether a CPU quota applies to it ([`crate::cpu_quota::applies`]),
     /// read at most once per pump, when one of its late wake-ups is explained.
     quotas: Vec<(i32, Option<bool>)>,
+    /// The run's clock: its samples, when on it, are moved to the trace's CLOCK_MONOTONIC
+    /// ([`crate::run_clock`]).
+    clock: ClockId,
+    /// What the latest samples were moved by, ns (0: they were on CLOCK_MONOTONIC).
+    clock_offset: i64,
 }
 
 /// Events the controller's window keeps per CPU at most (2^20), whatever their age.
@@ -378,6 +385,8 @@ impl Controller {
                 window_ns: 1_000_000_000,
                 own_tids: None,
                 quotas: Vec::new(),
+                clock: ClockId::Monotonic,
+                clock_offset: 0,
             },
             (!notes.is_empty()).then(|| notes.join("; ")),
         ))
@@ -486,7 +495,13 @@ impl Controller {
         let breakdown = match (&self.trace, &self.setting) {
             (Some(_), Some(setting)) if self.traced_now => {
                 let from = s.expiry - 2 * setting.period - CATCH_UP_NS;
-                let events = self.window.range(from, s.woke + CATCH_UP_NS);
+                let mut events = self.window.range(from, s.woke + CATCH_UP_NS);
+                Clocks::now().events_to_monotonic(
+                    &mut events,
+                    s.tid,
+                    &setting.timer_functions,
+                    s.expiry,
+                );
                 let mut b = attribute(&s, setting, &events);
                 if self.window.newest() < s.woke {
                     b.flags.push("trace_behind".into());
@@ -708,6 +723,7 @@ impl Controller {
         let returns = fired_by.is_some() || wakes.callbacks.is_empty();
         self.run_settings = serde_json::json!({ "config": config, "applied": applied });
         self.window_ns = config.window_ns;
+        self.clock = config.clock;
         self.thresholds = vec![P99_START; tids.len()];
         for t in &applied.threads {
             if self.section.threads.len() <= t.thread {
@@ -807,6 +823,7 @@ impl Controller {
         let span = second.threads.iter().map(|(_, w)| w.span.max(1)).max();
         if let Some(span) = span {
             let end = second.first_expiry + (second.index + span) as i64 * self.window_ns;
+            let end = end - Clocks::now().offset_of_recent(end, self.clock);
             self.received = Some(self.received.map_or(end, |r| r.max(end)));
         }
         for (t, w) in &second.threads {
@@ -825,12 +842,22 @@ impl Controller {
         self.publish();
     }
 
-    /// The next raw wake-ups of one thread, in order: the late ones wait for the trace.
+    /// The next raw wake-ups of one thread, in order, on the run's clock: the late ones wait
+    /// for the trace (moved to CLOCK_MONOTONIC, the trace's clock).
     pub fn samples(&mut self, thread: usize, samples: &[RawSample]) {
         let threshold = self.threshold_for(thread);
         let tid = self.section.threads.get(thread).map(|t| t.tid).unwrap_or(0);
+        if samples.is_empty() {
+            return self.pump(false);
+        }
+        // `tickscope attach` streams wake-ups on CLOCK_MONOTONIC whatever its clock.
+        if let (Some(last), true) = (samples.last(), self.clock != ClockId::Monotonic) {
+            self.clock_offset = Clocks::now().offset_of_recent(last.woke, self.clock);
+        }
+        let offset = self.clock_offset;
         if let Some(last) = samples.last() {
-            self.received = Some(self.received.map_or(last.woke, |r| r.max(last.woke)));
+            let woke = last.woke - offset;
+            self.received = Some(self.received.map_or(woke, |r| r.max(woke)));
         }
         for s in samples {
             let latency = s.woke - s.expiry;
@@ -852,8 +879,8 @@ impl Controller {
                 thread,
                 tid,
                 seq: s.seq,
-                expiry: s.expiry,
-                woke: s.woke,
+                expiry: s.expiry - offset,
+                woke: s.woke - offset,
             };
             if self.pending.len() >= PENDING_CAP {
                 if let Some(row) = self.section.threads.get_mut(thread) {

@@ -18,6 +18,7 @@
 //! * [`wakeups`] joins another program's armed expiries with its wake-ups and [`infer`]
 //!   finds its periodic threads (`tickscope attach`); [`roster`] says which threads are
 //!   measured, following the ones found periodic later;
+//! * [`run_clock`] moves a run on another clock (`--clock realtime`, …) to the trace's;
 //! * [`on_late`] parses `--on-late THRESHOLD:ACTION[,ACTION…]`; [`on_late_exec`] runs
 //!   their commands, bounded;
 //! * [`controller`] runs all of it on the collector thread during a run: the trace
@@ -48,6 +49,7 @@ pub mod observer;
 pub mod on_late;
 pub mod on_late_exec;
 pub mod roster;
+pub mod run_clock;
 pub mod section;
 pub mod table;
 pub mod tracefs;

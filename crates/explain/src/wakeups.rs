@@ -41,7 +41,7 @@ pub const TS_RESOLUTION_NS: Nanos = 1000;
 
 /// Expiries above this, ns, are on `CLOCK_REALTIME` or `CLOCK_TAI` (counted from 1970: more
 /// than three years), never on a monotonic clock of a machine up for less than three years.
-const EPOCH_CLOCK_NS: Nanos = 100_000_000_000_000_000;
+pub(crate) const EPOCH_CLOCK_NS: Nanos = 100_000_000_000_000_000;
 
 /// At most this many expiries are kept per thread (older ones are dropped: a thread that
 /// arms timers it never waits on).

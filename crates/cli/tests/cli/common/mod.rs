@@ -76,3 +76,13 @@ pub fn gone_within(marker: &str, within: std::time::Duration) -> Vec<i32> {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Whether one of `--explain`'s kept breakdowns (`explain.breakdowns` of a result) found the
+/// thread's own timer start (no `no_timer_start` flag; `flags` is left out when there is none).
+pub fn a_breakdown_found_the_timer_start(kept: &[serde_json::Value]) -> bool {
+    kept.iter().any(|b| {
+        b["flags"]
+            .as_array()
+            .is_none_or(|f| !f.iter().any(|f| f == "no_timer_start"))
+    })
+}
