@@ -221,7 +221,16 @@ struct thread {
 	__u64 ret_head;      // its CPU's ring head after its last wait return
 	__u64 ret_head_prev; // the same for the return before (where a late window starts)
 	__u64 late_from;     // ret_head_prev of the oldest late wake-up not sent yet
+	// The expiry grid of a thread whose sleep ends before its expiry (a margin it then
+	// spins: `hybrid`), set by user space: its expiry is the first grid point at or after
+	// its timer's (on_grid()). Period 0: the timer's expiry is the thread's.
+	__s64 phase;  // a grid point, CLOCK_MONOTONIC ns (written before the period)
+	__s64 period; // ns
 };
+_Static_assert(sizeof(struct thread) == 112, "THREAD_SIZE");
+_Static_assert(__builtin_offsetof(struct thread, phase) == 96 &&
+		       __builtin_offsetof(struct thread, period) == 104,
+	       "GRID_WORDS");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -507,6 +516,16 @@ static __always_inline __s64 expiry_of(struct hrtimer *t)
 	return base ? soft - base->offset : soft;
 }
 
+// The first point at or after `at` (ns) of the grid through `phase` with `period` > 0 (ns).
+// `at` is past `phase` by then (a grid point of the run, set after it started), and a
+// sleep that ends a margin of a whole period or more before its expiry (a `hybrid` that is a
+// busy-wait) is judged a period early: late, its window sent.
+static __always_inline __s64 on_grid(__s64 at, __s64 phase, __s64 period)
+{
+	__u64 r = (__u64)(at - phase) % (__u64)period;
+	return r ? at - (__s64)r + period : at;
+}
+
 SEC("tp_btf/hrtimer_start")
 int on_hrtimer_start(__u64 *ctx)
 {
@@ -537,7 +556,8 @@ int on_hrtimer_start(__u64 *ctx)
 		// what its wake-up can be charged with (returned() reads it too).
 		if (!returned(r, th, tid, e->ts, cpu))
 			steal_since(th, 0, cpu);
-		th->expiry = expiry_of(t);
+		__s64 period = th->period;
+		th->expiry = period > 0 ? on_grid(expiry_of(t), th->phase, period) : expiry_of(t);
 		r->watch_tid = tid;
 		r->armed_seq[1] = r->armed_seq[0];
 		r->armed[1] = r->armed[0];

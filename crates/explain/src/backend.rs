@@ -233,6 +233,16 @@ impl Capture {
         }
     }
 
+    /// Gives thread `tid` its expiry grid, `period` ns through `phase` (ns on
+    /// CLOCK_MONOTONIC), for a method whose timer ends before the expiry (BPF:
+    /// [`BpfCapture::set_grid`]; the text path judges nothing in the kernel).
+    pub fn set_grid(&mut self, tid: i32, period: i64, phase: i64) {
+        if let Capture::Bpf { cap, .. } = self {
+            // A refused update keeps judging against the timer: more windows, none missed.
+            let _ = cap.set_grid(tid, period, phase);
+        }
+    }
+
     /// Sets one thread's threshold (BPF; the text path records everything anyway).
     pub fn set_threshold(&mut self, tid: i32, threshold_ns: i64) {
         if let Capture::Bpf { cap, .. } = self {

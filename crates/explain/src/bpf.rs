@@ -57,8 +57,12 @@ const NAMED_AT_START: [&str; 10] = [
 
 /// `struct thread` of the C source as u64 words: expiry, threshold, late_expiry,
 /// late_woke, (pending | late << 32), pending_since, returned, steal_at,
-/// (steal_cpu + 1 | tid << 32), ret_head, ret_head_prev, late_from.
-type ThreadWords = [u64; 12];
+/// (steal_cpu + 1 | tid << 32), ret_head, ret_head_prev, late_from, phase, period.
+type ThreadWords = [u64; 14];
+
+/// The words of [`ThreadWords`] that hold a thread's expiry grid (`phase`, `period`;
+/// [`BpfCapture::set_grid`]).
+const GRID_WORDS: (usize, usize) = (12, 13);
 
 /// The tracepoint of the wait's return ([`BpfCapture::trace_returns`]).
 const RETURN_TRACEPOINT: &str = "sys_exit";
@@ -552,6 +556,41 @@ impl BpfCapture {
         Ok(())
     }
 
+    /// Gives watched thread `tid` its expiry grid: `period` ns (> 0) through the grid point
+    /// `phase` (ns on CLOCK_MONOTONIC). For a thread whose sleep ends a margin before its
+    /// expiry and spins the rest (`hybrid`), the kernel then judges each wake-up against the
+    /// first grid point at or after the sleep's timer instead of the timer itself, which
+    /// made nearly every wake-up look late (a window sent for each, the ring buffer
+    /// overrun). Two 8-byte stores into the mapped array, the phase first (a program that
+    /// reads the new period reads the new phase on x86-64; elsewhere a torn pair costs one
+    /// judgment), or the slot written back whole without the mapping.
+    ///
+    /// # Errors
+    /// A thread not watched, or a map update refused by the kernel, as text.
+    pub fn set_grid(&mut self, tid: i32, period: i64, phase: i64) -> Result<(), String> {
+        let slot = *self
+            .slots
+            .get(&(tid as u32))
+            .ok_or_else(|| format!("thread {tid} is not watched"))?;
+        if let Some(shared) = self.shared_threads.as_mut() {
+            if shared.store(slot as usize, GRID_WORDS.0, phase as u64) {
+                std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+                if shared.store(slot as usize, GRID_WORDS.1, period as u64) {
+                    return Ok(());
+                }
+            }
+        }
+        let mut v = self
+            .threads
+            .get(&slot, 0)
+            .map_err(|e| format!("thread {tid}: {e}"))?;
+        v[GRID_WORDS.0] = phase as u64;
+        v[GRID_WORDS.1] = period as u64;
+        self.threads
+            .set(slot, v, 0)
+            .map_err(|e| format!("thread {tid}: {e}"))
+    }
+
     /// Stops watching every thread (their events are still recorded, no window is sent).
     pub fn unwatch(&mut self) {
         for (_, slot) in self.slots.drain() {
@@ -716,7 +755,29 @@ mod tests {
         assert_eq!(v[TID_WORD] >> 32, u64::from(tid as u32));
         let shared = cap.shared_threads.as_ref().unwrap();
         assert_eq!(shared.load(slot as usize, 1), Some(2_000));
+        // The grid: two words in place, the rest kept.
+        cap.set_grid(tid, 1_000_000, 123_456).unwrap();
+        let v = cap.threads.get(&slot, 0).unwrap();
+        assert_eq!((v[GRID_WORDS.0], v[GRID_WORDS.1]), (123_456, 1_000_000));
+        assert_eq!((v[1], v[3]), (2_000, 42));
+        assert!(cap.set_grid(tid + 1, 1_000_000, 0).is_err(), "not watched");
         cap.unwatch();
+    }
+
+    #[test]
+    fn the_thread_layout_is_the_c_sources() {
+        // As `the_layout_is_the_c_sources` (bpf_records.rs) for the ring: what the C source
+        // asserts of `struct thread`.
+        let c = include_str!("../bpf/capture.bpf.c");
+        let size = std::mem::size_of::<ThreadWords>();
+        let (phase, period) = (8 * GRID_WORDS.0, 8 * GRID_WORDS.1);
+        for line in [
+            format!("_Static_assert(sizeof(struct thread) == {size},"),
+            format!("_Static_assert(__builtin_offsetof(struct thread, phase) == {phase} &&"),
+            format!("__builtin_offsetof(struct thread, period) == {period},"),
+        ] {
+            assert!(c.contains(&line), "capture.bpf.c does not assert `{line}`");
+        }
     }
 
     #[test]

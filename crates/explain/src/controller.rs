@@ -196,6 +196,11 @@ pub struct Controller {
     clock: ClockId,
     /// What the latest samples were moved by, ns (0: they were on CLOCK_MONOTONIC).
     clock_offset: i64,
+    /// For a method whose timer ends before the expiry (`hybrid`): the grid point (ns on
+    /// CLOCK_MONOTONIC, modulo the period) the kernel was last given, `None` before the
+    /// first; `grid` false for every other method.
+    grid: bool,
+    grid_phase: Option<i64>,
 }
 
 /// Events the controller's window keeps per CPU at most (2^20), whatever their age.
@@ -387,6 +392,8 @@ impl Controller {
                 quotas: Vec::new(),
                 clock: ClockId::Monotonic,
                 clock_offset: 0,
+                grid: false,
+                grid_phase: None,
             },
             (!notes.is_empty()).then(|| notes.join("; ")),
         ))
@@ -724,6 +731,8 @@ impl Controller {
         self.run_settings = serde_json::json!({ "config": config, "applied": applied });
         self.window_ns = config.window_ns;
         self.clock = config.clock;
+        self.grid = wakes.timer_before_expiry;
+        self.grid_phase = None;
         self.thresholds = vec![P99_START; tids.len()];
         for t in &applied.threads {
             if self.section.threads.len() <= t.thread {
@@ -823,7 +832,9 @@ impl Controller {
         let span = second.threads.iter().map(|(_, w)| w.span.max(1)).max();
         if let Some(span) = span {
             let end = second.first_expiry + (second.index + span) as i64 * self.window_ns;
-            let end = end - Clocks::now().offset_of_recent(end, self.clock);
+            let offset = Clocks::now().offset_of_recent(end, self.clock);
+            self.follow_grid(second.first_expiry - offset);
+            let end = end - offset;
             self.received = Some(self.received.map_or(end, |r| r.max(end)));
         }
         for (t, w) in &second.threads {
@@ -842,6 +853,34 @@ impl Controller {
         self.publish();
     }
 
+    /// The threads were told to go: `first_expiry` (absolute ns on the run's clock) is on
+    /// every thread's grid from the first wake-up on (see [`Controller::samples`] for what
+    /// follows the grid later).
+    pub fn going(&mut self, first_expiry: i64) {
+        let offset = Clocks::now().offset_of_recent(first_expiry, self.clock);
+        self.follow_grid(first_expiry - offset);
+    }
+
+    /// For a method whose timer ends before the expiry, gives the kernel the run's expiry
+    /// grid through `expiry` (ns on CLOCK_MONOTONIC) when it is new: at the first expiry seen,
+    /// and again when the grid moved (`--overrun relative`). The run's threads share one grid.
+    fn follow_grid(&mut self, expiry: i64) {
+        let period = self.setting.as_ref().map_or(0, |s| s.period);
+        if !self.grid || !self.traced_now || period <= 0 {
+            return;
+        }
+        let phase = expiry.rem_euclid(period);
+        if self.grid_phase == Some(phase) {
+            return;
+        }
+        self.grid_phase = Some(phase);
+        if let Some(trace) = self.trace.as_mut() {
+            for row in &self.section.threads {
+                trace.set_grid(row.tid, period, phase);
+            }
+        }
+    }
+
     /// The next raw wake-ups of one thread, in order, on the run's clock: the late ones wait
     /// for the trace (moved to CLOCK_MONOTONIC, the trace's clock).
     pub fn samples(&mut self, thread: usize, samples: &[RawSample]) {
@@ -858,6 +897,7 @@ impl Controller {
         if let Some(last) = samples.last() {
             let woke = last.woke - offset;
             self.received = Some(self.received.map_or(woke, |r| r.max(woke)));
+            self.follow_grid(last.expiry - offset);
         }
         for s in samples {
             let latency = s.woke - s.expiry;

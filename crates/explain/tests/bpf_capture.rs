@@ -640,3 +640,54 @@ fn a_late_wake_up_the_thread_does_not_sleep_after_still_sends_its_window() {
         assert!(mine.iter().any(|d| d.expiry >= late), "no window: {mine:?}");
     }
 }
+
+/// A thread that sleeps to a margin before each expiry and spins the rest (`hybrid`) is
+/// judged against its grid once it has one ([`BpfCapture::set_grid`]), not against the
+/// sleep's timer: judged against the timer, every wake-up of it was late by the margin in
+/// the kernel's view, and a window was sent for each (497 windows in 2 s for 11 late
+/// wake-ups). Here the margin (1 ms) is far above the threshold (300 µs): without the grid
+/// all 20 wake-ups are judged late, as the spin makes sure; with it, only one the host held
+/// for 300 µs between the expiry and the next sleep could be.
+#[test]
+fn a_thread_that_spins_to_its_grid_is_judged_against_the_grid() {
+    const PERIOD: i64 = 2_000_000;
+    const MARGIN: i64 = 1_000_000;
+    let Some((_one, mut cap)) =
+        capture_for("a_thread_that_spins_to_its_grid_is_judged_against_the_grid")
+    else {
+        return;
+    };
+    cap.trace_returns(false).unwrap();
+    let tid = unsafe { libc::gettid() };
+    cap.watch(&[tid], &[libc::SYS_clock_nanosleep], 300_000)
+        .unwrap();
+    let start = (mono_ns() / PERIOD + 2) * PERIOD;
+    let periods = |from: i64, n: i64| {
+        for k in from..from + n {
+            let expiry = start + k * PERIOD;
+            sleep_until(expiry - MARGIN);
+            while mono_ns() < expiry {
+                std::hint::spin_loop();
+            }
+        }
+    };
+    // The CPU learns its watched thread at the thread's first arming there.
+    periods(0, 2);
+    let before = cap.late_seen(tid);
+    periods(2, 20);
+    let on_the_timer = cap.late_seen(tid) - before;
+    cap.set_grid(tid, PERIOD, start.rem_euclid(PERIOD)).unwrap();
+    periods(22, 2);
+    let before = cap.late_seen(tid);
+    periods(24, 20);
+    let on_the_grid = cap.late_seen(tid) - before;
+    cap.unwatch();
+    assert!(
+        on_the_timer >= 19,
+        "judged against the timer: {on_the_timer} of 20 late"
+    );
+    assert!(
+        on_the_grid <= 10,
+        "judged against the grid: {on_the_grid} of 20 late"
+    );
+}

@@ -90,6 +90,7 @@ fn peak_of(wakeups: u64, window_ns: i64, kind: Kind) -> usize {
     let stop = Arc::new(AtomicBool::new(false));
     let outcome = run(&cfg, &stop, &mut |e| match e {
         RunEvent::Started(a) => sink.started(&ctx, a),
+        RunEvent::Going { first_expiry } => sink.going(&ctx, first_expiry),
         RunEvent::Second(s) => sink.window(&ctx, s),
         RunEvent::Samples { thread, samples } => sink.samples(thread, samples),
         RunEvent::Joined(a) => sink.thread_joined(&ctx, a),

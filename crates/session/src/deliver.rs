@@ -40,6 +40,11 @@ pub(crate) fn deliver(
                 s.started(ctx, &a);
             }
         }
+        RunEvent::Going { first_expiry } => {
+            for s in sinks.iter_mut() {
+                s.going(ctx, *first_expiry);
+            }
+        }
         RunEvent::Second(second) => {
             for s in sinks.iter_mut() {
                 s.window(ctx, second);

@@ -79,6 +79,15 @@ pub struct SecondWindows {
 pub enum RunEvent<'a> {
     /// Every thread is set up and about to start; the settings in force.
     Started(&'a Applied),
+    /// The threads were told to go, after [`RunEvent::Started`]: the run's first expiry
+    /// (absolute ns on the run's clock), so that thread `t`'s expiries are `first_expiry +
+    /// k·period` from here on (moved by an overrun only under `--overrun relative`). Not
+    /// sent by an observation of another program (`tickscope attach`), which tells nothing
+    /// to go.
+    Going {
+        /// The first expiry, ns.
+        first_expiry: Nanos,
+    },
     /// A window is complete for every thread.
     Second(&'a SecondWindows),
     /// Raw wake-ups of one thread, in order (only with [`RunConfig::stream_samples`](super::RunConfig::stream_samples)).

@@ -65,6 +65,7 @@ pub fn run(
     for w in &workers {
         let _ = w.go.send(Start::Go { first_expiry });
     }
+    observer(RunEvent::Going { first_expiry });
     let mut collector = Collector::new(cfg, &reports, collectors, first_expiry);
     collector.start_cpu_clocks();
     // Mock threads never block, and no wake-up signal handler is installed for them.

@@ -21,6 +21,7 @@ fn run_collecting(cfg: &RunConfig, stop: bool) -> (RunOutcome, Vec<String>) {
     let outcome = run(cfg, &stop, &mut |e| {
         events.push(match e {
             RunEvent::Started(a) => format!("started {} threads", a.threads.len()),
+            RunEvent::Going { first_expiry } => format!("going at {first_expiry}"),
             RunEvent::Second(s) => format!("second {} of {} threads", s.index, s.threads.len()),
             RunEvent::Samples { thread, samples } => format!("samples {thread} {}", samples.len()),
             RunEvent::Joined(a) => format!("joined {} threads", a.threads.len()),
@@ -38,6 +39,7 @@ fn a_mock_run_delivers_every_second_in_order_with_exact_counts() {
         events,
         [
             "started 2 threads",
+            "going at 10000000",
             "second 0 of 2 threads",
             "second 1 of 2 threads",
             "second 2 of 2 threads"

@@ -46,6 +46,10 @@ pub struct Wakes {
     /// re-armed by whichever thread of the process takes its SIGALRM (`dequeue_signal`,
     /// kernel/signal.c).
     pub expiry_at_fire: bool,
+    /// Whether the method's timer ends its sleep before the expiry, the rest spun (`hybrid`:
+    /// a margin): the expiry waited for is then the first grid point at or after the timer's,
+    /// not the timer's own.
+    pub timer_before_expiry: bool,
 }
 
 impl Wakes {
@@ -56,6 +60,7 @@ impl Wakes {
             syscalls,
             callbacks: &["hrtimer_wakeup"],
             expiry_at_fire: false,
+            timer_before_expiry: false,
         }
     }
 }

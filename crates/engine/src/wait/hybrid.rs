@@ -23,7 +23,10 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
     },
     ..MethodDescriptor::sleeping(
         "clock_nanosleep(2)",
-        Wakes::hrtimer_sleep(&[libc::SYS_clock_nanosleep]),
+        Wakes {
+            timer_before_expiry: true,
+            ..Wakes::hrtimer_sleep(&[libc::SYS_clock_nanosleep])
+        },
         |clock, options| Ok(Box::new(Hybrid::new(clock, options.margin))),
     )
 };

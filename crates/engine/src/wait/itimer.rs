@@ -54,6 +54,7 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
             syscalls: &[libc::SYS_rt_sigsuspend],
             callbacks: &["it_real_fn"],
             expiry_at_fire: true,
+            timer_before_expiry: false,
         },
         |_, _| Ok(Box::new(Itimer::new()?)),
     )

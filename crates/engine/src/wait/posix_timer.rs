@@ -21,6 +21,7 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor::sleeping(
         syscalls: &[libc::SYS_rt_sigtimedwait],
         callbacks: &["posix_timer_fn"],
         expiry_at_fire: false,
+        timer_before_expiry: false,
     },
     |clock, _| Ok(Box::new(PosixTimer::new(clock)?)),
 );

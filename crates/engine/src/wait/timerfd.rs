@@ -31,6 +31,7 @@ pub(crate) const DESCRIPTOR: MethodDescriptor = MethodDescriptor {
             syscalls: &[libc::SYS_read],
             callbacks: &["timerfd_tmrproc"],
             expiry_at_fire: false,
+            timer_before_expiry: false,
         },
         |clock, _| Ok(Box::new(Timerfd::new(clock)?)),
     )

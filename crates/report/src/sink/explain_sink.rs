@@ -49,6 +49,10 @@ impl RunSink for ExplainSink {
         self.0.started(ctx.config, ctx.rounds, ctx.index, applied);
     }
 
+    fn going(&mut self, _ctx: &RunContext<'_>, first_expiry: tickscope_engine::time::Nanos) {
+        self.0.going(first_expiry);
+    }
+
     fn thread_joined(&mut self, _ctx: &RunContext<'_>, applied: &Applied) {
         self.0.thread_joined(applied);
     }

@@ -131,6 +131,12 @@ pub trait RunSink {
         let _ = (ctx, applied);
     }
 
+    /// The threads were told to go (after [`RunSink::started`]): the run's first expiry,
+    /// absolute ns on the run's clock (`RunEvent::Going`).
+    fn going(&mut self, ctx: &RunContext<'_>, first_expiry: tickscope_engine::time::Nanos) {
+        let _ = (ctx, first_expiry);
+    }
+
     /// A thread joined the run while it goes on (`tickscope attach` following a program
     /// that started a periodic thread): `applied` lists it last. Comes before its first
     /// samples and windows; a sink that keeps per-thread state adds the thread here.
