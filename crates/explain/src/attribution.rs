@@ -67,7 +67,15 @@ pub struct Setting {
     /// Documentation/scheduler/sched-bwc.rst); `None` (unknown: recorded fixtures, a thread
     /// gone) leaves it to the events.
     pub cpu_quota: Option<bool>,
+    /// Whether the method spins the whole period (`busy`): no timer wakes the thread, so a
+    /// late wake-up with no timer of its own found is `cannot tell` ([`NO_TIMER`], flag
+    /// `no_timer`), not `unexplained (events missing)`: no event is missing, the model of a
+    /// timer's wake-up does not apply.
+    pub spins: bool,
 }
+
+/// The detail of `cannot tell` for a thread that spins to its expiry ([`Setting::spins`]).
+pub const NO_TIMER: &str = "the method spins: no timer to follow";
 
 /// Segment ids in order.
 pub const SEGMENTS: [&str; 6] = [
@@ -161,7 +169,8 @@ pub struct Breakdown {
     /// `lost_events`, `interrupted_task_stale`, `trace_behind` (attributed before the trace
     /// had reached the wake-up), `trace_silent` (no event at all on the CPU in the residual),
     /// `no_cpu_quota` (the events looked like a CPU-quota throttle, but no quota applies to
-    /// the thread's group: [`Setting::cpu_quota`]).
+    /// the thread's group: [`Setting::cpu_quota`]), `no_timer` (the method spins and no
+    /// timer of the thread's was found: [`Setting::spins`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
     /// The segments and the residual laid out in time, from the expiry (0) to the wake-up
@@ -546,6 +555,10 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
                 };
             }
         }
+    }
+    if setting.spins && start.is_none() {
+        flags.push("no_timer".to_string());
+        cause = spin_cause(cause);
     }
     let marks = match cpu {
         Some(c) => cpu_marks(events, c, tid, expiry, woke),
@@ -1741,6 +1754,18 @@ pub fn label_own_threads(b: &mut Breakdown, own: impl Fn(i32) -> bool) {
     if changed {
         let lost = b.flags.iter().any(|f| f == "lost_events");
         b.cause = main_cause(&b.segments, b.residual_ns, lost);
+        if b.flags.iter().any(|f| f == "no_timer") {
+            b.cause = spin_cause(b.cause.clone());
+        }
+    }
+}
+
+/// A spinning thread's cause when no timer of its was found ([`Setting::spins`]): what the
+/// events named stays; a residual the timer's model leaves (`unexplained`) is `cannot tell`.
+fn spin_cause(c: Cause) -> Cause {
+    match c.category == "unexplained" {
+        true => cause("cannot tell", Some(NO_TIMER.into())),
+        false => c,
     }
 }
 

@@ -724,6 +724,11 @@ impl Controller {
             timer_functions: wakes.callbacks.iter().map(|f| f.to_string()).collect(),
             returns_traced: true,
             cpu_quota: None,
+            spins: (applied.method.descriptor().spin_share)(
+                &config.method_options,
+                config.period_ns,
+            )
+            .is_some_and(|share| share >= 1.0),
         });
         // The wait's return is left untraced (off the measured wake-up's path) where the
         // thread arms its own wait timer: see `BpfCapture::trace_returns`.

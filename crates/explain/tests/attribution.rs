@@ -177,6 +177,7 @@ fn setting(virtualized: bool) -> Setting {
         timer_functions: vec!["hrtimer_wakeup".into()],
         returns_traced: true,
         cpu_quota: None,
+        spins: false,
     }
 }
 
@@ -2060,4 +2061,61 @@ fn without_the_waits_return_s5_runs_from_the_switch_in() {
     let b = attribute(&sample(EXPIRY + 120_000), &setting(true), &events);
     assert!(b.flags.iter().any(|f| f == "no_sys_exit"));
     assert_eq!(b.steal_ns, None);
+}
+
+/// A thread that spins to its expiry (`busy`) arms no timer: a late wake-up has no timer
+/// start, expiry or switch-in of the timer's model, though no event is missing. It is
+/// `cannot tell` with the reason (flag `no_timer`), never `unexplained (events missing)`,
+/// which is what a thread that waits on a timer gets for the same events. Here RT throttling's
+/// shape: switched out runnable just before the expiry, back 40 ms later.
+#[test]
+fn a_spinning_threads_late_wake_up_is_cannot_tell_not_events_missing() {
+    let ev = B::new()
+        .switch(EXPIRY - 10_000, (TID, "tickscope-0"), (0, "<idle>"))
+        .ev(
+            EXPIRY + 500_000,
+            0,
+            "<idle>",
+            Kind::VectorEntry {
+                name: "reschedule".into(),
+            },
+        )
+        .ev(
+            EXPIRY + 501_000,
+            0,
+            "<idle>",
+            Kind::VectorExit {
+                name: "reschedule".into(),
+            },
+        )
+        .switch(EXPIRY + 40_000_000, (0, "<idle>"), (TID, "tickscope-0"))
+        .events();
+    let woke = sample(EXPIRY + 40_010_000);
+    let waits = attribute(&woke, &setting(true), &ev);
+    check_sum(&waits);
+    assert_eq!(waits.cause.category, "unexplained", "{waits:#?}");
+    let spins = Setting {
+        spins: true,
+        ..setting(true)
+    };
+    let b = attribute(&woke, &spins, &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "cannot tell", "{b:#?}");
+    assert_eq!(
+        b.cause.detail.as_deref(),
+        Some(tickscope_explain::attribution::NO_TIMER)
+    );
+    assert!(b.flags.iter().any(|f| f == "no_timer"));
+    // Tickscope's own threads named afterwards: the cause is named again, the same way.
+    let mut relabelled = b.clone();
+    relabelled.segments[5]
+        .details
+        .push(tickscope_explain::attribution::Detail {
+            kind: "thread".into(),
+            name: "x".into(),
+            pid: Some(TID + 1),
+            ns: 1,
+        });
+    tickscope_explain::attribution::label_own_threads(&mut relabelled, |p| p == TID + 1);
+    assert_eq!(relabelled.cause, b.cause);
 }

@@ -165,6 +165,7 @@ fn fixture(path: &Path) -> (Head, Setting, Vec<Row>) {
         returns_traced: head.setting.returns_traced,
         // Not recorded: the events alone decide, as when the recording was made.
         cpu_quota: None,
+        spins: false,
     };
     let rows = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
     (head, setting, rows)

@@ -883,39 +883,18 @@ fn periodic_kernel_timers_get_windows_under_bpf() {
 /// timer start.
 #[test]
 fn a_run_on_the_realtime_or_tai_clock_is_explained() {
+    const TEST: &str = "a_run_on_the_realtime_or_tai_clock_is_explained";
     if let Some(why) = cannot_trace() {
-        eprintln!("skipping a_run_on_the_realtime_or_tai_clock_is_explained: {why}");
+        eprintln!("skipping {TEST}: {why}");
         return;
     }
     let _one = serial();
-    let has_bpf = cannot_trace_bpf().is_none();
-    if !has_bpf {
-        eprintln!(
-            "a_run_on_the_realtime_or_tai_clock_is_explained: the kernel has no BTF, tracefs only"
-        );
-    }
     for clock in ["realtime", "tai"] {
-        for backend in ["bpf", "tracefs"]
-            .into_iter()
-            .filter(|b| has_bpf || *b != "bpf")
-        {
-            let explain = format!("--explain={backend}");
-            let args = [
-                "run",
-                "-q",
-                "--clock",
-                clock,
-                "-i",
-                "1ms",
-                "-D",
-                "2s",
-                &explain,
-                "--explain-threshold",
-                "1ns",
-            ];
+        for backend in backends(TEST) {
+            let doc = every_wake_up_explained(backend, &["--clock", clock]);
             let doc = match backend {
-                "bpf" => bpf_windows_came(run_json(&args), clock),
-                _ => run_json(&args),
+                "bpf" => bpf_windows_came(doc, clock),
+                _ => doc,
             };
             let kept = doc["explain"]["breakdowns"].as_array().unwrap();
             assert!(
@@ -925,6 +904,27 @@ fn a_run_on_the_realtime_or_tai_clock_is_explained() {
             );
         }
     }
+}
+
+/// The trace backends to test here: both, or tracefs alone (saying why) without BTF.
+fn backends(test: &str) -> Vec<&'static str> {
+    match cannot_trace_bpf() {
+        None => vec!["bpf", "tracefs"],
+        Some(why) => {
+            eprintln!("{test}: {why}, tracefs only");
+            vec!["tracefs"]
+        }
+    }
+}
+
+/// The result of `tickscope run -q -i 1ms -D 2s --explain=BACKEND --explain-threshold 1ns`
+/// with `extra` (every wake-up late, so every one explained), which must succeed.
+fn every_wake_up_explained(backend: &str, extra: &[&str]) -> serde_json::Value {
+    let explain = format!("--explain={backend}");
+    let mut args = vec!["run", "-q", "-i", "1ms", "-D", "2s", &explain];
+    args.extend(["--explain-threshold", "1ns"]);
+    args.extend(extra);
+    run_json(&args)
 }
 
 /// `--method hybrid` under BPF: the kernel judges each wake-up against the run's grid, not
@@ -963,6 +963,29 @@ fn hybrid_wake_ups_are_judged_against_the_grid_under_bpf() {
         "{windows} windows for {late} late wake-ups ({} events lost)",
         ex["cost"]["events_lost"]
     );
+}
+
+/// `--method busy` arms no timer: its late wake-ups are `cannot tell` with the reason, never
+/// `unexplained (events missing)` — which all of them were (the method's `spins` was not
+/// known to the attribution). Structure only, on both backends: some wake-ups were late,
+/// every one is counted under a cause, none `unexplained`.
+#[test]
+fn a_spinning_method_is_cannot_tell_not_unexplained() {
+    const TEST: &str = "a_spinning_method_is_cannot_tell_not_unexplained";
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipping {TEST}: {why}");
+        return;
+    }
+    let _one = serial();
+    for backend in backends(TEST) {
+        let doc = every_wake_up_explained(backend, &["--method", "busy"]);
+        let t = &doc["explain"]["threads"][0];
+        let causes = t["causes"].as_object().unwrap();
+        let counted: u64 = causes.values().map(|r| r["count"].as_u64().unwrap()).sum();
+        assert!(t["late"].as_u64().unwrap() > 0, "{backend}: {t}");
+        assert_eq!(counted, t["late"].as_u64().unwrap(), "{backend}: {t}");
+        assert!(!causes.contains_key("unexplained"), "{backend}: {t}");
+    }
 }
 
 /// The result at `json` of a one-thread `--explain=bpf` run of `method`: BPF ran, windows

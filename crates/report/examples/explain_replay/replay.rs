@@ -226,6 +226,7 @@ impl Replay {
                     .unwrap_or_default(),
                 returns_traced: s["returns_traced"].as_bool().unwrap_or(true),
                 cpu_quota: s["cpu_quota"].as_bool(),
+                spins: s["spins"].as_bool().unwrap_or(false),
             });
             for line in lines {
                 #[derive(serde::Deserialize)]
