@@ -502,12 +502,14 @@ impl Controller {
         let breakdown = match (&self.trace, &self.setting) {
             (Some(_), Some(setting)) if self.traced_now => {
                 let from = s.expiry - 2 * setting.period - CATCH_UP_NS;
-                let mut events = self.window.range(from, s.woke + CATCH_UP_NS);
+                let to = s.woke + CATCH_UP_NS;
+                let mut events = self.window.range(from, to);
+                let near = to - from + setting.period;
                 Clocks::now().events_to_monotonic(
                     &mut events,
                     s.tid,
                     &setting.timer_functions,
-                    s.expiry,
+                    (s.expiry, near),
                 );
                 let mut b = attribute(&s, setting, &events);
                 if self.window.newest() < s.woke {
@@ -736,6 +738,7 @@ impl Controller {
         self.run_settings = serde_json::json!({ "config": config, "applied": applied });
         self.window_ns = config.window_ns;
         self.clock = config.clock;
+        self.clock_offset = 0;
         self.grid = wakes.timer_before_expiry;
         self.grid_phase = None;
         self.thresholds = vec![P99_START; tids.len()];

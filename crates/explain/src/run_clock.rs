@@ -68,13 +68,16 @@ impl Clocks {
     /// `tid` of a timer with a callback in `functions`, and the expiries of those timers) to
     /// CLOCK_MONOTONIC: each start by the clock's offset that puts its soft expiry nearest
     /// `expiry` (the late wake-up's, ns on CLOCK_MONOTONIC), each expiry by its start's.
-    /// Other events are left as they are: on CLOCK_MONOTONIC already.
+    /// A start whose soft expiry is within `near` ns of `expiry` is on CLOCK_MONOTONIC
+    /// already (a window of events holds no other: `near` is its span and a period more), so
+    /// that a CLOCK_BOOTTIME offset of a short suspend never moves the next period's start
+    /// onto this one. Other events are left as they are.
     pub fn events_to_monotonic(
         &self,
         events: &mut [Event],
         tid: i32,
         functions: &[String],
-        expiry: Nanos,
+        (expiry, near): (Nanos, Nanos),
     ) {
         let o = self.offsets;
         let candidates = [0, o.realtime, o.tai, o.boottime];
@@ -92,7 +95,10 @@ impl Clocks {
                 } if e.pid == tid && functions.iter().any(|f| f == function) => {
                     let soft = softexpires.unwrap_or(*expires);
                     let away = |c: &Nanos| soft.saturating_sub(*c).abs_diff(expiry);
-                    let offset = candidates.iter().copied().min_by_key(away).unwrap_or(0);
+                    let offset = match away(&0) <= near.unsigned_abs() {
+                        true => 0,
+                        false => candidates.iter().copied().min_by_key(away).unwrap_or(0),
+                    };
                     *expires -= offset;
                     if let Some(s) = softexpires.as_mut() {
                         *s -= offset;
@@ -190,7 +196,7 @@ mod tests {
             entry(0xb, REAL + 1_600),
             entry(0xe, TAI + 1_000),
         ];
-        clocks(0).events_to_monotonic(&mut events, 7, &wait_functions(), 1_500);
+        clocks(0).events_to_monotonic(&mut events, 7, &wait_functions(), (1_500, 3_000));
         assert_eq!(soft(&events[0]), (1_550, Some(1_500)));
         assert_eq!(soft(&events[1]), (REAL + 1_550, Some(REAL + 1_500)));
         assert_eq!(soft(&events[2]), (REAL + 1_550, Some(REAL + 1_500)));
@@ -219,7 +225,12 @@ mod tests {
             ]
         };
         let mut events = mk(5_000_002_000);
-        clocks(5_000_000_000).events_to_monotonic(&mut events, 7, &wait_functions(), 2_000);
+        clocks(5_000_000_000).events_to_monotonic(
+            &mut events,
+            7,
+            &wait_functions(),
+            (2_000, 3_000),
+        );
         assert_eq!(soft(&events[0]).1, Some(2_000));
         assert!(matches!(
             events[1].kind,
@@ -227,15 +238,25 @@ mod tests {
         ));
         // A monotonic timer of the same thread stays.
         let mut events = mk(2_000);
-        clocks(5_000_000_000).events_to_monotonic(&mut events, 7, &wait_functions(), 2_000);
+        clocks(5_000_000_000).events_to_monotonic(
+            &mut events,
+            7,
+            &wait_functions(),
+            (2_000, 3_000),
+        );
         assert_eq!(events, mk(2_000));
+        // A short suspend (1.5 µs here): the next period's monotonic start (2 µs on) is in
+        // the window, and stays; moved, it would look like this wake-up's (0.5 µs on).
+        let mut events = mk(4_000);
+        clocks(1_500).events_to_monotonic(&mut events, 7, &wait_functions(), (2_000, 3_000));
+        assert_eq!(events, mk(4_000));
         // Every clock the same: nothing to move.
         let mut events = mk(2_000);
         let same = Clocks {
             offsets: ClockOffsets::default(),
             mono_now: 0,
         };
-        same.events_to_monotonic(&mut events, 7, &wait_functions(), 9_000);
+        same.events_to_monotonic(&mut events, 7, &wait_functions(), (9_000, 3_000));
         assert_eq!(events, mk(2_000));
     }
 
