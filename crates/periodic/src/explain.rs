@@ -22,7 +22,7 @@
 use crate::error::Error;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -116,6 +116,9 @@ pub(crate) struct Explainer {
     dropped: u64,
     shared: Arc<Mutex<Explanation>>,
     stop: Arc<AtomicBool>,
+    /// The loop's first expiry once its grid started (0 before), for the housekeeping
+    /// thread to hand to the controller ([`Explainer::going`]).
+    grid: Arc<AtomicI64>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -188,7 +191,8 @@ impl Explainer {
         let shared = Arc::new(Mutex::new(Explanation::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<(), String>>(1);
-        let (shared2, stop2) = (Arc::clone(&shared), Arc::clone(&stop));
+        let grid = Arc::new(AtomicI64::new(0));
+        let (shared2, stop2, grid2) = (Arc::clone(&shared), Arc::clone(&stop), Arc::clone(&grid));
         let thread = std::thread::Builder::new()
             .name("tickscope-why".into())
             .spawn(move || {
@@ -249,6 +253,12 @@ impl Explainer {
                 };
                 loop {
                     let done = stop2.load(Ordering::Relaxed);
+                    // The grid, once the loop started it: a method that spins to its expiry
+                    // is judged against it from then on (`Controller::going`).
+                    let first_expiry = grid2.swap(0, Ordering::Acquire);
+                    if first_expiry != 0 {
+                        c.going(first_expiry);
+                    }
                     batch.clear();
                     while let Ok(s) = consumer.pop() {
                         batch.push(s);
@@ -286,8 +296,16 @@ impl Explainer {
             dropped: 0,
             shared,
             stop,
+            grid,
             thread: Some(thread),
         })
+    }
+
+    /// The loop's grid started (or was running when explanation began): `first_expiry` ns
+    /// on the loop's clock is on it. One atomic store, once per grid; the housekeeping thread
+    /// passes it on.
+    pub(crate) fn going(&self, first_expiry: Nanos) {
+        self.grid.store(first_expiry, Ordering::Release);
     }
 
     /// Hands one wake-up to the explainer when it is late: one wait-free push, or a count

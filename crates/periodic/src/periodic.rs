@@ -331,6 +331,10 @@ impl Periodic {
             Some(ref mut r) => r,
             None => {
                 let started = self.start()?;
+                #[cfg(feature = "explain")]
+                if let Some(x) = self.explainer.as_ref() {
+                    x.going(started.first_expiry);
+                }
                 self.running.insert(started)
             }
         };
@@ -432,7 +436,11 @@ impl Periodic {
             period_ns: self.period,
             clock: self.clock,
         };
-        self.explainer = Some(crate::explain::Explainer::start(threshold_ns, info)?);
+        let explainer = crate::explain::Explainer::start(threshold_ns, info)?;
+        if let Some(r) = self.running.as_ref() {
+            explainer.going(r.grid.expiry());
+        }
+        self.explainer = Some(explainer);
         Ok(())
     }
 
