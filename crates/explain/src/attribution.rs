@@ -72,6 +72,12 @@ pub struct Setting {
     /// `no_timer`), not `unexplained (events missing)`: no event is missing, the model of a
     /// timer's wake-up does not apply.
     pub spins: bool,
+    /// Whether the method's timer ends its sleep before the expiry, the rest spun (`hybrid`,
+    /// by its margin, up to a whole period): the thread's timer start for a wake-up is then
+    /// looked for up to a period before its expiry, not only half a period around it, and a
+    /// wake-up whose timer fired before the expiry was late while spinning: as for
+    /// [`Setting::spins`], a residual is `cannot tell` ([`NO_TIMER`], flag `no_timer`).
+    pub timer_before_expiry: bool,
 }
 
 /// The detail of `cannot tell` for a thread that spins to its expiry ([`Setting::spins`]).
@@ -556,7 +562,11 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
             }
         }
     }
-    if setting.spins && start.is_none() {
+    // A thread that spins to its expiry after a sleep that ended before it (`hybrid`, its
+    // timer's callback run before the expiry) was late while spinning: no timer event lies
+    // in the delay either.
+    let in_spin = setting.timer_before_expiry && now.is_some_and(|n| n < expiry);
+    if (setting.spins && start.is_none()) || in_spin {
         flags.push("no_timer".to_string());
         cause = spin_cause(cause);
     }
@@ -779,6 +789,13 @@ fn find_start(
     events: &[Event],
 ) -> Option<(usize, u64, Nanos, Nanos)> {
     let half = (setting.period / 2).max(1);
+    // How far before the expiry the timer may be: a margin of up to a period for a method
+    // that spins the rest (the previous period's start is a whole period and a margin
+    // before, out of reach).
+    let before = match setting.timer_before_expiry {
+        true => setting.period.max(1) - 1,
+        false => half,
+    };
     let mut best: Option<(usize, u64, Nanos, Nanos)> = None;
     for (i, e) in events.iter().enumerate() {
         if e.pid != sample.tid || e.ts > sample.woke + US {
@@ -792,7 +809,7 @@ fn find_start(
         } = e.kind
         {
             let soft = softexpires.unwrap_or(expires).min(expires);
-            if soft < sample.expiry - half || soft > sample.expiry + half || soft > sample.woke {
+            if soft < sample.expiry - before || soft > sample.expiry + half || soft > sample.woke {
                 continue;
             }
             let closer = best.is_none_or(|(_, _, _, b)| {

@@ -731,6 +731,7 @@ impl Controller {
                 config.period_ns,
             )
             .is_some_and(|share| share >= 1.0),
+            timer_before_expiry: wakes.timer_before_expiry,
         });
         // The wait's return is left untraced (off the measured wake-up's path) where the
         // thread arms its own wait timer: see `BpfCapture::trace_returns`.

@@ -166,6 +166,7 @@ fn fixture(path: &Path) -> (Head, Setting, Vec<Row>) {
         // Not recorded: the events alone decide, as when the recording was made.
         cpu_quota: None,
         spins: false,
+        timer_before_expiry: false,
     };
     let rows = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
     (head, setting, rows)

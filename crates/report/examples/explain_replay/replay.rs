@@ -227,6 +227,7 @@ impl Replay {
                 returns_traced: s["returns_traced"].as_bool().unwrap_or(true),
                 cpu_quota: s["cpu_quota"].as_bool(),
                 spins: s["spins"].as_bool().unwrap_or(false),
+                timer_before_expiry: s["timer_before_expiry"].as_bool().unwrap_or(false),
             });
             for line in lines {
                 #[derive(serde::Deserialize)]
