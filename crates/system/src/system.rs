@@ -42,6 +42,15 @@ pub struct SystemInfo {
     pub cmdline: Option<String>,
 }
 
+impl SystemInfo {
+    /// Whether a hypervisor was found: [`SystemInfo::virtualization`] names one (not `none`,
+    /// and not unknown: without that evidence the machine is taken for bare metal, where a
+    /// late timer interrupt is never the host's).
+    pub fn is_virtual(&self) -> bool {
+        self.virtualization.as_deref().is_some_and(|v| v != "none")
+    }
+}
+
 fn read_trim(path: &str) -> Option<String> {
     fs::read_to_string(path)
         .ok()
@@ -239,5 +248,17 @@ mod tests {
         assert!(!s.kernel_release.is_empty());
         assert!(s.cpu_count >= 1);
         assert!(s.preemption_model.is_some());
+    }
+
+    #[test]
+    fn none_and_unknown_are_bare_metal() {
+        let with = |v: Option<&str>| super::SystemInfo {
+            virtualization: v.map(String::from),
+            ..super::mock()
+        };
+        assert!(with(Some("KVM")).is_virtual());
+        assert!(with(Some("unknown hypervisor")).is_virtual());
+        assert!(!with(Some("none")).is_virtual());
+        assert!(!with(None).is_virtual());
     }
 }
