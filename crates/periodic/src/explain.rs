@@ -33,6 +33,7 @@ use tickscope_engine::time::{ClockId, Nanos};
 use tickscope_engine::wait::MethodKind;
 use tickscope_explain::controller::{Controller, ExplainOptions, Hooks, Mode, Threshold};
 use tickscope_explain::section::ExplainSection;
+use tickscope_system::system::virtualized;
 
 /// Late wake-ups the ring holds between two reads of the housekeeping thread (every
 /// [`READ_EVERY`]): 4096, i.e. every wake-up of a 10 kHz loop late for 0.4 s.
@@ -213,7 +214,7 @@ impl Explainer {
                     write_capture: no_capture,
                     latest_context: || None,
                 };
-                let mut c = match Controller::new(opts, Arc::clone(&stop2), false, hooks) {
+                let mut c = match Controller::new(opts, Arc::clone(&stop2), virtualized(), hooks) {
                     Ok((c, _)) => c,
                     Err(e) => {
                         let _ = ready_tx.send(Err(e.to_string()));

@@ -29,8 +29,7 @@ pub struct TraceSinks {
 /// One sentence when tracing was asked for explicitly and is not permitted here (it says
 /// why and how to allow it).
 pub fn sinks(opts: ExplainOptions, stop: &Arc<AtomicBool>) -> Result<TraceSinks, String> {
-    // Bare metal reads `none`: a late interrupt there is never the host's.
-    let virtualized = tickscope_system::system::detect().is_virtual();
+    let virtualized = tickscope_system::system::virtualized();
     let (sink, note) =
         ExplainSink::new(opts, Arc::clone(stop), virtualized).map_err(|u| u.to_string())?;
     Ok(TraceSinks {
