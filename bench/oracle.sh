@@ -64,6 +64,13 @@
 #              IPI was sent meanwhile; since 2026-11-26, before the runs that judged it)
 #   slack      none: 400 µs timer slack              other, nanosleep-rel 100us      timer slack (wake-ups up to 500 µs late)
 #   spinner    SCHED_OTHER user-mode spin 1.5/~12 ms fifo 90              50us       anything NOT naming plant-other
+#   spin-fifo-hi  as fifo-hi, the measured thread     fifo 90, busy        100us      other thread (plant-fifo)
+#              spinning to its expiry (--method busy: no timer; since 2026-11-28, added with
+#              the spinning thread's model, crates/explain/src/spin.rs).
+#              RT throttling at the default 95 % stops that thread 50 ms a second: such a
+#              wake-up is "other" unless a burst overlaps it (a few per run)
+#   spin-softirq  as softirq, the measured thread     fifo 90, busy        50us       softirq (NET_RX)
+#              spinning (NET_RX runs at the RPS IPI's exit on CPU 1, inside its spin)
 #   pagefault  process_madvise(MADV_PAGEOUT) of      fifo 90, --no-mlock  50us       page fault, or
 #              tickscope's own executable mappings from CPU 0, then 2 ms (the next  hypervisor (IPI
 #              wake-ups fault their code back in), ~20 ms apart. The page-out also  delivery)
@@ -356,6 +363,16 @@ if [ -w "$rps" ]; then
     echo "$rps_saved" > $rps
 else
     echo "oracle: softirq skipped: $rps is not writable (no RPS on loopback)" >&2
+fi
+PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
+    run_plant spin-fifo-hi plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo --method busy" fifo 1
+if [ -w "$rps" ]; then
+    echo 2 > $rps
+    PLANT_BURST=300 PLANT_GAP=10000 PLANT_PRIO= \
+        run_plant spin-softirq "" '{"category":["softirq"],"detail":"NET_RX"}' false 50us "$fifo --method busy" udp 0
+    echo "$rps_saved" > $rps
+else
+    echo "oracle: spin-softirq skipped: $rps is not writable (no RPS on loopback)" >&2
 fi
 PLANT_BURST=1000 PLANT_GAP=8000 PLANT_PRIO=1 \
     run_plant ipi "" '{"category":["hypervisor"],"detail":"IPI delivery"}' false 30us "$fifo" ipi 0

@@ -18,11 +18,21 @@ SETTING = {"period": PERIOD, "virtualized": True, "wait_syscalls": [230],
            "timer_functions": ["hrtimer_wakeup"]}
 
 
-def trim(b):
+def about(e, tid):
+    """Whether event e is in thread tid's context or moves it."""
+    k = e["kind"]
+    return e["pid"] == tid or (k["event"] == "sched_switch" and tid in (k["prev_pid"], k["next_pid"]))
+
+
+def trim(b, spins):
     s = b["sample"]
     ev = b["events"]
     starts = [e["ts"] for e in ev if e["pid"] == s["tid"] and e["kind"]["event"] == "hrtimer_start"
               and abs(e["kind"]["expires"] - s["expiry"]) <= PERIOD // 2]
+    if spins:
+        # A spinning thread has no timer: its state at the expiry is its last event before
+        # it (crates/explain/src/spin.rs).
+        starts = [e["ts"] for e in ev if about(e, s["tid"]) and e["ts"] <= s["expiry"]][-1:]
     lo = min(starts + [s["expiry"] - 100_000]) - 1_000
     hi = s["woke"] + 10_000
     kept = [e for e in ev if lo <= e["ts"] <= hi]
@@ -36,6 +46,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     for d in dirs:
         p = json.load(open(os.path.join(d, "plant.json")))
+        spins = "--method busy" in p.get("command", "")
         iv = sorted(tuple(map(int, l.split())) for l in open(os.path.join(d, "truth.txt")))
         starts = [a for a, _ in iv]
         mine, others = [], []
@@ -49,7 +60,7 @@ def main():
             if p.get("max_latency_ns") and s["woke"] - s["expiry"] > p["max_latency_ns"]:
                 hit = False
             row = {"sample": s, "truth": p["name"] if hit else "other",
-                   "live_cause": b["cause"], "events": trim(b)}
+                   "live_cause": b["cause"], "events": trim(b, spins)}
             (mine if hit else others).append(row)
         # Spread over the run rather than the first few.
         pick = lambda rows, n: rows[:: max(1, len(rows) // n)][:n]
@@ -67,7 +78,7 @@ def main():
             returns = any(e["kind"]["event"] == "sys_exit" and e["pid"] == r["sample"]["tid"]
                           for r in rows for e in r["events"])
             head.update(plant=p["name"], targets=met, live=figures,
-                        setting=dict(SETTING, returns_traced=returns))
+                        setting=dict(SETTING, returns_traced=returns, spins=spins))
             f.write(json.dumps(head, separators=(",", ":")) + "\n")
             for r in rows:
                 f.write(json.dumps(r, separators=(",", ":")) + "\n")

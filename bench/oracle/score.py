@@ -349,11 +349,16 @@ def main():
             for col, k in sorted(missed.items(), key=lambda kv: -kv[1]):
                 lat = sorted(col_in.get(col, []) + col_out.get(col, []))
                 reach = lat[len(lat) // 2] if lat else 0
-                inside = min(busy + len(iv) * reach, span[1] - span[0] - 1)
+                inside = min(busy + len(iv) * reach, span[1] - span[0])
+                outside = span[1] - span[0] - inside
+                # A cause whose wake-ups last longer than the gaps between bursts overlaps
+                # one wherever it falls (the spinning plants' 50 ms RT throttles): no
+                # outside to compare with (None, "—").
                 background.append({
                     "cause": col, "missed": k,
                     "per_s_in_bursts": len(col_in.get(col, [])) / (inside / 1e9),
-                    "per_s_outside": len(col_out.get(col, [])) / ((span[1] - span[0] - inside) / 1e9)})
+                    "per_s_outside": (len(col_out.get(col, [])) / (outside / 1e9)
+                                      if outside >= 0.01 * (span[1] - span[0]) else None)})
         r = {
             "plant": name, "command": p["command"], "threshold": p["threshold"],
             "misses_background": background,
@@ -453,7 +458,8 @@ def main():
     for r in report["plants"]:
         if r["misses_background"]:
             parts = [f"{m['cause']} {m['missed']} ({m['per_s_in_bursts']:.1f} / "
-                     f"{m['per_s_outside']:.1f})" for m in r["misses_background"]]
+                     + ("—" if m["per_s_outside"] is None else f"{m['per_s_outside']:.1f}")
+                     + ")" for m in r["misses_background"]]
             md.append(f"- {r['plant']}: its misses by cause, with that cause's late wake-ups "
                       f"per second inside its bursts / outside them (about equal or fewer "
                       f"inside: the machine's own, a burst overlapped by chance): "

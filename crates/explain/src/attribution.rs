@@ -68,15 +68,16 @@ pub struct Setting {
     /// gone) leaves it to the events.
     pub cpu_quota: Option<bool>,
     /// Whether the method spins the whole period (`busy`): no timer wakes the thread, so a
-    /// late wake-up with no timer of its own found is `cannot tell` ([`NO_TIMER`], flag
-    /// `no_timer`), not `unexplained (events missing)`: no event is missing, the model of a
-    /// timer's wake-up does not apply.
+    /// late wake-up is broken down by the spinning thread's model ([`crate::spin`]); where
+    /// the events do not show the thread's state at the expiry it is `cannot tell`
+    /// ([`NO_TIMER`], flag `no_timer`), not `unexplained (events missing)`: no event is
+    /// missing, the model of a timer's wake-up does not apply.
     pub spins: bool,
     /// Whether the method's timer ends its sleep before the expiry, the rest spun (`hybrid`,
     /// by its margin, up to a whole period): the thread's timer start for a wake-up is then
     /// looked for up to a period before its expiry, not only half a period around it, and a
-    /// wake-up whose timer fired before the expiry was late while spinning: as for
-    /// [`Setting::spins`], a residual is `cannot tell` ([`NO_TIMER`], flag `no_timer`).
+    /// wake-up whose timer fired before the expiry was late while spinning: read by the
+    /// spinning thread's model, as for [`Setting::spins`].
     pub timer_before_expiry: bool,
 }
 
@@ -175,8 +176,9 @@ pub struct Breakdown {
     /// `lost_events`, `interrupted_task_stale`, `trace_behind` (attributed before the trace
     /// had reached the wake-up), `trace_silent` (no event at all on the CPU in the residual),
     /// `no_cpu_quota` (the events looked like a CPU-quota throttle, but no quota applies to
-    /// the thread's group: [`Setting::cpu_quota`]), `no_timer` (the method spins and no
-    /// timer of the thread's was found: [`Setting::spins`]).
+    /// the thread's group: [`Setting::cpu_quota`]), `spin` (made by the spinning thread's
+    /// model, [`crate::spin`]), `no_timer` (the method spins and the events do not show the
+    /// thread's state at the expiry: [`Setting::spins`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
     /// The segments and the residual laid out in time, from the expiry (0) to the wake-up
@@ -251,10 +253,16 @@ pub fn spans(bounds: &[Option<Nanos>; 7], expiry: Nanos) -> Vec<Span> {
 }
 
 /// Tolerance for µs-truncated text timestamps compared with ns fields.
-const US: Nanos = 1_000;
+pub(crate) const US: Nanos = 1_000;
 
 /// Breaks `sample` into segments from `events` (every traced CPU, in time order).
 pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Breakdown {
+    // A thread that spins to its expiry has no timer to follow (crate::spin).
+    if setting.spins {
+        if let Some(b) = crate::spin::attribute(sample, setting, events) {
+            return b;
+        }
+    }
     let mut flags = Vec::new();
     let tid = sample.tid;
     let (expiry, woke) = (sample.expiry, sample.woke);
@@ -566,6 +574,11 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     // timer's callback run before the expiry) was late while spinning: no timer event lies
     // in the delay either.
     let in_spin = setting.timer_before_expiry && now.is_some_and(|n| n < expiry);
+    if in_spin {
+        if let Some(b) = crate::spin::attribute(sample, setting, events) {
+            return b;
+        }
+    }
     if (setting.spins && start.is_none()) || in_spin {
         flags.push("no_timer".to_string());
         cause = spin_cause(cause);
@@ -713,7 +726,7 @@ fn unrecorded_switch_out(
 /// What ran on `cpu` in `[from, to]` other than the measured thread and idle, as marks
 /// relative to `from`: nested contexts are shown innermost (an IRQ inside a softirq splits
 /// the softirq's mark), adjacent pieces of the same context merged.
-fn cpu_marks(events: &[Event], cpu: u32, tid: i32, from: Nanos, to: Nanos) -> Vec<Mark> {
+pub(crate) fn cpu_marks(events: &[Event], cpu: u32, tid: i32, from: Nanos, to: Nanos) -> Vec<Mark> {
     let mut stack: Vec<(&str, Name)> = Vec::new();
     let mut task: Option<(i32, Name)> = None;
     let mut out: Vec<Mark> = Vec::new();
@@ -755,29 +768,39 @@ fn cpu_marks(events: &[Event], cpu: u32, tid: i32, from: Nanos, to: Nanos) -> Ve
             emit(&stack, &task, l, e.ts);
         }
         last = Some(e.ts);
-        match &e.kind {
-            Kind::IrqEntry { name, .. } | Kind::VectorEntry { name } => {
-                stack.push(("irq", name.clone()))
-            }
-            Kind::SoftirqEntry { action } => stack.push(("softirq", action.clone())),
-            Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
-                stack.pop();
-            }
-            Kind::SchedSwitch {
-                next_pid,
-                next_comm,
-                ..
-            } => {
-                stack.clear();
-                task = Some((*next_pid, next_comm.clone()));
-            }
-            _ => {}
-        }
+        follow(&mut stack, &mut task, e);
     }
     if let Some(l) = last {
         emit(&stack, &task, l, to);
     }
     out
+}
+
+/// What a CPU runs after event `e` on it: the stack of interrupt contexts (`irq` for IRQ
+/// handlers and vectors, `softirq`, innermost last) and the task under them.
+pub(crate) fn follow(
+    stack: &mut Vec<(&'static str, Name)>,
+    task: &mut Option<(i32, Name)>,
+    e: &Event,
+) {
+    match &e.kind {
+        Kind::IrqEntry { name, .. } | Kind::VectorEntry { name } => {
+            stack.push(("irq", name.clone()))
+        }
+        Kind::SoftirqEntry { action } => stack.push(("softirq", action.clone())),
+        Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
+            stack.pop();
+        }
+        Kind::SchedSwitch {
+            next_pid,
+            next_comm,
+            ..
+        } => {
+            stack.clear();
+            *task = Some((*next_pid, next_comm.clone()));
+        }
+        _ => {}
+    }
 }
 
 /// The thread's `hrtimer_start` for this expiry: (index, timer, hard expiry, soft expiry).
@@ -854,7 +877,7 @@ fn clamp_boundaries(
     (out, residual)
 }
 
-fn add(d: &mut Vec<Detail>, kind: &str, name: &str, pid: Option<i32>, ns: Nanos) {
+pub(crate) fn add(d: &mut Vec<Detail>, kind: &str, name: &str, pid: Option<i32>, ns: Nanos) {
     if ns <= 0 {
         return;
     }
@@ -874,7 +897,7 @@ fn add(d: &mut Vec<Detail>, kind: &str, name: &str, pid: Option<i32>, ns: Nanos)
 
 /// Sorts details largest first and scales them down if µs rounding made them exceed the
 /// segment.
-fn clip_details(mut d: Vec<Detail>, total: Nanos) -> Vec<Detail> {
+pub(crate) fn clip_details(mut d: Vec<Detail>, total: Nanos) -> Vec<Detail> {
     d.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.name.cmp(&b.name)));
     let sum: Nanos = d.iter().map(|x| x.ns).sum();
     if sum > total && sum > 0 {
@@ -1053,7 +1076,7 @@ fn hard_irq_before(
 /// CPU quota applies to its group or that is unknown ([`Setting::cpu_quota`]). The events
 /// alone cannot rule it out: the IPI of a remote unthrottle is also a remote wake-up's. A
 /// throttle the events suggested and the group rules out is flagged `no_cpu_quota`.
-fn possible(d: &Detail, setting: &Setting, flags: &mut Vec<String>) -> bool {
+pub(crate) fn possible(d: &Detail, setting: &Setting, flags: &mut Vec<String>) -> bool {
     let ruled_out = d.kind == "cfs_throttled" && setting.cpu_quota == Some(false);
     if ruled_out && !flags.iter().any(|f| f == "no_cpu_quota") {
         flags.push("no_cpu_quota".into());
@@ -1065,7 +1088,7 @@ fn possible(d: &Detail, setting: &Setting, flags: &mut Vec<String>) -> bool {
 /// `kernel/sched/rt.c`), CFS bandwidth (`sched_cfs_period_timer`, `sched_cfs_slack_timer`,
 /// `kernel/sched/fair.c`), and the deadline server that runs fair tasks over starving RT
 /// ones (`dl_task_timer`, `dl_server_timer`, `kernel/sched/deadline.c`, Linux ≥ 6.12).
-const BANDWIDTH_TIMERS: [&str; 5] = [
+pub(crate) const BANDWIDTH_TIMERS: [&str; 5] = [
     "sched_rt_period_timer",
     "sched_cfs_period_timer",
     "sched_cfs_slack_timer",
@@ -1306,7 +1329,7 @@ const LOSS_BEFORE_EXPIRY_NS: Nanos = 100_000;
 /// context. Seen on this project's KVM guest (the oracle's spinner plant, 2026-11-26): of
 /// the late wake-ups a user-mode spinner "held" after the interrupt, 42 for 1.7–9.3 µs and
 /// 7 for 10.5–34 µs — a continuum, so the bound keeps the short ones the guest's own.
-const USER_EXIT_NS: Nanos = 10_000;
+pub(crate) const USER_EXIT_NS: Nanos = 10_000;
 
 /// S3 when the timer interrupt that woke the thread (`events[entry]`) came while a task ran
 /// in user mode, and the thread outranks that task: the thread's wake-up set the task's
@@ -1525,7 +1548,13 @@ fn throttled_on_exit(
 /// ("user mode" or "kernel"); `None` without one. A fault's end is not traced: `ns` is the
 /// span the caller shows it held the thread (a major fault waits for its page in state `D`,
 /// "Understanding the Linux Virtual Memory Manager", Gorman 2004, ch. 4.6).
-fn own_fault(events: &[Event], tid: i32, from: Nanos, to: Nanos, ns: Nanos) -> Option<Detail> {
+pub(crate) fn own_fault(
+    events: &[Event],
+    tid: i32,
+    from: Nanos,
+    to: Nanos,
+    ns: Nanos,
+) -> Option<Detail> {
     events.iter().find_map(|e| match e.kind {
         Kind::PageFault { user, .. } if e.pid == tid && e.ts >= from && e.ts <= to => {
             Some(Detail {
@@ -1540,16 +1569,16 @@ fn own_fault(events: &[Event], tid: i32, from: Nanos, to: Nanos, ns: Nanos) -> O
 }
 
 /// How [`throttled_on_exit`] names a refill that reached the CPU by IPI.
-const REMOTE_UNTHROTTLE: &str = "call_function_single (period timer on another CPU)";
+pub(crate) const REMOTE_UNTHROTTLE: &str = "call_function_single (period timer on another CPU)";
 /// How [`throttled_on_exit`] names a throttle shown by the CPU idling while the thread was
 /// runnable (no refill event seen on the CPU).
-const IDLE_WHILE_RUNNABLE: &str = "CPU idle while the thread was runnable";
+pub(crate) const IDLE_WHILE_RUNNABLE: &str = "CPU idle while the thread was runnable";
 
 /// Whether a kernel thread runs interrupt work under PREEMPT_RT (or `threadirqs`), and as
 /// what: `irq/N-name` is a threaded IRQ handler (`kernel/irq/manage.c`, `setup_irq_thread()`);
 /// `ksoftirqd/N` runs softirqs (`kernel/softirq.c`); `ktimers/N` runs the timer softirqs on
 /// PREEMPT_RT (`kernel/softirq.c`, `timersd`, Linux 6.x).
-fn handler_thread(comm: &str) -> Option<&'static str> {
+pub(crate) fn handler_thread(comm: &str) -> Option<&'static str> {
     if comm.starts_with("irq/") {
         Some("irq")
     } else if comm.starts_with("ksoftirqd/") || comm.starts_with("ktimers/") {
@@ -1774,6 +1803,9 @@ pub fn label_own_threads(b: &mut Breakdown, own: impl Fn(i32) -> bool) {
         if b.flags.iter().any(|f| f == "no_timer") {
             b.cause = spin_cause(b.cause.clone());
         }
+        if b.flags.iter().any(|f| f == crate::spin::FLAG) {
+            b.cause = crate::spin::name(b.cause.clone());
+        }
     }
 }
 
@@ -1794,7 +1826,7 @@ fn spin_cause(c: Cause) -> Cause {
 /// delivery held by the host, 18 µs, against a wake-to-CPU segment of 19 µs of which 7 µs
 /// were another thread and an IPI handler), the larger named contribution is the main cause:
 /// the unexplained remainder does not outweigh what the evidence shows.
-fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
+pub(crate) fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> Cause {
     let mut c = main_segment_cause(segments, residual, lost);
     // The host's time is one cause wherever it fell (the interrupt's delivery, its own tail,
     // a switch held): what the host was doing is told by its largest stretch — "IPI

@@ -317,6 +317,31 @@ impl Capture {
         thread_cpu_ns() - t0
     }
 
+    /// Reads what the capture holds for late wake-ups it sends no window for — those of a
+    /// thread that spins to its expiry — into `window`, and counts each of `late` (thread
+    /// id, `woke`) as having its window: BPF copies the rings as they stand
+    /// ([`BpfCapture::read_rings`]); tracefs has every event already and does nothing.
+    /// Returns the CPU time it took, ns.
+    pub fn fetch(&mut self, window: &mut EventWindow, late: &[(i32, Nanos)]) -> i64 {
+        let t0 = thread_cpu_ns();
+        if let Capture::Bpf {
+            cap,
+            windows,
+            events,
+            ..
+        } = self
+        {
+            if cap.read_rings(events).is_ok() {
+                window.extend(events.drain(..));
+                for &(tid, woke) in late {
+                    let w = windows.entry(tid).or_insert(woke);
+                    *w = (*w).max(woke);
+                }
+            }
+        }
+        thread_cpu_ns() - t0
+    }
+
     /// Whether the events of thread `tid`'s wake-up `[expiry, woke]` are complete: tracefs
     /// when the trace has run `catch_up_ns` past it, BPF when its window (or a later one of
     /// the thread) has arrived or `received_ns` (the newest wake-up the collector has) is

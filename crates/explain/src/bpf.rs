@@ -75,6 +75,11 @@ const THREAD_PROBES: u32 = 4;
 /// The word of [`ThreadWords`] that holds the slot's thread id (high half).
 const TID_WORD: usize = 8;
 
+/// How many of a CPU's newest records [`BpfCapture::read_rings`] takes from its second copy
+/// of the ring: a program may be between taking its slot and filling it, and another may
+/// nest in it from an interrupt (tracing programs of different tracepoints do nest).
+const MID_WRITE: u64 = 4;
+
 /// `struct ring` as u64 words (`crate::bpf_records::DUMP_SIZE` / 8).
 type RingWords = [u64; crate::bpf_records::DUMP_SIZE / 8];
 
@@ -684,6 +689,51 @@ impl BpfCapture {
         }
     }
 
+    /// Copies the rings of the recorded CPUs as they stand now and appends their records not
+    /// handed on before to `out` (oldest first per CPU, as [`Self::poll`] does), for late
+    /// wake-ups the kernel side cannot judge: a thread that spins to its expiry (`--method
+    /// busy`) arms no timer, so no window is ever sent for it. Returns the records decoded.
+    ///
+    /// The copy is the `bpf(2)` map lookup of the per-CPU array, made on the calling
+    /// (housekeeping) CPU: nothing runs on the measured CPUs, which keep writing meanwhile
+    /// (the kernel copies each CPU's value without a lock: `bpf_percpu_array_copy()`,
+    /// kernel/bpf/arraymap.c). So the map is read twice: the records written between the two
+    /// reads of the head overwrote the oldest slots while the first copy was made — those
+    /// are dropped — and the newest four records before the first head, which may
+    /// have been mid-write (the programs take a slot before they fill it), are taken from the
+    /// second copy. A CPU whose whole ring turned over between the two reads gives nothing.
+    ///
+    /// # Errors
+    /// The map lookup's, as one line.
+    pub fn read_rings(&mut self, out: &mut Vec<Event>) -> Result<usize, String> {
+        let read = |rings: &PerCpuArray<MapData, RingWords>| {
+            rings
+                .get(&0, 0)
+                .map_err(|e| format!("reading the BPF rings: {e}"))
+        };
+        let (first, second) = (read(&self.rings)?, read(&self.rings)?);
+        let from = out.len();
+        let mut bytes = vec![0u8; crate::bpf_records::DUMP_SIZE];
+        for (cpu, (a, b)) in first.iter().zip(second.iter()).enumerate() {
+            if self.off.get(cpu).copied().unwrap_or(false) {
+                continue;
+            }
+            let Some(words) = settled(a, b, cpu as u32) else {
+                continue;
+            };
+            for (chunk, w) in bytes.chunks_exact_mut(8).zip(words.iter()) {
+                chunk.copy_from_slice(&w.to_le_bytes());
+            }
+            self.decoder.decode_bytes(&bytes, out);
+        }
+        if self.recording_since > 0 {
+            let since = self.recording_since;
+            let new = out.split_off(from);
+            out.extend(new.into_iter().filter(|e| e.ts >= since));
+        }
+        Ok(out.len() - from)
+    }
+
     /// The counters, summed over CPUs (one map read: for the result, not per wake-up).
     pub fn stats(&self) -> BpfStats {
         let Ok(values) = self.rings.get(&0, 0) else {
@@ -695,6 +745,34 @@ impl BpfCapture {
             dumps_lost: s.dumps_lost + r[5],
         })
     }
+}
+
+/// One CPU's ring from two copies made one after the other while its programs kept
+/// writing (`a` first; see [`BpfCapture::read_rings`]), as a dump of CPU `cpu` with no late
+/// thread (a carry copy's header): `a`'s records, less the slots written between the two
+/// copies' heads (time 0: never written), the newest [`MID_WRITE`] before `a`'s head taken
+/// from `b`. `None` when nothing was recorded or the whole ring turned over in between.
+fn settled(a: &RingWords, b: &RingWords, cpu: u32) -> Option<Box<RingWords>> {
+    use crate::bpf_records::{HEADER_SIZE, RECORD_SIZE, RING_LEN};
+    let ring = RING_LEN as u64;
+    let record_word = |seq: u64| (HEADER_SIZE + (seq % ring) as usize * RECORD_SIZE) / 8;
+    let (head, later) = (a[0], b[0]);
+    if head == 0 || later.saturating_sub(head) >= ring {
+        return None;
+    }
+    let mut words = Box::new(*a);
+    for seq in head..later {
+        words[record_word(seq)] = 0;
+    }
+    for seq in head.saturating_sub(MID_WRITE)..head {
+        if seq + ring > later {
+            let w = record_word(seq);
+            words[w..w + RECORD_SIZE / 8].copy_from_slice(&b[w..w + RECORD_SIZE / 8]);
+        }
+    }
+    // The header as a carry copy's: this CPU (high half of word 1), no late thread.
+    words[1] = u64::from(cpu) << 32;
+    Some(words)
 }
 
 /// The first slot thread `tid` may take (`tid % THREAD_SLOTS` and the next
@@ -762,6 +840,39 @@ mod tests {
         assert_eq!((v[1], v[3]), (2_000, 42));
         assert!(cap.set_grid(tid + 1, 1_000_000, 0).is_err(), "not watched");
         cap.unwatch();
+    }
+
+    #[test]
+    fn two_copies_of_a_ring_settle_into_the_records_that_stood_still() {
+        use crate::bpf_records::{parse_dump, HEADER_SIZE, RECORD_SIZE, RING_LEN};
+        let word = |seq: u64| (HEADER_SIZE + (seq as usize % RING_LEN) * RECORD_SIZE) / 8;
+        // 300 records written when the first copy was made, 302 by the second: records
+        // 300 and 301 overwrote 44 and 45 meanwhile; 299 was still being filled at first.
+        let ring = |head: u64, filled: &dyn Fn(u64) -> bool| {
+            let mut w = Box::new([0u64; crate::bpf_records::DUMP_SIZE / 8]);
+            w[0] = head;
+            for seq in head.saturating_sub(RING_LEN as u64)..head {
+                w[word(seq)] = if filled(seq) { 1_000 + seq } else { 0 };
+                w[word(seq) + 1] = 7; // pid 7, kind 0
+            }
+            w
+        };
+        let a = ring(300, &|seq| seq != 299);
+        let b = ring(302, &|_| true);
+        let w = settled(&a, &b, 3).unwrap();
+        let mut bytes = Vec::new();
+        for x in w.iter() {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+        let d = parse_dump(&bytes).unwrap();
+        assert_eq!((d.cpu, d.tid, d.head), (3, 0, 300));
+        let seqs: Vec<u64> = d.records.iter().map(|r| r.seq).collect();
+        // 44..=45 dropped (overwritten), 46..=299 kept, 299 from the second copy.
+        assert_eq!(seqs, (46..300).collect::<Vec<_>>());
+        assert!(d.records.iter().all(|r| r.ts == 1_000 + r.seq as i64));
+        // Nothing recorded, or the whole ring turned over between the copies: nothing.
+        assert!(settled(&ring(0, &|_| true), &b, 3).is_none());
+        assert!(settled(&a, &ring(300 + RING_LEN as u64, &|_| true), 3).is_none());
     }
 
     #[test]

@@ -446,6 +446,31 @@ impl Controller {
         }
     }
 
+    /// For a method that spins to its expiry, has the backend read the events of the late
+    /// wake-ups waiting (the BPF side sends no window for a thread without a timer): once
+    /// per pump, only while one of them is not caught up.
+    fn fetch_for_spinners(&mut self) {
+        let (Some(t), true) = (
+            self.trace.as_mut(),
+            self.setting.as_ref().is_some_and(|s| s.spins),
+        ) else {
+            return;
+        };
+        let (window, received) = (&self.window, self.received);
+        let behind = self
+            .pending
+            .iter()
+            .any(|p| !complete(t, window, received, &p.sample));
+        if behind {
+            let late: Vec<(i32, i64)> = self
+                .pending
+                .iter()
+                .map(|p| (p.sample.tid, p.sample.woke))
+                .collect();
+            self.read_cpu_ns += t.fetch(&mut self.window, &late);
+        }
+    }
+
     /// Attributes the late wake-ups the trace has caught up with (all when `force`).
     fn pump(&mut self, force: bool) {
         self.execs.poll(&mut self.section.captures);
@@ -464,21 +489,16 @@ impl Controller {
         };
         self.window.hold_from(hold);
         self.read_trace();
+        self.fetch_for_spinners();
         self.own_tids = None;
         self.quotas.clear();
         while let Some(p) = self.pending.front() {
             let s = &p.sample;
             let ready = force
-                || self.trace.as_ref().is_none_or(|t| {
-                    t.caught_up(
-                        &self.window,
-                        s.tid,
-                        s.expiry,
-                        s.woke,
-                        CATCH_UP_NS,
-                        self.received,
-                    )
-                })
+                || self
+                    .trace
+                    .as_ref()
+                    .is_none_or(|t| complete(t, &self.window, self.received, s))
                 || p.since.elapsed() >= WAIT_AT_MOST;
             if !ready {
                 break;
@@ -501,7 +521,10 @@ impl Controller {
         }
         let breakdown = match (&self.trace, &self.setting) {
             (Some(_), Some(setting)) if self.traced_now => {
-                let from = s.expiry - 2 * setting.period - CATCH_UP_NS;
+                let mut from = s.expiry - 2 * setting.period - CATCH_UP_NS;
+                if setting.spins {
+                    from = from.min(s.expiry - crate::spin::LOOKBACK_NS);
+                }
                 let to = s.woke + CATCH_UP_NS;
                 let mut events = self.window.range(from, to);
                 let near = to - from + setting.period;
@@ -1025,6 +1048,12 @@ impl Drop for Controller {
 /// The ids of this process's threads, sorted, from the entries of `/proc/self/task`
 /// (proc(5)): one directory read for a breakdown's every detail, instead of one `statx` per
 /// detail (≈ 50 per late wake-up). Empty when the directory cannot be read.
+/// Whether the events of late wake-up `s` are complete in `window` ([`Capture::caught_up`],
+/// `received` the newest wake-up the collector has).
+fn complete(t: &Capture, window: &EventWindow, received: Option<i64>, s: &LateSample) -> bool {
+    t.caught_up(window, s.tid, s.expiry, s.woke, CATCH_UP_NS, received)
+}
+
 fn own_threads() -> Vec<i32> {
     let mut tids: Vec<i32> = std::fs::read_dir("/proc/self/task")
         .map(|dir| {

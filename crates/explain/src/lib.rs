@@ -7,7 +7,8 @@
 //! * [`name`] shares the names events carry from a bounded table (no allocation per event);
 //! * [`window`] keeps a bounded window of recent events per CPU;
 //! * [`attribution`] breaks one late wake-up into segments S0–S5 plus a residual, and names
-//!   its cause (pure code over a list of events);
+//!   its cause (pure code over a list of events); [`spin`] does it for a thread that spins
+//!   to its expiry (no timer to follow);
 //! * [`table`] counts causes per thread;
 //! * [`context`] reads `/proc` counters per window (steal, interrupts, softirqs, the
 //!   thread's switches, migrations, CPU, policy and priority) and their deltas;
@@ -51,6 +52,7 @@ pub mod on_late_exec;
 pub mod roster;
 pub mod run_clock;
 pub mod section;
+pub mod spin;
 pub mod table;
 pub mod tracefs;
 pub mod wakeups;

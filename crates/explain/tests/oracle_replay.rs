@@ -67,6 +67,10 @@ struct SettingJson {
     /// Whether the recording traced the wait's return (`sys_exit`); older ones did.
     #[serde(default = "yes")]
     returns_traced: bool,
+    /// Whether the measured thread spun to its expiry (`--method busy`; recordings before
+    /// the spinning plants have none).
+    #[serde(default)]
+    spins: bool,
 }
 
 fn yes() -> bool {
@@ -165,7 +169,7 @@ fn fixture(path: &Path) -> (Head, Setting, Vec<Row>) {
         returns_traced: head.setting.returns_traced,
         // Not recorded: the events alone decide, as when the recording was made.
         cpu_quota: None,
-        spins: false,
+        spins: head.setting.spins,
         timer_before_expiry: false,
     };
     let rows = lines.map(|l| serde_json::from_str(l).unwrap()).collect();

@@ -965,13 +965,16 @@ fn hybrid_wake_ups_are_judged_against_the_grid_under_bpf() {
     );
 }
 
-/// `--method busy` arms no timer: its late wake-ups are `cannot tell` with the reason, never
-/// `unexplained (events missing)` — which all of them were (the method's `spins` was not
-/// known to the attribution). Structure only, on both backends: some wake-ups were late,
-/// every one is counted under a cause, none `unexplained`.
+/// `--method busy` arms no timer: its late wake-ups are read by the spinning thread's model
+/// (flag `spin`), never `unexplained (events missing)` — which all of them were before the
+/// attribution knew the method spins — and under BPF from the rings read on the collector's
+/// request (the kernel side sends no window for a thread without a timer: without that read
+/// no event of the thread reaches the model). Structure only, on both backends: some
+/// wake-ups were late, every one is counted under a cause, none `unexplained`, the kept
+/// breakdowns made by the spinning model.
 #[test]
-fn a_spinning_method_is_cannot_tell_not_unexplained() {
-    const TEST: &str = "a_spinning_method_is_cannot_tell_not_unexplained";
+fn a_spinning_method_is_read_by_the_spinning_model() {
+    const TEST: &str = "a_spinning_method_is_read_by_the_spinning_model";
     if let Some(why) = cannot_trace() {
         eprintln!("skipping {TEST}: {why}");
         return;
@@ -985,6 +988,13 @@ fn a_spinning_method_is_cannot_tell_not_unexplained() {
         assert!(t["late"].as_u64().unwrap() > 0, "{backend}: {t}");
         assert_eq!(counted, t["late"].as_u64().unwrap(), "{backend}: {t}");
         assert!(!causes.contains_key("unexplained"), "{backend}: {t}");
+        let kept = doc["explain"]["breakdowns"].as_array().unwrap();
+        let spin = |b: &&serde_json::Value| {
+            b["flags"]
+                .as_array()
+                .is_some_and(|f| f.iter().any(|x| x == "spin"))
+        };
+        assert!(kept.iter().any(|b| spin(&b)), "{backend}: {kept:?}");
     }
 }
 
