@@ -15,7 +15,9 @@
 //!   group is throttled (`cpu.cfs_quota_us`, Documentation/scheduler/sched-bwc.rst) →
 //!   `rt throttled` / `cpu quota`, named after the refill timer when it ran on the CPU.
 //!   Otherwise the tasks that ran are named (`other thread`), interrupts and softirqs in
-//!   between net of them (osnoise's accounting, as [`crate::attribution`]).
+//!   between net of them (osnoise's accounting, as [`crate::attribution`]). A thread
+//!   switched out *blocked* waited on its own: its page fault where one is recorded, else
+//!   `cannot tell` — never the tasks that used the CPU meanwhile.
 //! * **Never switched out**: interrupts and softirqs on its CPU held it (`irq`, `softirq`);
 //!   the time left, with the thread current and nothing traced on its CPU, is the thread
 //!   running its own code — a thread spinning in user mode cannot stop itself, and user mode
@@ -181,16 +183,29 @@ pub(crate) fn attribute(
                 ns: h.idle + h.lower,
             })
             .filter(|t| possible(t, setting, &mut flags));
-        } else if state.is_some() {
-            // It blocked on its own (a page fault waiting for the disk, say).
+        }
+        // Switched out blocked (not runnable), it waited on its own — a page fault waiting
+        // for the disk, say: the tasks that ran meanwhile used a CPU it did not want.
+        let blocked = state.as_ref().is_some_and(|s| !s.starts_with('R'));
+        if let (true, Some(state)) = (blocked, &state) {
             let from_fault = o.map_or(from, |o| events[o].ts) - setting.period.max(0);
-            if let Some(f) = own_fault(events, tid, from_fault, to, off_ns) {
-                d.insert(0, f);
-            }
+            d.push(
+                own_fault(events, tid, from_fault, to, off_ns).unwrap_or_else(|| Detail {
+                    kind: "cannot_tell".into(),
+                    name: format!(
+                        "{comm} blocked (state {state}): what it waited for is not traced"
+                    ),
+                    pid: None,
+                    ns: off_ns,
+                }),
+            );
         }
         for x in h.details {
-            // The tasks that ran because of the throttle are not the cause.
-            if throttle.is_none() || !x.pid.is_some_and(|p| h.lower_pids.contains(&p)) {
+            // The tasks that ran because of the throttle, or while the thread was blocked,
+            // are not the cause.
+            let passed = throttle.is_some() && x.pid.is_some_and(|p| h.lower_pids.contains(&p));
+            let meanwhile = blocked && x.pid.is_some();
+            if !(passed || meanwhile) {
                 add(&mut d, &x.kind, &x.name, x.pid, x.ns);
             }
         }
@@ -205,7 +220,7 @@ pub(crate) fn attribute(
     let lost = events.iter().any(|e| {
         e.cpu == cpu
             && matches!(e.kind, Kind::Lost { since, .. }
-                if e.ts >= off.map_or(expiry, |o| o.1) - US && since.unwrap_or(e.ts) <= woke + US)
+                if e.ts >= expiry - US && since.unwrap_or(e.ts) <= woke + US)
     });
     if lost {
         flags.push("lost_events".into());

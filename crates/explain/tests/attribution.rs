@@ -2336,6 +2336,52 @@ fn a_spinning_thread_that_kept_its_cpu_was_held_by_the_host_or_an_interrupt() {
     assert_spin(&b, "softirq", Some("NET_RX"));
 }
 
+/// Switched out blocked (`D`: waiting on its own, not runnable), the spinning thread is
+/// not held by the task that ran meanwhile: its own page fault where one is recorded, else
+/// `cannot tell`.
+#[test]
+fn a_spinning_thread_that_blocked_is_not_held_by_who_ran_meanwhile() {
+    let me = (TID, "tickscope-0");
+    let blocked = |fault: bool| {
+        let mut b = tick(B::new(), EXPIRY - 3_000_000, me).ev(
+            EXPIRY - 20_000,
+            TID,
+            "tickscope-0",
+            Kind::SchedSwitch {
+                prev_pid: TID,
+                prev_comm: "tickscope-0".into(),
+                prev_state: "D".into(),
+                prev_prio: Some(9),
+                next_pid: 31,
+                next_comm: "rustc".into(),
+                next_prio: 120,
+            },
+        );
+        if fault {
+            b = b.ev(
+                EXPIRY - 25_000,
+                TID,
+                "tickscope-0",
+                Kind::PageFault {
+                    user: true,
+                    address: 0x1000,
+                },
+            );
+        }
+        b.switch_prio(EXPIRY + 400_000, (31, "rustc"), me, 9)
+            .events()
+    };
+    let woke = sample(EXPIRY + 405_000);
+    let b = attribute(&woke, &spinning(true), &blocked(true));
+    assert_spin(&b, "page fault", Some("user mode"));
+    let b = attribute(&woke, &spinning(true), &blocked(false));
+    assert_spin(&b, "cannot tell", Some(tickscope_explain::spin::UNNAMED));
+    assert!(
+        b.segments[3].details.iter().all(|d| d.pid != Some(31)),
+        "{b:#?}"
+    );
+}
+
 /// Without the thread's state at the expiry in the events (nothing of it before), the
 /// spinning model says nothing: `cannot tell` for the method's reason, as before it existed.
 #[test]
