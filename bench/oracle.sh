@@ -71,6 +71,10 @@
 #              wake-up is "other" unless a burst overlaps it (a few per run)
 #   spin-softirq  as softirq, the measured thread     fifo 90, busy        50us       softirq (NET_RX)
 #              spinning (NET_RX runs at the RPS IPI's exit on CPU 1, inside its spin)
+#   hybrid-fifo-hi  as fifo-hi, the measured thread   fifo 90, hybrid      100us      other thread (plant-fifo)
+#              sleeping to a margin before its expiry and spinning the rest (--method
+#              hybrid, margin auto): a burst lands in its sleep (the timer's model) or in its
+#              spin (the spinning thread's); since 2026-11-28, before its runs were judged
 #   pagefault  process_madvise(MADV_PAGEOUT) of      fifo 90, --no-mlock  50us       page fault, or
 #              tickscope's own executable mappings from CPU 0, then 2 ms (the next  hypervisor (IPI
 #              wake-ups fault their code back in), ~20 ms apart. The page-out also  delivery)
@@ -366,6 +370,8 @@ else
 fi
 PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
     run_plant spin-fifo-hi plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo --method busy" fifo 1
+PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
+    run_plant hybrid-fifo-hi plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo --method hybrid" fifo 1
 if [ -w "$rps" ]; then
     echo 2 > $rps
     PLANT_BURST=300 PLANT_GAP=10000 PLANT_PRIO= \

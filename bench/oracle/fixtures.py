@@ -24,11 +24,15 @@ def about(e, tid):
     return e["pid"] == tid or (k["event"] == "sched_switch" and tid in (k["prev_pid"], k["next_pid"]))
 
 
-def trim(b, spins):
+def trim(b, spins, hybrid):
     s = b["sample"]
     ev = b["events"]
     starts = [e["ts"] for e in ev if e["pid"] == s["tid"] and e["kind"]["event"] == "hrtimer_start"
               and abs(e["kind"]["expires"] - s["expiry"]) <= PERIOD // 2]
+    if hybrid:
+        # Its sleep's timer ends up to a period before the expiry.
+        starts = [e["ts"] for e in ev if e["pid"] == s["tid"] and e["kind"]["event"] == "hrtimer_start"
+                  and 0 <= s["expiry"] - e["kind"]["expires"] < PERIOD][-1:]
     if spins:
         # A spinning thread has no timer: its state at the expiry is its last event before
         # it (crates/explain/src/spin.rs).
@@ -47,6 +51,7 @@ def main():
     for d in dirs:
         p = json.load(open(os.path.join(d, "plant.json")))
         spins = "--method busy" in p.get("command", "")
+        hybrid = "--method hybrid" in p.get("command", "")
         iv = sorted(tuple(map(int, l.split())) for l in open(os.path.join(d, "truth.txt")))
         starts = [a for a, _ in iv]
         mine, others = [], []
@@ -60,7 +65,7 @@ def main():
             if p.get("max_latency_ns") and s["woke"] - s["expiry"] > p["max_latency_ns"]:
                 hit = False
             row = {"sample": s, "truth": p["name"] if hit else "other",
-                   "live_cause": b["cause"], "events": trim(b, spins)}
+                   "live_cause": b["cause"], "events": trim(b, spins, hybrid)}
             (mine if hit else others).append(row)
         # Spread over the run rather than the first few.
         pick = lambda rows, n: rows[:: max(1, len(rows) // n)][:n]
@@ -78,7 +83,8 @@ def main():
             returns = any(e["kind"]["event"] == "sys_exit" and e["pid"] == r["sample"]["tid"]
                           for r in rows for e in r["events"])
             head.update(plant=p["name"], targets=met, live=figures,
-                        setting=dict(SETTING, returns_traced=returns, spins=spins))
+                        setting=dict(SETTING, returns_traced=returns, spins=spins,
+                                     timer_before_expiry=hybrid))
             f.write(json.dumps(head, separators=(",", ":")) + "\n")
             for r in rows:
                 f.write(json.dumps(r, separators=(",", ":")) + "\n")

@@ -230,7 +230,7 @@ pub struct Mark {
 /// Marks kept per breakdown (the first ones in time).
 pub const MAX_MARKS: usize = 64;
 
-/// The segments and residual of boundaries `bounds` (clamped, see [`attribute`]) as spans
+/// The segments and residual of boundaries `bounds` (clamped, see [`attribute_timer`]) as spans
 /// relative to `expiry`: a known boundary followed by the next one gives that segment; a gap
 /// of unknown boundaries gives `residual`. Empty spans are left out.
 pub fn spans(bounds: &[Option<Nanos>; 7], expiry: Nanos) -> Vec<Span> {
@@ -255,14 +255,10 @@ pub fn spans(bounds: &[Option<Nanos>; 7], expiry: Nanos) -> Vec<Span> {
 /// Tolerance for µs-truncated text timestamps compared with ns fields.
 pub(crate) const US: Nanos = 1_000;
 
-/// Breaks `sample` into segments from `events` (every traced CPU, in time order).
-pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Breakdown {
-    // A thread that spins to its expiry has no timer to follow (crate::spin).
-    if setting.spins {
-        if let Some(b) = crate::spin::attribute(sample, setting, events) {
-            return b;
-        }
-    }
+/// Breaks `sample` into segments from `events` (every traced CPU, in time order), by the
+/// timer's model: the wake-up of a thread that waits on a timer. A thread that spins to its
+/// expiry is read by [`crate::spin`]; [`crate::model::attribute`] picks the model.
+pub fn attribute_timer(sample: &LateSample, setting: &Setting, events: &[Event]) -> Breakdown {
     let mut flags = Vec::new();
     let tid = sample.tid;
     let (expiry, woke) = (sample.expiry, sample.woke);
@@ -574,11 +570,6 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     // timer's callback run before the expiry) was late while spinning: no timer event lies
     // in the delay either.
     let in_spin = setting.timer_before_expiry && now.is_some_and(|n| n < expiry);
-    if in_spin {
-        if let Some(b) = crate::spin::attribute(sample, setting, events) {
-            return b;
-        }
-    }
     if (setting.spins && start.is_none()) || in_spin {
         flags.push("no_timer".to_string());
         cause = spin_cause(cause);
@@ -1778,9 +1769,11 @@ fn own_interrupt_tail(details: &mut Vec<Detail>, setting: &Setting, steal: Optio
 pub const OWN_THREAD: &str = "tickscope (own thread)";
 
 /// Names every thread of tickscope's own process other than the measured one (`own(pid)`
-/// true) as [`OWN_THREAD`] in the details and marks of `b`, and names the main cause again:
-/// a measurement disturbed by its own tool says so rather than blaming a command name.
-pub fn label_own_threads(b: &mut Breakdown, own: impl Fn(i32) -> bool) {
+/// true) as [`OWN_THREAD`] in the details and marks of `b`, and names the main cause again
+/// as the timer's model names it: a measurement disturbed by its own tool says so rather
+/// than blaming a command name. Returns whether any was named
+/// ([`crate::model::label_own_threads`] names a spinning thread's cause again on top).
+pub fn label_own_threads(b: &mut Breakdown, own: impl Fn(i32) -> bool) -> bool {
     let tid = b.sample.tid;
     let is_own = |pid: Option<i32>| pid.is_some_and(|p| p != 0 && p != tid && own(p));
     let mut changed = false;
@@ -1803,10 +1796,8 @@ pub fn label_own_threads(b: &mut Breakdown, own: impl Fn(i32) -> bool) {
         if b.flags.iter().any(|f| f == "no_timer") {
             b.cause = spin_cause(b.cause.clone());
         }
-        if b.flags.iter().any(|f| f == crate::spin::FLAG) {
-            b.cause = crate::spin::name(b.cause.clone());
-        }
     }
+    changed
 }
 
 /// A spinning thread's cause when no timer of its was found ([`Setting::spins`]): what the

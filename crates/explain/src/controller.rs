@@ -12,11 +12,11 @@
 //! The report crate's `--explain` sink drives the controller from the run's events and puts
 //! its [`ExplainSection`] into the result document; bundles are written through [`Hooks`].
 
-use crate::attribution::label_own_threads;
 use crate::backend::{Capture, CaptureCost, TRACEFS_WINDOW_KEEP_NS};
 use crate::bpf::BpfCapture;
 use crate::bundle::Bundle;
 use crate::context::WindowContext;
+use crate::model::label_own_threads;
 use crate::on_late::{Action, Rule};
 use crate::on_late_exec::ExecActions;
 use crate::run_clock::Clocks;

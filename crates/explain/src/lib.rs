@@ -7,8 +7,8 @@
 //! * [`name`] shares the names events carry from a bounded table (no allocation per event);
 //! * [`window`] keeps a bounded window of recent events per CPU;
 //! * [`attribution`] breaks one late wake-up into segments S0–S5 plus a residual, and names
-//!   its cause (pure code over a list of events); [`spin`] does it for a thread that spins
-//!   to its expiry (no timer to follow);
+//!   its cause by the timer's model (pure code over a list of events); [`spin`] does it for
+//!   a thread that spins to its expiry (no timer to follow); [`model`] picks which;
 //! * [`table`] counts causes per thread;
 //! * [`context`] reads `/proc` counters per window (steal, interrupts, softirqs, the
 //!   thread's switches, migrations, CPU, policy and priority) and their deltas;
@@ -45,6 +45,7 @@ pub mod cpu_quota;
 pub mod events;
 pub mod infer;
 mod kallsyms;
+pub mod model;
 pub mod name;
 pub mod observer;
 pub mod on_late;
@@ -58,6 +59,7 @@ pub mod tracefs;
 pub mod wakeups;
 pub mod window;
 
-pub use attribution::{attribute, Breakdown, Cause, LateSample, Setting};
+pub use attribution::{Breakdown, Cause, LateSample, Setting};
 pub use events::{parse_line, Event, Kind, LineParser, Nanos};
+pub use model::attribute;
 pub use name::Name;

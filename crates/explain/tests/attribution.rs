@@ -400,7 +400,7 @@ fn tickscope_own_threads_are_labelled_as_such() {
         .events();
     let mut b = attribute(&sample(EXPIRY + 453_000), &setting(true), &ev);
     assert_eq!(b.cause.detail.as_deref(), Some("tickscope"));
-    tickscope_explain::attribution::label_own_threads(&mut b, |pid| pid == 600 || pid == TID);
+    tickscope_explain::model::label_own_threads(&mut b, |pid| pid == 600 || pid == TID);
     assert_eq!(b.cause.category, "other thread");
     assert_eq!(b.cause.detail.as_deref(), Some("tickscope (own thread)"));
     let names: Vec<&str> = b.segments[3]
@@ -2142,7 +2142,7 @@ fn a_spinning_thread_switched_out_runnable_to_an_idle_cpu_was_throttled() {
             pid: Some(TID + 1),
             ns: 1,
         });
-    tickscope_explain::attribution::label_own_threads(&mut relabelled, |p| p == TID + 1);
+    tickscope_explain::model::label_own_threads(&mut relabelled, |p| p == TID + 1);
     assert_eq!(relabelled.cause, b.cause);
 }
 

@@ -71,6 +71,10 @@ struct SettingJson {
     /// the spinning plants have none).
     #[serde(default)]
     spins: bool,
+    /// Whether its sleep ended a margin before the expiry, the rest spun (`--method
+    /// hybrid`).
+    #[serde(default)]
+    timer_before_expiry: bool,
 }
 
 fn yes() -> bool {
@@ -170,7 +174,7 @@ fn fixture(path: &Path) -> (Head, Setting, Vec<Row>) {
         // Not recorded: the events alone decide, as when the recording was made.
         cpu_quota: None,
         spins: head.setting.spins,
-        timer_before_expiry: false,
+        timer_before_expiry: head.setting.timer_before_expiry,
     };
     let rows = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
     (head, setting, rows)
