@@ -569,7 +569,11 @@ pub fn attribute_timer(sample: &LateSample, setting: &Setting, events: &[Event])
     // A thread that spins to its expiry after a sleep that ended before it (`hybrid`, its
     // timer's callback run before the expiry) was late while spinning: no timer event lies
     // in the delay either.
-    let in_spin = setting.timer_before_expiry && now.is_some_and(|n| n < expiry);
+    // (Back on the CPU before the expiry: woken in time but held after, it was late in
+    // the timer's model, S3.)
+    let in_spin = setting.timer_before_expiry
+        && now.is_some_and(|n| n < expiry)
+        && b4.is_some_and(|t| t < expiry);
     if (setting.spins && start.is_none()) || in_spin {
         flags.push("no_timer".to_string());
         cause = spin_cause(cause);
@@ -806,9 +810,11 @@ fn find_start(
     // How far before the expiry the timer may be: a margin of up to a period for a method
     // that spins the rest (the previous period's start is a whole period and a margin
     // before, out of reach).
-    let before = match setting.timer_before_expiry {
-        true => setting.period.max(1) - 1,
-        false => half,
+    // And how far after: a method whose sleep ends before the expiry never arms its timer
+    // past it (a later start is the next period's sleep, a margin after this expiry).
+    let (before, after) = match setting.timer_before_expiry {
+        true => (setting.period.max(1) - 1, US),
+        false => (half, half),
     };
     let mut best: Option<(usize, u64, Nanos, Nanos)> = None;
     for (i, e) in events.iter().enumerate() {
@@ -823,7 +829,7 @@ fn find_start(
         } = e.kind
         {
             let soft = softexpires.unwrap_or(expires).min(expires);
-            if soft < sample.expiry - before || soft > sample.expiry + half || soft > sample.woke {
+            if soft < sample.expiry - before || soft > sample.expiry + after || soft > sample.woke {
                 continue;
             }
             let closer = best.is_none_or(|(_, _, _, b)| {

@@ -2421,6 +2421,65 @@ fn a_hybrid_thread_late_in_its_spin_is_read_as_a_spinning_one() {
     assert_spin(&b, "cannot tell", Some(tickscope_explain::spin::UNNAMED));
 }
 
+/// `hybrid`, woken in time but held after: its sleep's timer fired before the expiry, in
+/// the context of a FIFO 99 thread that kept the CPU until after it (the oracle's
+/// `hybrid-fifo-hi` plant, 2026-11-28: 4 such wake-ups read as spinning and `cannot tell`
+/// "blocked (state S)"). It never spun: the timer's model names the thread that held it.
+#[test]
+fn a_hybrid_thread_woken_in_time_but_held_past_the_expiry_is_the_timers_model() {
+    let me = (TID, "tickscope-0");
+    let plant = (77, "plant-fifo");
+    let ev = B::new()
+        .slept_to_margin(200_000)
+        .switch_prio(EXPIRY - 300_000, (0, "<idle>"), plant, 0)
+        .fired_in(EXPIRY - 201_000, EXPIRY - 200_000, plant, Some(true))
+        .switch_prio(EXPIRY + 215_000, plant, me, 9)
+        .events();
+    let b = attribute(&sample(EXPIRY + 218_000), &hybrid_bpf(), &ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "other thread", "{b:#?}");
+    assert_eq!(b.cause.detail.as_deref(), Some("plant-fifo"), "{b:#?}");
+    assert!(b.flags.iter().all(|f| f != "spin"), "{b:#?}");
+}
+
+/// `hybrid`, preempted while spinning: the next period's sleep, armed just after the clock
+/// read and a margin past this expiry, is not this wake-up's timer (it was taken for it, as
+/// the nearest, and the delay named `timer slack` of 500 µs: the same plant, twice).
+#[test]
+fn a_hybrid_threads_next_sleep_is_not_taken_for_its_timer() {
+    let me = (TID, "tickscope-0");
+    let plant = (77, "plant-fifo");
+    let ev = B::new()
+        .slept_to_margin(500_000)
+        .fired(EXPIRY - 494_000, EXPIRY - 493_000, (0, "<idle>"))
+        .switch(EXPIRY - 488_000, (0, "<idle>"), me)
+        .switch_prio(EXPIRY - 3_000, me, plant, 0)
+        .switch_prio(EXPIRY + 504_000, plant, me, 9)
+        .ev(
+            EXPIRY + 506_000,
+            TID,
+            "tickscope-0",
+            Kind::HrtimerStart {
+                timer: PTR,
+                function: "hrtimer_wakeup".into(),
+                expires: EXPIRY + 500_000,
+                softexpires: Some(EXPIRY + 500_000),
+            },
+        )
+        .events();
+    let b = attribute(&sample(EXPIRY + 505_000), &hybrid_bpf(), &ev);
+    assert_spin(&b, "other thread", Some("plant-fifo"));
+}
+
+/// The setting of a `hybrid` run under BPF on a VM (the wait's return not traced).
+fn hybrid_bpf() -> Setting {
+    Setting {
+        timer_before_expiry: true,
+        returns_traced: false,
+        ..setting(true)
+    }
+}
+
 /// `b` is `cannot tell` because the thread spins ([`tickscope_explain::attribution::NO_TIMER`],
 /// flag `no_timer`).
 fn assert_no_timer(b: &tickscope_explain::Breakdown) {
