@@ -1045,15 +1045,15 @@ impl Drop for Controller {
     }
 }
 
-/// The ids of this process's threads, sorted, from the entries of `/proc/self/task`
-/// (proc(5)): one directory read for a breakdown's every detail, instead of one `statx` per
-/// detail (≈ 50 per late wake-up). Empty when the directory cannot be read.
 /// Whether the events of late wake-up `s` are complete in `window` ([`Capture::caught_up`],
 /// `received` the newest wake-up the collector has).
 fn complete(t: &Capture, window: &EventWindow, received: Option<i64>, s: &LateSample) -> bool {
     t.caught_up(window, s.tid, s.expiry, s.woke, CATCH_UP_NS, received)
 }
 
+/// The ids of this process's threads, sorted, from the entries of `/proc/self/task`
+/// (proc(5)): one directory read for a breakdown's every detail, instead of one `statx` per
+/// detail (≈ 50 per late wake-up). Empty when the directory cannot be read.
 fn own_threads() -> Vec<i32> {
     let mut tids: Vec<i32> = std::fs::read_dir("/proc/self/task")
         .map(|dir| {

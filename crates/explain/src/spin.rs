@@ -40,6 +40,7 @@ use crate::attribution::{
     IDLE_WHILE_RUNNABLE, REMOTE_UNTHROTTLE, SEGMENTS, US, USER_EXIT_NS,
 };
 use crate::events::{Event, Kind, Name, Nanos};
+use std::collections::HashMap;
 
 /// How far before the expiry a spinning thread's events are looked at, ns: far enough to see
 /// its state at the expiry on a busy CPU, whose scheduler tick records an event in the
@@ -136,10 +137,11 @@ pub(crate) fn attribute(
         })
         .collect();
     // RT or fair: from a switch that moved the thread (none: no throttle is named).
-    let rt = thread_prio(events, &on, tid).map(|p| p < 100);
+    let prio = prios(events, &on);
+    let rt = prio.get(&tid).map(|p| *p < 100);
     // Up to the switch out (or to the clock read when it stayed): the thread current.
     let ran_to = off.map_or(woke, |o| o.1);
-    let h = held(events, &on, tid, expiry, ran_to);
+    let h = held(events, &on, &prio, tid, (expiry, ran_to));
     let mut d = h.details.clone();
     own_time(
         &mut d,
@@ -152,7 +154,7 @@ pub(crate) fn attribute(
     );
     segments[3].ns = off.map_or(woke, |o| o.2) - expiry;
     if let Some((o, from, to)) = off {
-        let h = held(events, &on, tid, from, to);
+        let h = held(events, &on, &prio, tid, (from, to));
         let off_ns = to - from;
         let state = o.and_then(|o| match &events[o].kind {
             Kind::SchedSwitch { prev_state, .. } => Some(prev_state.clone()),
@@ -213,8 +215,10 @@ pub(crate) fn attribute(
             d.push(t);
         }
         segments[5].ns = woke - back;
-        segments[5].details =
-            clip_details(held(events, &on, tid, back, woke).details, segments[5].ns);
+        segments[5].details = clip_details(
+            held(events, &on, &prio, tid, (back, woke)).details,
+            segments[5].ns,
+        );
     }
     segments[3].details = clip_details(d, segments[3].ns);
     let lost = events.iter().any(|e| {
@@ -338,22 +342,26 @@ fn switched_in(k: &Kind) -> Option<i32> {
     }
 }
 
-/// The kernel priority (0–99 RT, 100–139 fair) of `pid`, from a switch on the CPU's events
-/// `on` that moved it.
-fn thread_prio(events: &[Event], on: &[usize], pid: i32) -> Option<i32> {
-    on.iter().rev().find_map(|&i| match events[i].kind {
-        Kind::SchedSwitch {
+/// The kernel priority (0–99 RT, 100–139 fair) of every task a switch on the CPU's events
+/// `on` moved, the latest known.
+fn prios(events: &[Event], on: &[usize]) -> HashMap<i32, i32> {
+    let mut out = HashMap::new();
+    for &i in on {
+        if let Kind::SchedSwitch {
+            prev_pid,
+            prev_prio,
             next_pid,
             next_prio,
             ..
-        } if next_pid == pid => Some(next_prio),
-        Kind::SchedSwitch {
-            prev_pid,
-            prev_prio,
-            ..
-        } if prev_pid == pid => prev_prio,
-        _ => None,
-    })
+        } = events[i].kind
+        {
+            if let Some(p) = prev_prio {
+                out.insert(prev_pid, p);
+            }
+            out.insert(next_pid, next_prio);
+        }
+    }
+    out
 }
 
 /// The refill that ended a throttle on the CPU in `[from, to]`: the bandwidth timer's
@@ -396,14 +404,21 @@ struct Held {
 }
 
 /// Accounts `[a, b]` on the CPU whose events (indices into `events`, in time order) are
-/// `on`, following the current task from the events' own context (a switch the trace did
-/// not record — the idle task's, on this project's kernel — shows at the next event).
-fn held(events: &[Event], on: &[usize], tid: i32, a: Nanos, b: Nanos) -> Held {
+/// `on`, the tasks' priorities `prio` ([`prios`]), following the current task from the
+/// events' own context (a switch the trace did not record — the idle task's, on this
+/// project's kernel — shows at the next event).
+fn held(
+    events: &[Event],
+    on: &[usize],
+    prio: &HashMap<i32, i32>,
+    tid: i32,
+    (a, b): (Nanos, Nanos),
+) -> Held {
     let mut h = Held::default();
     if b <= a {
         return h;
     }
-    let mine = thread_prio(events, on, tid).is_some_and(|p| p < 100);
+    let mine = prio.get(&tid).is_some_and(|p| *p < 100);
     let mut stack: Vec<(&'static str, Name)> = Vec::new();
     let mut task: Option<(i32, Name)> = None;
     let mut last: Option<Nanos> = None;
@@ -419,8 +434,8 @@ fn held(events: &[Event], on: &[usize], tid: i32, a: Nanos, b: Nanos) -> Held {
                 (None, Some((0, _))) => h.idle += ns,
                 (None, Some((p, _))) if *p == tid => h.running += ns,
                 (None, Some((p, n))) => {
-                    let prio = thread_prio(events, on, *p);
-                    if prio.is_none_or(|q| q >= 100) && (mine || prio.is_some()) {
+                    let q = prio.get(p);
+                    if q.is_none_or(|q| *q >= 100) && (mine || q.is_some()) {
                         h.lower += ns;
                         if !h.lower_pids.contains(p) {
                             h.lower_pids.push(*p);
