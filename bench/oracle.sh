@@ -75,6 +75,11 @@
 #              sleeping to a margin before its expiry and spinning the rest (--method
 #              hybrid, margin auto): a burst lands in its sleep (the timer's model) or in its
 #              spin (the spinning thread's); since 2026-11-28, before its runs were judged
+#   fifo-hi-realtime  as fifo-hi, the measured thread fifo 90, --clock   100us      other thread (plant-fifo)
+#              realtime (its timer on the realtime base, its samples on CLOCK_REALTIME;
+#              the plant's log and the trace on CLOCK_MONOTONIC: crates/explain/src/
+#              run_clock.rs moves one onto the other). Since 2026-11-28, before its runs
+#              were judged
 #   pagefault  process_madvise(MADV_PAGEOUT) of      fifo 90, --no-mlock  50us       page fault, or
 #              tickscope's own executable mappings from CPU 0, then 2 ms (the next  hypervisor (IPI
 #              wake-ups fault their code back in), ~20 ms apart. The page-out also  delivery)
@@ -372,6 +377,8 @@ PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
     run_plant spin-fifo-hi plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo --method busy" fifo 1
 PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
     run_plant hybrid-fifo-hi plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo --method hybrid" fifo 1
+PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
+    run_plant fifo-hi-realtime plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo --clock realtime" fifo 1
 if [ -w "$rps" ]; then
     echo 2 > $rps
     PLANT_BURST=300 PLANT_GAP=10000 PLANT_PRIO= \

@@ -5,7 +5,7 @@ trace events they were attributed from, trimmed to what the attribution reads.
 fixtures.py OUT_DIR SCORE_JSON PLANT_DIR...   (PLANT_DIR as for score.py, late.jsonl written
 with --explain-log-events; SCORE_JSON is score.py's output for the same run). One
 OUT_DIR/<plant>.jsonl each: a header line {"plant", "comm", "correct", "blame_forbidden",
-"max_latency_ns", "targets", "live", "setting"} then one line per wake-up {"sample", "truth",
+"max_latency_ns", "targets", "live", "backend", "setting"} then one line per wake-up {"sample", "truth",
 "live_cause", "events"}. "targets" is true when the live run met precision and recall >= 0.95
 over all its late wake-ups ("live" has the figures); CI then holds the replay to them.
 """
@@ -82,7 +82,10 @@ def main():
             # measured thread has no sys_exit in any window: the replay must know (S4, S5).
             returns = any(e["kind"]["event"] == "sys_exit" and e["pid"] == r["sample"]["tid"]
                           for r in rows for e in r["events"])
-            head.update(plant=p["name"], targets=met, live=figures,
+            # The backend that ran: the text path's recordings lack what idle_switch.rs
+            # puts back, and the replay does it again.
+            backend = json.load(open(os.path.join(d, "run.json")))["explain"].get("backend")
+            head.update(plant=p["name"], targets=met, live=figures, backend=backend,
                         setting=dict(SETTING, returns_traced=returns, spins=spins,
                                      timer_before_expiry=hybrid))
             f.write(json.dumps(head, separators=(",", ":")) + "\n")

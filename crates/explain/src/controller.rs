@@ -126,7 +126,9 @@ pub struct ExplainOptions {
     /// document keeps only the worst).
     pub log: Option<PathBuf>,
     /// Whether each logged line also carries the trace events it was attributed from
-    /// (`events`: the window around the wake-up), for replaying the attribution.
+    /// (`events`: the window around the wake-up, on CLOCK_MONOTONIC, as the trace gave
+    /// them: without the idle task's switches out that [`crate::idle_switch`] puts back on
+    /// the text path), for replaying the attribution.
     pub log_events: bool,
 }
 
@@ -534,7 +536,25 @@ impl Controller {
                     &setting.timer_functions,
                     (s.expiry, near),
                 );
+                // The text path may lack the idle task's switches out (idle_switch.rs); the
+                // log keeps the events as the trace gave them.
+                let text = matches!(self.trace, Some(Capture::Tracefs { .. }));
+                let as_read =
+                    (text && self.opts.log_events && self.log.is_some()).then(|| events.clone());
+                let put_back = match text {
+                    true => crate::idle_switch::fill_in(&mut events),
+                    false => Vec::new(),
+                };
                 let mut b = attribute(&s, setting, &events);
+                // One the breakdown reads: on its CPU, from a period before the expiry
+                // (who held the CPU then) to the wake-up.
+                let read = s.expiry - setting.period..=s.woke;
+                if put_back
+                    .iter()
+                    .any(|&(cpu, ts)| Some(cpu) == b.cpu && read.contains(&ts))
+                {
+                    b.flags.push("idle_switch_put_back".into());
+                }
                 if self.window.newest() < s.woke {
                     b.flags.push("trace_behind".into());
                 }
@@ -544,7 +564,8 @@ impl Controller {
                 if let Some(w) = self.log.as_mut() {
                     let line = match self.opts.log_events {
                         true => serde_json::to_value(&b).map(|mut v| {
-                            v["events"] = serde_json::to_value(&events).unwrap_or_default();
+                            let logged = as_read.as_ref().unwrap_or(&events);
+                            v["events"] = serde_json::to_value(logged).unwrap_or_default();
                             v
                         }),
                         false => serde_json::to_value(&b),

@@ -6,6 +6,8 @@
 //! * [`events`] decodes the text of a tracefs `trace_pipe` into [`events::Event`]s;
 //! * [`name`] shares the names events carry from a bounded table (no allocation per event);
 //! * [`window`] keeps a bounded window of recent events per CPU;
+//! * [`idle_switch`] puts back the idle task's switches out a tracefs instance did not
+//!   record;
 //! * [`attribution`] breaks one late wake-up into segments S0–S5 plus a residual, and names
 //!   its cause by the timer's model (pure code over a list of events); [`spin`] does it for
 //!   a thread that spins to its expiry (no timer to follow); [`model`] picks which;
@@ -43,6 +45,7 @@ pub mod context;
 pub mod controller;
 pub mod cpu_quota;
 pub mod events;
+pub mod idle_switch;
 pub mod infer;
 mod kallsyms;
 pub mod model;
