@@ -112,7 +112,19 @@ pub struct Detail {
     /// written before delivery was named from evidence. A `hypervisor` detail's name ends
     /// with the IPIs that reached the CPU during the held delivery, if any. `page_fault` (name:
     /// "user mode" or "kernel"): a fault of the measured thread's own, in S5 on its way back
-    /// to user mode, or in S1 when it armed its timer only after the expiry.
+    /// to user mode, or in S1 when it armed its timer only after the expiry. `switch_path`
+    /// (S3: the interrupt's return and the switch in the context of a task interrupted in
+    /// user mode that the woken thread outranks, under 10 µs; counts for no thread).
+    ///
+    /// The spinning thread's model ([`crate::spin`], flag `spin`) names in S3 the tasks that
+    /// ran (`blocking_thread`, or `irq`/`softirq` for a threaded handler), `rt_throttled` /
+    /// `cfs_throttled` (name: the refill timer, "CPU idle while the thread was runnable" or
+    /// "a lower scheduling class chosen while the thread was runnable"), `page_fault`,
+    /// `cannot_tell` ("X blocked (state S): what it waited for is not traced"), and for the
+    /// time it was current with nothing traced, from 10 µs, `hypervisor` ("vCPU running X,
+    /// which spins in user mode; nothing traced in the guest: held outside it") on a VM or
+    /// `cannot_tell` ("CPU running X, which spins in user mode; nothing traced") on bare
+    /// metal.
     pub kind: String,
     /// IRQ handler, softirq vector, command name, or idle state.
     pub name: String,

@@ -51,6 +51,8 @@ pub fn fill_in(events: &mut Vec<Event>) -> Vec<(u32, Nanos)> {
     let mut cpus: Vec<Cpu> = Vec::new();
     // (insert after this index, the switch) in index order.
     let mut put: Vec<(usize, Event)> = Vec::new();
+    // Each task's priority, read once at the first switch to put back.
+    let mut prios: Option<Vec<(i32, i32)>> = None;
     for (i, e) in events.iter().enumerate() {
         if matches!(e.kind, Kind::Lost { .. }) {
             continue;
@@ -77,7 +79,8 @@ pub fn fill_in(events: &mut Vec<Event>) -> Vec<(u32, Nanos)> {
             _ => (e.pid != 0).then(|| (e.pid, e.comm.clone())),
         };
         if let (Some(0), Some((pid, comm))) = (st.current, holder) {
-            if let Some(prio) = priority_of(events, pid) {
+            let prios = prios.get_or_insert_with(|| priorities(events));
+            if let Some(prio) = prios.iter().find(|p| p.0 == pid).map(|p| p.1) {
                 let last = &events[st.idle_last];
                 put.push((
                     st.idle_last,
@@ -135,23 +138,32 @@ pub fn fill_in(events: &mut Vec<Event>) -> Vec<(u32, Nanos)> {
     placed
 }
 
-/// Task `pid`'s kernel priority as a switch in `events` reports it (the one nearest the end:
-/// a task's priority changes only by `sched_setscheduler(2)` or priority inheritance).
-fn priority_of(events: &[Event], pid: i32) -> Option<i32> {
-    events.iter().rev().find_map(|e| match e.kind {
-        Kind::SchedSwitch {
+/// Each task's kernel priority as the last switch in `events` that reports it gives it (a
+/// task's priority changes only by `sched_setscheduler(2)` or priority inheritance): one
+/// pass, so that putting back many switches in a window (an IPI flood wakes an idle CPU
+/// thousands of times a second) stays linear.
+fn priorities(events: &[Event]) -> Vec<(i32, i32)> {
+    let mut prios: Vec<(i32, i32)> = Vec::new();
+    let mut set = |pid: i32, prio: i32| match prios.iter_mut().find(|p| p.0 == pid) {
+        Some(p) => p.1 = prio,
+        None => prios.push((pid, prio)),
+    };
+    for e in events {
+        if let Kind::SchedSwitch {
             prev_pid,
             prev_prio,
             next_pid,
             next_prio,
             ..
-        } => match (prev_pid == pid, next_pid == pid) {
-            (_, true) => Some(next_prio),
-            (true, false) => prev_prio,
-            _ => None,
-        },
-        _ => None,
-    })
+        } = e.kind
+        {
+            if let Some(p) = prev_prio {
+                set(prev_pid, p);
+            }
+            set(next_pid, next_prio);
+        }
+    }
+    prios
 }
 
 #[cfg(test)]
