@@ -20,7 +20,9 @@
 //! kernel/sched/idle.c), and what makes a task runnable on an idle CPU is that CPU's
 //! interrupt — the last event before the switch — or a remote wake-up, whose reschedule
 //! interrupt is recorded too unless the idle CPU was polling. The task's priority comes from
-//! another switch of the same task in the events; without one nothing is put back.
+//! another switch of the same task in the events; without one nothing is put back. Nor is
+//! anything put back across a loss of events on that CPU: who holds it is then unknown
+//! until its next switch.
 
 use crate::events::{Event, Kind, Nanos};
 use crate::name::Name;
@@ -54,7 +56,12 @@ pub fn fill_in(events: &mut Vec<Event>) -> Vec<(u32, Nanos)> {
     // Each task's priority, read once at the first switch to put back.
     let mut prios: Option<Vec<(i32, i32)>> = None;
     for (i, e) in events.iter().enumerate() {
+        // Events lost on a CPU may hide any switch: who holds it is unknown until the
+        // next switch seen there.
         if matches!(e.kind, Kind::Lost { .. }) {
+            if let Some(c) = cpus.iter_mut().find(|c| c.cpu == e.cpu) {
+                c.current = None;
+            }
             continue;
         }
         let at = match cpus.iter().position(|c| c.cpu == e.cpu) {
@@ -279,8 +286,8 @@ mod tests {
     }
 
     /// Complete recordings (the BPF path's, a kernel that records idle's switches out),
-    /// events before a CPU's first switch, and a task whose priority no switch tells are
-    /// left as they are.
+    /// events before a CPU's first switch, a task whose priority no switch tells, and a
+    /// CPU whose events were lost since its switch to idle are left as they are.
     #[test]
     fn complete_or_unprovable_recordings_are_left_alone() {
         let complete = vec![
@@ -307,5 +314,22 @@ mod tests {
         let mut events = unknown_priority.clone();
         assert!(fill_in(&mut events).is_empty());
         assert_eq!(events, unknown_priority);
+        // Events lost after the switch to idle: the switches they held are not guessed.
+        let after_a_loss = vec![
+            ev(100, 1, 7, switch(7, 9, 0, 120)),
+            ev(
+                1_000,
+                1,
+                0,
+                Kind::Lost {
+                    count: 12,
+                    since: Some(100),
+                },
+            ),
+            ev(1_530, 1, 9, switch(9, 0, 7, 9)),
+        ];
+        let mut events = after_a_loss.clone();
+        assert!(fill_in(&mut events).is_empty());
+        assert_eq!(events, after_a_loss);
     }
 }
