@@ -80,6 +80,12 @@
 #              the plant's log and the trace on CLOCK_MONOTONIC: crates/explain/src/
 #              run_clock.rs moves one onto the other). Since 2026-11-28, before its runs
 #              were judged
+#   attach-fifo-hi  as fifo-hi, against cyclictest  cyclictest -p 90    100us      other thread (plant-fifo)
+#              -q -m -a 1 -p 90 -i 1000 measured by `tickscope attach` (the path that explains
+#              another program's wake-ups, from its trace): every thread it finds periodic,
+#              the measuring thread (FIFO 90, 1 ms) and cyclictest's main thread (fair, 10 ms,
+#              50 µs timer slack). Since 2026-11-28, before its runs were judged; skipped
+#              without cyclictest (rt-tests)
 #   pagefault  process_madvise(MADV_PAGEOUT) of      fifo 90, --no-mlock  50us       page fault, or
 #              tickscope's own executable mappings from CPU 0, then 2 ms (the next  hypervisor (IPI
 #              wake-ups fault their code back in), ~20 ms apart. The page-out also  delivery)
@@ -288,9 +294,23 @@ run_plant() {
     local extra=()
     [ -n "$fixtures" ] && extra=(--explain-log-events)
     [ -n "${PLANT_RT:-}" ] && { rt_prepare || echo "oracle: $name: could only set $rt_runtime/$rt_period to $(cat $rt_runtime)/$(cat $rt_period)" >&2; }
-    # shellcheck disable=SC2086
-    taskset -c "$all_cpus" "$bin" run -q -a 1 -i 1ms -D "${run_secs}s" $targs --explain="$backend" --explain-threshold "$thr" \
-        --explain-log "$d/late.jsonl" "${extra[@]}" --json "$d/run.json" > "$d/out.txt" 2>&1 &
+    local tcmd="tickscope run -q -a 1 -i 1ms -D ${run_secs}s $targs"
+    if [ -n "${PLANT_ATTACH:-}" ]; then
+        # tickscope attach to cyclictest's measuring thread (FIFO 90 on CPU 1, 1 ms, CLOCK_
+        # MONOTONIC absolute sleeps) instead of a thread of its own: the path that explains
+        # another program. cyclictest runs past the discovery, bounded by its own -D.
+        taskset -c 1 cyclictest -q -m -a 1 -p 90 -i 1000 -D "$((run_secs + 3))" > "$d/cyclictest.txt" 2>&1 &
+        local ct=$!
+        pids+=("$ct")
+        sleep 0.3
+        tcmd="tickscope attach --pid <cyclictest -q -m -a 1 -p 90 -i 1000> --discover 1s -q -D ${run_secs}s"
+        taskset -c "$all_cpus" "$bin" attach --pid "$ct" --discover 1s -q -D "${run_secs}s" --explain="$backend" --explain-threshold "$thr" \
+            --explain-log "$d/late.jsonl" "${extra[@]}" --json "$d/run.json" > "$d/out.txt" 2>&1 &
+    else
+        # shellcheck disable=SC2086
+        taskset -c "$all_cpus" "$bin" run -q -a 1 -i 1ms -D "${run_secs}s" $targs --explain="$backend" --explain-threshold "$thr" \
+            --explain-log "$d/late.jsonl" "${extra[@]}" --json "$d/run.json" > "$d/out.txt" 2>&1 &
+    fi
     local ts=$!
     pids+=("$ts")
     # tickscope's threads (and those of its children, e.g. when TICKSCOPE is a wrapper).
@@ -349,8 +369,8 @@ measuring = {t["tid"] for t in doc["explain"]["threads"]}
 tids = {int(x) for x in open(d + "/tids.raw").read().split() if x.isdigit()} - measuring
 open(d + "/tids.txt", "w").write(" ".join(map(str, sorted(tids))))
 PY
-    printf '{"name":"%s","comm":"%s","correct":%s,"blame_forbidden":%s,"threshold":"%s","max_latency_ns":%s,"command":"tickscope run -q -a 1 -i 1ms -D %ss %s --explain=%s --explain-threshold %s"}\n' \
-        "$name" "$comm" "$correct" "$forbid" "$thr" "${MAX_LATENCY_NS:-0}" "$run_secs" "$targs" "$backend" "$thr" > "$d/plant.json"
+    printf '{"name":"%s","comm":"%s","correct":%s,"blame_forbidden":%s,"threshold":"%s","max_latency_ns":%s,"command":"%s --explain=%s --explain-threshold %s"}\n' \
+        "$name" "$comm" "$correct" "$forbid" "$thr" "${MAX_LATENCY_NS:-0}" "$tcmd" "$backend" "$thr" > "$d/plant.json"
     dirs+=("$d")
     echo "oracle: $name: $(wc -l < "$d/late.jsonl") late wake-ups, $(wc -l < "$d/truth.txt") bursts" >&2
 }
@@ -377,6 +397,12 @@ PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
     run_plant spin-fifo-hi plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo --method busy" fifo 1
 PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
     run_plant hybrid-fifo-hi plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo --method hybrid" fifo 1
+if command -v cyclictest > /dev/null; then
+    PLANT_ATTACH=1 PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
+        run_plant attach-fifo-hi plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "" fifo 1
+else
+    echo "oracle: attach-fifo-hi skipped: no cyclictest (apt-get install rt-tests)" >&2
+fi
 PLANT_BURST=500 PLANT_GAP=5000 PLANT_PRIO=99 \
     run_plant fifo-hi-realtime plant-fifo '{"category":["other thread"],"detail":"plant-fifo"}' false 100us "$fifo --clock realtime" fifo 1
 if [ -w "$rps" ]; then

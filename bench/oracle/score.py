@@ -41,28 +41,41 @@ def overlap(iv, starts, lo, hi):
     return total
 
 
-SWITCH = re.compile(r"\s(\d+)\.(\d+): sched_switch: .*prev_pid=(\d+) .*next_comm=(.*) next_pid=(\d+)")
+SWITCH = re.compile(r"\s(\d+)\.(\d+): sched_switch: prev_comm=(.*) prev_pid=(\d+) .*next_comm=(.*) next_pid=(\d+)")
 
 
 def switches(switch_path):
-    """(ns, prev_pid, next_pid, next_comm) of every switch in the oracle's own sched_switch
-    record of the measured CPU (not the trace tickscope reads), in order."""
+    """(ns, prev_pid, next_pid, next_comm, prev_comm) of every switch in the oracle's own
+    sched_switch record of the measured CPU (not the trace tickscope reads), in order."""
     with open(switch_path) as f:
         for line in f:
             m = SWITCH.search(line)
             if m:
                 ts = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0")[:9])
-                yield ts, int(m.group(3)), int(m.group(5)), m.group(4)
+                yield ts, int(m.group(4)), int(m.group(6)), m.group(5), m.group(3)
 
 
 def on_cpu_runs(switch_path):
     """[(from, to, pid, comm)] in ns: who ran on the measured CPU, from the oracle's own
-    sched_switch record; None without one."""
+    sched_switch record; None without one. This VM's ftrace never records the idle task's
+    switch out on CPU 1 (BPF does; found 2026-11-28): a switch taking another task off the CPU
+    while the record has the idle task on it ends a run of that task that began at the last
+    interrupt that entered the CPU in between (the one that made it runnable: the idle task
+    keeps no CPU on which a task is runnable), else at the switch to idle. Before, such a
+    run counted as idle: a plant, or a tickscope thread, switched in from idle held the CPU
+    unseen."""
     if not os.path.exists(switch_path):
         return None
+    timer, ipi = vectors(switch_path)
+    marks = sorted(timer + ipi)
     runs, cur, since = [], None, None
-    for ts, _, next_pid, next_comm in switches(switch_path):
-        if cur is not None:
+    for ts, prev_pid, next_pid, next_comm, prev_comm in switches(switch_path):
+        if cur is not None and cur[0] == 0 and prev_pid != 0:
+            k = bisect.bisect_left(marks, ts)
+            start = marks[k - 1] if k > 0 and marks[k - 1] > since else since
+            runs.append((since, start, 0, cur[1]))
+            runs.append((start, ts, prev_pid, prev_comm))
+        elif cur is not None:
             runs.append((since, ts, cur[0], cur[1]))
         cur, since = (next_pid, next_comm), ts
     return runs
@@ -79,7 +92,7 @@ def blind_stretches(switch_path):
     if not os.path.exists(switch_path):
         return []
     out, prev = [], None
-    for ts, prev_pid, next_pid, _ in switches(switch_path):
+    for ts, prev_pid, next_pid, _, _ in switches(switch_path):
         if prev is not None and prev[1] != 0 and prev_pid != prev[1]:
             out.append((prev[0], ts))
         prev = (ts, next_pid)
@@ -138,13 +151,14 @@ def delivery(timer, ipi, lo, hi):
     return max(0, t - lo), j < len(ipi) and ipi[j] < t
 
 
-def held(runs, starts, lo, hi):
-    """On-CPU time (ns) per comm within [lo, hi), idle and tickscope's threads left out."""
+def held(runs, starts, lo, hi, measured):
+    """On-CPU time (ns) per comm within [lo, hi), idle, tickscope's threads and the measured
+    thread (`measured`, its tid: another program's under `tickscope attach`) left out."""
     out = {}
     k = bisect.bisect_left(starts, hi)
     for a, b, pid, comm in runs[max(0, k - 256):k]:
         t = min(b, hi) - max(a, lo)
-        if t > 0 and pid != 0 and not comm.startswith("tickscope"):
+        if t > 0 and pid not in (0, measured) and not comm.startswith("tickscope"):
             out[comm] = out.get(comm, 0) + t
     return out
 
@@ -308,8 +322,9 @@ def main():
                         or (comm and m["kind"] == "thread" and m["name"] == comm)]
                 shares.append(sum(m["to_ns"] - m["from_ns"] for m in mine) / (hi - lo))
                 if comm and runs is not None and not p.get("blame_forbidden"):
-                    h = held(runs, run_starts, lo, hi)
-                    if h.get(comm, 0) >= max(h.values(), default=0):
+                    h = held(runs, run_starts, lo, hi, s["tid"])
+                    # Seen at work: the plant held the CPU, and longest.
+                    if h.get(comm, 0) > 0 and h[comm] >= max(h.values()):
                         uncontested += 1
                         uncontested_tp += ok
             if own is not None:
