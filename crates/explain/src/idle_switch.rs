@@ -6,10 +6,10 @@
 //! tracepoint sees every one. Each model reads who held a CPU from its switches, so the text
 //! path took a task switched in from idle for the idle task until its switch out, and its
 //! own thread woken on an idle CPU as never switched in: with `--explain=tracefs` the
-//! oracle's plants read fifo-hi `kernel path` 51 times of 365 (its burst counted as idle
-//! time), rt-throttle `kernel path` 45 of 46 and quota `return to user` 104 of 108 (the
-//! refill's switch to the thread unseen), ipi `other thread` 72 of 243
-//! (`EXPLAIN=tracefs bash bench/oracle.sh --quick`, 2026-11-28).
+//! oracle's plants read fifo-hi `kernel path` 55 times of 351 (its burst counted as idle
+//! time), rt-throttle `kernel path` 50 of 52 and quota `return to user` 102 of 108 (the
+//! refill's switch to the thread unseen) (`EXPLAIN=tracefs bash bench/oracle.sh --quick`,
+//! 2026-11-28 10:07; docs/explain.md, "The text path and the idle task's switches").
 //!
 //! The switch is put back where the events prove it: on a CPU whose last recorded switch
 //! put the idle task on, an event in another task's context (a `sched_switch` taking that

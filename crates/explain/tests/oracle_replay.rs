@@ -5,9 +5,11 @@
 //! Checked, per plant: a plant whose live run met the targets (header `targets`: precision
 //! and recall ≥ 0.95 over every late wake-up of that run, written by `bench/oracle/
 //! fixtures.py` from the live score) keeps precision and recall ≥ 0.95 on its replayed
-//! wake-ups, and one that met precision alone live (header `live.precision` — recall under
+//! wake-ups (or, where the pick holds more of the live run's misses than that allows, misses
+//! none the live run named right), and one that met precision alone live (header `live.precision` — recall under
 //! load is bounded by the wake-ups a burst overlaps without the plant acting on them) keeps
-//! precision ≥ 0.95; "unexplained" stays ≤ 5 % of every plant's wake-ups; a plant whose blame is
+//! precision ≥ 0.95; "unexplained" stays ≤ 5 % of every plant's wake-ups (in a pick of
+//! fewer than 20, none the live run explained); a plant whose blame is
 //! forbidden (the user-mode spinner) is never named; every breakdown's segments and residual
 //! sum to its latency. Then the confusion matrix (truth × top cause) must equal
 //! `expected.json` beside the fixtures (rewrite it with `ORACLE_BLESS=1` after an intended
@@ -153,9 +155,9 @@ fn the_text_paths_recordings_are_attributed_as_measured() {
 /// wake-up of a run, whose events hold no other switch of its own to take its priority
 /// from (at most one: the ipi plant's first). Recordings made before every switch carried
 /// the outgoing task's priority are left out (the text path reads it, and a switch is put
-/// back only with the task's priority). Before `idle_switch` the text path's live runs named fifo-hi `kernel
-/// path` 51 times of 365, rt-throttle 45 of 46, quota `return to user` 104 of 108
-/// (`EXPLAIN=tracefs bash bench/oracle.sh --quick`, 2026-11-28).
+/// back only with the task's priority). Before `idle_switch` the text path's live runs
+/// named fifo-hi `kernel path` 55 times of 351, rt-throttle 50 of 52, quota `return to
+/// user` 102 of 108 (`EXPLAIN=tracefs bash bench/oracle.sh --quick`, 2026-11-28 10:07).
 #[test]
 fn the_idle_switches_put_back_give_each_wake_up_its_cause_from_the_complete_recording() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle");
@@ -388,7 +390,7 @@ fn replay_dir(under: &str, seen: Seen) {
         }
         // Or, in a pick of fewer than 20, none that the live run had explained.
         assert!(
-            20 * unexplained <= rows || new_unexplained == 0,
+            20 * unexplained <= rows || (rows < 20 && new_unexplained == 0),
             "{}: {unexplained} of {rows} unexplained (target ≤ 5 %), {new_unexplained} of them \
              explained live",
             head.plant
