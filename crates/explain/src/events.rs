@@ -15,6 +15,7 @@
 use crate::name::Interner;
 pub use crate::name::Name;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// Nanoseconds on CLOCK_MONOTONIC (the engine's clock, and tracefs' `mono` clock).
 pub type Nanos = i64;
@@ -282,6 +283,29 @@ impl LineParser {
 
 /// The idle task's name as the text output prints it.
 const IDLE: Name = Name::from_static("<idle>");
+
+/// The kernel priority (0–99 RT, lower is higher; 100–139 fair) of every task a
+/// `sched_switch` in `events` moved, as the latest switch that reports it gives it (a task's
+/// priority changes only by `sched_setscheduler(2)` or priority inheritance). One pass.
+pub(crate) fn priorities<'a>(events: impl IntoIterator<Item = &'a Event>) -> HashMap<i32, i32> {
+    let mut out = HashMap::new();
+    for e in events {
+        if let Kind::SchedSwitch {
+            prev_pid,
+            prev_prio,
+            next_pid,
+            next_prio,
+            ..
+        } = e.kind
+        {
+            if let Some(p) = prev_prio {
+                out.insert(prev_pid, p);
+            }
+            out.insert(next_pid, next_prio);
+        }
+    }
+    out
+}
 
 /// Decodes one line of `trace_pipe`; `None` for comments, blank lines and lines that do not
 /// have the default layout. Each call starts a new name table (for tests and one-off

@@ -54,7 +54,7 @@ pub fn fill_in(events: &mut Vec<Event>) -> Vec<(u32, Nanos)> {
     // (insert after this index, the switch) in index order.
     let mut put: Vec<(usize, Event)> = Vec::new();
     // Each task's priority, read once at the first switch to put back.
-    let mut prios: Option<Vec<(i32, i32)>> = None;
+    let mut prios = None;
     for (i, e) in events.iter().enumerate() {
         // Events lost on a CPU may hide any switch: who holds it is unknown until the
         // next switch seen there.
@@ -86,8 +86,8 @@ pub fn fill_in(events: &mut Vec<Event>) -> Vec<(u32, Nanos)> {
             _ => (e.pid != 0).then(|| (e.pid, e.comm.clone())),
         };
         if let (Some(0), Some((pid, comm))) = (st.current, holder) {
-            let prios = prios.get_or_insert_with(|| priorities(events));
-            if let Some(prio) = prios.iter().find(|p| p.0 == pid).map(|p| p.1) {
+            let prios = prios.get_or_insert_with(|| crate::events::priorities(events.iter()));
+            if let Some(&prio) = prios.get(&pid) {
                 let last = &events[st.idle_last];
                 put.push((
                     st.idle_last,
@@ -143,34 +143,6 @@ pub fn fill_in(events: &mut Vec<Event>) -> Vec<(u32, Nanos)> {
     }
     *events = out;
     placed
-}
-
-/// Each task's kernel priority as the last switch in `events` that reports it gives it (a
-/// task's priority changes only by `sched_setscheduler(2)` or priority inheritance): one
-/// pass, so that putting back many switches in a window (an IPI flood wakes an idle CPU
-/// thousands of times a second) stays linear.
-fn priorities(events: &[Event]) -> Vec<(i32, i32)> {
-    let mut prios: Vec<(i32, i32)> = Vec::new();
-    let mut set = |pid: i32, prio: i32| match prios.iter_mut().find(|p| p.0 == pid) {
-        Some(p) => p.1 = prio,
-        None => prios.push((pid, prio)),
-    };
-    for e in events {
-        if let Kind::SchedSwitch {
-            prev_pid,
-            prev_prio,
-            next_pid,
-            next_prio,
-            ..
-        } = e.kind
-        {
-            if let Some(p) = prev_prio {
-                set(prev_pid, p);
-            }
-            set(next_pid, next_prio);
-        }
-    }
-    prios
 }
 
 #[cfg(test)]

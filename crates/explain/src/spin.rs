@@ -345,23 +345,7 @@ fn switched_in(k: &Kind) -> Option<i32> {
 /// The kernel priority (0–99 RT, 100–139 fair) of every task a switch on the CPU's events
 /// `on` moved, the latest known.
 fn prios(events: &[Event], on: &[usize]) -> HashMap<i32, i32> {
-    let mut out = HashMap::new();
-    for &i in on {
-        if let Kind::SchedSwitch {
-            prev_pid,
-            prev_prio,
-            next_pid,
-            next_prio,
-            ..
-        } = events[i].kind
-        {
-            if let Some(p) = prev_prio {
-                out.insert(prev_pid, p);
-            }
-            out.insert(next_pid, next_prio);
-        }
-    }
-    out
+    crate::events::priorities(on.iter().map(|&i| &events[i]))
 }
 
 /// The refill that ended a throttle on the CPU in `[from, to]`: the bandwidth timer's
