@@ -133,7 +133,8 @@ fn choose(
 }
 
 /// The settings in force in the target's threads (process `pid`), as a run reports its own:
-/// the first thread's policy (each thread's in the note when they differ), whether the
+/// the first thread's policy, method and clock (each thread's in the note when they
+/// differ), whether the
 /// process holds memory locked, the CPU latency limit in force on the machine (whoever holds
 /// it), the first thread's timer slack (and which threads the kernel gives none: the
 /// real-time ones) and each thread's CPU when its affinity is one CPU.
@@ -166,6 +167,20 @@ fn applied(pid: i32, chosen: &[Pattern], method: MethodKind, clock: ClockId) -> 
             realtime.join(", ")
         )),
     };
+    // Each thread is measured with its own wait and clock; the header's single method and
+    // clock are the first thread's, so the note names every thread's when they differ.
+    let waits_of: Vec<_> = chosen.iter().map(|p| (p.wait, p.clock)).collect();
+    let method_note = waits_of.iter().any(|w| *w != waits_of[0]).then(|| {
+        let each: Vec<String> = chosen
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("T{i} {} on {}", p.wait.describe(), clock_name(p.clock)))
+            .collect();
+        format!(
+            "the header's method and clock are T0's; the threads differ: {}",
+            each.join(", ")
+        )
+    });
     let locked = target::locked_kib(pid).unwrap_or(0);
     let pm_qos_us = target::cpu_latency_limit_us();
     Applied {
@@ -184,7 +199,7 @@ fn applied(pid: i32, chosen: &[Pattern], method: MethodKind, clock: ClockId) -> 
         method,
         interface: waits.into_iter().collect::<Vec<_>>().join(", "),
         granularity_ns: 1,
-        method_note: None,
+        method_note,
         clock,
         threads: chosen
             .iter()
@@ -513,4 +528,49 @@ fn measure(
         eprintln!("tickscope: process {} ({}) exited; detached", c.pid, c.comm);
     }
     outcome(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickscope_explain::infer::Wait;
+
+    fn pattern(tid: i32, wait: Wait, clock: u64) -> Pattern {
+        Pattern {
+            tid,
+            wake_ups: 100,
+            period_ns: 1_000_000,
+            regular: 1.0,
+            periodic: true,
+            wait,
+            clock,
+            syscalls: vec![230],
+        }
+    }
+
+    /// The header has one method and one clock; when the measured threads wait differently
+    /// the note names each (before 2026-11-28 afternoon the first thread's stood for all).
+    #[test]
+    fn threads_that_wait_differently_are_each_named_in_the_method_note() {
+        let pid = std::process::id() as i32;
+        let (abs, rel) = (
+            pattern(pid, Wait::NanosleepAbs, libc::CLOCK_MONOTONIC as u64),
+            pattern(pid, Wait::Nanosleep, libc::CLOCK_REALTIME as u64),
+        );
+        let same = applied(
+            pid,
+            &[abs.clone(), abs.clone()],
+            MethodKind::ALL[0],
+            ClockId::Monotonic,
+        );
+        assert_eq!(same.method_note, None);
+        let differ = applied(pid, &[abs, rel], MethodKind::ALL[0], ClockId::Monotonic);
+        assert_eq!(
+            differ.method_note.as_deref(),
+            Some(
+                "the header's method and clock are T0's; the threads differ: \
+                 T0 clock_nanosleep(TIMER_ABSTIME) on monotonic, T1 nanosleep on realtime"
+            )
+        );
+    }
 }
