@@ -1356,6 +1356,18 @@ fn a_quota_needs_both_the_throttle_and_the_refill() {
     assert_eq!(b.cause.category, "other thread", "{b:#?}");
 }
 
+/// The wake-up at `woke` attributed on a VM: its cause must be `hypervisor`; its detail and
+/// the held delivery's (S1's) first detail.
+fn held_by_the_host(ev: &[Event], woke: Nanos) -> (Option<String>, String) {
+    let b = attribute(&sample(woke), &setting(true), ev);
+    check_sum(&b);
+    assert_eq!(b.cause.category, "hypervisor", "{b:#?}");
+    (
+        b.cause.detail.clone(),
+        b.segments[1].details[0].name.clone(),
+    )
+}
+
 #[test]
 fn ipis_inside_a_held_delivery_are_its_evidence() {
     // The timer interrupt comes 31 µs after the expiry with nothing in the guest holding it:
@@ -1369,13 +1381,7 @@ fn ipis_inside_a_held_delivery_are_its_evidence() {
             .switch(EXPIRY + 33_000, current, (TID, "tickscope-0"))
             .sys_exit(EXPIRY + 34_000)
             .events();
-        let b = attribute(&sample(EXPIRY + 35_000), &setting(true), &ev);
-        check_sum(&b);
-        assert_eq!(b.cause.category, "hypervisor");
-        (
-            b.cause.detail.clone(),
-            b.segments[1].details[0].name.clone(),
-        )
+        held_by_the_host(&ev, EXPIRY + 35_000)
     };
     // A user-mode helper runs; an IPI 14 µs after the expiry is counted, one 20 µs before
     // it is not.
@@ -1403,6 +1409,43 @@ fn ipis_inside_a_held_delivery_are_its_evidence() {
     let (detail, evidence) = held(&[EXPIRY - 20_000], (0, "<idle>"));
     assert_eq!(detail, None);
     assert_eq!(evidence, "vCPU idle");
+}
+
+/// An IPI whose handler began 2.6 µs before the expiry and ended 0.9 µs after it (3.5 µs,
+/// where the plant's others take 0.3), then 12 µs of nothing until the timer interrupt: the
+/// shape of 8 of the IPI plant's 11 plain `hypervisor` misses (2026-11-28 12:40). The guest
+/// was taking that IPI as the delay began: it is the delivery's evidence. A handler that
+/// ended before the expiry, or an entry followed by another event, is not.
+#[test]
+fn an_ipi_in_its_handler_as_the_delay_began_is_evidence_too() {
+    let help = (42, "plant-ipi-help");
+    let name = || -> tickscope_explain::Name { "call_function_single".into() };
+    let held = |entry: Nanos, exit: Nanos, between: bool| {
+        let mut b = B::new()
+            .armed(0)
+            .ev(entry, help.0, help.1, Kind::VectorEntry { name: name() });
+        if between {
+            b = b.ev(entry + 100, help.0, help.1, Kind::SysExit { nr: 0 });
+        }
+        let ev = b
+            .ev(exit, help.0, help.1, Kind::VectorExit { name: name() })
+            .fired(EXPIRY + 12_900, EXPIRY + 13_000, help)
+            .switch(EXPIRY + 23_700, help, (TID, "tickscope-0"))
+            .sys_exit(EXPIRY + 24_000)
+            .events();
+        held_by_the_host(&ev, EXPIRY + 31_000)
+    };
+    let (detail, evidence) = held(EXPIRY - 2_600, EXPIRY + 900, false);
+    assert_eq!(detail.as_deref(), Some("IPI delivery"));
+    assert_eq!(
+        evidence,
+        "vCPU running plant-ipi-help; interrupt held outside the guest; \
+         IPIs received meanwhile: call_function_single 1, one in its handler as the delay began"
+    );
+    let (detail, _) = held(EXPIRY - 2_600, EXPIRY - 2_300, false);
+    assert_eq!(detail, None);
+    let (detail, _) = held(EXPIRY - 2_600, EXPIRY + 900, true);
+    assert_eq!(detail, None);
 }
 
 #[test]
