@@ -1749,9 +1749,10 @@ fn a_wake_up_without_its_callback_is_never_all_return_to_user() {
 /// 19 µs: 12 µs of it our own timer interrupt still running after its callback, 5 µs the
 /// interrupted user-mode thread's exit path, 0.4 µs an IPI handler. The kernel time nothing
 /// names does not outweigh the held delivery, and the interrupt's own tail is the host's
-/// too (its timer write): the main cause is the host, and what it was doing is told by its
-/// largest stretch, the delivery during which IPIs came — "IPI delivery". With the delivery
-/// shorter than that tail the host is still the cause, with nothing more to say.
+/// too (its timer write): the main cause is the host, "IPI delivery" since IPIs came during
+/// one of its stretches. With the delivery shorter than that tail the host is still the
+/// cause, and still "IPI delivery" (until 2026-11-28 afternoon only the largest stretch, the
+/// tail, in which nothing is ever traced, was asked: plain `hypervisor`).
 #[test]
 fn unexplained_kernel_time_does_not_outweigh_a_named_larger_segment() {
     let run = |delivery: Nanos| {
@@ -1800,7 +1801,11 @@ fn unexplained_kernel_time_does_not_outweigh_a_named_larger_segment() {
     let b = run(10_000);
     check_sum(&b);
     assert_eq!(b.cause.category, "hypervisor", "{b:#?}");
-    assert_eq!(b.cause.detail, None);
+    assert!(
+        seg(&b, "wake_to_cpu") > seg(&b, "interrupt_delivery"),
+        "{b:#?}"
+    );
+    assert_eq!(b.cause.detail.as_deref(), Some("IPI delivery"));
 }
 
 /// An RT thread woken while a fair task (rustc, prio 120) runs: the task keeps the CPU
