@@ -1871,14 +1871,13 @@ pub(crate) fn main_cause(segments: &[Segment], residual: Nanos, lost: bool) -> C
     // bursts, 1 inside the pagefault plant's (whose page-outs send IPIs) and 1 outside every
     // burst (docs/explain.md, "Interrupts held by the host: the IPI plant").
     if c.category == "hypervisor" {
-        let host = || {
-            segments
-                .iter()
-                .flat_map(|s| s.details.iter())
-                .filter(|d| d.kind == "hypervisor")
-        };
-        if host().next().is_some() {
-            c.detail = host()
+        let mut host = segments
+            .iter()
+            .flat_map(|s| s.details.iter())
+            .filter(|d| d.kind == "hypervisor")
+            .peekable();
+        if host.peek().is_some() {
+            c.detail = host
                 .any(|d| d.name.contains(IPI_DELIVERY))
                 .then(|| "IPI delivery".to_string());
         }

@@ -284,7 +284,7 @@ impl LineParser {
 /// The idle task's name as the text output prints it.
 const IDLE: Name = Name::from_static("<idle>");
 
-/// The kernel priority (0–99 RT, lower is higher; 100–139 fair) of every task a
+/// The kernel priority (0–99 RT, lower is higher; 100–139 fair; −1 deadline) of every task a
 /// `sched_switch` in `events` moved, as the latest switch that reports it gives it (a task's
 /// priority changes only by `sched_setscheduler(2)` or priority inheritance). One pass.
 pub(crate) fn priorities<'a>(events: impl IntoIterator<Item = &'a Event>) -> HashMap<i32, i32> {
