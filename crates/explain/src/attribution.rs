@@ -1816,9 +1816,9 @@ pub const OWN_THREAD: &str = "tickscope (own thread)";
 /// as the timer's model names it: a measurement disturbed by its own tool says so rather
 /// than blaming a command name. Returns whether any was named
 /// ([`crate::model::label_own_threads`] names a spinning thread's cause again on top).
-pub fn label_own_threads(b: &mut Breakdown, own: impl Fn(i32) -> bool) -> bool {
+pub fn label_own_threads(b: &mut Breakdown, mut own: impl FnMut(i32) -> bool) -> bool {
     let tid = b.sample.tid;
-    let is_own = |pid: Option<i32>| pid.is_some_and(|p| p != 0 && p != tid && own(p));
+    let mut is_own = |pid: Option<i32>| pid.is_some_and(|p| p != 0 && p != tid && own(p));
     let mut changed = false;
     for seg in &mut b.segments {
         for d in &mut seg.details {

@@ -16,7 +16,7 @@ use crate::backend::{Capture, CaptureCost, TRACEFS_WINDOW_KEEP_NS};
 use crate::bpf::BpfCapture;
 use crate::bundle::Bundle;
 use crate::context::WindowContext;
-use crate::model::label_own_threads;
+use crate::model::{attribute_reading_quota, label_own_threads};
 use crate::on_late::{Action, Rule};
 use crate::on_late_exec::ExecActions;
 use crate::run_clock::Clocks;
@@ -25,7 +25,7 @@ use crate::section::{ActionStatus, CaptureRecord, ExplainSection, ThreadCauses, 
 use crate::table::CauseTable;
 use crate::tracefs::{self, InstanceSpec, TraceInstance, Unavailable};
 use crate::window::EventWindow;
-use crate::{attribute, Breakdown, LateSample, Setting};
+use crate::{Breakdown, LateSample, Setting};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -187,11 +187,12 @@ pub struct Controller {
     received: Option<i64>,
     /// The run's window length, ns (for the end of a reported window).
     window_ns: i64,
-    /// tickscope's own threads, sorted, read from `/proc/self/task` at most once per pump
-    /// (`None`: not read in this pump yet).
-    own_tids: Option<Vec<i32>>,
+    /// Whether a thread id named in this pump's breakdowns is one of tickscope's own
+    /// ([`own_thread`]), each asked once per pump.
+    own_tids: Vec<(i32, bool)>,
     /// Per measured thread, whether a CPU quota applies to it ([`crate::cpu_quota::applies`]),
-    /// read at most once per pump, when one of its late wake-ups is explained.
+    /// read at most once per pump, when the events of one of its late wake-ups suggest a CFS
+    /// throttle ([`crate::model::attribute_reading_quota`]).
     quotas: Vec<(i32, Option<bool>)>,
     /// The run's clock: its samples, when on it, are moved to the trace's CLOCK_MONOTONIC
     /// ([`crate::run_clock`]).
@@ -390,7 +391,7 @@ impl Controller {
                 log,
                 received: None,
                 window_ns: 1_000_000_000,
-                own_tids: None,
+                own_tids: Vec::new(),
                 quotas: Vec::new(),
                 clock: ClockId::Monotonic,
                 clock_offset: 0,
@@ -492,7 +493,7 @@ impl Controller {
         self.window.hold_from(hold);
         self.read_trace();
         self.fetch_for_spinners();
-        self.own_tids = None;
+        self.own_tids.clear();
         self.quotas.clear();
         while let Some(p) = self.pending.front() {
             let s = &p.sample;
@@ -513,14 +514,6 @@ impl Controller {
     fn explain_one(&mut self, p: Pending) {
         let s = p.sample;
         let row = &mut self.section.threads[s.thread];
-        if let (Some(_), Some(setting), true) = (&self.trace, &mut self.setting, self.traced_now) {
-            let known = self.quotas.iter().find(|q| q.0 == s.tid).map(|q| q.1);
-            setting.cpu_quota = known.unwrap_or_else(|| {
-                let q = crate::cpu_quota::applies(s.tid);
-                self.quotas.push((s.tid, q));
-                q
-            });
-        }
         let breakdown = match (&self.trace, &self.setting) {
             (Some(_), Some(setting)) if self.traced_now => {
                 let mut from = s.expiry - 2 * setting.period - CATCH_UP_NS;
@@ -545,7 +538,15 @@ impl Controller {
                     true => crate::idle_switch::fill_in(&mut events),
                     false => Vec::new(),
                 };
-                let mut b = attribute(&s, setting, &events);
+                let quotas = &mut self.quotas;
+                let mut b = attribute_reading_quota(&s, setting, &events, || {
+                    let known = quotas.iter().find(|q| q.0 == s.tid).map(|q| q.1);
+                    known.unwrap_or_else(|| {
+                        let q = crate::cpu_quota::applies(s.tid);
+                        quotas.push((s.tid, q));
+                        q
+                    })
+                });
                 // One the breakdown reads: on its CPU, from a period before the expiry
                 // (who held the CPU then) to the wake-up.
                 let read = s.expiry - setting.period..=s.woke;
@@ -558,8 +559,15 @@ impl Controller {
                 if self.window.newest() < s.woke {
                     b.flags.push("trace_behind".into());
                 }
-                let own = self.own_tids.get_or_insert_with(own_threads);
-                label_own_threads(&mut b, |pid| own.binary_search(&pid).is_ok());
+                let known = &mut self.own_tids;
+                label_own_threads(&mut b, |pid| match known.iter().find(|k| k.0 == pid) {
+                    Some(k) => k.1,
+                    None => {
+                        let own = own_thread(pid);
+                        known.push((pid, own));
+                        own
+                    }
+                });
                 row.causes.add(&b);
                 if let Some(w) = self.log.as_mut() {
                     let line = match self.opts.log_events {
@@ -1072,18 +1080,13 @@ fn complete(t: &Capture, window: &EventWindow, received: Option<i64>, s: &LateSa
     t.caught_up(window, s.tid, s.expiry, s.woke, CATCH_UP_NS, received)
 }
 
-/// The ids of this process's threads, sorted, from the entries of `/proc/self/task`
-/// (proc(5)): one directory read for a breakdown's every detail, instead of one `statx` per
-/// detail (≈ 50 per late wake-up). Empty when the directory cannot be read.
-fn own_threads() -> Vec<i32> {
-    let mut tids: Vec<i32> = std::fs::read_dir("/proc/self/task")
-        .map(|dir| {
-            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    tids.sort_unstable();
-    tids
+/// Whether thread `tid` is one of this process's: `/proc/self/task/TID` exists only for the
+/// process's own threads (proc(5); `proc_task_lookup()` in fs/proc/base.c refuses a thread
+/// of another group). One `statx` per thread id a pump's breakdowns name (their details and
+/// marks name the same few tasks), where reading the whole directory cost ≈ 60 µs a pump
+/// (perf, a 1 ms run with a window for every wake-up over 25 µs, 2026-11-28).
+fn own_thread(tid: i32) -> bool {
+    Path::new(&format!("/proc/self/task/{tid}")).exists()
 }
 
 #[cfg(test)]
@@ -1091,7 +1094,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn own_threads_are_this_processs_sorted() {
+    fn own_threads_are_this_processs_only() {
         let (tx, rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         let other = std::thread::spawn(move || {
@@ -1100,15 +1103,12 @@ mod tests {
             done_rx.recv().ok();
         });
         let other_tid = rx.recv().unwrap();
-        let tids = own_threads();
         // SAFETY: as above.
         let me = unsafe { libc::gettid() };
-        assert!(tids.binary_search(&me).is_ok(), "{me} in {tids:?}");
-        assert!(
-            tids.binary_search(&other_tid).is_ok(),
-            "{other_tid} in {tids:?}"
-        );
-        assert!(tids.windows(2).all(|w| w[0] < w[1]), "{tids:?}");
+        assert!(own_thread(me), "{me}");
+        assert!(own_thread(other_tid), "{other_tid}");
+        assert!(!own_thread(1), "init is another process's");
+        assert!(!own_thread(0), "the idle task");
         done_tx.send(()).unwrap();
         other.join().unwrap();
     }

@@ -31,9 +31,48 @@ pub fn attribute(sample: &LateSample, setting: &Setting, events: &[Event]) -> Br
     b
 }
 
+/// [`attribute`] that asks whether a CPU quota applies to the thread's group (`quota`, e.g.
+/// [`crate::cpu_quota::applies`], which reads `/proc` and the cgroup files) only when the
+/// answer can change the breakdown: when the events suggest a CFS throttle. Attributed
+/// first with [`Setting::cpu_quota`] as given; if that was unknown (`None`) and a detail of
+/// kind `cfs_throttled` stands in the breakdown, `quota` is called, and a quota it rules out
+/// (`Some(false)`) attributes again with that answer. The result equals [`attribute`] with
+/// `quota()`'s answer in [`Setting::cpu_quota`]: an unknown and a present quota are read
+/// alike, and a throttle that is not ruled out is always kept in its segment's details
+/// (`attribution::possible`), so where none stands the answer was never consulted.
+///
+/// # Panics
+/// Never.
+pub fn attribute_reading_quota(
+    sample: &LateSample,
+    setting: &Setting,
+    events: &[Event],
+    quota: impl FnOnce() -> Option<bool>,
+) -> Breakdown {
+    let b = attribute(sample, setting, events);
+    let throttle = b
+        .segments
+        .iter()
+        .flat_map(|s| &s.details)
+        .any(|d| d.kind == "cfs_throttled");
+    if setting.cpu_quota.is_some() || !throttle {
+        return b;
+    }
+    match quota() {
+        Some(false) => {
+            let known = Setting {
+                cpu_quota: Some(false),
+                ..setting.clone()
+            };
+            attribute(sample, &known, events)
+        }
+        _ => b,
+    }
+}
+
 /// [`attribution::label_own_threads`], naming a spinning thread's cause again as
 /// the spinning thread's model does ([`spin::UNNAMED`] for what no evidence names).
-pub fn label_own_threads(b: &mut Breakdown, own: impl Fn(i32) -> bool) {
+pub fn label_own_threads(b: &mut Breakdown, own: impl FnMut(i32) -> bool) {
     if attribution::label_own_threads(b, own) && b.flags.iter().any(|f| f == spin::FLAG) {
         b.cause = spin::name(b.cause.clone());
     }

@@ -447,3 +447,62 @@ fn a_spinner_interrupted_in_user_mode_is_never_named() {
     );
     eprintln!("spinner-user: named {without} times without the user-mode record, 0 with it");
 }
+
+/// The collector reads whether a CPU quota applies (`/proc/TID/cgroup` and the group's quota
+/// files) only where the events suggest a CFS throttle
+/// (`tickscope_explain::model::attribute_reading_quota`): on every recorded wake-up — BPF
+/// and text path, the quota plant's included — that gives the breakdown the attribution
+/// gives with the answer known beforehand, for each answer, and the answer is asked for
+/// only where a `cfs_throttled` detail stands.
+#[test]
+fn the_quota_read_only_where_a_throttle_is_suggested_changes_no_breakdown() {
+    use tickscope_explain::model::attribute_reading_quota;
+    let (mut asked, mut rows) = (0u32, 0u32);
+    for dir in ["tests/fixtures/oracle", "tests/fixtures/oracle-tracefs"] {
+        for f in fixture_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)) {
+            let (head, setting, rows_read) = fixture(&f);
+            for row in rows_read {
+                let mut events = row.events.clone();
+                if head.backend.as_deref() == Some("tracefs") {
+                    tickscope_explain::idle_switch::fill_in(&mut events);
+                }
+                rows += 1;
+                for answer in [None, Some(true), Some(false)] {
+                    let known = Setting {
+                        cpu_quota: answer,
+                        ..setting.clone()
+                    };
+                    let mut called = false;
+                    let lazy = attribute_reading_quota(&row.sample, &setting, &events, || {
+                        called = true;
+                        answer
+                    });
+                    let throttle = lazy
+                        .segments
+                        .iter()
+                        .flat_map(|s| &s.details)
+                        .any(|d| d.kind == "cfs_throttled");
+                    assert_eq!(
+                        lazy,
+                        attribute(&row.sample, &known, &events),
+                        "{}: seq {} with the quota {answer:?}",
+                        head.plant,
+                        row.sample.seq
+                    );
+                    assert!(
+                        called || !throttle || answer.is_some(),
+                        "{}: a throttle named without asking",
+                        head.plant
+                    );
+                    asked += (called && answer.is_none()) as u32;
+                }
+            }
+        }
+    }
+    eprintln!("{rows} recorded wake-ups, the quota asked for in {asked}");
+    assert!(asked > 0, "the quota plant's throttles ask for it");
+    assert!(
+        asked < rows / 4,
+        "most wake-ups never ask: {asked} of {rows}"
+    );
+}
