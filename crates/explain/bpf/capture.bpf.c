@@ -632,11 +632,22 @@ int on_hrtimer_expire_entry(__u64 *ctx)
 // the ring many times over, and the window would start after the expiry (seen under load:
 // the quota and rt-throttle plants' wake-ups "trace silent" or missing their throttle).
 // So once the thread is overdue, every switch on the CPU (but the one that brings it back)
-// that finds half the ring new since the last copy sends the ring as a carry copy (no late thread: dump_tid 0); user space keeps
+// that finds half the ring new since the last copy, and since the thread's window began, sends
+// the ring as a carry copy (no late thread: dump_tid 0); user space keeps
 // each record once, and the late window, sent later, finds its start there.
 static __always_inline void carry(struct ring *r, __u64 now)
 {
 	if (!r->overdue_at || now <= r->overdue_at || r->head - r->dumped_head < RING_LEN / 2)
+		return;
+	// Nor while less than half the ring was written since the thread last returned from its
+	// wait or armed its timer (`ret_head`, where its window starts): nothing it needs can be
+	// overwritten before it is back. A thread merely late — its timer interrupt held by the
+	// host, say — is overdue in the interrupt that wakes it, and a copy there (16 KiB) would
+	// sit on the path of the very wake-up being measured, for a window that is sent anyway
+	// when the thread next sleeps; on a loud host that was a carry copy for nearly every late
+	// wake-up (722 windows for 351 late ones in a 10 s run, 2026-11-28).
+	struct thread *th = thread_of(r->watch_tid);
+	if (th && r->head - th->ret_head < RING_LEN / 2)
 		return;
 	// The collector keeps a CPU's events for a second (BPF_WINDOW_KEEP_NS): a thread overdue
 	// longer (gone elsewhere, or stopped) is no longer carried for.
