@@ -62,7 +62,8 @@ pub struct Setting {
     /// ([`Kind::Steal`], recorded when it next arms its timer).
     pub returns_traced: bool,
     /// Whether a CPU quota applies to the late thread's cpu cgroup (see
-    /// [`crate::cpu_quota::applies`]), read when its wake-up is explained: `Some(false)`
+    /// [`crate::cpu_quota::applies`]; the collector reads it only where the events suggest a
+    /// CFS throttle, [`crate::model::attribute_reading_quota`]): `Some(false)`
     /// rules `cpu quota` out (the kernel throttles no fair thread without a quota,
     /// Documentation/scheduler/sched-bwc.rst); `None` (unknown: recorded fixtures, a thread
     /// gone) leaves it to the events.

@@ -453,7 +453,8 @@ fn a_spinner_interrupted_in_user_mode_is_never_named() {
 /// (`tickscope_explain::model::attribute_reading_quota`): on every recorded wake-up — BPF
 /// and text path, the quota plant's included — that gives the breakdown the attribution
 /// gives with the answer known beforehand, for each answer, and the answer is asked for
-/// only where a `cfs_throttled` detail stands.
+/// exactly where a `cfs_throttled` detail stands (or stood, before a `Some(false)` ruled it
+/// out).
 #[test]
 fn the_quota_read_only_where_a_throttle_is_suggested_changes_no_breakdown() {
     use tickscope_explain::model::attribute_reading_quota;
@@ -489,11 +490,16 @@ fn the_quota_read_only_where_a_throttle_is_suggested_changes_no_breakdown() {
                         head.plant,
                         row.sample.seq
                     );
+                    // Asked exactly where a throttle stands — or stood, before the answer
+                    // ruled it out.
                     assert!(
-                        called || !throttle || answer.is_some(),
-                        "{}: a throttle named without asking",
+                        called || !throttle,
+                        "{}: a throttle without asking",
                         head.plant
                     );
+                    if answer != Some(false) {
+                        assert_eq!(called, throttle, "{}: asked for nothing", head.plant);
+                    }
                     asked += (called && answer.is_none()) as u32;
                 }
             }
