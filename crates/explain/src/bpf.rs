@@ -682,11 +682,7 @@ impl BpfCapture {
                 dumps.push(d);
             }
         }
-        if self.recording_since > 0 {
-            let since = self.recording_since;
-            let new = out.split_off(from);
-            out.extend(new.into_iter().filter(|e| e.ts >= since));
-        }
+        drop_before(out, from, self.recording_since);
     }
 
     /// Copies the rings of the recorded CPUs as they stand now and appends their records not
@@ -726,11 +722,7 @@ impl BpfCapture {
             }
             self.decoder.decode_bytes(&bytes, out);
         }
-        if self.recording_since > 0 {
-            let since = self.recording_since;
-            let new = out.split_off(from);
-            out.extend(new.into_iter().filter(|e| e.ts >= since));
-        }
+        drop_before(out, from, self.recording_since);
         Ok(out.len() - from)
     }
 
@@ -744,6 +736,19 @@ impl BpfCapture {
             dumps: s.dumps + r[4],
             dumps_lost: s.dumps_lost + r[5],
         })
+    }
+}
+
+/// Removes the events of `out[from..]` recorded before `since` (ns; 0: none), keeping the
+/// order of the rest. Events are moved only when one is removed (after a resumed recording);
+/// otherwise nothing is touched.
+fn drop_before(out: &mut Vec<Event>, from: usize, since: i64) {
+    if since > 0 && out[from..].iter().any(|e| e.ts < since) {
+        let mut i = 0;
+        out.retain(|e| {
+            i += 1;
+            i <= from || e.ts >= since
+        });
     }
 }
 
@@ -786,6 +791,29 @@ fn free_slot(tid: u32, taken: impl Fn(u32) -> bool) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn records_before_a_resumed_recording_are_dropped_from_the_new_part_only() {
+        use crate::events::Kind;
+        let ev = |ts: i64| Event {
+            ts,
+            cpu: 1,
+            pid: 7,
+            comm: "t".into(),
+            kind: Kind::SysExit { nr: 230 },
+        };
+        let ts = |v: &Vec<Event>| v.iter().map(|e| e.ts).collect::<Vec<_>>();
+        // Events before `from` are earlier polls': kept whatever their time.
+        let mut out = vec![ev(5), ev(50), ev(8), ev(60), ev(9)];
+        drop_before(&mut out, 1, 40);
+        assert_eq!(ts(&out), [5, 50, 60]);
+        // Nothing recorded before: the list is left as it is; 0 means no resume yet.
+        let mut out = vec![ev(5), ev(50), ev(60)];
+        drop_before(&mut out, 1, 40);
+        assert_eq!(ts(&out), [5, 50, 60]);
+        drop_before(&mut out, 0, 0);
+        assert_eq!(ts(&out), [5, 50, 60]);
+    }
 
     #[test]
     fn a_thread_takes_the_first_free_of_its_slots_as_the_kernel_side_looks() {

@@ -159,11 +159,10 @@ fn parse_dump_into(b: &[u8], d: &mut Dump, through: Option<u64>) -> bool {
         }
     }
     for seq in first..head {
-        records.extend(record_at(
-            b,
-            HEADER_SIZE + (seq as usize % RING_LEN) * RECORD_SIZE,
-            seq,
-        ));
+        let at = HEADER_SIZE + (seq as usize % RING_LEN) * RECORD_SIZE;
+        if let Some(r) = record_at(b, at, seq) {
+            records.push(r);
+        }
     }
     // A record interrupted between taking its slot and reading the clock can be out of
     // order by the length of the interrupt. (Ties keep the order of writing, as a stable
@@ -182,21 +181,23 @@ fn parse_dump_into(b: &[u8], d: &mut Dump, through: Option<u64>) -> bool {
 /// The record at byte `at` of a dump, number `seq` of its CPU; `None` where it was never
 /// written (time 0).
 fn record_at(b: &[u8], at: usize, seq: u64) -> Option<Record> {
-    let r = &b[at..at + RECORD_SIZE];
-    let ts = u64_at(r, 0);
+    // One bounds check for the record; each word from its fixed place.
+    let r: &[u8; RECORD_SIZE] = b.get(at..at + RECORD_SIZE)?.try_into().ok()?;
+    let word = |i: usize| {
+        let w: [u8; 8] = r[8 * i..8 * i + 8].try_into().expect("8 bytes");
+        u64::from_le_bytes(w)
+    };
+    let ts = word(0);
     if ts == 0 {
         return None;
     }
-    let mut p = [0u64; 6];
-    for (i, w) in p.iter_mut().enumerate() {
-        *w = u64_at(r, 16 + 8 * i);
-    }
+    let head = word(1);
     Some(Record {
         seq,
         ts: ts as Nanos,
-        pid: u32_at(r, 8) as i32,
-        kind: u16::from_le_bytes([r[12], r[13]]),
-        p,
+        pid: head as u32 as i32,
+        kind: (head >> 32) as u16,
+        p: [word(2), word(3), word(4), word(5), word(6), word(7)],
     })
 }
 
@@ -232,21 +233,23 @@ fn comm_bytes(words: &[u64]) -> [u8; 16] {
     b
 }
 
+/// The decoder's tables, looked up for nearly every record: foldhash (the hash `hashbrown`
+/// uses by default) instead of SipHash, seeded per process.
+type Fast<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Turns dumps into [`Event`]s: each CPU's records once, in order, with names resolved.
 /// Names come from a bounded [`Interner`] and the buffers are kept between dumps: once a
 /// run's names are known, decoding a dump allocates nothing per record.
 #[derive(Debug, Default)]
 pub struct Decoder {
     /// Newest record sequence already turned into events, per CPU.
-    done: HashMap<u32, u64>,
-    comms: HashMap<i32, Name>,
-    symbols: HashMap<u64, Name>,
-    irqs: HashMap<u32, Name>,
+    done: Fast<u32, u64>,
+    comms: Fast<i32, Name>,
+    symbols: Fast<u64, Name>,
+    irqs: Fast<u32, Name>,
     names: Interner,
-    /// The dump's records not decoded before (kept between dumps).
-    fresh: Vec<Record>,
-    /// Their events before [`fill_in`] (kept between dumps).
-    events: Vec<Event>,
+    /// [`FillIn`]'s per-CPU state (its buffer kept between dumps).
+    fill_cpus: Vec<(u32, CpuFill)>,
     /// The dump [`Decoder::decode_bytes`] parses into (kept between dumps).
     dump: Dump,
     /// Read `/proc` for names not learned from the records (off in tests).
@@ -309,14 +312,14 @@ impl Decoder {
     /// the header kept ([`ARMED_AT`]) and put back splits such a gap: a marker on each side.
     pub fn decode(&mut self, dump: &Dump, out: &mut Vec<Event>) -> usize {
         let done = self.done.get(&dump.cpu).copied();
-        let mut fresh = std::mem::take(&mut self.fresh);
-        fresh.clear();
-        fresh.extend(
+        // The records not decoded before, read in place (a dump that came through
+        // [`Decoder::decode_bytes`] holds no others).
+        let fresh = || {
             dump.records
                 .iter()
-                .filter(|r| done.is_none_or(|d| r.seq > d)),
-        );
-        if let Some(max) = fresh.iter().map(|r| r.seq).max() {
+                .filter(move |r| done.is_none_or(|d| r.seq > d))
+        };
+        if let Some(max) = fresh().map(|r| r.seq).max() {
             self.done.insert(dump.cpu, max);
         }
         // Records the ring can still hold start at `ring_from`; those before it are armings
@@ -326,8 +329,7 @@ impl Decoder {
         // CPU's previous window; before the CPU's first window nothing is known).
         let ring_from = dump.head.saturating_sub(RING_LEN as u64);
         let mut kept = [u64::MAX; ARMINGS];
-        for (k, r) in fresh
-            .iter()
+        for (k, r) in fresh()
             .filter(|r| r.seq < ring_from)
             .take(ARMINGS)
             .enumerate()
@@ -335,11 +337,7 @@ impl Decoder {
             kept[k] = r.seq;
         }
         kept.sort_unstable();
-        let ring_first = fresh
-            .iter()
-            .filter(|r| r.seq >= ring_from)
-            .map(|r| r.seq)
-            .min();
+        let ring_first = fresh().filter(|r| r.seq >= ring_from).map(|r| r.seq).min();
         // (seq of the record a gap ends at, records lost), in stream order.
         let mut gaps = [(u64::MAX, 0u64); ARMINGS + 1];
         let mut prev = done;
@@ -355,11 +353,13 @@ impl Decoder {
             );
             prev = Some(seq);
         }
-        self.resolve_symbols(&fresh);
-        let mut events = std::mem::take(&mut self.events);
-        events.clear();
+        self.resolve_symbols(fresh());
+        // Each event goes through `fill_in`'s state straight onto `out` (moved once).
+        let mut events = FillIn::onto(out, std::mem::take(&mut self.fill_cpus));
         let mut ring_marked = false;
-        for r in &fresh {
+        let mut n = 0;
+        for r in fresh() {
+            n += 1;
             // The ring's marker stands before its oldest record in time (records interrupted
             // between taking their slot and reading the clock may be out of order).
             let ends_gap = match r.seq < ring_from {
@@ -423,12 +423,11 @@ impl Decoder {
                 comm,
                 kind,
             });
-            events.extend(steal);
+            if let Some(steal) = steal {
+                events.push(steal);
+            }
         }
-        fill_in_onto(&mut events, out);
-        let n = fresh.len();
-        self.fresh = fresh;
-        self.events = events;
+        self.fill_cpus = events.finish();
         n
     }
 
@@ -525,9 +524,8 @@ impl Decoder {
     /// timer callbacks are core kernel functions, in the first fifth of the file — or at once
     /// where the file hides addresses (then never read again). What stays unnamed prints as
     /// hex.
-    fn resolve_symbols(&mut self, records: &[Record]) {
+    fn resolve_symbols<'r>(&mut self, records: impl Iterator<Item = &'r Record>) {
         let mut missing: Vec<u64> = records
-            .iter()
             .filter(|r| matches!(r.kind, 1 | 2))
             .map(|r| r.p[3])
             .filter(|a| !self.symbols.contains_key(a))
@@ -672,39 +670,68 @@ pub fn fill_in(events: &mut Vec<Event>) {
 /// [`fill_in`] appending the result to `out` (a decoder's caller's list: no buffer in
 /// between, so each event is moved once); `events` is left empty with its capacity.
 fn fill_in_onto(events: &mut Vec<Event>, out: &mut Vec<Event>) {
-    #[derive(Default)]
-    struct Cpu {
-        /// A local timer vector put back and not left yet.
-        open: bool,
-        in_hrtimer_softirq: bool,
-        idle: bool,
-        has_entries: bool,
-        last_ts: Nanos,
+    out.reserve(events.len() + events.len() / 2);
+    let mut f = FillIn::onto(out, Vec::new());
+    for e in events.drain(..) {
+        f.push(e);
     }
+}
+
+/// What [`fill_in`] knows of one CPU so far.
+#[derive(Debug, Default)]
+struct CpuFill {
+    /// A local timer vector put back and not left yet.
+    open: bool,
+    in_hrtimer_softirq: bool,
+    idle: bool,
+    has_entries: bool,
+    last_ts: Nanos,
+}
+
+/// [`fill_in`] one event at a time: each event pushed is appended to `out` with what it
+/// puts back before it (the decoder's events go onto its caller's list without a buffer in
+/// between).
+struct FillIn<'a> {
+    out: &'a mut Vec<Event>,
     // Per CPU, by a linear search: a decoder's events are one CPU's, a text trace's a
     // handful of CPUs' (no hashing, no allocation for a single CPU beyond the first).
-    let mut cpus: Vec<(u32, Cpu)> = Vec::new();
-    out.reserve(events.len() + events.len() / 2);
-    let timer_entry = |ts: Nanos, e: &Event| Event {
-        ts,
-        cpu: e.cpu,
-        pid: e.pid,
-        comm: e.comm.clone(),
-        kind: Kind::VectorEntry {
-            name: Name::from_static(VECTORS[0]),
-        },
-    };
-    for e in events.drain(..) {
+    cpus: Vec<(u32, CpuFill)>,
+}
+
+impl<'a> FillIn<'a> {
+    /// Onto `out`, with `cpus` (emptied) as the per-CPU state's buffer.
+    fn onto(out: &'a mut Vec<Event>, mut cpus: Vec<(u32, CpuFill)>) -> Self {
+        cpus.clear();
+        FillIn { out, cpus }
+    }
+
+    /// The per-CPU state's buffer, for the next [`FillIn::onto`] (no allocation per dump).
+    fn finish(self) -> Vec<(u32, CpuFill)> {
+        self.cpus
+    }
+
+    fn push(&mut self, e: Event) {
+        let out = &mut *self.out;
+        let timer_entry = |ts: Nanos, e: &Event| Event {
+            ts,
+            cpu: e.cpu,
+            pid: e.pid,
+            comm: e.comm.clone(),
+            kind: Kind::VectorEntry {
+                name: Name::from_static(VECTORS[0]),
+            },
+        };
         // A loss marker (the decoder's, stamped with the next record's time) is no event
         // of the CPU's: it changes nothing put back around it.
         if matches!(e.kind, Kind::Lost { .. }) {
             out.push(e);
-            continue;
+            return;
         }
+        let cpus = &mut self.cpus;
         let at = match cpus.iter().position(|(c, _)| *c == e.cpu) {
             Some(at) => at,
             None => {
-                cpus.push((e.cpu, Cpu::default()));
+                cpus.push((e.cpu, CpuFill::default()));
                 cpus.len() - 1
             }
         };

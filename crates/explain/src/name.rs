@@ -182,7 +182,7 @@ impl<'de> Deserialize<'de> for Name {
 /// most `cap` texts here, whatever it runs for.
 #[derive(Debug)]
 pub struct Interner {
-    table: HashSet<Name>,
+    table: HashSet<Name, foldhash::fast::RandomState>,
     cap: usize,
     /// Times the table was full and emptied (a sign of name churn).
     pub resets: u64,
@@ -202,7 +202,7 @@ impl Interner {
     /// An empty interner keeping at most `cap` (≥ 1) texts.
     pub fn new(cap: usize) -> Self {
         Interner {
-            table: HashSet::new(),
+            table: HashSet::default(),
             cap: cap.max(1),
             resets: 0,
         }
@@ -227,9 +227,11 @@ impl Interner {
     /// `comm`), invalid UTF-8 replaced by U+FFFD.
     pub fn intern_bytes(&mut self, bytes: &[u8]) -> Name {
         let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
-        match String::from_utf8_lossy(&bytes[..end]) {
-            std::borrow::Cow::Borrowed(s) => self.intern(s),
-            std::borrow::Cow::Owned(s) => self.intern(&s),
+        // Valid UTF-8 (every name a task gives itself in practice) is checked without
+        // building the lossy form's chunks.
+        match std::str::from_utf8(&bytes[..end]) {
+            Ok(s) => self.intern(s),
+            Err(_) => self.intern(&String::from_utf8_lossy(&bytes[..end])),
         }
     }
 
@@ -287,5 +289,8 @@ mod tests {
         }
         assert!(i.resets > 0);
         assert_eq!(a, "hog", "a name handed out outlives a reset");
+        // Bytes that are not UTF-8 read as the lossy text, as `String::from_utf8_lossy`.
+        assert_eq!(i.intern_bytes(b"a\xffb\0c"), "a\u{FFFD}b");
+        assert_eq!(i.intern_bytes(b"kworker/1:2"), "kworker/1:2");
     }
 }
