@@ -190,6 +190,9 @@ pub struct Controller {
     /// Whether a thread id named in this pump's breakdowns is one of tickscope's own
     /// ([`own_thread`]), each asked once per pump.
     own_tids: Vec<(i32, bool)>,
+    /// The events of the late wake-up being attributed ([`EventWindow::range_into`]): one
+    /// allocation kept from one wake-up to the next.
+    range_buf: Vec<crate::Event>,
     /// Per measured thread, whether a CPU quota applies to it ([`crate::cpu_quota::applies`]),
     /// read at most once per pump, when the events of one of its late wake-ups suggest a CFS
     /// throttle ([`crate::model::attribute_reading_quota`]).
@@ -214,6 +217,10 @@ const P99_START: i64 = 100_000;
 /// A late wake-up is attributed once the trace is this far past it, ns; its events are taken
 /// from two periods before its expiry to this far after its wake-up …
 pub const CATCH_UP_NS: i64 = 2_000_000;
+
+/// The most events whose allocation the controller keeps between two late wake-ups' ranges
+/// (≈ 0.5 MiB; a 1 ms thread's range holds a few dozen).
+const RANGE_BUF_KEPT: usize = 4096;
 /// … or after this long at the latest (the events stay held meanwhile; a breakdown made
 /// before the trace reached its wake-up is flagged `trace_behind`).
 const WAIT_AT_MOST: Duration = Duration::from_secs(5);
@@ -392,6 +399,7 @@ impl Controller {
                 received: None,
                 window_ns: 1_000_000_000,
                 own_tids: Vec::new(),
+                range_buf: Vec::new(),
                 quotas: Vec::new(),
                 clock: ClockId::Monotonic,
                 clock_offset: 0,
@@ -521,7 +529,8 @@ impl Controller {
                     from = from.min(s.expiry - crate::spin::LOOKBACK_NS);
                 }
                 let to = s.woke + CATCH_UP_NS;
-                let mut events = self.window.range(from, to);
+                let mut events = std::mem::take(&mut self.range_buf);
+                self.window.range_into(from, to, &mut events);
                 let near = to - from + setting.period;
                 Clocks::now().events_to_monotonic(
                     &mut events,
@@ -595,8 +604,13 @@ impl Controller {
         if !p.rules.is_empty() {
             self.act(&p, breakdown.as_ref());
         }
-        if let Some((b, _)) = breakdown {
+        if let Some((b, events)) = breakdown {
             self.keep(b);
+            // The range's allocation serves the next late wake-up, unless an unusually long
+            // range (a spinner's look-back) grew it: that one is freed.
+            if events.capacity() <= RANGE_BUF_KEPT {
+                self.range_buf = events;
+            }
         }
     }
 

@@ -132,19 +132,42 @@ impl EventWindow {
     /// range may be among those lost). Each CPU's events are in time order, so the range is
     /// found by binary search: the cost is that of the events returned, not of the window.
     pub fn range(&self, from: Nanos, to: Nanos) -> Vec<Event> {
-        let mut out: Vec<Event> = Vec::new();
-        for (_, q) in &self.per_cpu {
+        let mut out = Vec::new();
+        self.range_into(from, to, &mut out);
+        out
+    }
+
+    /// [`EventWindow::range`] into `out` (emptied first; its allocation reused, grown at most
+    /// once to the range's size).
+    pub fn range_into(&self, from: Nanos, to: Nanos, out: &mut Vec<Event>) {
+        out.clear();
+        let bounds = |q: &VecDeque<Event>| {
             let a = q.partition_point(|e| e.ts < from);
-            let b = q.partition_point(|e| e.ts <= to);
-            out.extend(q.range(a..b.max(a)).cloned());
-            if let Some(e) = q.get(b.max(a)) {
+            (a, q.partition_point(|e| e.ts <= to).max(a))
+        };
+        let size: usize = self
+            .per_cpu
+            .iter()
+            .map(|(_, q)| {
+                let (a, b) = bounds(q);
+                b - a + 1
+            })
+            .sum();
+        out.reserve(size);
+        for (_, q) in &self.per_cpu {
+            let (a, b) = bounds(q);
+            out.extend(q.range(a..b).cloned());
+            if let Some(e) = q.get(b) {
                 if matches!(e.kind, Kind::Lost { since, .. } if since.is_none_or(|s| s <= to)) {
                     out.push(e.clone());
                 }
             }
         }
-        out.sort_by_key(|e| e.ts);
-        out
+        // One CPU's events (the usual range) are in order already: a stable sort would leave
+        // them as they are, after allocating its buffer.
+        if !out.is_sorted_by_key(|e| e.ts) {
+            out.sort_by_key(|e| e.ts);
+        }
     }
 }
 
@@ -262,6 +285,23 @@ mod tests {
                 (200, 2, false)
             ]
         );
+    }
+
+    #[test]
+    fn a_range_into_a_used_buffer_is_the_range() {
+        let mut w = EventWindow::new(1_000, 100);
+        // Two CPUs with equal times: the sort keeps each CPU's order, CPU 0 first.
+        for (ts, cpu) in [(10, 1), (10, 0), (20, 1), (20, 0), (30, 1)] {
+            w.push(ev(ts, cpu));
+        }
+        let mut buf = vec![ev(999, 7); 3];
+        w.range_into(10, 20, &mut buf);
+        assert_eq!(buf, w.range(10, 20));
+        let got: Vec<(Nanos, u32)> = buf.iter().map(|e| (e.ts, e.cpu)).collect();
+        assert_eq!(got, vec![(10, 0), (10, 1), (20, 0), (20, 1)]);
+        w.range_into(25, 30, &mut buf);
+        assert_eq!(buf, w.range(25, 30));
+        assert_eq!(buf.len(), 1);
     }
 
     #[test]
