@@ -217,13 +217,12 @@ const P99_START: i64 = 100_000;
 /// A late wake-up is attributed once the trace is this far past it, ns; its events are taken
 /// from two periods before its expiry to this far after its wake-up …
 pub const CATCH_UP_NS: i64 = 2_000_000;
-
-/// The most events whose allocation the controller keeps between two late wake-ups' ranges
-/// (≈ 0.5 MiB; a 1 ms thread's range holds a few dozen).
-const RANGE_BUF_KEPT: usize = 4096;
 /// … or after this long at the latest (the events stay held meanwhile; a breakdown made
 /// before the trace reached its wake-up is flagged `trace_behind`).
 const WAIT_AT_MOST: Duration = Duration::from_secs(5);
+/// The most events whose allocation the controller keeps between two late wake-ups' ranges
+/// (≈ 0.5 MiB; a 1 ms thread's range holds a few dozen).
+const RANGE_BUF_KEPT: usize = 4096;
 /// At most this many late wake-ups wait for the trace; beyond, they are counted unexplained.
 const PENDING_CAP: usize = 20_000;
 
