@@ -662,19 +662,12 @@ fn switch(p: [u64; 6], prev_comm: Name, next_comm: Name) -> Kind {
 /// A CPU whose events already have a local timer entry (the text path) is left as it is.
 /// Events stay in order per CPU; the output is at most twice as long.
 pub fn fill_in(events: &mut Vec<Event>) {
-    let mut out = Vec::new();
-    fill_in_onto(events, &mut out);
-    *events = out;
-}
-
-/// [`fill_in`] appending the result to `out` (a decoder's caller's list: no buffer in
-/// between, so each event is moved once); `events` is left empty with its capacity.
-fn fill_in_onto(events: &mut Vec<Event>, out: &mut Vec<Event>) {
-    out.reserve(events.len() + events.len() / 2);
-    let mut f = FillIn::onto(out, Vec::new());
+    let mut out = Vec::with_capacity(events.len() + events.len() / 2);
+    let mut f = FillIn::onto(&mut out, Vec::new());
     for e in events.drain(..) {
         f.push(e);
     }
+    *events = out;
 }
 
 /// What [`fill_in`] knows of one CPU so far.
